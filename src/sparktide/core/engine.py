@@ -1,0 +1,508 @@
+"""The reference engine: one event at a time, obviously correct (SPEC §1–4, 6, 8).
+
+The engine observes time at *observation instants* (the processing time of each record,
+timers, ``--until`` and ``--tick``). At each instant, in this order:
+
+1. every partition that delivers nothing at this instant gets its idle estimate;
+2. the instant's records are judged in arrival order ``(arrival time, seq)``;
+3. timers due at or before the instant fire (events before timers at equal times).
+
+Every watermark change is published to the sink at once, so results never depend on how
+records are grouped into instants (only on the processing times themselves).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from sparktide.core.instants import NEG_INF, POS_INF, is_finite
+from sparktide.core.policy import ACCEPTED, ADJUSTED, DEAD_LETTERED, DROPPED, OrderingPolicy
+from sparktide.core.records import InputRecord, jsonable, time_or_none
+from sparktide.core.release import OrderedRelease
+from sparktide.core.sink import Admitted, Sink
+from sparktide.core.watermark import PartitionClock, Timeline
+from sparktide.job import Job
+
+__all__ = ["ReferenceEngine", "Result", "simulate"]
+
+#: Output names that sparktide writes into event records itself.
+EVENT_RESERVED = ("timestamp",)
+
+
+@dataclass
+class Result:
+    """Everything a reference run produced, as SPEC §10 records (plain dicts).
+
+    Attributes
+    ----------
+    decisions
+        One ``decision`` record per input record, in input order.
+    events
+        Released ``event`` records, in release order.
+    windows
+        ``window`` records, in emission order.
+    dead_letters
+        ``dead_letter`` records, in the order they happened.
+    metrics
+        The final ``metrics`` record.
+    """
+
+    decisions: list[dict[str, Any]] = field(default_factory=list)
+    events: list[dict[str, Any]] = field(default_factory=list)
+    windows: list[dict[str, Any]] = field(default_factory=list)
+    dead_letters: list[dict[str, Any]] = field(default_factory=list)
+    metrics: dict[str, Any] = field(default_factory=dict)
+
+    def records(self, *, explain: bool = False) -> list[dict[str, Any]]:
+        """All records in output order: decisions (if ``explain``), events, windows,
+        dead letters, metrics."""
+        out: list[dict[str, Any]] = list(self.decisions) if explain else []
+        return out + self.events + self.windows + self.dead_letters + [self.metrics]
+
+
+class _Counts:
+    """Counters per partition; the job's totals are their sums."""
+
+    def __init__(self) -> None:
+        self.by_partition: dict[Any, Counter[str]] = {}
+        self.malformed = 0
+
+    def add(self, partition: Any, name: str, amount: int = 1) -> None:
+        counter = self.by_partition.get(partition)
+        if counter is None:
+            counter = self.by_partition[partition] = Counter()
+        counter[name] += amount
+
+    def total(self) -> Counter[str]:
+        out: Counter[str] = Counter()
+        for counter in self.by_partition.values():
+            out.update(counter)
+        return out
+
+
+class ReferenceEngine:
+    """Runs a job over input records, event at a time.
+
+    Parameters
+    ----------
+    job
+        The validated job.
+    sink
+        Optional sink factory override (tests); by default ordered release, or the
+        window operator when the job has a ``[window]``.
+
+    Examples
+    --------
+    >>> from sparktide.job import Job, Source
+    >>> engine = ReferenceEngine(Job(Source(path="-", timestamp_by="t")))
+    >>> result = engine.run([])
+    >>> result.metrics["input"]
+    0
+    """
+
+    def __init__(self, job: Job) -> None:
+        self.job = job
+        self.policy = OrderingPolicy(job.ordering)
+        ordering = job.ordering
+        self._late = ordering.late_arrival
+        self._ooo = ordering.out_of_order
+        self.substreams = job.source.over is not None
+        self.partitioned = ordering.partitioned
+        self.partitions: dict[Any, PartitionClock] = {}
+        self.timelines: dict[Any, Timeline] = {}
+        self.arrival = NEG_INF  # the input's arrival clock: max over partitions
+        self.job_watermark = NEG_INF
+        self.now = NEG_INF
+        self.result = Result()
+        self.counts = _Counts()
+        self.sink: Sink = self._make_sink()
+        if job.source.partitions is not None:
+            for pid in range(job.source.partitions):
+                self._partition(pid)
+
+    # ------------------------------------------------------------------ set-up
+    def _make_sink(self) -> Sink:
+        if self.job.window is not None:
+            from sparktide.core.windows import WindowOperator
+
+            return WindowOperator(self.job, self._emit_window, shared_floor=self.substreams)
+        return OrderedRelease(self._emit_event, shared_floor=self.substreams)
+
+    def _partition(self, pid: Any) -> PartitionClock:
+        clock = self.partitions.get(pid)
+        if clock is None:
+            clock = self.partitions[pid] = PartitionClock(pid)
+            if not self.substreams:
+                self.timelines[pid] = Timeline(pid, self._ooo, self._late)
+        return clock
+
+    def _timeline(self, record: InputRecord) -> Timeline:
+        if not self.substreams:
+            return self.timelines[record.partition]
+        timeline = self.timelines.get(record.key)
+        if timeline is None:
+            timeline = self.timelines[record.key] = Timeline(record.key, self._ooo, self._late)
+        return timeline
+
+    def _scope(self, record: InputRecord) -> Any:
+        if self.substreams:
+            return record.key
+        if self.partitioned:
+            return record.partition
+        return None
+
+    # ------------------------------------------------------------------ watermarks
+    def _clock_of(self, timeline: Timeline) -> int:
+        if self.substreams:
+            return self.arrival
+        return self.partitions[timeline.key].arrival
+
+    def governing_watermark(self, scope: Any) -> int:
+        """The watermark that governs results of ``scope`` right now."""
+        if self.substreams:
+            timeline = self.timelines.get(scope)
+            if timeline is None:
+                return self._floor()
+            return timeline.refresh(self.arrival)
+        if self.partitioned:
+            return self.timelines[scope].watermark
+        return self.job_watermark
+
+    def _floor(self) -> int:
+        if self._late is None:
+            return NEG_INF
+        return self.arrival - self._late
+
+    def _publish(self, timeline: Timeline) -> None:
+        """Tell the sink the watermark of ``timeline``'s scope may have moved."""
+        if self.substreams:
+            self.sink.advance(timeline.key, timeline.watermark, self.now)
+        elif self.partitioned:
+            self.sink.advance(timeline.key, timeline.watermark, self.now)
+        else:
+            self._publish_job()
+
+    def _publish_job(self) -> None:
+        merged = min((t.watermark for t in self.timelines.values()), default=NEG_INF)
+        if merged > self.job_watermark:
+            self.job_watermark = merged
+            self.sink.advance(None, merged, self.now)
+
+    def _set_arrival(self, arrival: int) -> None:
+        if arrival > self.arrival:
+            self.arrival = arrival
+            if self.substreams and self._late is not None:
+                self.sink.advance_floor(self.arrival - self._late, self.now)
+
+    # ------------------------------------------------------------------ driving
+    def observe(self, now: int, records: list[InputRecord]) -> None:
+        """One observation instant: idle estimates, then ``records`` (all of processing
+        time ``now``, in arrival order), then due timers."""
+        if now < self.now:
+            raise ValueError("observation instants must not go backwards")
+        self.now = now
+        delivering = {r.partition for r in records}
+        moved = []
+        for pid, clock in self.partitions.items():
+            if pid not in delivering and clock.estimate(now):
+                moved.append(clock)
+        if moved:
+            if self.substreams:
+                self._set_arrival(max(c.arrival for c in moved))
+            else:
+                for clock in moved:
+                    self.timelines[pid_of(clock)].refresh(clock.arrival)
+                if self.partitioned:
+                    for clock in moved:
+                        self._publish(self.timelines[pid_of(clock)])
+                else:
+                    self._publish_job()
+        for record in records:
+            self._event(record)
+        self._fire_timers(now)
+
+    def _fire_timers(self, now: int) -> None:
+        due = self.sink.next_timer()
+        while due is not None and due <= now:
+            self.sink.fire_timers(now)
+            due = self.sink.next_timer()
+
+    def force_watermark(self, scope: Any, instant: int) -> None:
+        """Advance the watermark governing ``scope`` to ``instant`` (idle timeout)."""
+        if self.substreams:
+            timeline = self.timelines[scope]
+            if timeline.advance_to(instant):
+                self._publish(timeline)
+        elif self.partitioned:
+            timeline = self.timelines[scope]
+            if timeline.advance_to(instant):
+                self._publish(timeline)
+        else:
+            for timeline in self.timelines.values():
+                timeline.advance_to(instant)
+            self._publish_job()
+
+    def _event(self, record: InputRecord) -> None:
+        counts = self.counts
+        pid = record.partition
+        counts.add(pid, "input")
+        clock = self._partition(pid)
+        arrival = record.arrival_time
+        assert arrival is not None and record.event_time is not None
+        clock.deliver(arrival, self.now)
+        self._set_arrival(arrival)
+        timeline = self._timeline(record)
+        before = timeline.watermark
+        watermark = timeline.refresh(self._clock_of(timeline))
+        if watermark > before:
+            self._publish(timeline)
+        judgement = self.policy.judge(record.event_time, arrival, watermark)
+        reasons = judgement.reasons
+        for reason in reasons:
+            counts.add(pid, reason)
+        verdict = judgement.verdict
+        timestamp = judgement.timestamp
+        outcome = judgement.outcome
+        decision = self._decision(record, watermark)
+        admitted = None
+        bounds = None
+        if timestamp is not None:
+            timeline.admit(timestamp)
+            admitted = Admitted(record, timestamp, self._scope(record))
+            bounds = self.sink.admit(admitted, self.governing_watermark(admitted.scope), self.now)
+            if bounds is not None:
+                reasons = (*reasons, "window_closed")
+                outcome = "window_closed"
+                verdict = DEAD_LETTERED if self.job.window.late == "dead_letter" else DROPPED  # type: ignore[union-attr]
+                timestamp = None
+            if timeline.refresh(self._clock_of(timeline)) > watermark:
+                self._publish(timeline)
+        if verdict in (ACCEPTED, ADJUSTED):
+            counts.add(pid, "admitted")
+            if verdict == ADJUSTED:
+                counts.add(pid, "adjusted")
+        elif verdict == DROPPED:
+            counts.add(pid, f"dropped.{outcome}")
+        else:
+            counts.add(pid, f"dead_lettered.{outcome}")
+            letter = {"type": "dead_letter", "seq": record.seq, "reason": outcome,
+                      "record": record.original(), "error": None}
+            if bounds is not None:
+                letter["window_start"] = time_or_none(bounds[0])
+                letter["window_end"] = time_or_none(bounds[1])
+            self.result.dead_letters.append(letter)
+        decision["timestamp"] = time_or_none(timestamp)
+        decision["verdict"] = verdict
+        decision["reasons"] = list(reasons)
+        if admitted is not None and admitted.windows is not None and bounds is None:
+            decision["windows"] = [
+                [time_or_none(start), time_or_none(end)] for start, end in admitted.windows
+            ]
+        self.result.decisions.append(decision)
+
+    def _decision(self, record: InputRecord, watermark: int) -> dict[str, Any]:
+        return {
+            "type": "decision",
+            "seq": record.seq,
+            "partition": record.partition,
+            "key": jsonable(record.key),
+            "event_time": time_or_none(record.event_time),
+            "arrival_time": time_or_none(record.arrival_time),
+            "processing_time": time_or_none(record.processing_time),
+            "timestamp": None,
+            "verdict": None,
+            "reasons": [],
+            "watermark": time_or_none(watermark),
+        }
+
+    def _malformed(self, record: InputRecord) -> None:
+        self.counts.malformed += 1
+        self.result.dead_letters.append(
+            {"type": "dead_letter", "seq": record.seq, "reason": "malformed",
+             "record": record.original(), "error": record.error}
+        )
+        self.result.decisions.append(
+            {"type": "decision", "seq": record.seq, "partition": None, "key": None,
+             "event_time": None, "arrival_time": None, "processing_time": None,
+             "timestamp": None, "verdict": DEAD_LETTERED, "reasons": ["malformed"],
+             "watermark": None}
+        )
+
+    # ------------------------------------------------------------------ outputs
+    def _emit_event(self, event: Admitted, now: int) -> None:
+        fields = event.record.fields or {}
+        out: dict[str, Any] = {"type": "event"}
+        for name, value in fields.items():
+            out[f"input_{name}" if name in EVENT_RESERVED or name == "type" else name] = jsonable(value)
+        out["timestamp"] = time_or_none(event.timestamp)
+        self.result.events.append(out)
+
+    def _emit_window(self, record: dict[str, Any]) -> None:
+        self.result.windows.append(record)
+
+    # ------------------------------------------------------------------ whole runs
+    def run(
+        self,
+        records: Iterable[InputRecord],
+        *,
+        until: int | None = None,
+        tick: int | None = None,
+        flush: bool = True,
+    ) -> Result:
+        """Process every record, advance to ``until``, optionally flush; return the result.
+
+        Parameters
+        ----------
+        records
+            Input records in input order (``seq``).
+        until
+            Advance processing time to this instant after the last record, firing timers.
+        tick
+            Also observe time at every multiple of this duration (idle estimates, timers).
+        flush
+            Close every open window and release every held event at the end.
+        """
+        good: list[InputRecord] = []
+        for record in records:
+            if record.malformed:
+                self._malformed(record)
+            else:
+                good.append(record)
+        good.sort(key=lambda r: (r.processing_time, r.arrival_time, r.seq))
+        instants = _instants(good, until=until, tick=tick)
+        index = 0
+        for now in instants:
+            # Timers due before this instant fire at their own due time first.
+            self._timers_until(now)
+            batch = []
+            while index < len(good) and good[index].processing_time == now:
+                batch.append(good[index])
+                index += 1
+            self.observe(now, batch)
+        if flush:
+            self.flush()
+        self.result.decisions.sort(key=lambda d: d["seq"])
+        self.result.metrics = self.metrics()
+        return self.result
+
+    def _timers_until(self, instant: int) -> None:
+        due = self.sink.next_timer()
+        while due is not None and due < instant:
+            self.observe(max(due, self.now), [])
+            due = self.sink.next_timer()
+
+    def flush(self) -> None:
+        """End of a finite input: the final punctuation at +infinity."""
+        self._flushed_watermark = self.job_watermark_view()
+        self._flushed_timelines = {k: t.watermark for k, t in self.timelines.items()}
+        for timeline in self.timelines.values():
+            timeline.advance_to(POS_INF)
+        self.job_watermark = POS_INF
+        self.sink.flush(self.now)
+
+    def job_watermark_view(self) -> int:
+        """The job's watermark as reported in metrics: the minimum over timelines."""
+        if not self.substreams and not self.partitioned:
+            return self.job_watermark
+        if self.substreams:
+            floor = self._floor()
+            return min(
+                (max(t.watermark, floor) for t in self.timelines.values()),
+                default=floor,
+            )
+        return min((t.watermark for t in self.timelines.values()), default=NEG_INF)
+
+    def metrics(self) -> dict[str, Any]:
+        """The ``metrics`` record of SPEC §8 for the run so far."""
+        watermark = getattr(self, "_flushed_watermark", None)
+        if watermark is None:
+            watermark = self.job_watermark_view()
+        totals = self.counts.total()
+        record: dict[str, Any] = {"type": "metrics"}
+        record.update(_summary(totals))
+        record["input"] += self.counts.malformed
+        if self.counts.malformed:
+            record["dead_lettered"]["malformed"] = self.counts.malformed
+        record["in_no_window"] = getattr(self.sink, "in_no_window", 0)
+        record["windows_emitted"] = len(self.result.windows)
+        record["released"] = len(self.result.events)
+        record["held"] = self.sink.held
+        record["processing_time"] = time_or_none(self.now)
+        record["watermark"] = time_or_none(watermark)
+        record["watermark_delay_us"] = (
+            self.now - watermark if is_finite(watermark) and is_finite(self.now) else None
+        )
+        record["flushed"] = hasattr(self, "_flushed_watermark")
+        partitions = []
+        for pid, clock in self.partitions.items():
+            entry = {"partition": pid, **_summary(self.counts.by_partition.get(pid, Counter()))}
+            entry["arrival_clock"] = time_or_none(clock.arrival)
+            if not self.substreams:
+                before = getattr(self, "_flushed_timelines", {})
+                entry["watermark"] = time_or_none(before.get(pid, self.timelines[pid].watermark))
+            partitions.append(entry)
+        record["partitions"] = partitions
+        return record
+
+
+def _summary(counter: Counter[str]) -> dict[str, Any]:
+    dropped = {k.split(".", 1)[1]: v for k, v in counter.items() if k.startswith("dropped.")}
+    dead = {k.split(".", 1)[1]: v for k, v in counter.items() if k.startswith("dead_lettered.")}
+    return {
+        "input": counter["input"],
+        "admitted": counter["admitted"],
+        "early": counter["early"],
+        "late": counter["late"],
+        "out_of_order": counter["out_of_order"],
+        "adjusted": counter["adjusted"],
+        "dropped": dict(sorted(dropped.items())),
+        "dead_lettered": dict(sorted(dead.items())),
+    }
+
+
+def pid_of(clock: PartitionClock) -> Any:
+    """The partition id of a clock."""
+    return clock.pid
+
+
+def _instants(records: list[InputRecord], *, until: int | None, tick: int | None) -> list[int]:
+    """Observation instants: record processing times, ``until``, and multiples of ``tick``."""
+    instants: set[int] = {r.processing_time for r in records}  # type: ignore[misc]
+    if until is not None and (not instants or until >= max(instants)):
+        instants.add(until)
+    if tick is not None and instants:
+        first, last = min(instants), max(instants)
+        t = first - (first % tick) + tick  # floor modulo: correct before 1970 too
+        while t <= last:
+            instants.add(t)
+            t += tick
+    return sorted(instants)
+
+
+def simulate(
+    job: Job,
+    records: Iterable[InputRecord] | None = None,
+    *,
+    until: int | None = None,
+    tick: int | None = None,
+    flush: bool = True,
+) -> Result:
+    """Run ``job`` through the reference engine.
+
+    Parameters
+    ----------
+    job
+        The job.
+    records
+        Input records; read from ``job.source`` when omitted.
+    until, tick, flush
+        See :meth:`ReferenceEngine.run`.
+    """
+    if records is None:
+        from sparktide.reader import read_records
+
+        records = read_records(job.source)
+    return ReferenceEngine(job).run(records, until=until, tick=tick, flush=flush)

@@ -1,0 +1,82 @@
+"""The ordering policy of SPEC §3: early, late and out-of-order checks for one event."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sparktide.job import Ordering
+
+__all__ = ["Judgement", "OrderingPolicy"]
+
+ACCEPTED = "accepted"
+ADJUSTED = "adjusted"
+DROPPED = "dropped"
+DEAD_LETTERED = "dead_lettered"
+
+
+@dataclass(frozen=True, slots=True)
+class Judgement:
+    """The verdict on one event.
+
+    Attributes
+    ----------
+    verdict
+        ``accepted``, ``adjusted``, ``dropped`` or ``dead_lettered``.
+    timestamp
+        The system timestamp when admitted, else ``None``.
+    reasons
+        Every reason that applied (``early``, ``late``, ``out_of_order``).
+    outcome
+        For dropped or dead-lettered events, the reason that decided it.
+    """
+
+    verdict: str
+    timestamp: int | None
+    reasons: tuple[str, ...]
+    outcome: str | None = None
+
+
+class OrderingPolicy:
+    """Judges events against a timeline's watermark (SPEC §3 steps 2–4).
+
+    Parameters
+    ----------
+    ordering
+        The job's ``[ordering]`` table.
+    """
+
+    __slots__ = ("early", "late", "late_drop", "out_of_order", "ooo_action")
+
+    def __init__(self, ordering: Ordering) -> None:
+        self.early: int | None = ordering.early_arrival  # type: ignore[assignment]
+        self.late: int | None = ordering.late_arrival  # type: ignore[assignment]
+        self.late_drop = ordering.action == "drop"
+        self.out_of_order: int | None = ordering.out_of_order  # type: ignore[assignment]
+        self.ooo_action = ordering.out_of_order_action
+
+    def judge(self, event_time: int, arrival: int, watermark: int) -> Judgement:
+        """Judge an event with event time ``event_time`` and arrival time ``arrival``.
+
+        ``watermark`` is the event's timeline watermark just before it, after the arrival
+        clock took the event's own arrival time into account (step 1).
+        """
+        if self.early is not None and event_time - arrival > self.early:
+            return Judgement(DROPPED, None, ("early",), "early")
+        timestamp = event_time
+        reasons: tuple[str, ...] = ()
+        if self.late is not None and arrival - event_time > self.late:
+            if self.late_drop:
+                return Judgement(DROPPED, None, ("late",), "late")
+            reasons = ("late",)
+            timestamp = arrival - self.late
+        if self.out_of_order is not None and timestamp < watermark:
+            reasons += ("out_of_order",)
+            action = self.ooo_action
+            if action == "adjust":
+                timestamp = watermark
+            elif action == "drop":
+                return Judgement(DROPPED, None, reasons, "out_of_order")
+            elif action == "dead_letter":
+                return Judgement(DEAD_LETTERED, None, reasons, "out_of_order")
+        verdict = ADJUSTED if timestamp != event_time else ACCEPTED
+        return Judgement(verdict, timestamp, reasons)

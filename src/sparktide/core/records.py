@@ -1,0 +1,113 @@
+"""Input records as the engines see them, and the output record shapes of SPEC §10."""
+
+from __future__ import annotations
+
+import datetime as _dt
+from typing import Any
+
+from sparktide.core.instants import is_finite
+from sparktide.time import format_instant
+
+__all__ = ["InputRecord", "jsonable", "time_or_none"]
+
+
+class InputRecord:
+    """One input record: parsed times plus the original fields.
+
+    A malformed record has ``error`` set and carries its raw text in ``raw``; its
+    times may be ``None``.
+
+    Attributes
+    ----------
+    seq
+        0-based position in the input (files in name order, then lines).
+    partition
+        Partition id (``0`` when the source has no partition column).
+    key
+        Substream key value, or ``None`` without substreams.
+    event_time, arrival_time, processing_time
+        Integer microseconds.
+    fields
+        The record as read (column name → value).
+    """
+
+    __slots__ = (
+        "arrival_time",
+        "error",
+        "event_time",
+        "fields",
+        "key",
+        "partition",
+        "processing_time",
+        "raw",
+        "seq",
+    )
+
+    def __init__(
+        self,
+        seq: int,
+        fields: dict[str, Any] | None,
+        *,
+        partition: Any = 0,
+        key: Any = None,
+        event_time: int | None = None,
+        arrival_time: int | None = None,
+        processing_time: int | None = None,
+        raw: str | None = None,
+        error: str | None = None,
+    ) -> None:
+        self.seq = seq
+        self.fields = fields
+        self.partition = partition
+        self.key = key
+        self.event_time = event_time
+        self.arrival_time = arrival_time
+        self.processing_time = processing_time if processing_time is not None else arrival_time
+        self.raw = raw
+        self.error = error
+
+    @property
+    def malformed(self) -> bool:
+        """True when the record could not be parsed into an event."""
+        return self.error is not None
+
+    def original(self) -> Any:
+        """The original record for a dead letter: its fields, else its raw text."""
+        return jsonable(self.fields) if self.fields is not None else self.raw
+
+    def __repr__(self) -> str:
+        return (
+            f"InputRecord(seq={self.seq}, partition={self.partition!r}, key={self.key!r}, "
+            f"event_time={format_instant(self.event_time)}, "
+            f"arrival_time={format_instant(self.arrival_time)}, error={self.error!r})"
+        )
+
+
+def time_or_none(instant: int | None) -> str | None:
+    """ISO text for a finite instant; ``None`` for infinity or no value."""
+    if instant is None or not is_finite(instant):
+        return None
+    return format_instant(instant)
+
+
+def jsonable(value: Any) -> Any:
+    """Make a field value JSON-serialisable (datetimes as ISO text, bytes as text)."""
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    if isinstance(value, _dt.datetime):
+        if value.tzinfo is None:
+            return value.isoformat()
+        return format_instant((value - _EPOCH) // _ONE_US)
+    if isinstance(value, (_dt.date, _dt.time)):
+        return value.isoformat()
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    if isinstance(value, float) and value != value:  # NaN is not JSON
+        return None
+    return value
+
+
+_EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.UTC)
+_ONE_US = _dt.timedelta(microseconds=1)

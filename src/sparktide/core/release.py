@@ -1,0 +1,83 @@
+"""Ordered release of admitted events when no window is configured (SPEC §4).
+
+Admitted events wait in a heap per scope (the whole job, a partition, or a substream)
+and are released in (system timestamp, arrival order) once the scope's watermark has
+reached their timestamp.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable
+from typing import Any
+
+from sparktide.core.sink import Admitted
+
+__all__ = ["OrderedRelease"]
+
+
+class OrderedRelease:
+    """A sink that releases admitted events in timestamp order.
+
+    Parameters
+    ----------
+    emit
+        Called with each released event and the processing time of its release.
+    shared_floor
+        True for substreams: every scope's watermark is at least a common floor
+        (the input's arrival clock minus L), so one heap over all scopes serves it.
+    """
+
+    def __init__(self, emit: Callable[[Admitted, int], None], *, shared_floor: bool) -> None:
+        self._emit = emit
+        self._heaps: dict[Any, list[tuple[int, int, int, Admitted]]] = {}
+        self._all: list[tuple[int, int, int, Admitted]] | None = [] if shared_floor else None
+        self.held = 0
+
+    def admit(self, event: Admitted, watermark: int, now: int) -> None:
+        """Hold ``event``; release at once what its scope's ``watermark`` already allows."""
+        entry = (event.timestamp, event.record.arrival_time, event.record.seq, event)
+        heapq.heappush(self._heaps.setdefault(event.scope, []), entry)
+        if self._all is not None:
+            heapq.heappush(self._all, entry)
+        self.held += 1
+        if event.timestamp <= watermark:
+            self.advance(event.scope, watermark, now)
+        return None
+
+    def advance(self, scope: Any, watermark: int, now: int) -> None:
+        """The watermark of ``scope`` reached ``watermark``: release what it allows."""
+        heap = self._heaps.get(scope)
+        while heap and heap[0][0] <= watermark:
+            event = heapq.heappop(heap)[3]
+            if not event.done:
+                self._release(event, now)
+
+    def advance_floor(self, floor: int, now: int) -> None:
+        """Every scope's watermark reached ``floor`` (substreams)."""
+        heap = self._all
+        while heap and heap[0][0] <= floor:
+            event = heapq.heappop(heap)[3]
+            if not event.done:
+                self._release(event, now)
+
+    def flush(self, now: int) -> None:
+        """End of input: release everything still held, in timestamp order."""
+        pending = [entry for heap in self._heaps.values() for entry in heap if not entry[3].done]
+        for entry in sorted(pending, key=lambda e: e[:3]):
+            self._release(entry[3], now)
+        self._heaps.clear()
+        if self._all is not None:
+            self._all.clear()
+
+    def next_timer(self) -> int | None:
+        """Ordered release has no timers."""
+        return None
+
+    def fire_timers(self, now: int) -> None:
+        """Ordered release has no timers."""
+
+    def _release(self, event: Admitted, now: int) -> None:
+        event.done = True
+        self.held -= 1
+        self._emit(event, now)

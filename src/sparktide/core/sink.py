@@ -1,0 +1,61 @@
+"""What the ordering stage hands on: admitted events, and the sink interface they go to."""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from sparktide.core.records import InputRecord
+
+__all__ = ["Admitted", "Sink"]
+
+
+class Admitted:
+    """An event that passed the ordering policy.
+
+    Attributes
+    ----------
+    record
+        The input record.
+    timestamp
+        Its system timestamp.
+    scope
+        Whose watermark governs its results: ``None`` (the job), a partition id or a
+        substream key.
+    done
+        Set once the event has been released (ordered output).
+    windows
+        The windows it joined, as ``(start, end)`` pairs (for ``--explain``).
+    """
+
+    __slots__ = ("done", "record", "scope", "timestamp", "windows")
+
+    def __init__(self, record: InputRecord, timestamp: int, scope: Any) -> None:
+        self.record = record
+        self.timestamp = timestamp
+        self.scope = scope
+        self.done = False
+        self.windows: list[tuple[int, int]] | None = None
+
+
+class Sink(Protocol):
+    """Where admitted events go: ordered release, or a window operator.
+
+    ``admit`` returns ``None`` when the event is taken, or the ``(start, end)`` of the
+    last window it would have joined when all of them are already closed.
+    """
+
+    held: int
+
+    def admit(
+        self, event: Admitted, watermark: int, now: int
+    ) -> tuple[int, int] | None: ...  # pragma: no cover - protocol
+
+    def advance(self, scope: Any, watermark: int, now: int) -> None: ...  # pragma: no cover
+
+    def advance_floor(self, floor: int, now: int) -> None: ...  # pragma: no cover
+
+    def flush(self, now: int) -> None: ...  # pragma: no cover
+
+    def next_timer(self) -> int | None: ...  # pragma: no cover
+
+    def fire_timers(self, now: int) -> None: ...  # pragma: no cover

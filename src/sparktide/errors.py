@@ -1,0 +1,34 @@
+"""The error hierarchy: everything sparktide raises derives from :class:`SparktideError`."""
+
+from __future__ import annotations
+
+__all__ = ["ConfigError", "InputError", "SparktideError", "TimeFormatError"]
+
+
+class SparktideError(Exception):
+    """Base of every error sparktide raises on purpose."""
+
+
+class TimeFormatError(SparktideError, ValueError):
+    """A time or duration string could not be parsed."""
+
+
+class ConfigError(SparktideError, ValueError):
+    """The job configuration is invalid.
+
+    Parameters
+    ----------
+    key
+        The dotted job-file key at fault, such as ``"ordering.late_arrival"``.
+    message
+        What is wrong with it.
+    """
+
+    def __init__(self, key: str, message: str) -> None:
+        self.key = key
+        self.message = message
+        super().__init__(f"{key}: {message}" if key else message)
+
+
+class InputError(SparktideError):
+    """The job's input cannot be read at all (missing path, unreadable file)."""

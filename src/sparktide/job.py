@@ -1,0 +1,522 @@
+"""The job file: typed, frozen, validated configuration objects.
+
+A job is four tables (SPEC §10): ``[source]``, ``[ordering]``, ``[window]`` (optional)
+and ``[output]``. Each is a frozen dataclass that validates itself on construction, so the
+Python API, the TOML file and the command line build the very same objects. Durations may
+be given as strings (``"5s"``) or integer microseconds; they are stored as ``int``
+microseconds (``None`` for a disabled check).
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import MISSING, dataclass, field, fields
+from pathlib import Path
+from typing import Any, ClassVar
+
+from sparktide.errors import ConfigError, TimeFormatError
+from sparktide.time import MINUTE, SECOND, parse_duration
+
+__all__ = [
+    "AGGREGATE_FUNCTIONS",
+    "Aggregate",
+    "Job",
+    "Ordering",
+    "Output",
+    "Source",
+    "Window",
+    "load_job",
+]
+
+SOURCE_FORMATS = ("jsonl", "csv", "parquet")
+OUTPUT_FORMATS = ("jsonl", "parquet")
+ACTIONS = ("adjust", "drop")
+OUT_OF_ORDER_ACTIONS = ("adjust", "drop", "dead_letter", "accept")
+WINDOW_TYPES = ("tumbling", "hopping", "sliding", "session", "snapshot")
+BOUNDARIES = ("start", "end")
+LATE_ACTIONS = ("dead_letter", "drop")
+#: Aggregate functions a job may name, with whether they take ``*``.
+AGGREGATE_FUNCTIONS = (
+    "count",
+    "sum",
+    "min",
+    "max",
+    "avg",
+    "first",
+    "last",
+    "collect_list",
+    "count_distinct",
+)
+#: Column names: identifiers (letters, digits, ``_`` and ``-``), never SQL text.
+_COLUMN = re.compile(r"[A-Za-z_][A-Za-z0-9_\-]*\Z")
+_AGGREGATE = re.compile(r"\s*([A-Za-z_]+)\s*\(\s*(\*|[A-Za-z_][A-Za-z0-9_\-]*)\s*\)\s*\Z")
+#: Names sparktide itself writes into window records.
+RESERVED_WINDOW_COLUMNS = ("window_start", "window_end", "emitted_at", "type")
+
+
+def _set(obj: object, name: str, value: Any) -> None:
+    object.__setattr__(obj, name, value)
+
+
+def _duration(
+    obj: object, name: str, key: str, *, allow_none: bool = False, positive: bool = False
+) -> None:
+    """Normalise the duration field ``name`` of ``obj`` to int microseconds in place."""
+    value = getattr(obj, name)
+    if value is None:
+        if not allow_none:
+            raise ConfigError(key, "is required" if positive else "cannot be none")
+        return
+    if isinstance(value, bool):
+        raise ConfigError(key, f"expected a duration such as '5s', got {value!r}")
+    if isinstance(value, int):
+        parsed: int | None = value
+    elif isinstance(value, str):
+        try:
+            parsed = parse_duration(value, allow_none=allow_none)
+        except TimeFormatError as exc:
+            raise ConfigError(key, str(exc)) from None
+    else:
+        raise ConfigError(key, f"expected a duration such as '5s', got {value!r}")
+    if parsed is not None and parsed < 0:
+        raise ConfigError(key, f"must not be negative, got {value!r}")
+    if parsed is not None and positive and parsed == 0:
+        raise ConfigError(key, f"must be greater than zero, got {value!r}")
+    _set(obj, name, parsed)
+
+
+def _choice(value: Any, allowed: tuple[str, ...], key: str) -> None:
+    if value not in allowed:
+        raise ConfigError(key, f"must be one of {', '.join(allowed)}; got {value!r}")
+
+
+def _column(value: Any, key: str, *, optional: bool = True) -> None:
+    if value is None and optional:
+        return
+    if not isinstance(value, str) or not _COLUMN.match(value):
+        raise ConfigError(
+            key, f"must be a column name (letters, digits, '_' or '-'), got {value!r}"
+        )
+
+
+def _path(value: Any, key: str, *, optional: bool) -> None:
+    if value is None and optional:
+        return
+    if not isinstance(value, str) or not value.strip():
+        raise ConfigError(key, f"must be a path string, got {value!r}")
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where events come from and which columns carry time, partition and key.
+
+    Parameters
+    ----------
+    path
+        A file or a directory of files.
+    format
+        ``jsonl``, ``csv`` or ``parquet``.
+    timestamp_by
+        Column with the event (application) time; ``None`` runs in arrival-time mode.
+    arrival_time
+        Column with the broker enqueue time; else the file's modification time.
+    processing_time
+        ``simulate`` only: column with the processing time; else the arrival time.
+    partition
+        Column with the input partition id; one partition when absent.
+    partitions
+        How many partitions exist (ids ``0 .. partitions-1``), including never-seen ones.
+    over
+        Substream key: one timeline per distinct value of this column.
+    """
+
+    path: str
+    format: str = "jsonl"
+    timestamp_by: str | None = None
+    arrival_time: str | None = None
+    processing_time: str | None = None
+    partition: str | None = None
+    partitions: int | None = None
+    over: str | None = None
+
+    def __post_init__(self) -> None:
+        _path(self.path, "source.path", optional=False)
+        _choice(self.format, SOURCE_FORMATS, "source.format")
+        for name in ("timestamp_by", "arrival_time", "processing_time", "partition", "over"):
+            _column(getattr(self, name), f"source.{name}")
+        if self.partitions is not None:
+            if isinstance(self.partitions, bool) or not isinstance(self.partitions, int):
+                raise ConfigError("source.partitions", f"must be an integer, got {self.partitions!r}")
+            if self.partitions < 1:
+                raise ConfigError("source.partitions", f"must be at least 1, got {self.partitions}")
+            if self.partition is None:
+                raise ConfigError(
+                    "source.partitions", "needs source.partition (the column with the partition id)"
+                )
+
+
+@dataclass(frozen=True)
+class Ordering:
+    """The event-ordering policy (SPEC §3).
+
+    Parameters
+    ----------
+    early_arrival
+        Events more than this *after* their arrival time are dropped (``None``: no check).
+    late_arrival
+        Events more than this *before* their arrival time are late (``None``: no check).
+    out_of_order
+        How far behind its timeline's newest timestamp an event may be (``None``: no check).
+    action
+        ``adjust`` or ``drop``: what happens to late and out-of-order events.
+    on_out_of_order
+        Override for out-of-order events: ``adjust``, ``drop``, ``dead_letter`` or ``accept``.
+    partitioned
+        Each partition's results follow its own watermark instead of the merged one.
+    """
+
+    early_arrival: int | str | None = 5 * MINUTE
+    late_arrival: int | str | None = 5 * SECOND
+    out_of_order: int | str | None = 0
+    action: str = "adjust"
+    on_out_of_order: str | None = None
+    partitioned: bool = False
+
+    def __post_init__(self) -> None:
+        for name in ("early_arrival", "late_arrival", "out_of_order"):
+            _duration(self, name, f"ordering.{name}", allow_none=True)
+        _choice(self.action, ACTIONS, "ordering.action")
+        if self.on_out_of_order is not None:
+            _choice(self.on_out_of_order, OUT_OF_ORDER_ACTIONS, "ordering.on_out_of_order")
+        if not isinstance(self.partitioned, bool):
+            raise ConfigError("ordering.partitioned", f"must be true or false, got {self.partitioned!r}")
+
+    @property
+    def out_of_order_action(self) -> str:
+        """The action for out-of-order events: ``on_out_of_order`` if set, else ``action``."""
+        return self.on_out_of_order or self.action
+
+
+@dataclass(frozen=True)
+class Aggregate:
+    """One named aggregate of a window, such as ``total = "sum(value)"``.
+
+    Parameters
+    ----------
+    name
+        The output column.
+    function
+        One of :data:`AGGREGATE_FUNCTIONS`.
+    column
+        The input column, or ``None`` for ``count(*)``.
+    """
+
+    name: str
+    function: str
+    column: str | None = None
+
+    def __post_init__(self) -> None:
+        key = f"window.aggregates.{self.name}"
+        _column(self.name, key, optional=False)
+        _choice(self.function, AGGREGATE_FUNCTIONS, key)
+        if self.column is None and self.function != "count":
+            raise ConfigError(key, f"{self.function}(*) is not allowed; name a column")
+        _column(self.column, key)
+
+    @classmethod
+    def parse(cls, name: str, text: Any) -> Aggregate:
+        """Parse ``"sum(value)"`` or ``"count(*)"`` by a strict grammar (no SQL, no eval)."""
+        key = f"window.aggregates.{name}"
+        match = _AGGREGATE.match(text) if isinstance(text, str) else None
+        if match is None:
+            raise ConfigError(
+                key, f"expected FUNCTION(column) or count(*), got {text!r}"
+            )
+        function, column = match.group(1).lower(), match.group(2)
+        if function not in AGGREGATE_FUNCTIONS:
+            raise ConfigError(
+                key,
+                f"unknown aggregate {function!r}; use one of {', '.join(AGGREGATE_FUNCTIONS)}",
+            )
+        return cls(name, function, None if column == "*" else column)
+
+    def __str__(self) -> str:
+        return f"{self.function}({self.column or '*'})"
+
+
+@dataclass(frozen=True)
+class Window:
+    """A window over system timestamps (SPEC §6).
+
+    Parameters
+    ----------
+    type
+        ``tumbling``, ``hopping``, ``sliding``, ``session`` or ``snapshot``.
+    size
+        Window length (tumbling, hopping, sliding).
+    hop
+        Distance between window starts (hopping).
+    gap
+        Session gap (session).
+    max_duration
+        Optional session cap, aligned to the epoch (session).
+    offset
+        Shift of the window grid from the epoch.
+    boundary
+        ``start``: ``[start, end)``; ``end``: ``(start, end]``.
+    allowed_lateness
+        How long after the watermark passes its end a window stays open.
+    idle_timeout
+        Close the oldest window when the source is idle this long (``None``: never).
+    late
+        What happens to an event whose windows are all closed: ``dead_letter`` or ``drop``.
+    group_by
+        Grouping columns.
+    aggregates
+        The aggregates, in output order.
+    """
+
+    type: str
+    size: int | str | None = None
+    hop: int | str | None = None
+    gap: int | str | None = None
+    max_duration: int | str | None = None
+    offset: int | str = 0
+    boundary: str = "start"
+    allowed_lateness: int | str = 0
+    idle_timeout: int | str | None = None
+    late: str = "dead_letter"
+    group_by: tuple[str, ...] = ()
+    aggregates: tuple[Aggregate, ...] = ()
+
+    _NEEDS: ClassVar[dict[str, tuple[str, ...]]] = {
+        "tumbling": ("size",),
+        "hopping": ("size", "hop"),
+        "sliding": ("size",),
+        "session": ("gap",),
+        "snapshot": (),
+    }
+    _ALLOWS: ClassVar[dict[str, tuple[str, ...]]] = {
+        "tumbling": ("size",),
+        "hopping": ("size", "hop"),
+        "sliding": ("size",),
+        "session": ("gap", "max_duration"),
+        "snapshot": (),
+    }
+
+    def __post_init__(self) -> None:
+        _choice(self.type, WINDOW_TYPES, "window.type")
+        for name in ("size", "hop", "gap", "max_duration"):
+            key = f"window.{name}"
+            if getattr(self, name) is None:
+                if name in self._NEEDS[self.type]:
+                    raise ConfigError(key, f"is required for {self.type} windows")
+                continue
+            if name not in self._ALLOWS[self.type]:
+                raise ConfigError(key, f"does not apply to {self.type} windows")
+            _duration(self, name, key, positive=True)
+        _duration(self, "offset", "window.offset")
+        _duration(self, "allowed_lateness", "window.allowed_lateness")
+        _duration(self, "idle_timeout", "window.idle_timeout", allow_none=True)
+        if self.idle_timeout == 0:
+            raise ConfigError("window.idle_timeout", "must be greater than zero (or omitted)")
+        _choice(self.boundary, BOUNDARIES, "window.boundary")
+        _choice(self.late, LATE_ACTIONS, "window.late")
+        if isinstance(self.group_by, str) or not isinstance(self.group_by, (list, tuple)):
+            raise ConfigError("window.group_by", f"must be a list of column names, got {self.group_by!r}")
+        _set(self, "group_by", tuple(self.group_by))
+        for column in self.group_by:
+            _column(column, "window.group_by", optional=False)
+        if len(set(self.group_by)) != len(self.group_by):
+            raise ConfigError("window.group_by", "names a column twice")
+        _set(self, "aggregates", tuple(self.aggregates))
+        seen = set(self.group_by)
+        for aggregate in self.aggregates:
+            if not isinstance(aggregate, Aggregate):
+                raise ConfigError("window.aggregates", f"expected Aggregate objects, got {aggregate!r}")
+            key = f"window.aggregates.{aggregate.name}"
+            if aggregate.name in seen:
+                raise ConfigError(key, "clashes with a group_by column or another aggregate")
+            if aggregate.name in RESERVED_WINDOW_COLUMNS:
+                raise ConfigError(key, f"{aggregate.name!r} is a name sparktide writes itself")
+            seen.add(aggregate.name)
+        for column in self.group_by:
+            if column in RESERVED_WINDOW_COLUMNS:
+                raise ConfigError("window.group_by", f"{column!r} is a name sparktide writes itself")
+
+    @property
+    def period(self) -> int | None:
+        """The distance between window starts of a grid window (size, or hop if hopping)."""
+        if self.type == "hopping":
+            return self.hop  # type: ignore[return-value]
+        if self.type == "tumbling":
+            return self.size  # type: ignore[return-value]
+        return None
+
+
+@dataclass(frozen=True)
+class Output:
+    """Where results go (``run``); ``simulate`` prints instead.
+
+    Parameters
+    ----------
+    path
+        Directory for window (or ordered event) records.
+    format
+        ``jsonl`` or ``parquet``.
+    dead_letter
+        Directory for dead letters.
+    metrics
+        Directory for metrics.
+    checkpoint
+        Spark checkpoint directory.
+    """
+
+    path: str | None = None
+    format: str = "jsonl"
+    dead_letter: str | None = None
+    metrics: str | None = None
+    checkpoint: str | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("path", "dead_letter", "metrics", "checkpoint"):
+            _path(getattr(self, name), f"output.{name}", optional=True)
+        _choice(self.format, OUTPUT_FORMATS, "output.format")
+
+
+@dataclass(frozen=True)
+class Job:
+    """A whole job: source, ordering policy, optional window, output.
+
+    Cross-table rules are checked here: ``partitioned`` needs a partition column and
+    excludes substreams; with substreams every window grouping includes the key.
+    """
+
+    source: Source
+    ordering: Ordering = field(default_factory=Ordering)
+    window: Window | None = None
+    output: Output = field(default_factory=Output)
+
+    def __post_init__(self) -> None:
+        if self.ordering.partitioned and self.source.partition is None:
+            raise ConfigError(
+                "ordering.partitioned",
+                "needs source.partition (the column that names each event's partition)",
+            )
+        if self.ordering.partitioned and self.source.over is not None:
+            raise ConfigError(
+                "ordering.partitioned",
+                "cannot be combined with source.over: substreams already follow their own watermarks",
+            )
+        if self.window is not None and self.source.over is not None:
+            if self.source.over not in self.window.group_by:
+                raise ConfigError(
+                    "window.group_by",
+                    f"must include the substream key {self.source.over!r} (source.over): "
+                    "each substream's windows follow its own watermark",
+                )
+
+    @property
+    def event_time_mode(self) -> bool:
+        """True when events carry their own time (``timestamp_by``)."""
+        return self.source.timestamp_by is not None
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], base_dir: Path | str | None = None) -> Job:
+        """Build a job from the parsed TOML tables; relative paths resolve against ``base_dir``."""
+        if not isinstance(data, dict):
+            raise ConfigError("", "a job must be a table")
+        _check_keys(data, ("source", "ordering", "window", "output"), "")
+        if "source" not in data:
+            raise ConfigError("source", "the [source] table is required")
+        base = Path(base_dir) if base_dir is not None else None
+        source_data = _table(data, "source")
+        if "path" in source_data:
+            source_data["path"] = _resolve(source_data["path"], base)
+        source = _build(Source, source_data, "source")
+        ordering = _build(Ordering, _table(data, "ordering"), "ordering")
+        window = None
+        if "window" in data:
+            window_data = _table(data, "window")
+            aggregates = window_data.pop("aggregates", {})
+            if not isinstance(aggregates, dict):
+                raise ConfigError("window.aggregates", "must be a table of name = \"function(column)\"")
+            window_data["aggregates"] = tuple(
+                Aggregate.parse(name, text) for name, text in aggregates.items()
+            )
+            if "group_by" in window_data and isinstance(window_data["group_by"], list):
+                window_data["group_by"] = tuple(window_data["group_by"])
+            window = _build(Window, window_data, "window")
+        output_data = _table(data, "output")
+        for name in ("path", "dead_letter", "metrics", "checkpoint"):
+            if name in output_data:
+                output_data[name] = _resolve(output_data[name], base)
+        output = _build(Output, output_data, "output")
+        return cls(source=source, ordering=ordering, window=window, output=output)
+
+
+def _table(data: dict[str, Any], name: str) -> dict[str, Any]:
+    value = data.get(name, {})
+    if not isinstance(value, dict):
+        raise ConfigError(name, f"must be a table ([{name}]), got {value!r}")
+    return dict(value)
+
+
+def _check_keys(data: dict[str, Any], allowed: tuple[str, ...] | list[str], prefix: str) -> None:
+    for key in data:
+        if key not in allowed:
+            where = f"{prefix}.{key}" if prefix else key
+            hint = _closest(key, allowed)
+            raise ConfigError(
+                where, "unknown key" + (f" (did you mean {hint!r}?)" if hint else "")
+            )
+
+
+def _closest(key: str, allowed: tuple[str, ...] | list[str]) -> str | None:
+    import difflib
+
+    matches = difflib.get_close_matches(key, list(allowed), n=1, cutoff=0.6)
+    return matches[0] if matches else None
+
+
+def _build(cls: type, data: dict[str, Any], prefix: str) -> Any:
+    names = [f.name for f in fields(cls) if not f.name.startswith("_")]
+    _check_keys(data, names, prefix)
+    try:
+        return cls(**data)
+    except TypeError as exc:  # a required key is missing
+        missing = [
+            f.name
+            for f in fields(cls)
+            if f.name not in data and f.default is MISSING and f.default_factory is MISSING
+        ]
+        key = f"{prefix}.{missing[0]}" if missing else prefix
+        raise ConfigError(key, "is required") from exc
+
+
+def _resolve(value: Any, base: Path | None) -> Any:
+    if not isinstance(value, str) or base is None:
+        return value
+    path = Path(value).expanduser()
+    return str(path if path.is_absolute() else (base / path))
+
+
+def load_job(path: str | Path) -> Job:
+    """Read and validate a TOML job file; relative paths are taken from the file's folder.
+
+    Raises
+    ------
+    ConfigError
+        If the file is missing, not TOML, or any key is wrong.
+    """
+    job_path = Path(path)
+    try:
+        raw = job_path.read_bytes()
+    except OSError as exc:
+        raise ConfigError("", f"cannot read job file {str(job_path)!r}: {exc.strerror}") from None
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError("", f"job file {str(job_path)!r} is not valid TOML: {exc}") from None
+    return Job.from_dict(data, base_dir=job_path.resolve().parent)

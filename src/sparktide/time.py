@@ -1,0 +1,169 @@
+"""Instants and durations as integer microseconds; parsing and formatting at the edges.
+
+Inside the engines an *instant* is an ``int``: microseconds since 1970-01-01T00:00:00Z
+(Spark's own precision), and a *duration* is an ``int`` number of microseconds. Nothing
+here goes through floating point.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime, timedelta
+
+from sparktide.errors import TimeFormatError
+
+__all__ = [
+    "DAY",
+    "HOUR",
+    "MILLISECOND",
+    "MINUTE",
+    "SECOND",
+    "format_duration",
+    "format_instant",
+    "from_datetime",
+    "parse_duration",
+    "parse_instant",
+    "to_datetime",
+]
+
+MILLISECOND = 1_000
+SECOND = 1_000_000
+MINUTE = 60 * SECOND
+HOUR = 60 * MINUTE
+DAY = 24 * HOUR
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_ONE_US = timedelta(microseconds=1)
+_UNITS = {"us": 1, "ms": MILLISECOND, "s": SECOND, "m": MINUTE, "h": HOUR, "d": DAY}
+_DURATION_PART = re.compile(r"(\d+)(us|ms|s|m|h|d)")
+# ISO-8601 date-time; the zone is checked after parsing so the error can say so.
+_FRACTION = re.compile(r"(\.\d+)")
+
+
+def from_datetime(value: datetime) -> int:
+    """Convert an aware :class:`~datetime.datetime` to integer microseconds.
+
+    Raises
+    ------
+    TimeFormatError
+        If ``value`` is naive (has no time zone).
+    """
+    if value.tzinfo is None or value.utcoffset() is None:
+        raise TimeFormatError(f"time {value.isoformat()!r} has no time zone")
+    return (value - _EPOCH) // _ONE_US
+
+
+def to_datetime(instant: int) -> datetime:
+    """Convert integer microseconds to an aware UTC :class:`~datetime.datetime`."""
+    return _EPOCH + timedelta(microseconds=instant)
+
+
+def parse_instant(text: str) -> int:
+    """Parse an ISO-8601 date-time *with a zone* to integer microseconds.
+
+    Accepts ``Z`` or a numeric offset, and fractions of a second down to
+    microseconds (more digits are an error rather than silently rounded).
+
+    Raises
+    ------
+    TimeFormatError
+        If the text is not an ISO-8601 date-time, has no zone, or is out of range.
+    """
+    if not isinstance(text, str):
+        raise TimeFormatError(f"expected an ISO-8601 time string, got {type(text).__name__}")
+    candidate = text.strip()
+    fraction = _FRACTION.search(candidate)
+    if fraction and len(fraction.group(1)) > 7:
+        raise TimeFormatError(f"time {text!r} has more than microsecond precision")
+    if len(candidate) < 11 or "T" not in candidate.upper()[10:11]:
+        raise TimeFormatError(f"time {text!r} is not an ISO-8601 date-time (YYYY-MM-DDThh:mm:ssZ)")
+    try:
+        value = datetime.fromisoformat(candidate)
+    except ValueError as exc:
+        raise TimeFormatError(f"time {text!r} is not an ISO-8601 date-time: {exc}") from None
+    if value.tzinfo is None:
+        raise TimeFormatError(f"time {text!r} has no time zone (add 'Z' or an offset)")
+    try:
+        return from_datetime(value)
+    except OverflowError:
+        raise TimeFormatError(f"time {text!r} is out of range") from None
+
+
+def format_instant(instant: int | None) -> str | None:
+    """Format integer microseconds as ISO-8601 UTC (``2026-03-01T12:07:00Z``).
+
+    Fractions of a second are written only when present. ``None`` stays ``None``.
+    """
+    if instant is None:
+        return None
+    try:
+        value = to_datetime(instant)
+    except OverflowError:
+        return None
+    text = value.strftime("%Y-%m-%dT%H:%M:%S")
+    if value.microsecond:
+        text += f".{value.microsecond:06d}".rstrip("0")
+    return text + "Z"
+
+
+def parse_duration(text: str, *, allow_none: bool = False, allow_negative: bool = False) -> int | None:
+    """Parse a duration such as ``500ms``, ``5s``, ``2m``, ``1h``, ``1d`` or ``1m30s``.
+
+    Parameters
+    ----------
+    text
+        The duration. ``"0"`` is zero. Units: ``us``, ``ms``, ``s``, ``m``, ``h``, ``d``.
+    allow_none
+        Accept ``"none"`` and return ``None`` (a disabled check).
+    allow_negative
+        Accept a leading ``-``.
+
+    Raises
+    ------
+    TimeFormatError
+        If the text is not a duration in this grammar.
+    """
+    if not isinstance(text, str):
+        raise TimeFormatError(
+            f"expected a duration string such as '5s', got {type(text).__name__} {text!r}"
+        )
+    candidate = text.strip().lower()
+    if candidate == "none":
+        if allow_none:
+            return None
+        raise TimeFormatError("'none' is not allowed here")
+    sign = 1
+    if candidate.startswith("-"):
+        if not allow_negative:
+            raise TimeFormatError(f"duration {text!r} is negative")
+        sign, candidate = -1, candidate[1:]
+    if candidate == "0":
+        return 0
+    total, position = 0, 0
+    for match in _DURATION_PART.finditer(candidate):
+        if match.start() != position:
+            break
+        total += int(match.group(1)) * _UNITS[match.group(2)]
+        position = match.end()
+    if position == 0 or position != len(candidate):
+        raise TimeFormatError(
+            f"bad duration {text!r}: use a number and a unit (us, ms, s, m, h, d), e.g. '5s' or '1m30s'"
+        )
+    return sign * total
+
+
+def format_duration(duration: int | None) -> str:
+    """Format microseconds as the shortest duration string (``90_000_000`` → ``1m30s``)."""
+    if duration is None:
+        return "none"
+    if duration == 0:
+        return "0s"
+    sign = "-" if duration < 0 else ""
+    rest = abs(duration)
+    parts = []
+    for unit in ("d", "h", "m", "s", "ms", "us"):
+        size = _UNITS[unit]
+        count, rest = divmod(rest, size)
+        if count:
+            parts.append(f"{count}{unit}")
+    return sign + "".join(parts)
