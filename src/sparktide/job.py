@@ -147,7 +147,9 @@ class Source:
             _column(getattr(self, name), f"source.{name}")
         if self.partitions is not None:
             if isinstance(self.partitions, bool) or not isinstance(self.partitions, int):
-                raise ConfigError("source.partitions", f"must be an integer, got {self.partitions!r}")
+                raise ConfigError(
+                    "source.partitions", f"must be an integer, got {self.partitions!r}"
+                )
             if self.partitions < 1:
                 raise ConfigError("source.partitions", f"must be at least 1, got {self.partitions}")
             if self.partition is None:
@@ -190,7 +192,9 @@ class Ordering:
         if self.on_out_of_order is not None:
             _choice(self.on_out_of_order, OUT_OF_ORDER_ACTIONS, "ordering.on_out_of_order")
         if not isinstance(self.partitioned, bool):
-            raise ConfigError("ordering.partitioned", f"must be true or false, got {self.partitioned!r}")
+            raise ConfigError(
+                "ordering.partitioned", f"must be true or false, got {self.partitioned!r}"
+            )
 
     @property
     def out_of_order_action(self) -> str:
@@ -230,9 +234,7 @@ class Aggregate:
         key = f"window.aggregates.{name}"
         match = _AGGREGATE.match(text) if isinstance(text, str) else None
         if match is None:
-            raise ConfigError(
-                key, f"expected FUNCTION(column) or count(*), got {text!r}"
-            )
+            raise ConfigError(key, f"expected FUNCTION(column) or count(*), got {text!r}")
         function, column = match.group(1).lower(), match.group(2)
         if function not in AGGREGATE_FUNCTIONS:
             raise ConfigError(
@@ -324,7 +326,9 @@ class Window:
         _choice(self.boundary, BOUNDARIES, "window.boundary")
         _choice(self.late, LATE_ACTIONS, "window.late")
         if isinstance(self.group_by, str) or not isinstance(self.group_by, (list, tuple)):
-            raise ConfigError("window.group_by", f"must be a list of column names, got {self.group_by!r}")
+            raise ConfigError(
+                "window.group_by", f"must be a list of column names, got {self.group_by!r}"
+            )
         _set(self, "group_by", tuple(self.group_by))
         for column in self.group_by:
             _column(column, "window.group_by", optional=False)
@@ -334,7 +338,9 @@ class Window:
         seen = set(self.group_by)
         for aggregate in self.aggregates:
             if not isinstance(aggregate, Aggregate):
-                raise ConfigError("window.aggregates", f"expected Aggregate objects, got {aggregate!r}")
+                raise ConfigError(
+                    "window.aggregates", f"expected Aggregate objects, got {aggregate!r}"
+                )
             key = f"window.aggregates.{aggregate.name}"
             if aggregate.name in seen:
                 raise ConfigError(key, "clashes with a group_by column or another aggregate")
@@ -343,7 +349,9 @@ class Window:
             seen.add(aggregate.name)
         for column in self.group_by:
             if column in RESERVED_WINDOW_COLUMNS:
-                raise ConfigError("window.group_by", f"{column!r} is a name sparktide writes itself")
+                raise ConfigError(
+                    "window.group_by", f"{column!r} is a name sparktide writes itself"
+                )
 
     @property
     def period(self) -> int | None:
@@ -407,7 +415,8 @@ class Job:
         if self.ordering.partitioned and self.source.over is not None:
             raise ConfigError(
                 "ordering.partitioned",
-                "cannot be combined with source.over: substreams already follow their own watermarks",
+                "cannot be combined with source.over: "
+                "substreams already follow their own watermarks",
             )
         if self.window is not None and self.source.over is not None:
             if self.source.over not in self.window.group_by:
@@ -441,7 +450,9 @@ class Job:
             window_data = _table(data, "window")
             aggregates = window_data.pop("aggregates", {})
             if not isinstance(aggregates, dict):
-                raise ConfigError("window.aggregates", "must be a table of name = \"function(column)\"")
+                raise ConfigError(
+                    "window.aggregates", 'must be a table of name = "function(column)"'
+                )
             window_data["aggregates"] = tuple(
                 Aggregate.parse(name, text) for name, text in aggregates.items()
             )
@@ -468,9 +479,7 @@ def _check_keys(data: dict[str, Any], allowed: tuple[str, ...] | list[str], pref
         if key not in allowed:
             where = f"{prefix}.{key}" if prefix else key
             hint = _closest(key, allowed)
-            raise ConfigError(
-                where, "unknown key" + (f" (did you mean {hint!r}?)" if hint else "")
-            )
+            raise ConfigError(where, "unknown key" + (f" (did you mean {hint!r}?)" if hint else ""))
 
 
 def _closest(key: str, allowed: tuple[str, ...] | list[str]) -> str | None:

@@ -67,7 +67,9 @@ def read_records(source: Source) -> list[InputRecord]:
                 if error is not None:
                     records.append(InputRecord(seq, None, raw=raw, error=error))
                 else:
-                    records.append(parse_fields(seq, fields, source, default_arrival=mtime, raw=raw))
+                    records.append(
+                        parse_fields(seq, fields, source, default_arrival=mtime, raw=raw)
+                    )
         except OSError as exc:
             raise InputError(f"cannot read input file {str(file)!r}: {exc.strerror}") from None
     return records
@@ -139,9 +141,7 @@ def _csv_rows(file: Path) -> Iterator[tuple[dict[str, Any], str | None, str | No
             continue
         cells = next(csv.reader(io.StringIO(line)), [])
         if len(cells) != len(header):
-            yield {}, line, (
-                f"line {number}: expected {len(header)} columns, got {len(cells)}"
-            )
+            yield {}, line, (f"line {number}: expected {len(header)} columns, got {len(cells)}")
             continue
         yield {name: _infer(cell) for name, cell in zip(header, cells, strict=True)}, line, None
 
@@ -179,7 +179,9 @@ def _partition(fields: dict[str, Any], column: str) -> Any:
     if value is None:
         raise ValueError(f"missing partition column {column!r}")
     if isinstance(value, bool) or not isinstance(value, (int, str)):
-        raise ValueError(f"partition column {column!r} must be an integer or a string, got {value!r}")
+        raise ValueError(
+            f"partition column {column!r} must be an integer or a string, got {value!r}"
+        )
     if isinstance(value, str) and value.strip().lstrip("-").isdigit():
         return int(value)
     return value

@@ -48,8 +48,17 @@ def print_tables(result: Result, out: TextIO, *, explain: bool = False) -> None:
     probe = Console(file=out)
     console = Console(file=out, width=probe.width if probe.is_terminal else 160)
     if explain:
-        columns = ["seq", "partition", "key", "event_time", "arrival_time", "watermark",
-                   "timestamp", "verdict", "reasons"]
+        columns = [
+            "seq",
+            "partition",
+            "key",
+            "event_time",
+            "arrival_time",
+            "watermark",
+            "timestamp",
+            "verdict",
+            "reasons",
+        ]
         if any("windows" in d for d in result.decisions):
             columns.append("windows")
         console.print(_table("Decisions", result.decisions, columns))
@@ -70,8 +79,19 @@ def _short(value: Any, limit: int = 80) -> str:
 
 def _metrics_table(metrics: dict[str, Any]) -> Table:
     table = Table(title="Metrics", title_justify="left", header_style="bold")
-    names = ["input", "admitted", "early", "late", "out_of_order", "adjusted",
-             "dropped", "dead_lettered", "in_no_window", "windows_emitted", "watermark"]
+    names = [
+        "input",
+        "admitted",
+        "early",
+        "late",
+        "out_of_order",
+        "adjusted",
+        "dropped",
+        "dead_lettered",
+        "in_no_window",
+        "windows_emitted",
+        "watermark",
+    ]
     table.add_column("partition")
     for name in names:
         table.add_column(name, overflow="fold")

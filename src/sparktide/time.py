@@ -106,7 +106,9 @@ def format_instant(instant: int | None) -> str | None:
     return text + "Z"
 
 
-def parse_duration(text: str, *, allow_none: bool = False, allow_negative: bool = False) -> int | None:
+def parse_duration(
+    text: str, *, allow_none: bool = False, allow_negative: bool = False
+) -> int | None:
     """Parse a duration such as ``500ms``, ``5s``, ``2m``, ``1h``, ``1d`` or ``1m30s``.
 
     Parameters
@@ -147,7 +149,8 @@ def parse_duration(text: str, *, allow_none: bool = False, allow_negative: bool 
         position = match.end()
     if position == 0 or position != len(candidate):
         raise TimeFormatError(
-            f"bad duration {text!r}: use a number and a unit (us, ms, s, m, h, d), e.g. '5s' or '1m30s'"
+            f"bad duration {text!r}: use a number and a unit (us, ms, s, m, h, d), "
+            "e.g. '5s' or '1m30s'"
         )
     return sign * total
 

@@ -288,8 +288,13 @@ class ReferenceEngine:
             counts.add(pid, f"dropped.{outcome}")
         else:
             counts.add(pid, f"dead_lettered.{outcome}")
-            letter = {"type": "dead_letter", "seq": record.seq, "reason": outcome,
-                      "record": record.original(), "error": None}
+            letter = {
+                "type": "dead_letter",
+                "seq": record.seq,
+                "reason": outcome,
+                "record": record.original(),
+                "error": None,
+            }
             if bounds is not None:
                 letter["window_start"] = time_or_none(bounds[0])
                 letter["window_end"] = time_or_none(bounds[1])
@@ -321,14 +326,28 @@ class ReferenceEngine:
     def _malformed(self, record: InputRecord) -> None:
         self.counts.malformed += 1
         self.result.dead_letters.append(
-            {"type": "dead_letter", "seq": record.seq, "reason": "malformed",
-             "record": record.original(), "error": record.error}
+            {
+                "type": "dead_letter",
+                "seq": record.seq,
+                "reason": "malformed",
+                "record": record.original(),
+                "error": record.error,
+            }
         )
         self.result.decisions.append(
-            {"type": "decision", "seq": record.seq, "partition": None, "key": None,
-             "event_time": None, "arrival_time": None, "processing_time": None,
-             "timestamp": None, "verdict": DEAD_LETTERED, "reasons": ["malformed"],
-             "watermark": None}
+            {
+                "type": "decision",
+                "seq": record.seq,
+                "partition": None,
+                "key": None,
+                "event_time": None,
+                "arrival_time": None,
+                "processing_time": None,
+                "timestamp": None,
+                "verdict": DEAD_LETTERED,
+                "reasons": ["malformed"],
+                "watermark": None,
+            }
         )
 
     # ------------------------------------------------------------------ outputs
@@ -336,7 +355,9 @@ class ReferenceEngine:
         fields = event.record.fields or {}
         out: dict[str, Any] = {"type": "event"}
         for name, value in fields.items():
-            out[f"input_{name}" if name in EVENT_RESERVED or name == "type" else name] = jsonable(value)
+            out[f"input_{name}" if name in EVENT_RESERVED or name == "type" else name] = jsonable(
+                value
+            )
         out["timestamp"] = time_or_none(event.timestamp)
         self.result.events.append(out)
 

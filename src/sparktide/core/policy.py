@@ -45,7 +45,7 @@ class OrderingPolicy:
         The job's ``[ordering]`` table.
     """
 
-    __slots__ = ("early", "late", "late_drop", "out_of_order", "ooo_action")
+    __slots__ = ("early", "late", "late_drop", "ooo_action", "out_of_order")
 
     def __init__(self, ordering: Ordering) -> None:
         self.early: int | None = ordering.early_arrival  # type: ignore[assignment]
