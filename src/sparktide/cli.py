@@ -99,7 +99,7 @@ def _simulate(args: argparse.Namespace, out: TextIO) -> int:
     from sparktide.reader import read_records
 
     job = load_job(args.job)
-    records = read_records(job.source)
+    records = read_records(job.source, numeric=job.numeric_columns)
     result = simulate(job, records, until=args.until, tick=args.tick, flush=args.flush)
     fmt = args.format or ("table" if out.isatty() else "jsonl")
     if fmt == "jsonl":

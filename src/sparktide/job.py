@@ -266,7 +266,8 @@ class Window:
     offset
         Shift of the window grid from the epoch.
     boundary
-        ``start``: ``[start, end)``; ``end``: ``(start, end]``.
+        ``start``: ``[start, end)``; ``end``: ``(start, end]``. Default ``start``, except
+        sliding windows, which always follow Stream Analytics' ``(start, end]``.
     allowed_lateness
         How long after the watermark passes its end a window stays open.
     idle_timeout
@@ -285,7 +286,7 @@ class Window:
     gap: int | str | None = None
     max_duration: int | str | None = None
     offset: int | str = 0
-    boundary: str = "start"
+    boundary: str | None = None
     allowed_lateness: int | str = 0
     idle_timeout: int | str | None = None
     late: str = "dead_letter"
@@ -323,7 +324,15 @@ class Window:
         _duration(self, "idle_timeout", "window.idle_timeout", allow_none=True)
         if self.idle_timeout == 0:
             raise ConfigError("window.idle_timeout", "must be greater than zero (or omitted)")
+        if self.boundary is None:
+            _set(self, "boundary", "end" if self.type == "sliding" else "start")
         _choice(self.boundary, BOUNDARIES, "window.boundary")
+        if self.type == "sliding" and self.boundary != "end":
+            raise ConfigError(
+                "window.boundary",
+                "sliding windows follow Stream Analytics' (start, end] boundary; "
+                'use boundary = "end" or leave it out',
+            )
         _choice(self.late, LATE_ACTIONS, "window.late")
         if isinstance(self.group_by, str) or not isinstance(self.group_by, (list, tuple)):
             raise ConfigError(
@@ -418,6 +427,16 @@ class Job:
                 "cannot be combined with source.over: "
                 "substreams already follow their own watermarks",
             )
+        if (
+            self.window is not None
+            and self.ordering.partitioned
+            and self.source.partition not in self.window.group_by
+        ):
+            raise ConfigError(
+                "window.group_by",
+                f"must include the partition column {self.source.partition!r} when "
+                "ordering.partitioned = true: each partition's windows follow its own watermark",
+            )
         if self.window is not None and self.source.over is not None:
             if self.source.over not in self.window.group_by:
                 raise ConfigError(
@@ -425,6 +444,17 @@ class Job:
                     f"must include the substream key {self.source.over!r} (source.over): "
                     "each substream's windows follow its own watermark",
                 )
+
+    @property
+    def numeric_columns(self) -> frozenset[str]:
+        """Columns that must hold numbers or null: the inputs of ``sum`` and ``avg``."""
+        if self.window is None:
+            return frozenset()
+        return frozenset(
+            a.column
+            for a in self.window.aggregates
+            if a.function in ("sum", "avg") and a.column is not None
+        )
 
     @property
     def event_time_mode(self) -> bool:

@@ -50,8 +50,10 @@ def file_arrival_time(path: Path) -> int:
     return os.stat(path).st_mtime_ns // 1_000_000 * MILLISECOND
 
 
-def read_records(source: Source) -> list[InputRecord]:
+def read_records(source: Source, *, numeric: frozenset[str] = frozenset()) -> list[InputRecord]:
     """Read every record of ``source``, numbering them from 0 across files.
+
+    ``numeric`` names columns that must hold numbers or null (``sum``/``avg`` inputs).
 
     Raises
     ------
@@ -68,7 +70,9 @@ def read_records(source: Source) -> list[InputRecord]:
                     records.append(InputRecord(seq, None, raw=raw, error=error))
                 else:
                     records.append(
-                        parse_fields(seq, fields, source, default_arrival=mtime, raw=raw)
+                        parse_fields(
+                            seq, fields, source, default_arrival=mtime, raw=raw, numeric=numeric
+                        )
                     )
         except OSError as exc:
             raise InputError(f"cannot read input file {str(file)!r}: {exc.strerror}") from None
@@ -203,6 +207,7 @@ def parse_fields(
     *,
     default_arrival: int | None = None,
     raw: str | None = None,
+    numeric: frozenset[str] = frozenset(),
 ) -> InputRecord:
     """Turn one row's fields into an :class:`InputRecord` (malformed if anything is wrong).
 
@@ -219,8 +224,18 @@ def parse_fields(
         modification time).
     raw
         The raw text, kept for dead letters.
+    numeric
+        Columns that must hold a number or null.
     """
     try:
+        for column in numeric:
+            value = fields.get(column)
+            if value is not None and (
+                isinstance(value, bool) or not isinstance(value, (int, float))
+            ):
+                raise ValueError(
+                    f"column {column!r} must be a number, got {type(value).__name__} {value!r}"
+                )
         if source.arrival_time is not None:
             arrival = _time(fields, source.arrival_time, "arrival time")
         elif default_arrival is not None:

@@ -128,7 +128,12 @@ class ReferenceEngine:
         if self.job.window is not None:
             from sparktide.core.windows import WindowOperator
 
-            return WindowOperator(self.job, self._emit_window, shared_floor=self.substreams)
+            return WindowOperator(
+                self.job,
+                self._emit_window,
+                shared_floor=self.substreams,
+                force=self.force_watermark,
+            )
         return OrderedRelease(self._emit_event, shared_floor=self.substreams)
 
     def _partition(self, pid: Any) -> PartitionClock:
@@ -254,6 +259,7 @@ class ReferenceEngine:
         assert arrival is not None and record.event_time is not None
         clock.deliver(arrival, self.now)
         self._set_arrival(arrival)
+        self.sink.delivered(self._scope(record), self.now)
         timeline = self._timeline(record)
         before = timeline.watermark
         watermark = timeline.refresh(self._clock_of(timeline))
@@ -451,6 +457,7 @@ class ReferenceEngine:
         record["windows_emitted"] = len(self.result.windows)
         record["released"] = len(self.result.events)
         record["held"] = self.sink.held
+        record["open_windows"] = self.sink.open_windows()
         record["processing_time"] = time_or_none(self.now)
         record["watermark"] = time_or_none(watermark)
         record["watermark_delay_us"] = (
@@ -525,5 +532,5 @@ def simulate(
     if records is None:
         from sparktide.reader import read_records
 
-        records = read_records(job.source)
+        records = read_records(job.source, numeric=job.numeric_columns)
     return ReferenceEngine(job).run(records, until=until, tick=tick, flush=flush)

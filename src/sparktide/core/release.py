@@ -70,6 +70,13 @@ class OrderedRelease:
         if self._all is not None:
             self._all.clear()
 
+    def delivered(self, scope: Any, now: int) -> None:
+        """Ordered release does not track deliveries."""
+
+    def open_windows(self) -> int:
+        """Ordered release has no windows."""
+        return 0
+
     def next_timer(self) -> int | None:
         """Ordered release has no timers."""
         return None

@@ -58,4 +58,8 @@ class Sink(Protocol):
 
     def next_timer(self) -> int | None: ...  # pragma: no cover
 
+    def delivered(self, scope: Any, now: int) -> None: ...  # pragma: no cover
+
+    def open_windows(self) -> int: ...  # pragma: no cover
+
     def fire_timers(self, now: int) -> None: ...  # pragma: no cover

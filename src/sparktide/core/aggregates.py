@@ -1,0 +1,145 @@
+"""Window aggregates with SQL null rules (SPEC §10).
+
+``count(*)`` counts rows; every other aggregate ignores nulls, and returns null over
+no non-null value (``count`` returns 0). ``first``/``last`` take the value of the
+window's first/last row in (system timestamp, arrival order), nulls included, as
+Spark's ``min_by``/``max_by`` would. ``collect_list`` keeps non-null values in that
+order (as Spark's does). Float sums are exact (``math.fsum``), so a result never
+depends on the order rows arrived in.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from sparktide.job import Aggregate
+
+__all__ = ["Accumulator", "accumulate"]
+
+OrderKey = tuple[int, int, int]
+
+
+def _rank(value: Any) -> tuple[int, Any]:
+    """A total order over scalars of mixed type: numbers, then text, then anything else."""
+    if isinstance(value, bool):
+        return (0, int(value))
+    if isinstance(value, (int, float)):
+        return (0, value)
+    if isinstance(value, str):
+        return (1, value)
+    return (2, repr(value))
+
+
+def _hashable(value: Any) -> Any:
+    if isinstance(value, (list, dict)):
+        return repr(value)
+    return value
+
+
+class Accumulator:
+    """Accumulates the rows of one window for all of a job's aggregates.
+
+    Parameters
+    ----------
+    aggregates
+        The job's aggregates, in output order.
+    """
+
+    __slots__ = ("_aggregates", "_state")
+
+    def __init__(self, aggregates: Sequence[Aggregate]) -> None:
+        self._aggregates = aggregates
+        self._state: list[Any] = [_initial(a.function) for a in aggregates]
+
+    def add(self, fields: dict[str, Any], order: OrderKey) -> None:
+        """Add one row with its (timestamp, arrival, seq) order key."""
+        state = self._state
+        for i, aggregate in enumerate(self._aggregates):
+            function = aggregate.function
+            if aggregate.column is None:  # count(*)
+                state[i] += 1
+                continue
+            value = fields.get(aggregate.column)
+            if function in ("first", "last"):
+                current = state[i]
+                if (
+                    current is None
+                    or (function == "first" and order < current[0])
+                    or (function == "last" and order > current[0])
+                ):
+                    state[i] = (order, value)
+                continue
+            if value is None:
+                continue
+            if function == "count":
+                state[i] += 1
+            elif function in ("sum", "avg"):
+                state[i].append(value)
+            elif function == "min":
+                if state[i] is None or _rank(value) < _rank(state[i]):
+                    state[i] = value
+            elif function == "max":
+                if state[i] is None or _rank(value) > _rank(state[i]):
+                    state[i] = value
+            elif function == "collect_list":
+                state[i].append((order, value))
+            elif function == "count_distinct":
+                state[i].add(_hashable(value))
+
+    def results(self) -> dict[str, Any]:
+        """The aggregate values, by output name."""
+        out: dict[str, Any] = {}
+        for aggregate, state in zip(self._aggregates, self._state, strict=True):
+            out[aggregate.name] = _final(aggregate.function, state)
+        return out
+
+
+def _initial(function: str) -> Any:
+    if function == "count":
+        return 0
+    if function in ("sum", "avg", "collect_list"):
+        return []
+    if function == "count_distinct":
+        return set()
+    return None
+
+
+def _final(function: str, state: Any) -> Any:
+    if function == "count":
+        return state
+    if function == "sum":
+        return _sum(state)
+    if function == "avg":
+        if not state:
+            return None
+        total = _sum(state)
+        if isinstance(total, int):
+            return total / len(state)
+        return math.fsum(state) / len(state)
+    if function in ("first", "last"):
+        return None if state is None else state[1]
+    if function == "collect_list":
+        return [value for _, value in sorted(state, key=lambda item: item[0])]
+    if function == "count_distinct":
+        return len(state)
+    return state  # min, max
+
+
+def _sum(values: list[Any]) -> Any:
+    if not values:
+        return None
+    if all(isinstance(v, int) for v in values):
+        return sum(values)
+    return math.fsum(values)
+
+
+def accumulate(
+    aggregates: Sequence[Aggregate], rows: Sequence[tuple[OrderKey, dict[str, Any]]]
+) -> dict[str, Any]:
+    """Aggregate ``rows`` (order key, fields) in one go."""
+    accumulator = Accumulator(aggregates)
+    for order, fields in rows:
+        accumulator.add(fields, order)
+    return accumulator.results()
