@@ -64,22 +64,25 @@ def read_records(source: Source, *, numeric: frozenset[str] = frozenset()) -> li
     for file in input_files(source):
         try:
             mtime = file_arrival_time(file)
-            for fields, raw, error in _rows(file, source.format):
+            for line, fields, raw, error in _rows(file, source.format):
                 seq = len(records)
                 if error is not None:
-                    records.append(InputRecord(seq, None, raw=raw, error=error))
+                    record = InputRecord(seq, None, raw=raw, error=error)
                 else:
-                    records.append(
-                        parse_fields(
-                            seq, fields, source, default_arrival=mtime, raw=raw, numeric=numeric
-                        )
+                    record = parse_fields(
+                        seq, fields, source, default_arrival=mtime, raw=raw, numeric=numeric
                     )
+                record.file, record.line = file.name, line
+                records.append(record)
         except OSError as exc:
             raise InputError(f"cannot read input file {str(file)!r}: {exc.strerror}") from None
     return records
 
 
-def _rows(file: Path, fmt: str) -> Iterator[tuple[dict[str, Any], str | None, str | None]]:
+Row = tuple[int, dict[str, Any], str | None, str | None]  # line, fields, raw, error
+
+
+def _rows(file: Path, fmt: str) -> Iterator[Row]:
     if fmt == "jsonl":
         yield from _jsonl_rows(file)
     elif fmt == "csv":
@@ -88,7 +91,7 @@ def _rows(file: Path, fmt: str) -> Iterator[tuple[dict[str, Any], str | None, st
         yield from _parquet_rows(file)
 
 
-def _jsonl_rows(file: Path) -> Iterator[tuple[dict[str, Any], str | None, str | None]]:
+def _jsonl_rows(file: Path) -> Iterator[Row]:
     with open(file, "rb") as handle:
         for number, line in enumerate(handle, start=1):
             stripped = line.strip()
@@ -98,21 +101,21 @@ def _jsonl_rows(file: Path) -> Iterator[tuple[dict[str, Any], str | None, str | 
                 text = stripped.decode("utf-8")
             except UnicodeDecodeError as exc:
                 raw = stripped.decode("utf-8", "replace")
-                yield {}, raw, f"line {number}: invalid UTF-8 ({exc.reason})"
+                yield number, {}, raw, f"line {number}: invalid UTF-8 ({exc.reason})"
                 continue
             try:
                 value = json.loads(text)
-            except json.JSONDecodeError as exc:
-                yield {}, text, f"line {number}: not valid JSON: {exc.msg} at column {exc.colno}"
+            except json.JSONDecodeError:
+                yield number, {}, text, f"line {number}: not valid JSON"
                 continue
             except RecursionError:
-                yield {}, text, f"line {number}: JSON nested too deeply"
+                yield number, {}, text, f"line {number}: not valid JSON"
                 continue
             if not isinstance(value, dict):
                 kind = "an array" if isinstance(value, list) else type(value).__name__
-                yield {}, text, f"line {number}: expected a JSON object, got {kind}"
+                yield number, {}, text, f"line {number}: expected a JSON object, got {kind}"
                 continue
-            yield value, text, None
+            yield number, value, text, None
 
 
 def _infer(value: str) -> Any:
@@ -129,12 +132,12 @@ def _infer(value: str) -> Any:
         return value
 
 
-def _csv_rows(file: Path) -> Iterator[tuple[dict[str, Any], str | None, str | None]]:
+def _csv_rows(file: Path) -> Iterator[Row]:
     data = file.read_bytes()
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        yield {}, data.decode("utf-8", "replace"), f"invalid UTF-8 in CSV file ({exc.reason})"
+        yield 1, {}, data.decode("utf-8", "replace"), f"invalid UTF-8 in CSV file ({exc.reason})"
         return
     lines = text.splitlines()
     if not lines:
@@ -145,21 +148,27 @@ def _csv_rows(file: Path) -> Iterator[tuple[dict[str, Any], str | None, str | No
             continue
         cells = next(csv.reader(io.StringIO(line)), [])
         if len(cells) != len(header):
-            yield {}, line, (f"line {number}: expected {len(header)} columns, got {len(cells)}")
+            yield (
+                number,
+                {},
+                line,
+                (f"line {number}: expected {len(header)} columns, got {len(cells)}"),
+            )
             continue
-        yield {name: _infer(cell) for name, cell in zip(header, cells, strict=True)}, line, None
+        values = {name: _infer(cell) for name, cell in zip(header, cells, strict=True)}
+        yield number, values, line, None
 
 
-def _parquet_rows(file: Path) -> Iterator[tuple[dict[str, Any], str | None, str | None]]:
+def _parquet_rows(file: Path) -> Iterator[Row]:
     import pyarrow.parquet as pq
 
     try:
         table = pq.read_table(file)
     except Exception as exc:  # pyarrow raises several kinds for a bad file
-        yield {}, str(file), f"cannot read parquet file: {exc}"
+        yield 1, {}, str(file), f"cannot read parquet file: {exc}"
         return
-    for row in table.to_pylist():
-        yield row, None, None
+    for number, row in enumerate(table.to_pylist(), start=1):
+        yield number, row, None, None
 
 
 def _time(fields: dict[str, Any], column: str, what: str) -> int:

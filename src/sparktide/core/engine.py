@@ -297,6 +297,8 @@ class ReferenceEngine:
             letter = {
                 "type": "dead_letter",
                 "seq": record.seq,
+                "file": record.file,
+                "line": record.line,
                 "reason": outcome,
                 "record": record.original(),
                 "error": None,
@@ -335,6 +337,8 @@ class ReferenceEngine:
             {
                 "type": "dead_letter",
                 "seq": record.seq,
+                "file": record.file,
+                "line": record.line,
                 "reason": "malformed",
                 "record": record.original(),
                 "error": record.error,

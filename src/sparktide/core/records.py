@@ -29,6 +29,8 @@ class InputRecord:
         Integer microseconds.
     fields
         The record as read (column name → value).
+    file, line
+        The input file's name and the record's 1-based line (or row) in it.
     """
 
     __slots__ = (
@@ -36,7 +38,9 @@ class InputRecord:
         "error",
         "event_time",
         "fields",
+        "file",
         "key",
+        "line",
         "partition",
         "processing_time",
         "raw",
@@ -55,6 +59,8 @@ class InputRecord:
         processing_time: int | None = None,
         raw: str | None = None,
         error: str | None = None,
+        file: str | None = None,
+        line: int | None = None,
     ) -> None:
         self.seq = seq
         self.fields = fields
@@ -65,6 +71,8 @@ class InputRecord:
         self.processing_time = processing_time if processing_time is not None else arrival_time
         self.raw = raw
         self.error = error
+        self.file = file
+        self.line = line
 
     @property
     def malformed(self) -> bool:
