@@ -244,14 +244,11 @@ def parse_fields(
         The raw text, kept for dead letters.
     numeric
         Columns that must hold a number or null.
+
+    The checks run in a fixed order (arrival time, timestamp, processing time,
+    partition, key, numeric columns by name); the first failure is the error.
     """
     try:
-        for column in numeric:
-            value = fields.get(column)
-            if value is not None and (
-                isinstance(value, bool) or not isinstance(value, (int, float))
-            ):
-                raise ValueError(f"column {column!r} must be a number")
         if source.arrival_time is not None:
             arrival = _time(fields, source.arrival_time, "arrival time")
         elif default_arrival is not None:
@@ -270,6 +267,12 @@ def parse_fields(
         )
         partition = _partition(fields, source.partition) if source.partition is not None else 0
         key = _key(fields, source.over) if source.over is not None else None
+        for column in sorted(numeric):
+            value = fields.get(column)
+            if value is not None and (
+                isinstance(value, bool) or not isinstance(value, (int, float))
+            ):
+                raise ValueError(f"column {column!r} must be a number")
     except ValueError as exc:
         return InputRecord(seq, fields, raw=raw, error=str(exc))
     return InputRecord(
