@@ -470,6 +470,7 @@ class Job:
         if "source" not in data:
             raise ConfigError("source", "the [source] table is required")
         base = Path(base_dir) if base_dir is not None else None
+        _check_duration_strings(data)
         source_data = _table(data, "source")
         if "path" in source_data:
             source_data["path"] = _resolve(source_data["path"], base)
@@ -495,6 +496,27 @@ class Job:
                 output_data[name] = _resolve(output_data[name], base)
         output = _build(Output, output_data, "output")
         return cls(source=source, ordering=ordering, window=window, output=output)
+
+
+_DURATION_KEYS = {
+    "ordering": ("early_arrival", "late_arrival", "out_of_order"),
+    "window": ("size", "hop", "gap", "max_duration", "offset", "allowed_lateness", "idle_timeout"),
+}
+
+
+def _check_duration_strings(data: dict[str, Any]) -> None:
+    """In a job file a duration is text with a unit: a bare number would be ambiguous."""
+    for table, keys in _DURATION_KEYS.items():
+        values = data.get(table)
+        if not isinstance(values, dict):
+            continue
+        for key in keys:
+            value = values.get(key)
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                raise ConfigError(
+                    f"{table}.{key}",
+                    f'write durations as text with a unit, e.g. "{value}s" (got {value!r})',
+                )
 
 
 def _table(data: dict[str, Any], name: str) -> dict[str, Any]:

@@ -23,7 +23,7 @@ from sparktide.errors import InputError, TimeFormatError
 from sparktide.job import Source
 from sparktide.time import MILLISECOND, from_datetime, parse_instant
 
-__all__ = ["input_files", "parse_fields", "read_records"]
+__all__ = ["file_arrival_time", "input_files", "parse_fields", "read_records"]
 
 
 def input_files(source: Source) -> list[Path]:
@@ -127,6 +127,7 @@ def _no_constant(name: str) -> Any:
 
 
 _INTEGER = re.compile(r"-?[0-9]+")
+_FLOAT = re.compile(r"-?([0-9]+\.[0-9]*|\.[0-9]+|[0-9]+)([eE][-+]?[0-9]+)?")
 #: Strict JSON, as Spark's ``parse_json`` reads it: no duplicate keys, no NaN/Infinity.
 _DECODER = json.JSONDecoder(object_pairs_hook=_no_duplicates, parse_constant=_no_constant)
 
@@ -135,14 +136,11 @@ def _infer(value: str) -> Any:
     """CSV cells: empty is null, then int, then float, else the text."""
     if value == "":
         return None
-    try:
+    if _INTEGER.fullmatch(value):
         return int(value)
-    except ValueError:
-        pass
-    try:
+    if _FLOAT.fullmatch(value):
         return float(value)
-    except ValueError:
-        return value
+    return value
 
 
 def _csv_rows(file: Path) -> Iterator[Row]:

@@ -36,7 +36,8 @@ DAY = 24 * HOUR
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _ONE_US = timedelta(microseconds=1)
 _UNITS = {"us": 1, "ms": MILLISECOND, "s": SECOND, "m": MINUTE, "h": HOUR, "d": DAY}
-_DURATION_PART = re.compile(r"(\d+)(us|ms|s|m|h|d)")
+_DURATION_PART = re.compile(r"([0-9]+)(us|ms|s|m|h|d)")
+_UNIT_ORDER = ("d", "h", "m", "s", "ms", "us")
 #: The one accepted text form of an instant (shared with the Spark engine).
 INSTANT_PATTERN = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?(Z|[+-]\d{2}:\d{2})$"
 _INSTANT = re.compile(INSTANT_PATTERN)
@@ -84,9 +85,11 @@ def parse_instant(text: str) -> int:
         )
     try:
         value = datetime.fromisoformat(text.replace("Z", "+00:00"))
-        return from_datetime(value)
+        instant = from_datetime(value)
+        to_datetime(instant)  # the UTC value must be a representable date (years 1–9999)
     except (ValueError, OverflowError):
         raise TimeFormatError(f"time {text!r} is not a valid date-time") from None
+    return instant
 
 
 def format_instant(instant: int | None) -> str | None:
@@ -100,7 +103,10 @@ def format_instant(instant: int | None) -> str | None:
         value = to_datetime(instant)
     except OverflowError:
         return None
-    text = value.strftime("%Y-%m-%dT%H:%M:%S")
+    text = (
+        f"{value.year:04d}-{value.month:02d}-{value.day:02d}"
+        f"T{value.hour:02d}:{value.minute:02d}:{value.second:02d}"
+    )
     if value.microsecond:
         text += f".{value.microsecond:06d}".rstrip("0")
     return text + "Z"
@@ -141,13 +147,15 @@ def parse_duration(
         sign, candidate = -1, candidate[1:]
     if candidate == "0":
         return 0
-    total, position = 0, 0
+    total, position, last_rank = 0, 0, -1
     for match in _DURATION_PART.finditer(candidate):
-        if match.start() != position:
+        rank = _UNIT_ORDER.index(match.group(2))
+        if match.start() != position or rank <= last_rank:
+            position = -1  # a gap, or units repeated or out of order ("1s1s", "30s1m")
             break
         total += int(match.group(1)) * _UNITS[match.group(2)]
-        position = match.end()
-    if position == 0 or position != len(candidate):
+        position, last_rank = match.end(), rank
+    if position <= 0 or position != len(candidate):
         raise TimeFormatError(
             f"bad duration {text!r}: use a number and a unit (us, ms, s, m, h, d), "
             "e.g. '5s' or '1m30s'"

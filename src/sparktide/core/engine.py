@@ -219,10 +219,10 @@ class ReferenceEngine:
                 self._set_arrival(max(c.arrival for c in moved))
             else:
                 for clock in moved:
-                    self.timelines[pid_of(clock)].refresh(clock.arrival)
+                    self.timelines[clock.pid].refresh(clock.arrival)
                 if self.partitioned:
                     for clock in moved:
-                        self._publish(self.timelines[pid_of(clock)])
+                        self._publish(self.timelines[clock.pid])
                 else:
                     self._publish_job()
         for record in records:
@@ -320,6 +320,8 @@ class ReferenceEngine:
         return {
             "type": "decision",
             "seq": record.seq,
+            "file": record.file,
+            "line": record.line,
             "partition": record.partition,
             "key": jsonable(record.key),
             "event_time": time_or_none(record.event_time),
@@ -348,6 +350,8 @@ class ReferenceEngine:
             {
                 "type": "decision",
                 "seq": record.seq,
+                "file": record.file,
+                "line": record.line,
                 "partition": None,
                 "key": None,
                 "event_time": None,
@@ -493,11 +497,6 @@ def _summary(counter: Counter[str]) -> dict[str, Any]:
         "dropped": dict(sorted(dropped.items())),
         "dead_lettered": dict(sorted(dead.items())),
     }
-
-
-def pid_of(clock: PartitionClock) -> Any:
-    """The partition id of a clock."""
-    return clock.pid
 
 
 def _instants(records: list[InputRecord], *, until: int | None, tick: int | None) -> list[int]:

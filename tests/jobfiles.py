@@ -1,0 +1,235 @@
+"""Job files for tests: a valid job as plain tables, a tiny TOML writer, and a catalogue
+of configuration errors (each with the dotted key its message must name).
+
+Shared by test_job.py and test_cli.py.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+#: The job of SPEC §10, minus the keys that only apply to other window types
+#: (``hop``: hopping only; ``gap``/``max_duration``: session only).
+SPEC_JOB_TOML = """\
+[source]
+format = "jsonl"                 # jsonl | csv | parquet
+path = "events/"                 # a file or a directory
+timestamp_by = "event_time"      # omit for arrival-time mode
+arrival_time = "arrival_time"    # column with the broker enqueue time (optional)
+processing_time = "seen_at"      # simulate only: column with the processing time (optional)
+partition = "partition"          # optional
+partitions = 4                   # optional: how many partitions exist
+over = "device"                  # optional: substream key
+
+[ordering]
+early_arrival = "5m"             # duration or "none"
+late_arrival = "5s"
+out_of_order = "0s"
+action = "adjust"                # adjust | drop
+on_out_of_order = "adjust"       # optional: adjust | drop | dead_letter | accept
+partitioned = false
+
+[window]
+type = "tumbling"
+size = "5m"
+offset = "0s"
+boundary = "start"
+allowed_lateness = "0s"
+idle_timeout = "1m"
+late = "dead_letter"
+group_by = ["device"]
+aggregates = { n = "count(*)", total = "sum(value)", peak = "max(value)" }
+
+[output]
+path = "out/"
+format = "jsonl"
+dead_letter = "dead_letter/"
+metrics = "metrics/"
+checkpoint = "checkpoint/"
+"""
+
+#: A valid job as tables: the base every catalogue entry mutates.
+BASE_JOB: dict[str, Any] = {
+    "source": {
+        "format": "jsonl",
+        "path": "events.jsonl",
+        "timestamp_by": "event_time",
+        "arrival_time": "arrival_time",
+        "partition": "partition",
+        "partitions": 4,
+    },
+    "ordering": {
+        "early_arrival": "5m",
+        "late_arrival": "5s",
+        "out_of_order": "0s",
+        "action": "adjust",
+        "on_out_of_order": "adjust",
+        "partitioned": False,
+    },
+    "window": {
+        "type": "tumbling",
+        "size": "5m",
+        "offset": "0s",
+        "boundary": "start",
+        "allowed_lateness": "0s",
+        "idle_timeout": "1m",
+        "late": "dead_letter",
+        "group_by": ["device"],
+        "aggregates": {"n": "count(*)", "total": "sum(value)", "peak": "max(value)"},
+    },
+    "output": {
+        "path": "out/",
+        "format": "jsonl",
+        "dead_letter": "dead_letter/",
+        "metrics": "metrics/",
+        "checkpoint": "checkpoint/",
+    },
+}
+
+_DELETE = object()
+
+
+def mutate(base: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
+    """A deep copy of ``base`` with dotted keys set (or deleted when the value is DELETE)."""
+    data = copy.deepcopy(base)
+    for dotted, value in changes.items():
+        *tables, name = dotted.split(".")
+        target = data
+        for table in tables:
+            target = target.setdefault(table, {})
+        if value is _DELETE:
+            target.pop(name, None)
+        else:
+            target[name] = value
+    return data
+
+
+DELETE = _DELETE
+
+
+def _value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, str):
+        return json.dumps(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{k} = {_value(v)}" for k, v in value.items()) + " }"
+    raise TypeError(value)
+
+
+def to_toml(data: dict[str, Any]) -> str:
+    """Write tables of scalars, lists and inline tables as TOML."""
+    lines: list[str] = []
+    for name, value in data.items():
+        if not isinstance(value, dict):
+            lines.append(f"{name} = {_value(value)}")
+    for name, value in data.items():
+        if isinstance(value, dict):
+            lines.append(f"[{name}]")
+            for key, item in value.items():
+                lines.append(f"{key} = {_value(item)}")
+            lines.append("")
+    return "\n".join(lines) + "\n"
+
+
+def write_job(folder: Path, data: dict[str, Any] | str, name: str = "job.toml") -> Path:
+    """Write a job file (tables or TOML text) into ``folder``; return its path."""
+    path = folder / name
+    path.write_text(data if isinstance(data, str) else to_toml(data), encoding="utf-8")
+    return path
+
+
+def _agg(**aggregates: str) -> dict[str, Any]:
+    return {"window.aggregates": aggregates}
+
+
+#: (id, changes to BASE_JOB, the dotted key the error must name)
+CONFIG_ERRORS: list[tuple[str, dict[str, Any], str]] = [
+    # unknown tables and keys
+    ("unknown-table", {"outputs": {"path": "x"}}, "outputs"),
+    ("unknown-top-level-key", {"name": "job"}, "name"),
+    ("unknown-source-key", {"source.colour": "red"}, "source.colour"),
+    ("unknown-ordering-key", {"ordering.late_arival": "5s"}, "ordering.late_arival"),
+    ("unknown-window-key", {"window.sise": "5m"}, "window.sise"),
+    ("unknown-output-key", {"output.pth": "out/"}, "output.pth"),
+    # durations
+    ("bad-duration", {"ordering.late_arrival": "5 seconds"}, "ordering.late_arrival"),
+    ("bad-duration-no-unit", {"window.size": "5"}, "window.size"),
+    ("bad-duration-float", {"ordering.out_of_order": 1.5}, "ordering.out_of_order"),
+    ("bad-duration-bool", {"ordering.early_arrival": True}, "ordering.early_arrival"),
+    ("negative-duration", {"ordering.late_arrival": "-5s"}, "ordering.late_arrival"),
+    ("negative-out-of-order", {"ordering.out_of_order": "-1s"}, "ordering.out_of_order"),
+    ("negative-int-duration", {"ordering.early_arrival": -1}, "ordering.early_arrival"),
+    ("negative-lateness", {"window.allowed_lateness": "-1s"}, "window.allowed_lateness"),
+    ("none-size", {"window.size": "none"}, "window.size"),
+    ("zero-size", {"window.size": "0s"}, "window.size"),
+    ("zero-idle-timeout", {"window.idle_timeout": "0s"}, "window.idle_timeout"),
+    # enums
+    ("bad-action", {"ordering.action": "ignore"}, "ordering.action"),
+    ("bad-on-out-of-order", {"ordering.on_out_of_order": "keep"}, "ordering.on_out_of_order"),
+    ("bad-source-format", {"source.format": "xml"}, "source.format"),
+    ("bad-output-format", {"output.format": "csv"}, "output.format"),
+    ("bad-boundary", {"window.boundary": "middle"}, "window.boundary"),
+    ("bad-late", {"window.late": "keep"}, "window.late"),
+    ("bad-window-type", {"window.type": "rolling"}, "window.type"),
+    ("bad-partitioned", {"ordering.partitioned": "yes"}, "ordering.partitioned"),
+    # partitions
+    (
+        "partitioned-without-partition",
+        {
+            "ordering.partitioned": True,
+            "source.partition": DELETE,
+            "source.partitions": DELETE,
+        },
+        "ordering.partitioned",
+    ),
+    (
+        "partitioned-with-over",
+        {
+            "ordering.partitioned": True,
+            "source.over": "device",
+            "window.group_by": ["partition", "device"],
+        },
+        "ordering.partitioned",
+    ),
+    ("partitions-without-partition", {"source.partition": DELETE}, "source.partitions"),
+    ("partitions-zero", {"source.partitions": 0}, "source.partitions"),
+    ("partitions-negative", {"source.partitions": -2}, "source.partitions"),
+    ("partitions-not-int", {"source.partitions": "4"}, "source.partitions"),
+    # source
+    ("missing-source-path", {"source.path": DELETE}, "source.path"),
+    ("missing-source", {"source": DELETE}, "source"),
+    ("source-not-a-table", {"source": "events.jsonl"}, "source"),
+    ("bad-column-name", {"source.timestamp_by": "t; drop table"}, "source.timestamp_by"),
+    ("ordering-not-a-table", {"ordering": "adjust"}, "ordering"),
+    # windows
+    ("hopping-without-hop", {"window.type": "hopping"}, "window.hop"),
+    ("size-on-session", {"window.type": "session", "window.gap": "30s"}, "window.size"),
+    ("session-without-gap", {"window.type": "session", "window.size": DELETE}, "window.gap"),
+    ("gap-on-tumbling", {"window.gap": "30s"}, "window.gap"),
+    ("hop-zero", {"window.type": "hopping", "window.hop": "0s"}, "window.hop"),
+    ("hop-zero-int", {"window.type": "hopping", "window.hop": 0}, "window.hop"),
+    ("sliding-with-start-boundary", {"window.type": "sliding"}, "window.boundary"),
+    # aggregates
+    ("unknown-aggregate", _agg(n="median(value)"), "window.aggregates.n"),
+    ("aggregate-injection", _agg(total="sum(value); drop table"), "window.aggregates.total"),
+    ("aggregate-two-args", _agg(total="sum(a,b)"), "window.aggregates.total"),
+    ("aggregate-no-parens", _agg(total="sum value"), "window.aggregates.total"),
+    ("aggregate-star", _agg(total="sum(*)"), "window.aggregates.total"),
+    ("aggregate-not-text", _agg(total=5), "window.aggregates.total"),
+    ("aggregates-not-a-table", {"window.aggregates": "count(*)"}, "window.aggregates"),
+    ("aggregate-clashes-group-by", _agg(device="count(*)"), "window.aggregates.device"),
+    ("aggregate-reserved-name", _agg(window_start="min(value)"), "window.aggregates.window_start"),
+    ("group-by-not-a-list", {"window.group_by": "device"}, "window.group_by"),
+    ("group-by-not-names", {"window.group_by": [1]}, "window.group_by"),
+    ("group-by-twice", {"window.group_by": ["device", "device"]}, "window.group_by"),
+    # substreams
+    ("over-not-in-group-by", {"source.over": "site"}, "window.group_by"),
+]

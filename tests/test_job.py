@@ -1,0 +1,414 @@
+"""The job file (SPEC §10): loading, normalising and rejecting configurations."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from pathlib import Path
+
+import pytest
+
+from jobfiles import BASE_JOB, CONFIG_ERRORS, DELETE, SPEC_JOB_TOML, mutate, write_job
+from sparktide.errors import ConfigError, SparktideError
+from sparktide.job import (
+    AGGREGATE_FUNCTIONS,
+    Aggregate,
+    Job,
+    Ordering,
+    Output,
+    Source,
+    Window,
+    load_job,
+)
+from sparktide.time import MINUTE, SECOND
+
+# ---------------------------------------------------------------------------- a full job
+
+
+def test_spec_job_loads(tmp_path):
+    job = load_job(write_job(tmp_path, SPEC_JOB_TOML))
+    assert isinstance(job, Job)
+    folder = tmp_path.resolve()
+
+    source = job.source
+    assert source.format == "jsonl"
+    assert Path(source.path) == folder / "events"
+    assert source.timestamp_by == "event_time"
+    assert source.arrival_time == "arrival_time"
+    assert source.processing_time == "seen_at"
+    assert source.partition == "partition"
+    assert source.partitions == 4
+    assert source.over == "device"
+    assert job.event_time_mode
+
+    ordering = job.ordering
+    assert ordering.early_arrival == 5 * MINUTE
+    assert ordering.late_arrival == 5 * SECOND
+    assert ordering.out_of_order == 0
+    assert ordering.action == "adjust"
+    assert ordering.on_out_of_order == "adjust"
+    assert ordering.out_of_order_action == "adjust"
+    assert ordering.partitioned is False
+
+    window = job.window
+    assert window is not None
+    assert window.type == "tumbling"
+    assert window.size == 5 * MINUTE
+    assert window.offset == 0
+    assert window.boundary == "start"
+    assert window.allowed_lateness == 0
+    assert window.idle_timeout == MINUTE
+    assert window.late == "dead_letter"
+    assert window.group_by == ("device",)
+    assert [(a.name, a.function, a.column) for a in window.aggregates] == [
+        ("n", "count", None),
+        ("total", "sum", "value"),
+        ("peak", "max", "value"),
+    ]
+    assert window.period == 5 * MINUTE
+
+    output = job.output
+    assert output.format == "jsonl"
+    assert Path(output.path) == folder / "out"
+    assert Path(output.dead_letter) == folder / "dead_letter"
+    assert Path(output.metrics) == folder / "metrics"
+    assert Path(output.checkpoint) == folder / "checkpoint"
+
+
+def test_durations_are_int_microseconds(tmp_path):
+    job = load_job(write_job(tmp_path, SPEC_JOB_TOML))
+    for value in (
+        job.ordering.early_arrival,
+        job.ordering.late_arrival,
+        job.ordering.out_of_order,
+        job.window.size,
+        job.window.offset,
+        job.window.allowed_lateness,
+        job.window.idle_timeout,
+    ):
+        assert type(value) is int
+
+
+def test_relative_paths_resolve_against_the_job_files_folder(tmp_path, monkeypatch):
+    jobs = tmp_path / "jobs" / "nightly"
+    jobs.mkdir(parents=True)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    data = mutate(BASE_JOB, {"source.path": "../data/events", "output.path": "out"})
+    path = write_job(jobs, data)
+    job = load_job(Path("..") / "jobs" / "nightly" / "job.toml")
+    assert Path(job.source.path).resolve() == (tmp_path / "jobs" / "data" / "events").resolve()
+    assert Path(job.source.path).is_absolute()
+    assert Path(job.output.path) == jobs.resolve() / "out"
+    assert load_job(path) == job
+
+
+def test_absolute_paths_are_kept(tmp_path):
+    absolute = tmp_path / "abs" / "events.jsonl"
+    job = load_job(write_job(tmp_path, mutate(BASE_JOB, {"source.path": str(absolute)})))
+    assert Path(job.source.path) == absolute
+
+
+def test_minimal_job_gets_defaults(tmp_path):
+    job = load_job(write_job(tmp_path, '[source]\npath = "events.jsonl"\n'))
+    assert job.source.format == "jsonl"
+    assert job.source.timestamp_by is None
+    assert not job.event_time_mode
+    assert job.ordering.early_arrival == 5 * MINUTE
+    assert job.ordering.late_arrival == 5 * SECOND
+    assert job.ordering.out_of_order == 0
+    assert job.ordering.action == "adjust"
+    assert job.ordering.out_of_order_action == "adjust"
+    assert job.ordering.partitioned is False
+    assert job.window is None
+    assert job.output == Output()
+
+
+def test_on_out_of_order_defaults_to_action(tmp_path):
+    data = mutate(BASE_JOB, {"ordering.action": "drop", "ordering.on_out_of_order": DELETE})
+    job = load_job(write_job(tmp_path, data))
+    assert job.ordering.on_out_of_order is None
+    assert job.ordering.out_of_order_action == "drop"
+
+
+@pytest.mark.parametrize("action", ["adjust", "drop", "dead_letter", "accept"])
+def test_every_on_out_of_order_value_loads(tmp_path, action):
+    job = load_job(write_job(tmp_path, mutate(BASE_JOB, {"ordering.on_out_of_order": action})))
+    assert job.ordering.out_of_order_action == action
+
+
+def test_none_disables_checks(tmp_path):
+    data = mutate(
+        BASE_JOB,
+        {
+            "ordering.early_arrival": "none",
+            "ordering.late_arrival": "none",
+            "ordering.out_of_order": "none",
+        },
+    )
+    ordering = load_job(write_job(tmp_path, data)).ordering
+    assert ordering.early_arrival is None
+    assert ordering.late_arrival is None
+    assert ordering.out_of_order is None
+
+
+@pytest.mark.parametrize(
+    ("changes", "expected"),
+    [
+        ({"window.type": "hopping", "window.hop": "1m"}, {"size": 5 * MINUTE, "hop": MINUTE}),
+        (
+            {
+                "window.type": "session",
+                "window.size": DELETE,
+                "window.gap": "30s",
+                "window.max_duration": "10m",
+            },
+            {"gap": 30 * SECOND, "max_duration": 10 * MINUTE},
+        ),
+        (
+            {"window.type": "sliding", "window.boundary": DELETE},
+            {"size": 5 * MINUTE, "boundary": "end"},
+        ),
+        ({"window.type": "snapshot", "window.size": DELETE}, {"size": None}),
+        ({"window.boundary": "end"}, {"boundary": "end"}),
+        ({"window.boundary": DELETE}, {"boundary": "start"}),
+        ({"window.idle_timeout": DELETE}, {"idle_timeout": None}),
+        ({"window.late": "drop", "window.offset": "30s"}, {"late": "drop", "offset": 30 * SECOND}),
+    ],
+)
+def test_window_variants_load(tmp_path, changes, expected):
+    window = load_job(write_job(tmp_path, mutate(BASE_JOB, changes))).window
+    for name, value in expected.items():
+        assert getattr(window, name) == value
+
+
+def test_every_aggregate_function_parses(tmp_path):
+    aggregates = {f"a_{f}": f"{f}(value)" for f in AGGREGATE_FUNCTIONS}
+    aggregates["rows"] = "count(*)"
+    aggregates["spaced"] = "  SUM ( value )  "
+    job = load_job(write_job(tmp_path, mutate(BASE_JOB, {"window.aggregates": aggregates})))
+    parsed = {a.name: (a.function, a.column) for a in job.window.aggregates}
+    for function in AGGREGATE_FUNCTIONS:
+        assert parsed[f"a_{function}"] == (function, "value")
+    assert parsed["rows"] == ("count", None)
+    assert parsed["spaced"] == ("sum", "value")
+    assert [a.name for a in job.window.aggregates] == list(aggregates)
+
+
+def test_substreams_with_key_in_group_by_load(tmp_path):
+    data = mutate(BASE_JOB, {"source.over": "device"})
+    job = load_job(write_job(tmp_path, data))
+    assert job.source.over == "device"
+
+
+def test_partitioned_job_loads(tmp_path):
+    data = mutate(BASE_JOB, {"ordering.partitioned": True, "window.group_by": ["partition"]})
+    assert load_job(write_job(tmp_path, data)).ordering.partitioned is True
+
+
+# ---------------------------------------------------------------------------- frozen
+
+
+def test_job_is_frozen(tmp_path):
+    job = load_job(write_job(tmp_path, SPEC_JOB_TOML))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        job.ordering = Ordering()
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        job.ordering.late_arrival = 0
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        job.source.path = "elsewhere"
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        job.window.size = 1
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        job.output.path = "elsewhere"
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        job.window.aggregates[0].function = "sum"
+    assert isinstance(job.window.group_by, tuple)
+    assert isinstance(job.window.aggregates, tuple)
+
+
+def test_jobs_are_values(tmp_path):
+    first = load_job(write_job(tmp_path, SPEC_JOB_TOML))
+    second = load_job(write_job(tmp_path, SPEC_JOB_TOML, name="again.toml"))
+    assert first == second
+    assert hash(first.ordering) == hash(second.ordering)
+
+
+# ---------------------------------------------------------------------------- errors
+
+
+@pytest.mark.parametrize(
+    ("changes", "key"),
+    [pytest.param(changes, key, id=name) for name, changes, key in CONFIG_ERRORS],
+)
+def test_config_error_names_the_key(tmp_path, changes, key):
+    path = write_job(tmp_path, mutate(BASE_JOB, changes))
+    with pytest.raises(ConfigError) as info:
+        load_job(path)
+    assert info.value.key == key
+    assert key in str(info.value)
+    assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("changes", "key"),
+    [pytest.param(changes, key, id=name) for name, changes, key in CONFIG_ERRORS],
+)
+def test_config_errors_from_dict_too(changes, key):
+    with pytest.raises(ConfigError) as info:
+        Job.from_dict(mutate(BASE_JOB, changes))
+    assert key in str(info.value)
+
+
+def test_config_error_is_a_value_error_and_a_sparktide_error():
+    assert issubclass(ConfigError, ValueError)
+    assert issubclass(ConfigError, SparktideError)
+    error = ConfigError("ordering.late_arrival", "bad")
+    assert error.key == "ordering.late_arrival"
+    assert error.message == "bad"
+    assert str(error) == "ordering.late_arrival: bad"
+
+
+@pytest.mark.parametrize(
+    ("changes", "hint"),
+    [
+        ({"ordering.late_arival": "5s"}, "late_arrival"),
+        ({"ordering.out_of_ordr": "5s"}, "out_of_order"),
+        ({"window.agregates": {}}, "aggregates"),
+        ({"source.timestamp": "t"}, "timestamp_by"),
+        ({"sources": {"path": "x"}}, "source"),
+        ({"windows": {"type": "tumbling"}}, "window"),
+    ],
+)
+def test_unknown_key_suggests_the_closest(tmp_path, changes, hint):
+    with pytest.raises(ConfigError) as info:
+        load_job(write_job(tmp_path, mutate(BASE_JOB, changes)))
+    assert "did you mean" in str(info.value)
+    assert repr(hint) in str(info.value)
+
+
+def test_unknown_key_without_a_near_match_has_no_hint(tmp_path):
+    with pytest.raises(ConfigError) as info:
+        load_job(write_job(tmp_path, mutate(BASE_JOB, {"ordering.xyzzy": 1})))
+    assert "ordering.xyzzy" in str(info.value)
+    assert "did you mean" not in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("value", "bad"),
+    [
+        ("sum(value); drop table", "drop table"),
+        ("sum(a,b)", "sum(a,b)"),
+        ("__import__('os')", "__import__"),
+        ("count(*) + 1", "+ 1"),
+        ("sum(value)) --", "--"),
+    ],
+)
+def test_aggregate_text_is_never_executed(tmp_path, value, bad):
+    path = write_job(tmp_path, mutate(BASE_JOB, {"window.aggregates": {"total": value}}))
+    with pytest.raises(ConfigError) as info:
+        load_job(path)
+    assert "window.aggregates.total" in str(info.value)
+    assert bad in str(info.value)
+
+
+def test_file_not_toml(tmp_path):
+    path = tmp_path / "job.toml"
+    path.write_text("[source\npath = events\n", encoding="utf-8")
+    with pytest.raises(ConfigError) as info:
+        load_job(path)
+    assert "TOML" in str(info.value)
+    assert "job.toml" in str(info.value)
+
+
+def test_file_not_utf8(tmp_path):
+    path = tmp_path / "job.toml"
+    path.write_bytes(b'[source]\npath = "\xff\xfe"\n')
+    with pytest.raises(ConfigError):
+        load_job(path)
+
+
+def test_file_missing(tmp_path):
+    with pytest.raises(ConfigError) as info:
+        load_job(tmp_path / "nope.toml")
+    assert "nope.toml" in str(info.value)
+
+
+def test_file_is_a_directory(tmp_path):
+    with pytest.raises(ConfigError):
+        load_job(tmp_path)
+
+
+def test_empty_file_lacks_source(tmp_path):
+    with pytest.raises(ConfigError) as info:
+        load_job(write_job(tmp_path, ""))
+    assert "source" in str(info.value)
+
+
+# ---------------------------------------------------------------------------- Python API
+
+
+def test_python_api_parses_durations():
+    assert Ordering(late_arrival="20s").late_arrival == 20_000_000
+    assert Ordering(late_arrival="none").late_arrival is None
+    assert Ordering(out_of_order="1m30s").out_of_order == 90 * SECOND
+    assert Ordering(early_arrival=7).early_arrival == 7
+    assert Ordering() == Ordering(early_arrival="5m", late_arrival="5s", out_of_order="0")
+    assert type(Ordering(late_arrival="20s").late_arrival) is int
+
+
+def test_python_api_validates():
+    with pytest.raises(ConfigError, match=re.escape("ordering.late_arrival")):
+        Ordering(late_arrival="soon")
+    with pytest.raises(ConfigError, match=re.escape("ordering.late_arrival")):
+        Ordering(late_arrival="-1s")
+    with pytest.raises(ConfigError, match=re.escape("ordering.action")):
+        Ordering(action="ignore")
+    with pytest.raises(ConfigError, match=re.escape("source.path")):
+        Source(path="")
+    with pytest.raises(ConfigError, match=re.escape("window.hop")):
+        Window(type="hopping", size="5m")
+    with pytest.raises(ConfigError, match=re.escape("window.aggregates.x")):
+        Aggregate.parse("x", "median(v)")
+    with pytest.raises(ConfigError, match=re.escape("ordering.partitioned")):
+        Job(Source(path="p"), Ordering(partitioned=True))
+    with pytest.raises(ConfigError, match=re.escape("window.group_by")):
+        Job(Source(path="p", over="device"), window=Window(type="tumbling", size="1m"))
+
+
+def test_python_api_builds_the_same_job_as_the_file(tmp_path):
+    (tmp_path / "events.jsonl").touch()
+    data = mutate(
+        BASE_JOB,
+        {"source.path": str(tmp_path / "events.jsonl"), "output": {"path": str(tmp_path / "o")}},
+    )
+    from_file = load_job(write_job(tmp_path, data))
+    built = Job(
+        source=Source(
+            path=str(tmp_path / "events.jsonl"),
+            timestamp_by="event_time",
+            arrival_time="arrival_time",
+            partition="partition",
+            partitions=4,
+        ),
+        ordering=Ordering(early_arrival="5m", late_arrival="5s", on_out_of_order="adjust"),
+        window=Window(
+            type="tumbling",
+            size="5m",
+            idle_timeout="1m",
+            group_by=["device"],
+            aggregates=(
+                Aggregate.parse("n", "count(*)"),
+                Aggregate.parse("total", "sum(value)"),
+                Aggregate.parse("peak", "max(value)"),
+            ),
+        ),
+        output=Output(path=str(tmp_path / "o")),
+    )
+    assert built == from_file
+
+
+def test_aggregate_str():
+    assert str(Aggregate.parse("n", "count(*)")) == "count(*)"
+    assert str(Aggregate.parse("t", "SUM(value)")) == "sum(value)"
