@@ -1,0 +1,149 @@
+"""Window aggregates as mergeable partial states in Spark SQL.
+
+Each aggregate of the job becomes partial columns (computed per micro-batch), merge
+expressions (combining a batch's partials with the open windows carried in state) and a
+final expression giving the value as JSON text, with the reference engine's null rules
+(see ``docs/semantics.md``). Values are read from the record map ``m`` as variants, so
+their JSON types survive.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sparktide.job import Aggregate
+from sparktide.spark.sql import field
+
+__all__ = ["AggregatePlan", "plan_aggregates"]
+
+_INTS = "('TINYINT', 'SMALLINT', 'INT', 'BIGINT')"
+ORDER = "s, a, file, line"
+
+
+@dataclass(frozen=True)
+class AggregatePlan:
+    """SQL for one aggregate: partial, merge and final expressions.
+
+    Attributes
+    ----------
+    partial
+        ``(column, aggregate expression over rows)`` pairs.
+    merge
+        ``(column, aggregate expression over partial rows)`` pairs, same columns.
+    final
+        Expression of the value as JSON text over the merged columns.
+    """
+
+    partial: tuple[tuple[str, str], ...]
+    merge: tuple[tuple[str, str], ...]
+    final: str
+
+
+def _value(column: str) -> tuple[str, str, str]:
+    v = field(column)
+    notnull = f"({v} IS NOT NULL AND schema_of_variant({v}) <> 'VOID')"
+    return v, notnull, f"to_json({v})"
+
+
+def plan_aggregates(aggregates: tuple[Aggregate, ...]) -> list[AggregatePlan]:
+    """Plans for the job's aggregates, in output order (partial columns ``p<i>_*``)."""
+    plans = []
+    for i, aggregate in enumerate(aggregates):
+        p = f"p{i}"
+        function = aggregate.function
+        if aggregate.column is None:  # count(*)
+            plans.append(
+                AggregatePlan(
+                    ((f"{p}_n", "count(*)"),),
+                    ((f"{p}_n", f"sum({p}_n)"),),
+                    f"CAST({p}_n AS STRING)",
+                )
+            )
+            continue
+        v, notnull, js = _value(aggregate.column)
+        if function == "count":
+            plans.append(
+                AggregatePlan(
+                    ((f"{p}_n", f"count(CASE WHEN {notnull} THEN 1 END)"),),
+                    ((f"{p}_n", f"sum({p}_n)"),),
+                    f"CAST({p}_n AS STRING)",
+                )
+            )
+        elif function in ("sum", "avg"):
+            is_int = f"schema_of_variant({v}) IN {_INTS}"
+            partial = (
+                (
+                    f"{p}_si",
+                    f"sum(CASE WHEN {notnull} AND {is_int} THEN "
+                    f"CAST(try_variant_get({v}, '$', 'bigint') AS DECIMAL(38,0)) END)",
+                ),
+                (
+                    f"{p}_sd",
+                    f"sum(CASE WHEN {notnull} AND NOT {is_int} THEN "
+                    f"try_variant_get({v}, '$', 'double') END)",
+                ),
+                (f"{p}_nn", f"count(CASE WHEN {notnull} THEN 1 END)"),
+                (f"{p}_nf", f"count(CASE WHEN {notnull} AND NOT {is_int} THEN 1 END)"),
+            )
+            merge = tuple((name, f"sum({name})") for name, _ in partial)
+            total = f"(CAST(coalesce({p}_si, 0) AS DOUBLE) + coalesce({p}_sd, 0D))"
+            if function == "sum":
+                final = (
+                    f"CASE WHEN {p}_nn = 0 THEN 'null' "
+                    f"WHEN {p}_nf = 0 THEN CAST({p}_si AS STRING) "
+                    f"ELSE CAST({total} AS STRING) END"
+                )
+            else:
+                final = (
+                    f"CASE WHEN {p}_nn = 0 THEN 'null' ELSE CAST({total} / {p}_nn AS STRING) END"
+                )
+            plans.append(AggregatePlan(partial, merge, final))
+        elif function in ("min", "max"):
+            schema = f"schema_of_variant({v})"
+            rank = (
+                f"CASE WHEN {schema} RLIKE '^(TINYINT|SMALLINT|INT|BIGINT|FLOAT|DOUBLE|DECIMAL.*"
+                f"|BOOLEAN)$' THEN 0 WHEN {schema} = 'STRING' THEN 1 ELSE 2 END"
+            )
+            number = (
+                f"CASE WHEN {schema} = 'BOOLEAN' THEN CASE WHEN try_variant_get({v}, '$', "
+                f"'boolean') THEN 1D ELSE 0D END ELSE try_variant_get({v}, '$', 'double') END"
+            )
+            text = (
+                f"CASE WHEN {schema} = 'STRING' THEN try_variant_get({v}, '$', 'string') "
+                f"ELSE {js} END"
+            )
+            item = (
+                f"CASE WHEN {notnull} THEN struct({rank} AS r, {number} AS n, {text} AS t, "
+                f"{js} AS j) END"
+            )
+            plans.append(
+                AggregatePlan(
+                    ((p, f"{function}({item})"),),
+                    ((p, f"{function}({p})"),),
+                    f"coalesce({p}.j, 'null')",
+                )
+            )
+        elif function in ("first", "last"):
+            item = f"struct({ORDER}, coalesce(CASE WHEN {notnull} THEN {js} END, 'null') AS j)"
+            op = "min" if function == "first" else "max"
+            plans.append(AggregatePlan(((p, f"{op}({item})"),), ((p, f"{op}({p})"),), f"{p}.j"))
+        elif function == "collect_list":
+            item = f"CASE WHEN {notnull} THEN struct({ORDER}, {js} AS j) END"
+            plans.append(
+                AggregatePlan(
+                    ((p, f"collect_list({item})"),),
+                    ((p, f"flatten(collect_list({p}))"),),
+                    f"concat('[', array_join(transform(array_sort({p}), x -> x.j), ','), ']')",
+                )
+            )
+        elif function == "count_distinct":
+            plans.append(
+                AggregatePlan(
+                    ((p, f"collect_set(CASE WHEN {notnull} THEN {js} END)"),),
+                    ((p, f"array_distinct(flatten(collect_list({p})))"),),
+                    f"CAST(size({p}) AS STRING)",
+                )
+            )
+        else:  # pragma: no cover - the job grammar allows nothing else
+            raise ValueError(f"unknown aggregate {function!r}")
+    return plans

@@ -1,0 +1,716 @@
+"""The Spark engine: SPEC §2–6 per micro-batch, vectorised in Spark SQL.
+
+Each micro-batch (``foreachBatch``) runs these steps; ``docs/design.md`` says why.
+
+1. **Clock.** The batch's processing time comes from the journal (or is chosen and
+   journaled). A small aggregate over the batch says which partitions delivered and
+   their largest arrival time; partitions that delivered nothing get their idle estimate.
+2. **Policy.** Within a batch the arrival clock at an event is ``max(A0, arrival)``
+   (rows are judged in arrival order), and the timeline's newest timestamp before an
+   event is a running maximum of a per-row value ``h`` — one window function per
+   timeline. Every verdict and system timestamp follows in closed form.
+3. **Windows / release.** Admitted rows are assigned to their windows, aggregated into
+   mergeable partials, merged with the open windows kept in state, and windows whose due
+   watermark has been reached are written; held events are released likewise.
+4. **State.** Clocks go to a JSON file, open windows / held events / substream keys to
+   parquet, all under a directory named by the batch id, committed last. Outputs are
+   written to directories named by the batch id (overwritten on replay): exactly once.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from sparktide.core.instants import NEG_INF, POS_INF
+from sparktide.core.watermark import NEVER_SEEN_LAG
+from sparktide.job import Job
+from sparktide.spark.aggregates import plan_aggregates
+from sparktide.spark.parse import parse_lines
+from sparktide.spark.sql import NEG, field, iso, lit_us
+from sparktide.spark.state import StateStore
+
+__all__ = ["SparkEngine"]
+
+_COUNTERS = (
+    "input",
+    "admitted",
+    "early",
+    "late",
+    "out_of_order",
+    "adjusted",
+    "in_no_window",
+    "dropped.early",
+    "dropped.late",
+    "dropped.out_of_order",
+    "dropped.window_closed",
+    "dead_lettered.out_of_order",
+    "dead_lettered.window_closed",
+)
+_JSON_OPTS = {"ignoreNullFields": "false"}
+
+
+class SparkEngine:
+    """Runs one job's micro-batches.
+
+    Parameters
+    ----------
+    spark
+        The session.
+    job
+        The job; ``job.output`` names the output, dead-letter, metrics and checkpoint
+        directories.
+    """
+
+    def __init__(self, spark: SparkSession, job: Job) -> None:
+        output = job.output
+        if output.checkpoint is None:
+            raise ValueError("output.checkpoint is required to run on Spark")
+        self.spark = spark
+        self.job = job
+        self.window = job.window
+        ordering = job.ordering
+        self.E = ordering.early_arrival
+        self.L = ordering.late_arrival
+        self.O = ordering.out_of_order
+        self.late_drop = ordering.action == "drop"
+        self.ooo = ordering.out_of_order_action
+        self.mode = (
+            "substreams"
+            if job.source.over is not None
+            else "partitioned"
+            if ordering.partitioned
+            else "merged"
+        )
+        self.store = StateStore(spark, output.checkpoint)
+        self.output = output
+        self.lateness = self.window.allowed_lateness if self.window else 0
+        self.closed_end = bool(self.window) and (
+            self.window.boundary == "end" or self.window.type in ("sliding", "snapshot")
+        )
+        if self.window is not None and self.window.type in ("sliding", "session"):
+            raise NotImplementedError(
+                f"{self.window.type} windows are not yet supported by the Spark engine"
+            )
+        self.plans = plan_aggregates(self.window.aggregates) if self.window else []
+        self._flushing = False
+
+    # ------------------------------------------------------------------ clocks
+    def _initial_clock(self) -> dict[str, Any]:
+        partitions = {}
+        if self.job.source.partitions is not None:
+            for pid in range(self.job.source.partitions):
+                partitions[str(pid)] = _new_partition()
+        counters: dict[str, dict[str, int]] = {}
+        return {
+            "partitions": partitions,
+            "arrival": NEG_INF,
+            "job_watermark": NEG_INF,
+            "counters": counters,
+            "malformed": 0,
+            "processing_time": NEG_INF,
+        }
+
+    def _refresh(self, part: dict[str, Any], arrival: int) -> int:
+        w = part["watermark"]
+        if self.O is not None:
+            w = max(w, part["newest"] - self.O)
+        if self.L is not None:
+            w = max(w, arrival - self.L)
+        return w
+
+    # ------------------------------------------------------------------ one batch
+    def process(
+        self, lines: DataFrame, batch_id: int, now: int | None = None, *, flush: bool = False
+    ) -> dict[str, Any]:
+        """Process one micro-batch of raw lines (``file``, ``line``, ``raw``, ``mtime``).
+
+        With ``flush``, ``batch_id`` is the last committed batch, ``lines`` is empty, and
+        every governing watermark is taken as +infinity. Returns the metrics record.
+        """
+        self._flushing = flush
+        journal_id = f"flush-{batch_id}" if flush else batch_id
+        previous = batch_id if flush else self.store.latest(below=batch_id)
+        clock = self.store.load_clock(previous) or self._initial_clock()
+        now = self.store.processing_time(
+            journal_id, max(now or 0, clock["processing_time"]) if flush else now
+        )
+        parsed = parse_lines(lines, self.job)
+        stats = {
+            row["pid"]: row
+            for row in parsed.groupBy("pid")
+            .agg(
+                F.count("*").alias("n"),
+                F.max("a").alias("max_a"),
+                F.count(F.when(F.col("error").isNotNull(), 1)).alias("bad"),
+            )
+            .collect()
+        }
+        malformed = sum(row["bad"] for row in stats.values())
+        delivering = {pid: row for pid, row in stats.items() if pid is not None}
+        parts: dict[str, dict[str, Any]] = clock["partitions"]
+        # 1. idle estimates for partitions that deliver nothing at this instant
+        for pid, part in parts.items():
+            if pid in delivering:
+                continue
+            guess = (
+                part["last_arrival"] + (now - part["last_processing"])
+                if part["seen"]
+                else now - NEVER_SEEN_LAG
+            )
+            part["arrival"] = max(part["arrival"], guess)
+            if self.mode != "substreams":
+                part["watermark"] = self._refresh(part, part["arrival"])
+        for pid in delivering:
+            parts.setdefault(pid, _new_partition())
+        global_a0 = max([clock["arrival"], *(p["arrival"] for p in parts.values())])
+        # 2. policy
+        good = parsed.filter("error IS NULL")
+        decided = self._policy(good, parts, global_a0, batch_id)
+        keys_next = None
+        if self.mode == "substreams":
+            decided, batch_keys = decided
+            keys_next = self._next_keys(batch_keys, previous, global_a0, delivering)
+        decided = self._assign_windows(decided, parts)
+        summary = (
+            decided.groupBy("pid")
+            .agg(F.max("h").alias("max_h"), *self._counter_columns())
+            .collect()
+        )
+        # end-of-batch clocks
+        for pid, row in delivering.items():
+            part = parts[pid]
+            part["arrival"] = max(part["arrival"], row["max_a"])
+            part["last_arrival"] = row["max_a"]
+            part["last_processing"] = now
+            part["seen"] = True
+        global_end = max([global_a0, *(p["arrival"] for p in parts.values())])
+        counters: dict[str, dict[str, int]] = clock["counters"]
+        for row in summary:
+            pid = row["pid"]
+            if self.mode != "substreams":
+                part = parts[pid]
+                if row["max_h"] is not None:
+                    part["newest"] = max(part["newest"], row["max_h"])
+            entry = counters.setdefault(pid, {})
+            for name in _COUNTERS:
+                entry[name] = entry.get(name, 0) + (row[_col(name)] or 0)
+        if self.mode != "substreams":
+            for part in parts.values():
+                part["watermark"] = self._refresh(part, part["arrival"])
+        clock["arrival"] = global_end
+        clock["malformed"] = clock.get("malformed", 0) + malformed
+        clock["processing_time"] = now
+        # 3. governing watermarks at the end of the batch
+        if self.mode == "merged":
+            job_w = min((p["watermark"] for p in parts.values()), default=NEG_INF)
+            clock["job_watermark"] = max(clock["job_watermark"], job_w)
+        label = f"flush={batch_id:09d}" if flush else f"batch={batch_id:09d}"
+        self.store.begin(batch_id, replace=flush)
+        self._write_dead_letters(parsed, decided, label)
+        if self.window is not None:
+            self._windows(
+                decided, parts, clock, keys_next, previous, batch_id, now, global_end, label
+            )
+        else:
+            self._release(decided, parts, clock, keys_next, previous, batch_id, global_end, label)
+        if keys_next is not None:
+            self._write_keys(keys_next, batch_id, global_end)
+        clock["flushed"] = flush
+        self.store.commit(batch_id, clock, replace=flush)
+        metrics = self._metrics(clock, now, batch_id)
+        metrics["flushed"] = flush
+        self._write_metrics(metrics, label)
+        return metrics
+
+    def _next_keys(
+        self,
+        batch_keys: DataFrame,
+        previous: int | None,
+        global_a0: int,
+        delivering: dict[str, Any],
+    ) -> DataFrame:
+        """Substream key state after this batch: newest and watermark per key."""
+        global_end = max([global_a0, *(row["max_a"] for row in delivering.values())])
+        floor = lit_us(global_end - self.L) if self.L is not None else NEG
+        old = self.store.load_table(previous, "keys", _KEYS_SCHEMA)
+        joined = old.join(batch_keys, on="key", how="full_outer")
+        joined = joined.withColumn(
+            "k_newest", F.expr(f"greatest(coalesce(k_newest, {NEG}), coalesce(max_h, {NEG}))")
+        )
+        newest = f", k_newest - {self.O}" if self.O is not None else ""
+        return joined.select(
+            "key",
+            "k_newest",
+            F.expr(f"greatest(coalesce(k_watermark, {NEG}), {floor}{newest})").alias("k_watermark"),
+        )
+
+    # ------------------------------------------------------------------ policy (SQL)
+    def _policy(
+        self, good: DataFrame, parts: dict[str, dict[str, Any]], global_a0: int, batch_id: int
+    ) -> Any:
+        E, L, delay = self.E, self.L, self.O
+        if self.mode == "substreams":
+            keys = self.store.load_table(self.store.latest(below=batch_id), "keys", _KEYS_SCHEMA)
+            rows = good.join(keys, on="key", how="left")
+            rows = rows.withColumn("A0", F.expr(lit_us(global_a0)))
+            rows = rows.withColumn("W0", F.expr(f"coalesce(k_watermark, {NEG})"))
+            rows = rows.withColumn("newest0", F.expr(f"coalesce(k_newest, {NEG})"))
+            timeline = "key"
+        else:
+            table = self.spark.createDataFrame(
+                [(pid, p["arrival"], p["watermark"], p["newest"]) for pid, p in parts.items()],
+                "pid string, A0 bigint, W0 bigint, newest0 bigint",
+            )
+            rows = good.join(F.broadcast(table), on="pid", how="left")
+            timeline = "pid"
+        late = f"(a - t > {L})" if L is not None else "false"
+        early = f"(t - a > {E})" if E is not None else "false"
+        floor = f"(greatest(A0, a) - {L})" if L is not None else NEG
+        rows = rows.withColumn("is_early", F.expr(early)).withColumn("is_late", F.expr(late))
+        rows = rows.withColumn(
+            "g", F.expr(f"CASE WHEN is_late THEN a - {L} ELSE t END" if L is not None else "t")
+        )
+        rows = rows.withColumn("floor_i", F.expr(floor))
+        gone = "is_early" + (" OR is_late" if self.late_drop else "")
+        if delay is None:
+            h = NEG
+        elif self.ooo == "adjust":
+            h = "greatest(g, W0, floor_i)"
+        elif self.ooo == "accept":
+            h = "g"
+        else:
+            h = f"CASE WHEN g >= greatest(W0, floor_i) THEN g ELSE {NEG} END"
+        rows = rows.withColumn("h", F.expr(f"CASE WHEN {gone} THEN {NEG} ELSE {h} END"))
+        order = f"PARTITION BY {timeline} ORDER BY a, file, line"
+        rows = rows.withColumn(
+            "newest_x",
+            F.expr(
+                f"greatest(newest0, coalesce(max(h) OVER ({order} ROWS BETWEEN UNBOUNDED "
+                f"PRECEDING AND 1 PRECEDING), {NEG}))"
+            ),
+        )
+        newest_term = f", newest_x - {delay}" if delay is not None else ""
+        rows = rows.withColumn("W", F.expr(f"greatest(W0, floor_i{newest_term})"))
+        ooo = f"(NOT ({gone}) AND g < W)" if delay is not None else "false"
+        rows = rows.withColumn("is_ooo", F.expr(ooo))
+        s_ooo = {"adjust": "W", "accept": "g"}.get(self.ooo, "CAST(NULL AS BIGINT)")
+        rows = rows.withColumn(
+            "s", F.expr(f"CASE WHEN {gone} THEN NULL WHEN is_ooo THEN {s_ooo} ELSE g END")
+        )
+        outcome_ooo = {"drop": "'dropped'", "dead_letter": "'dead_lettered'"}.get(self.ooo)
+        verdict = (
+            "CASE WHEN is_early THEN 'dropped' "
+            + ("WHEN is_late THEN 'dropped' " if self.late_drop else "")
+            + (f"WHEN is_ooo THEN {outcome_ooo} " if outcome_ooo else "")
+            + "WHEN s <> t THEN 'adjusted' ELSE 'accepted' END"
+        )
+        rows = rows.withColumn("verdict", F.expr(verdict))
+        rows = rows.withColumn(
+            "reason",
+            F.expr(
+                "CASE WHEN is_early THEN 'early' "
+                + ("WHEN is_late THEN 'late' " if self.late_drop else "")
+                + "WHEN is_ooo AND verdict IN ('dropped', 'dead_lettered') THEN 'out_of_order' END"
+            ),
+        )
+        if self.mode == "substreams":
+            rows = rows.withColumn("scope", F.col("key"))
+            rows = rows.withColumn("G", F.col("W"))
+            end = rows.groupBy("key").agg(
+                F.max("h").alias("max_h"),
+            )
+            return rows, end
+        rows = rows.withColumn("scope", F.col("pid") if self.mode == "partitioned" else F.lit(""))
+        if self.mode == "merged" and (self.ooo == "accept" or delay is None) and len(parts) > 1:
+            rows = rows.withColumn(
+                "W_after",
+                F.expr(
+                    f"greatest(W, greatest(newest_x, h) - {delay})" if delay is not None else "W"
+                ),
+            )
+            columns = []
+            for i, (pid, part) in enumerate(sorted(parts.items())):
+                fill = (
+                    f"max(CASE WHEN pid = '{_sql(pid)}' THEN W_after END) OVER (ORDER BY a, file, "
+                    "line ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)"
+                )
+                rows = rows.withColumn(f"_w{i}", F.expr(fill))
+                columns.append(
+                    f"CASE WHEN pid = '{_sql(pid)}' THEN W ELSE "
+                    f"coalesce(_w{i}, {lit_us(part['watermark'])}) END"
+                )
+            rows = rows.withColumn("G", F.expr(f"least({', '.join(columns)})"))
+        elif self.mode == "merged":
+            rows = rows.withColumn("G", F.expr(NEG))
+        else:
+            rows = rows.withColumn("G", F.col("W"))
+        return rows
+
+    # ------------------------------------------------------------------ windows
+    def _due(self, end: str) -> str:
+        return f"({end} + {self.lateness + (1 if self.closed_end else 0)})"
+
+    def _assign_windows(self, rows: DataFrame, parts: dict[str, Any]) -> DataFrame:
+        admitted = "s IS NOT NULL"
+        w = self.window
+        if w is None:
+            rows = rows.withColumn("starts", F.expr("CAST(NULL AS ARRAY<BIGINT>)"))
+            rows = rows.withColumn("open_starts", F.col("starts"))
+            rows = rows.withColumn("closed_start", F.lit(None).cast("bigint"))
+        else:
+            if w.type == "snapshot":
+                candidates = "array(s)"
+                end = "x"
+            else:
+                size, period, offset = w.size, w.period, w.offset
+                x = "(s - 1)" if self.closed_end else "s"
+                last = f"({x} - pmod({x} - {offset}, {period}))"
+                count = -(-size // period)  # ceil
+                candidates = (
+                    f"filter(transform(sequence({count - 1}, 0, -1), k -> {last} - k * {period}), "
+                    f"st -> st + {size} > {x})"
+                )
+                end = f"(x + {size})"
+            rows = rows.withColumn("starts", F.expr(f"CASE WHEN {admitted} THEN {candidates} END"))
+            rows = rows.withColumn(
+                "open_starts", F.expr(f"filter(starts, x -> {self._due(end)} > G)")
+            )
+            closed = "(size(starts) > 0 AND size(open_starts) = 0)"
+            late = "'dead_lettered'" if w.late == "dead_letter" else "'dropped'"
+            rows = rows.withColumn(
+                "reason",
+                F.expr(f"CASE WHEN {admitted} AND {closed} THEN 'window_closed' ELSE reason END"),
+            )
+            rows = rows.withColumn(
+                "verdict",
+                F.expr(f"CASE WHEN reason = 'window_closed' THEN {late} ELSE verdict END"),
+            )
+            rows = rows.withColumn(
+                "closed_start",
+                F.expr("CASE WHEN reason = 'window_closed' THEN element_at(starts, -1) END"),
+            )
+        return rows
+
+    def _counter_columns(self) -> list[Any]:
+        def count(condition: str, name: str) -> Any:
+            return F.count(F.when(F.expr(condition), 1)).alias(_col(name))
+
+        return [
+            count("true", "input"),
+            count("verdict IN ('accepted', 'adjusted')", "admitted"),
+            count("is_early", "early"),
+            count("is_late", "late"),
+            count("is_ooo", "out_of_order"),
+            count("verdict = 'adjusted'", "adjusted"),
+            count("verdict IN ('accepted', 'adjusted') AND size(starts) = 0", "in_no_window"),
+            count("verdict = 'dropped' AND reason = 'early'", "dropped.early"),
+            count("verdict = 'dropped' AND reason = 'late'", "dropped.late"),
+            count("verdict = 'dropped' AND reason = 'out_of_order'", "dropped.out_of_order"),
+            count("verdict = 'dropped' AND reason = 'window_closed'", "dropped.window_closed"),
+            count(
+                "verdict = 'dead_lettered' AND reason = 'out_of_order'",
+                "dead_lettered.out_of_order",
+            ),
+            count(
+                "verdict = 'dead_lettered' AND reason = 'window_closed'",
+                "dead_lettered.window_closed",
+            ),
+        ]
+
+    def _scope_watermarks(
+        self,
+        parts: dict[str, Any],
+        clock: dict[str, Any],
+        keys_next: DataFrame | None,
+        global_end: int,
+    ) -> tuple[str, DataFrame | None]:
+        """SQL for the governing end-of-batch watermark of a row's ``scope``."""
+        if self._flushing:
+            return lit_us(POS_INF), None
+        if self.mode == "merged":
+            return lit_us(clock["job_watermark"]), None
+        if self.mode == "partitioned":
+            cases = " ".join(
+                f"WHEN scope = '{_sql(pid)}' THEN {lit_us(p['watermark'])}"
+                for pid, p in parts.items()
+            )
+            return f"CASE {cases} ELSE {NEG} END", None
+        assert keys_next is not None
+        floor = lit_us(global_end - self.L) if self.L is not None else NEG
+        table = keys_next.select(
+            F.col("key").alias("scope"),
+            F.expr(f"greatest(k_watermark, {floor})").alias("scope_w"),
+        )
+        return f"coalesce(scope_w, {floor})", table
+
+    def _windows(
+        self,
+        decided: DataFrame,
+        parts: dict[str, Any],
+        clock: dict[str, Any],
+        keys_next: DataFrame | None,
+        previous: int | None,
+        batch_id: int,
+        now: int,
+        global_end: int,
+        label: str,
+    ) -> None:
+        w = self.window
+        assert w is not None
+        groups = [f"g{i}" for i in range(len(w.group_by))]
+        rows = decided.filter("verdict IN ('accepted', 'adjusted')").select(
+            "*", F.explode("open_starts").alias("start")
+        )
+        for name, column in zip(groups, w.group_by, strict=True):
+            rows = rows.withColumn(name, F.expr(f"coalesce(to_json({field(column)}), 'null')"))
+        keys = ["scope", *groups, "start"]
+        partial = rows.groupBy(*keys).agg(
+            *(F.expr(expr).alias(name) for plan in self.plans for name, expr in plan.partial)
+        )
+        state = self.store.load_table(previous, "windows", partial.schema)
+        merged = (
+            partial.unionByName(state)
+            .groupBy(*keys)
+            .agg(*(F.expr(expr).alias(name) for plan in self.plans for name, expr in plan.merge))
+        )
+        end = "start" if w.type == "snapshot" else f"(start + {w.size})"
+        merged = merged.withColumn("end", F.expr(end))
+        scope_w, table = self._scope_watermarks(parts, clock, keys_next, global_end)
+        if table is not None:
+            merged = merged.join(table, on="scope", how="left")
+        merged = merged.withColumn("closed", F.expr(f"{self._due('end')} <= {scope_w}"))
+        merged = merged.cache()
+        try:
+            closed = merged.filter("closed")
+            parts_sql = []
+            for name, column in zip(groups, w.group_by, strict=True):
+                parts_sql.append(f"'{column}', parse_json({name})")
+            parts_sql.append(f"'window_start', {iso('start')}")
+            parts_sql.append(f"'window_end', {iso('end')}")
+            for aggregate, plan in zip(w.aggregates, self.plans, strict=True):
+                parts_sql.append(f"'{aggregate.name}', parse_json({plan.final})")
+            parts_sql.append(f"'emitted_at', {iso(lit_us(now))}")
+            record = (
+                f"to_json(named_struct({', '.join(parts_sql)}), map('ignoreNullFields', 'false'))"
+            )
+            out = closed.orderBy("end", "start", "scope", *groups).select(
+                F.expr(record).alias("value")
+            )
+            self._write_text(out, self.output.path, label)
+            still_open = merged.filter("NOT closed").select(*partial.columns)
+            still_open.write.mode("overwrite").parquet(self.store.table_path(batch_id, "windows"))
+        finally:
+            merged.unpersist()
+
+    # ------------------------------------------------------------------ ordered release
+    def _release(
+        self,
+        decided: DataFrame,
+        parts: dict[str, Any],
+        clock: dict[str, Any],
+        keys_next: DataFrame | None,
+        previous: int | None,
+        batch_id: int,
+        global_end: int,
+        label: str,
+    ) -> None:
+        event = (
+            "to_json(map_concat(transform_keys(m, (k, x) -> CASE WHEN k IN ('timestamp', "
+            "'type') THEN concat('input_', k) ELSE k END), map('timestamp', "
+            f"parse_json(concat('\"', {iso('s')}, '\"')))))"
+        )
+        admitted = decided.filter("verdict IN ('accepted', 'adjusted')").select(
+            "scope", "s", "a", "file", "line", F.expr(event).alias("value")
+        )
+        held = self.store.load_table(previous, "held", _HELD_SCHEMA)
+        rows = admitted.unionByName(held)
+        scope_w, table = self._scope_watermarks(parts, clock, keys_next, global_end)
+        if table is not None:
+            rows = rows.join(table, on="scope", how="left")
+        rows = rows.withColumn("ready", F.expr(f"s <= {scope_w}")).cache()
+        try:
+            out = rows.filter("ready").orderBy("s", "a", "file", "line").select("value")
+            self._write_text(out, self.output.path, label)
+            rows.filter("NOT ready").select(*_HELD_SCHEMA.names).write.mode("overwrite").parquet(
+                self.store.table_path(batch_id, "held")
+            )
+        finally:
+            rows.unpersist()
+
+    # ------------------------------------------------------------------ outputs
+    def _write_dead_letters(self, parsed: DataFrame, decided: DataFrame, label: str) -> None:
+        if self.output.dead_letter is None:
+            return
+        original = (
+            "CASE WHEN m IS NOT NULL THEN parse_json(to_json(m)) "
+            "ELSE variant_get(parse_json(to_json(array(raw))), '$[0]') END"
+        )
+        malformed = parsed.filter("error IS NOT NULL").select(
+            "file",
+            "line",
+            F.lit("malformed").alias("reason"),
+            F.expr(original).alias("record"),
+            "error",
+            F.lit(None).cast("bigint").alias("closed_start"),
+        )
+        lettered = decided.filter("verdict = 'dead_lettered'").select(
+            "file",
+            "line",
+            "reason",
+            F.expr(original).alias("record"),
+            F.lit(None).cast("string").alias("error"),
+            "closed_start",
+        )
+        rows = malformed.unionByName(lettered)
+        fields = [
+            "'file', file",
+            "'line', line",
+            "'reason', reason",
+            "'record', record",
+            "'error', error",
+        ]
+        if self.window is not None:
+            size = 0 if self.window.type == "snapshot" else self.window.size
+            fields.append(f"'window_start', {iso('closed_start')}")
+            fields.append(f"'window_end', {iso(f'(closed_start + {size})')}")
+        record = f"to_json(named_struct({', '.join(fields)}), map('ignoreNullFields', 'false'))"
+        out = rows.orderBy("file", "line").select(F.expr(record).alias("value"))
+        self._write_text(out, self.output.dead_letter, label)
+
+    def _write_text(self, frame: DataFrame, directory: str | None, label: str) -> None:
+        if directory is None:
+            return
+        frame.coalesce(1).write.mode("overwrite").text(f"{directory}/{label}")
+
+    def _write_keys(self, keys_next: DataFrame, batch_id: int, global_end: int) -> None:
+        floor = global_end - self.L if self.L is not None else NEG_INF
+        keep = "true"
+        if self.window is None or self.window.idle_timeout is None:
+            newest = f"k_newest - {self.O} > {floor}" if self.O is not None else "false"
+            keep = f"({newest} OR k_watermark > {floor})"
+        keys_next.filter(keep).write.mode("overwrite").parquet(
+            self.store.table_path(batch_id, "keys")
+        )
+
+    def _metrics(self, clock: dict[str, Any], now: int, batch_id: int) -> dict[str, Any]:
+        totals: dict[str, int] = {}
+        for entry in clock["counters"].values():
+            for name, value in entry.items():
+                totals[name] = totals.get(name, 0) + value
+        parts = clock["partitions"]
+        if self.mode == "merged":
+            watermark = clock["job_watermark"]
+        elif self.mode == "partitioned":
+            watermark = min((p["watermark"] for p in parts.values()), default=NEG_INF)
+        else:
+            watermark = clock["arrival"] - self.L if self.L is not None else NEG_INF
+        record = {"type": "metrics", "batch": batch_id, **_summary(totals)}
+        record["input"] += clock.get("malformed", 0)
+        if clock.get("malformed"):
+            record["dead_lettered"]["malformed"] = clock["malformed"]
+        record["in_no_window"] = totals.get("in_no_window", 0)
+        record["processing_time"] = _iso(now)
+        record["watermark"] = _iso(watermark)
+        record["watermark_delay_us"] = now - watermark if -(1 << 61) < watermark else None
+        record["partitions"] = [
+            {
+                "partition": pid,
+                **_summary(clock["counters"].get(pid, {})),
+                "arrival_clock": _iso(p["arrival"]),
+                **({"watermark": _iso(p["watermark"])} if self.mode != "substreams" else {}),
+            }
+            for pid, p in sorted(parts.items())
+        ]
+        return record
+
+    def _write_metrics(self, metrics: dict[str, Any], label: str) -> None:
+        if self.output.metrics is None:
+            return
+        from pathlib import Path
+
+        path = Path(self.output.metrics.removeprefix("file:"))
+        path.mkdir(parents=True, exist_ok=True)
+        (path / f"{label}.json").write_text(json.dumps(metrics) + "\n")
+
+    # ------------------------------------------------------------------ flush
+    def flush(self) -> dict[str, Any] | None:
+        """Close every open window and release every held event (end of a finite input).
+
+        The outputs go to directories named ``flush=<last batch>``; the last batch's state
+        is then replaced by a flushed one, so flushing twice writes nothing twice.
+        """
+        previous = self.store.latest()
+        if previous is None:
+            return None
+        clock = self.store.load_clock(previous)
+        assert clock is not None
+        if clock.get("flushed"):
+            return None
+        empty = self.spark.createDataFrame([], "file string, line int, raw string, mtime bigint")
+        return self.process(empty, previous, flush=True)
+
+
+_KEYS_SCHEMA = T.StructType(
+    [
+        T.StructField("key", T.StringType()),
+        T.StructField("k_newest", T.LongType()),
+        T.StructField("k_watermark", T.LongType()),
+    ]
+)
+_HELD_SCHEMA = T.StructType(
+    [
+        T.StructField("scope", T.StringType()),
+        T.StructField("s", T.LongType()),
+        T.StructField("a", T.LongType()),
+        T.StructField("file", T.StringType()),
+        T.StructField("line", T.IntegerType()),
+        T.StructField("value", T.StringType()),
+    ]
+)
+
+
+def _new_partition() -> dict[str, Any]:
+    return {
+        "arrival": NEG_INF,
+        "last_arrival": NEG_INF,
+        "last_processing": NEG_INF,
+        "seen": False,
+        "newest": NEG_INF,
+        "watermark": NEG_INF,
+    }
+
+
+def _col(name: str) -> str:
+    return "c_" + name.replace(".", "__")
+
+
+def _sql(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("'", "\\'")
+
+
+def _iso(instant: int) -> str | None:
+    from sparktide.core.records import time_or_none
+
+    return time_or_none(instant)
+
+
+def _summary(counter: dict[str, int]) -> dict[str, Any]:
+    dropped = {k.split(".", 1)[1]: v for k, v in counter.items() if k.startswith("dropped.") and v}
+    dead = {
+        k.split(".", 1)[1]: v for k, v in counter.items() if k.startswith("dead_lettered.") and v
+    }
+    return {
+        "input": counter.get("input", 0),
+        "admitted": counter.get("admitted", 0),
+        "early": counter.get("early", 0),
+        "late": counter.get("late", 0),
+        "out_of_order": counter.get("out_of_order", 0),
+        "adjusted": counter.get("adjusted", 0),
+        "dropped": dict(sorted(dropped.items())),
+        "dead_lettered": dict(sorted(dead.items())),
+    }
