@@ -105,7 +105,7 @@ class ReferenceEngine:
 
     def __init__(self, job: Job) -> None:
         self.job = job
-        self.policy = OrderingPolicy(job.ordering)
+        self.policy = OrderingPolicy(job.ordering, arrival_mode=not job.event_time_mode)
         ordering = job.ordering
         self._late = ordering.late_arrival
         self._ooo = ordering.out_of_order
@@ -210,6 +210,8 @@ class ReferenceEngine:
             raise ValueError("observation instants must not go backwards")
         self.now = now
         delivering = {r.partition for r in records}
+        for pid in delivering:  # a partition delivering for the first time holds the job back
+            self._partition(pid)
         moved = []
         for pid, clock in self.partitions.items():
             if pid not in delivering and clock.estimate(now):
@@ -294,19 +296,7 @@ class ReferenceEngine:
             counts.add(pid, f"dropped.{outcome}")
         else:
             counts.add(pid, f"dead_lettered.{outcome}")
-            letter = {
-                "type": "dead_letter",
-                "seq": record.seq,
-                "file": record.file,
-                "line": record.line,
-                "reason": outcome,
-                "record": record.original(),
-                "error": None,
-            }
-            if bounds is not None:
-                letter["window_start"] = time_or_none(bounds[0])
-                letter["window_end"] = time_or_none(bounds[1])
-            self.result.dead_letters.append(letter)
+            self._dead_letter(record, outcome, None, bounds)
         decision["timestamp"] = time_or_none(timestamp)
         decision["verdict"] = verdict
         decision["reasons"] = list(reasons)
@@ -333,19 +323,27 @@ class ReferenceEngine:
             "watermark": time_or_none(watermark),
         }
 
+    def _dead_letter(
+        self, record: InputRecord, reason: str | None, error: str | None,
+        bounds: tuple[int, int] | None,
+    ) -> None:
+        letter = {
+            "type": "dead_letter",
+            "seq": record.seq,
+            "file": record.file,
+            "line": record.line,
+            "reason": reason,
+            "record": record.original(),
+            "error": error,
+        }
+        if self.job.window is not None:  # windowed jobs always carry the window bounds
+            letter["window_start"] = time_or_none(bounds[0]) if bounds else None
+            letter["window_end"] = time_or_none(bounds[1]) if bounds else None
+        self.result.dead_letters.append(letter)
+
     def _malformed(self, record: InputRecord) -> None:
         self.counts.malformed += 1
-        self.result.dead_letters.append(
-            {
-                "type": "dead_letter",
-                "seq": record.seq,
-                "file": record.file,
-                "line": record.line,
-                "reason": "malformed",
-                "record": record.original(),
-                "error": record.error,
-            }
-        )
+        self._dead_letter(record, "malformed", record.error, None)
         self.result.decisions.append(
             {
                 "type": "decision",

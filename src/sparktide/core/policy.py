@@ -43,11 +43,14 @@ class OrderingPolicy:
     ----------
     ordering
         The job's ``[ordering]`` table.
+    arrival_mode
+        The job has no ``timestamp_by``: every event is accepted at its arrival time.
     """
 
-    __slots__ = ("early", "late", "late_drop", "ooo_action", "out_of_order")
+    __slots__ = ("arrival_mode", "early", "late", "late_drop", "ooo_action", "out_of_order")
 
-    def __init__(self, ordering: Ordering) -> None:
+    def __init__(self, ordering: Ordering, *, arrival_mode: bool = False) -> None:
+        self.arrival_mode = arrival_mode
         self.early: int | None = ordering.early_arrival  # type: ignore[assignment]
         self.late: int | None = ordering.late_arrival  # type: ignore[assignment]
         self.late_drop = ordering.action == "drop"
@@ -58,8 +61,13 @@ class OrderingPolicy:
         """Judge an event with event time ``event_time`` and arrival time ``arrival``.
 
         ``watermark`` is the event's timeline watermark just before it, after the arrival
-        clock took the event's own arrival time into account (step 1).
+        clock took the event's own arrival time into account (step 1). In arrival-time
+        mode the policy never triggers: the timestamp is the arrival time.
+        ``out_of_order = None`` means an unbounded tolerance behind the newest event, but
+        the watermark stays a promise: an event below it is still out of order.
         """
+        if self.arrival_mode:
+            return Judgement(ACCEPTED, arrival, ())
         if self.early is not None and event_time - arrival > self.early:
             return Judgement(DROPPED, None, ("early",), "early")
         timestamp = event_time
@@ -69,7 +77,7 @@ class OrderingPolicy:
                 return Judgement(DROPPED, None, ("late",), "late")
             reasons = ("late",)
             timestamp = arrival - self.late
-        if self.out_of_order is not None and timestamp < watermark:
+        if timestamp < watermark:
             reasons += ("out_of_order",)
             action = self.ooo_action
             if action == "adjust":

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
@@ -85,6 +86,7 @@ def start(
     once: bool = False,
     max_files_per_trigger: int | None = None,
     processing_time: str | None = None,
+    clock: Callable[[int], int] | None = None,
 ) -> StreamingQuery:
     """Start ``job`` on Spark and return its :class:`StreamingQuery`.
 
@@ -103,8 +105,10 @@ def start(
         At most this many new files per micro-batch.
     processing_time
         Trigger interval such as ``"10 seconds"`` (when not ``once``).
+    clock
+        Processing time for each new batch id (tests); the wall clock by default.
     """
-    engine = SparkEngine(spark, job)
+    engine = SparkEngine(spark, job, clock=clock)
     if files is None:
         files = file_lines(spark, job, max_files_per_trigger=max_files_per_trigger)
 
@@ -130,6 +134,7 @@ def run_job(
     flush: bool = False,
     spark: SparkSession | None = None,
     max_files_per_trigger: int | None = None,
+    clock: Callable[[int], int] | None = None,
 ) -> dict[str, Any] | None:
     """Run ``job`` until it is done (``once``) or interrupted; return the last metrics."""
     if job.output.checkpoint is None:
@@ -137,7 +142,9 @@ def run_job(
     if job.output.path is None:
         raise ConfigError("output.path", "is required to run on Spark")
     spark = spark or local_session()
-    query = start(spark, job, once=once, max_files_per_trigger=max_files_per_trigger)
+    query = start(
+        spark, job, once=once, max_files_per_trigger=max_files_per_trigger, clock=clock
+    )
     try:
         query.awaitTermination()
     except KeyboardInterrupt:

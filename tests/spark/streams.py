@@ -1,0 +1,132 @@
+"""Generated input streams and the two engines run side by side on them."""
+
+from __future__ import annotations
+
+import glob
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+from sparktide.core.engine import simulate
+from sparktide.job import Job
+from sparktide.reader import read_records
+from sparktide.time import SECOND, format_instant, parse_instant
+
+BASE = parse_instant("2026-03-01T09:00:00Z")
+#: Batch processing times: batch b is observed at BATCH0 + b * BATCH_STEP.
+BATCH0 = parse_instant("2026-03-01T09:30:00Z")
+BATCH_STEP = 7 * SECOND
+
+
+def clock(batch_id: int) -> int:
+    """The processing-time schedule both engines are given."""
+    return BATCH0 + batch_id * BATCH_STEP
+
+
+def write_stream(
+    directory: Path,
+    *,
+    seed: int,
+    events: int = 120,
+    files: int = 4,
+    partitions: int = 2,
+    devices: int = 4,
+    malformed: int = 3,
+) -> None:
+    """Write a telemetry stream with disorder, late and early bursts and bad lines.
+
+    Arrival times increase through the files (files are read in name order); each
+    device lives in one partition, as with keyed brokers.
+    """
+    rng = random.Random(seed)
+    directory.mkdir(parents=True, exist_ok=True)
+    arrival = BASE
+    lines: list[str] = []
+    for i in range(events):
+        arrival += rng.choice([0, 0, 200_000, 1 * SECOND, 3 * SECOND, 9 * SECOND])
+        device = rng.randrange(devices)
+        roll = rng.random()
+        if roll < 0.08:
+            lag = rng.randrange(30, 150) * SECOND  # late
+        elif roll < 0.12:
+            lag = -rng.randrange(6, 12) * 60 * SECOND  # early (clock skew)
+        else:
+            lag = rng.randrange(0, 12) * SECOND  # ordinary disorder
+        record: dict[str, Any] = {
+            "id": i,
+            "device": f"d{device}",
+            "partition": device % partitions,
+            "t": format_instant(arrival - lag),
+            "a": format_instant(arrival),
+            "value": rng.choice([rng.randrange(0, 50), round(rng.uniform(0, 10), 2), None]),
+        }
+        lines.append(json.dumps(record))
+    for _ in range(malformed):
+        bad = rng.choice(
+            [
+                '{"id": 1, "t": "nope"',
+                "[1, 2]",
+                '{"device": "d0"}',
+                '{"t": "2026-03-01T09:00:00", "a": "2026-03-01T09:00:00Z"}',
+            ]
+        )
+        lines.insert(rng.randrange(len(lines)), bad)
+    size = -(-len(lines) // files)
+    for f in range(files):
+        chunk = lines[f * size : (f + 1) * size]
+        (directory / f"part-{f:03d}.jsonl").write_text("\n".join(chunk) + "\n")
+
+
+def job_for(directory: Path, tables: dict[str, Any]) -> Job:
+    """A job reading ``directory/in`` and writing under ``directory/out``."""
+    data = json.loads(json.dumps(tables))
+    data.setdefault("source", {})
+    data["source"].setdefault("path", "in")
+    data["source"].setdefault("timestamp_by", "t")
+    data["source"].setdefault("arrival_time", "a")
+    data["output"] = {
+        "path": "out/results",
+        "dead_letter": "out/dead_letter",
+        "metrics": "out/metrics",
+        "checkpoint": "out/checkpoint",
+    }
+    return Job.from_dict(data, base_dir=directory)
+
+
+def file_batches(checkpoint: str) -> dict[str, int]:
+    """Which micro-batch read each file, from Spark's file-source log."""
+    out: dict[str, int] = {}
+    for path in glob.glob(f"{checkpoint}/spark/sources/0/*"):
+        if not Path(path).name.isdigit():
+            continue
+        for line in Path(path).read_text().splitlines()[1:]:
+            entry = json.loads(line)
+            out[entry["path"].rsplit("/", 1)[-1]] = int(entry["batchId"])
+    return out
+
+
+def read_output(directory: str) -> list[dict[str, Any]]:
+    """Records written by the Spark engine, in batch order then file order."""
+    records = []
+    for path in sorted(glob.glob(f"{directory}/*/part-*")):
+        label = Path(path).parent.name
+        for line in Path(path).read_text().splitlines():
+            if line.strip():
+                records.append((0 if label.startswith("batch=") else 1, label, json.loads(line)))
+    records.sort(key=lambda r: (r[0], r[1]))
+    return [r[2] for r in records]
+
+
+def reference(job: Job, batches: dict[str, int], *, flush: bool = True):
+    """The reference engine on the same input, observed at the Spark batches' times."""
+    records = read_records(job.source, numeric=job.numeric_columns)
+    for record in records:
+        if not record.malformed:
+            record.processing_time = clock(batches[record.file])
+    return simulate(job, records, flush=flush)
+
+
+def strip(record: dict[str, Any], *names: str) -> dict[str, Any]:
+    """``record`` without the named keys."""
+    return {k: v for k, v in record.items() if k not in names}
