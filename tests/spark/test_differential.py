@@ -5,8 +5,6 @@ from __future__ import annotations
 import math
 
 import pytest
-
-from sparktide.spark import run_job
 from tests.spark.streams import (
     clock,
     file_batches,
@@ -16,6 +14,8 @@ from tests.spark.streams import (
     strip,
     write_stream,
 )
+
+from sparktide.spark import run_job
 
 CASES = {
     "merged-adjust-release": {"ordering": {"late_arrival": "20s", "out_of_order": "5s"}},
