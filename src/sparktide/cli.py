@@ -12,7 +12,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
 
-from sparktide.errors import SparktideError
+from sparktide.errors import ConfigError, SparktideError
 from sparktide.job import load_job
 from sparktide.time import parse_duration, parse_instant
 
@@ -75,6 +75,24 @@ def _parser() -> argparse.ArgumentParser:
         action="store_false",
         help="leave open windows open and held events held at the end",
     )
+    run = commands.add_parser(
+        "run",
+        help="run a job on Spark (local Spark unless a session is configured)",
+        description="Run JOB on Spark Structured Streaming, writing its [output] directories.",
+    )
+    run.add_argument("job", metavar="JOB.toml", help="the job file")
+    run.add_argument(
+        "--once", action="store_true", help="process what is there and stop (available-now)"
+    )
+    run.add_argument(
+        "--flush", action="store_true", help="with --once: close every window at the end"
+    )
+    run.add_argument(
+        "--max-files-per-trigger", type=int, metavar="N", help="at most N new files per batch"
+    )
+    run.add_argument(
+        "--trigger", metavar="INTERVAL", help="processing-time trigger, e.g. '10 seconds'"
+    )
     return parser
 
 
@@ -85,6 +103,8 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None) -> 
     try:
         if args.command == "simulate":
             return _simulate(args, out)
+        if args.command == "run":
+            return _run(args, out)
     except SparktideError as exc:
         print(f"sparktide: error: {exc}", file=sys.stderr)
         return 2
@@ -108,6 +128,24 @@ def _simulate(args: argparse.Namespace, out: TextIO) -> int:
         from sparktide.report import print_tables
 
         print_tables(result, out, explain=args.explain)
+    return 0
+
+
+def _run(args: argparse.Namespace, out: TextIO) -> int:
+    job = load_job(args.job)
+    if args.flush and not args.once:
+        raise ConfigError("--flush", "only applies to a --once run")
+    from sparktide.spark.run import run_job
+
+    metrics = run_job(
+        job,
+        once=args.once,
+        flush=args.flush,
+        max_files_per_trigger=args.max_files_per_trigger,
+        trigger=args.trigger,
+    )
+    if metrics is not None:
+        write_jsonl([metrics], out)
     return 0
 
 

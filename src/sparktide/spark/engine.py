@@ -105,6 +105,7 @@ class SparkEngine:
         self.plans = plan_aggregates(self.window.aggregates) if self.window else []
         self._flushing = False
         self._clock = clock
+        self.last_metrics: dict[str, Any] | None = None
 
     # ------------------------------------------------------------------ clocks
     def _initial_clock(self) -> dict[str, Any]:
@@ -234,6 +235,7 @@ class SparkEngine:
         metrics = self._metrics(clock, now, batch_id)
         metrics["flushed"] = flush
         self._write_metrics(metrics, label)
+        self.last_metrics = metrics
         return metrics
 
     def _next_keys(

@@ -135,23 +135,48 @@ def run_job(
     spark: SparkSession | None = None,
     max_files_per_trigger: int | None = None,
     clock: Callable[[int], int] | None = None,
+    trigger: str | None = None,
 ) -> dict[str, Any] | None:
-    """Run ``job`` until it is done (``once``) or interrupted; return the last metrics."""
+    """Run ``job`` until it is done (``once``) or interrupted; return the last metrics.
+
+    Parameters
+    ----------
+    job
+        The job.
+    once
+        Process what is there and stop (available-now trigger).
+    flush
+        After a ``once`` run, close every open window and release every held event.
+    spark
+        The session; a local one by default.
+    max_files_per_trigger
+        At most this many new files per micro-batch.
+    clock
+        Processing time per new batch id (tests); the wall clock by default.
+    trigger
+        Processing-time trigger interval such as ``"10 seconds"`` (continuous runs).
+    """
     if job.output.checkpoint is None:
         raise ConfigError("output.checkpoint", "is required to run on Spark")
     if job.output.path is None:
         raise ConfigError("output.path", "is required to run on Spark")
     spark = spark or local_session()
     query = start(
-        spark, job, once=once, max_files_per_trigger=max_files_per_trigger, clock=clock
+        spark,
+        job,
+        once=once,
+        max_files_per_trigger=max_files_per_trigger,
+        clock=clock,
+        processing_time=trigger,
     )
     try:
         query.awaitTermination()
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # Ctrl-C: stop cleanly; the checkpoint resumes the job
         query.stop()
     exception = query.exception()
     if exception is not None:
         raise exception
     engine: SparkEngine = query.sparktide_engine  # type: ignore[attr-defined]
-    metrics = engine.flush() if flush else None
-    return metrics
+    if flush:
+        return engine.flush()
+    return engine.last_metrics
