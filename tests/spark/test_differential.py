@@ -66,6 +66,28 @@ CASES = {
         "ordering": {"late_arrival": "15s", "out_of_order": "4s", "on_out_of_order": "dead_letter"},
         "window": {"type": "snapshot", "group_by": ["device"], "aggregates": {"n": "count(*)"}},
     },
+    "merged-idle-timeout": {
+        "source": {"partition": "partition"},
+        "ordering": {"late_arrival": "none", "out_of_order": "5s"},
+        "window": {
+            "type": "tumbling",
+            "size": "30s",
+            "idle_timeout": "20s",
+            "group_by": ["device"],
+            "aggregates": {"n": "count(*)"},
+        },
+    },
+    "substreams-idle-timeout": {
+        "source": {"partition": "partition", "over": "device"},
+        "ordering": {"late_arrival": "none", "out_of_order": "5s"},
+        "window": {
+            "type": "tumbling",
+            "size": "30s",
+            "idle_timeout": "20s",
+            "group_by": ["device"],
+            "aggregates": {"n": "count(*)"},
+        },
+    },
     "substreams-release-gaps": {
         "source": {"over": "device"},
         "ordering": {"late_arrival": "30s", "out_of_order": "0s"},

@@ -324,7 +324,10 @@ class ReferenceEngine:
         }
 
     def _dead_letter(
-        self, record: InputRecord, reason: str | None, error: str | None,
+        self,
+        record: InputRecord,
+        reason: str | None,
+        error: str | None,
         bounds: tuple[int, int] | None,
     ) -> None:
         letter = {
@@ -384,6 +387,7 @@ class ReferenceEngine:
         until: int | None = None,
         tick: int | None = None,
         flush: bool = True,
+        timers_at_due: bool = True,
     ) -> Result:
         """Process every record, advance to ``until``, optionally flush; return the result.
 
@@ -397,6 +401,10 @@ class ReferenceEngine:
             Also observe time at every multiple of this duration (idle estimates, timers).
         flush
             Close every open window and release every held event at the end.
+        timers_at_due
+            Timer due times are observation instants (``simulate``). When False, timers
+            fire only at the records' processing times, ``until`` and ticks — as on Spark,
+            which observes time once per micro-batch.
         """
         good: list[InputRecord] = []
         for record in records:
@@ -409,7 +417,8 @@ class ReferenceEngine:
         index = 0
         for now in instants:
             # Timers due before this instant fire at their own due time first.
-            self._timers_until(now)
+            if timers_at_due:
+                self._timers_until(now)
             batch = []
             while index < len(good) and good[index].processing_time == now:
                 batch.append(good[index])
@@ -518,6 +527,7 @@ def simulate(
     until: int | None = None,
     tick: int | None = None,
     flush: bool = True,
+    timers_at_due: bool = True,
 ) -> Result:
     """Run ``job`` through the reference engine.
 
@@ -527,11 +537,13 @@ def simulate(
         The job.
     records
         Input records; read from ``job.source`` when omitted.
-    until, tick, flush
+    until, tick, flush, timers_at_due
         See :meth:`ReferenceEngine.run`.
     """
     if records is None:
         from sparktide.reader import read_records
 
         records = read_records(job.source, numeric=job.numeric_columns)
-    return ReferenceEngine(job).run(records, until=until, tick=tick, flush=flush)
+    return ReferenceEngine(job).run(
+        records, until=until, tick=tick, flush=flush, timers_at_due=timers_at_due
+    )

@@ -184,7 +184,7 @@ class SparkEngine:
         keys_next = None
         if self.mode == "substreams":
             decided, batch_keys = decided
-            keys_next = self._next_keys(batch_keys, previous, global_a0, delivering)
+            keys_next = self._next_keys(batch_keys, previous, global_a0, delivering, now)
         decided = self._assign_windows(decided, parts)
         summary = (
             decided.groupBy("pid")
@@ -223,9 +223,18 @@ class SparkEngine:
         self.store.begin(batch_id, replace=flush)
         self._write_dead_letters(parsed, decided, label)
         if self.window is not None:
-            self._windows(
+            forced = self._windows(
                 decided, parts, clock, keys_next, previous, batch_id, now, global_end, label
             )
+            if forced is not None and keys_next is not None:
+                keys_next = keys_next.join(forced, on="key", how="left").select(
+                    "key",
+                    "k_newest",
+                    F.expr("greatest(k_watermark, coalesce(forced_w, k_watermark))").alias(
+                        "k_watermark"
+                    ),
+                    "k_last",
+                )
         else:
             self._release(decided, parts, clock, keys_next, previous, batch_id, global_end, label)
         if keys_next is not None:
@@ -244,8 +253,9 @@ class SparkEngine:
         previous: int | None,
         global_a0: int,
         delivering: dict[str, Any],
+        now: int,
     ) -> DataFrame:
-        """Substream key state after this batch: newest and watermark per key."""
+        """Substream key state after this batch: newest, watermark, last delivery per key."""
         global_end = max([global_a0, *(row["max_a"] for row in delivering.values())])
         floor = lit_us(global_end - self.L) if self.L is not None else NEG
         old = self.store.load_table(previous, "keys", _KEYS_SCHEMA)
@@ -258,6 +268,7 @@ class SparkEngine:
             "key",
             "k_newest",
             F.expr(f"greatest(coalesce(k_watermark, {NEG}), {floor}{newest})").alias("k_watermark"),
+            F.expr(f"CASE WHEN n IS NOT NULL THEN {lit_us(now)} ELSE k_last END").alias("k_last"),
         )
 
     # ------------------------------------------------------------------ policy (SQL)
@@ -333,9 +344,7 @@ class SparkEngine:
         if self.mode == "substreams":
             rows = rows.withColumn("scope", F.col("key"))
             rows = rows.withColumn("G", F.col("W"))
-            end = rows.groupBy("key").agg(
-                F.max("h").alias("max_h"),
-            )
+            end = rows.groupBy("key").agg(F.max("h").alias("max_h"), F.count("*").alias("n"))
             return rows, end
         rows = rows.withColumn("scope", F.col("pid") if self.mode == "partitioned" else F.lit(""))
         if self.mode == "merged" and (self.ooo == "accept" or delay is None) and len(parts) > 1:
@@ -440,25 +449,33 @@ class SparkEngine:
         clock: dict[str, Any],
         keys_next: DataFrame | None,
         global_end: int,
-    ) -> tuple[str, DataFrame | None]:
-        """SQL for the governing end-of-batch watermark of a row's ``scope``."""
+    ) -> tuple[str, str, DataFrame | None]:
+        """SQL for the governing end-of-batch watermark of a row's ``scope``, and for the
+        processing time of the scope's last delivery (idle timeout); plus a table to join
+        on ``scope`` when they are per key."""
         if self._flushing:
-            return lit_us(POS_INF), None
+            return lit_us(POS_INF), NEG, None
         if self.mode == "merged":
-            return lit_us(clock["job_watermark"]), None
+            last = max((p["last_processing"] for p in parts.values()), default=NEG_INF)
+            return lit_us(clock["job_watermark"]), lit_us(last), None
         if self.mode == "partitioned":
             cases = " ".join(
                 f"WHEN scope = '{_sql(pid)}' THEN {lit_us(p['watermark'])}"
                 for pid, p in parts.items()
             )
-            return f"CASE {cases} ELSE {NEG} END", None
+            lasts = " ".join(
+                f"WHEN scope = '{_sql(pid)}' THEN {lit_us(p['last_processing'])}"
+                for pid, p in parts.items()
+            )
+            return f"CASE {cases} ELSE {NEG} END", f"CASE {lasts} ELSE {NEG} END", None
         assert keys_next is not None
         floor = lit_us(global_end - self.L) if self.L is not None else NEG
         table = keys_next.select(
             F.col("key").alias("scope"),
             F.expr(f"greatest(k_watermark, {floor})").alias("scope_w"),
+            F.col("k_last").alias("scope_last"),
         )
-        return f"coalesce(scope_w, {floor})", table
+        return f"coalesce(scope_w, {floor})", f"coalesce(scope_last, {NEG})", table
 
     def _windows(
         self,
@@ -471,7 +488,7 @@ class SparkEngine:
         now: int,
         global_end: int,
         label: str,
-    ) -> None:
+    ) -> DataFrame | None:
         w = self.window
         assert w is not None
         groups = [f"g{i}" for i in range(len(w.group_by))]
@@ -492,10 +509,31 @@ class SparkEngine:
         )
         end = "start" if w.type == "snapshot" else f"(start + {w.size})"
         merged = merged.withColumn("end", F.expr(end))
-        scope_w, table = self._scope_watermarks(parts, clock, keys_next, global_end)
+        scope_w, scope_last, table = self._scope_watermarks(parts, clock, keys_next, global_end)
         if table is not None:
             merged = merged.join(table, on="scope", how="left")
-        merged = merged.withColumn("closed", F.expr(f"{self._due('end')} <= {scope_w}"))
+        merged = merged.withColumn("governing", F.expr(scope_w))
+        forced = None
+        if w.idle_timeout is not None and not self._flushing:
+            # Idle timeout (SPEC §6): while the oldest open window of a scope has ended and
+            # its source delivered nothing for idle_timeout since max(end, last delivery),
+            # it closes and the watermark advances to its end (plus allowed lateness).
+            due = self._due("end")
+            forced = (
+                merged.filter(
+                    f"{due} > governing AND greatest(end, {scope_last}) + {w.idle_timeout} <= {now}"
+                )
+                .groupBy("scope")
+                .agg(F.expr(f"max({due})").alias("forced_w"))
+                .cache()
+            )
+            merged = merged.join(F.broadcast(forced), on="scope", how="left").withColumn(
+                "governing", F.expr("greatest(governing, coalesce(forced_w, governing))")
+            )
+            if self.mode != "substreams":
+                for row in forced.collect():
+                    self._force(clock, parts, row["scope"], row["forced_w"])
+        merged = merged.withColumn("closed", F.expr(f"{self._due('end')} <= governing"))
         merged = merged.cache()
         try:
             closed = merged.filter("closed")
@@ -518,6 +556,20 @@ class SparkEngine:
             still_open.write.mode("overwrite").parquet(self.store.table_path(batch_id, "windows"))
         finally:
             merged.unpersist()
+        if forced is not None and self.mode == "substreams":
+            return forced.withColumnRenamed("scope", "key")
+        if forced is not None:
+            forced.unpersist()
+        return None
+
+    def _force(self, clock: dict[str, Any], parts: dict[str, Any], scope: str, to: int) -> None:
+        """Advance the watermark governing ``scope`` to ``to`` (idle timeout)."""
+        if self.mode == "merged":
+            for part in parts.values():
+                part["watermark"] = max(part["watermark"], to)
+            clock["job_watermark"] = max(clock["job_watermark"], to)
+        else:
+            parts[scope]["watermark"] = max(parts[scope]["watermark"], to)
 
     # ------------------------------------------------------------------ ordered release
     def _release(
@@ -541,7 +593,7 @@ class SparkEngine:
         )
         held = self.store.load_table(previous, "held", _HELD_SCHEMA)
         rows = admitted.unionByName(held)
-        scope_w, table = self._scope_watermarks(parts, clock, keys_next, global_end)
+        scope_w, _, table = self._scope_watermarks(parts, clock, keys_next, global_end)
         if table is not None:
             rows = rows.join(table, on="scope", how="left")
         rows = rows.withColumn("ready", F.expr(f"s <= {scope_w}")).cache()
@@ -672,6 +724,7 @@ _KEYS_SCHEMA = T.StructType(
         T.StructField("key", T.StringType()),
         T.StructField("k_newest", T.LongType()),
         T.StructField("k_watermark", T.LongType()),
+        T.StructField("k_last", T.LongType()),
     ]
 )
 _HELD_SCHEMA = T.StructType(
