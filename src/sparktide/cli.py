@@ -120,7 +120,9 @@ def _simulate(args: argparse.Namespace, out: TextIO) -> int:
 
     job = load_job(args.job)
     records = read_records(job.source, numeric=job.numeric_columns)
-    result = simulate(job, records, until=args.until, tick=args.tick, flush=args.flush)
+    result = simulate(
+        job, records, until=args.until, tick=args.tick, flush=args.flush, explain=args.explain
+    )
     fmt = args.format or ("table" if out.isatty() else "jsonl")
     if fmt == "jsonl":
         write_jsonl(result.records(explain=args.explain), out)

@@ -7,6 +7,7 @@ here goes through floating point.
 
 from __future__ import annotations
 
+import functools
 import re
 from datetime import UTC, datetime, timedelta
 
@@ -95,21 +96,30 @@ def parse_instant(text: str) -> int:
 def format_instant(instant: int | None) -> str | None:
     """Format integer microseconds as ISO-8601 UTC (``2026-03-01T12:07:00Z``).
 
-    Fractions of a second are written only when present. ``None`` stays ``None``.
+    Fractions of a second are written only when present. ``None`` stays ``None``, and
+    so does an instant outside years 1–9999.
     """
     if instant is None:
         return None
+    seconds, micros = divmod(instant, SECOND)
+    base = _format_seconds(seconds)
+    if base is None:
+        return None
+    if micros:
+        return f"{base}.{micros:06d}".rstrip("0") + "Z"
+    return base + "Z"
+
+
+@functools.lru_cache(maxsize=4096)
+def _format_seconds(seconds: int) -> str | None:
     try:
-        value = to_datetime(instant)
+        value = _EPOCH + timedelta(seconds=seconds)
     except OverflowError:
         return None
-    text = (
+    return (
         f"{value.year:04d}-{value.month:02d}-{value.day:02d}"
         f"T{value.hour:02d}:{value.minute:02d}:{value.second:02d}"
     )
-    if value.microsecond:
-        text += f".{value.microsecond:06d}".rstrip("0")
-    return text + "Z"
 
 
 def parse_duration(

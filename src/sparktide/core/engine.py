@@ -90,9 +90,9 @@ class ReferenceEngine:
     ----------
     job
         The validated job.
-    sink
-        Optional sink factory override (tests); by default ordered release, or the
-        window operator when the job has a ``[window]``.
+    explain
+        Keep one ``decision`` record per input record (``--explain``). Without it the
+        engine skips building them, which roughly halves its cost per event.
 
     Examples
     --------
@@ -103,8 +103,9 @@ class ReferenceEngine:
     0
     """
 
-    def __init__(self, job: Job) -> None:
+    def __init__(self, job: Job, *, explain: bool = True) -> None:
         self.job = job
+        self.explain = explain
         self.policy = OrderingPolicy(job.ordering, arrival_mode=not job.event_time_mode)
         ordering = job.ordering
         self._late = ordering.late_arrival
@@ -274,7 +275,6 @@ class ReferenceEngine:
         verdict = judgement.verdict
         timestamp = judgement.timestamp
         outcome = judgement.outcome
-        decision = self._decision(record, watermark)
         admitted = None
         bounds = None
         if timestamp is not None:
@@ -297,6 +297,9 @@ class ReferenceEngine:
         else:
             counts.add(pid, f"dead_lettered.{outcome}")
             self._dead_letter(record, outcome, None, bounds)
+        if not self.explain:
+            return
+        decision = self._decision(record, watermark)
         decision["timestamp"] = time_or_none(timestamp)
         decision["verdict"] = verdict
         decision["reasons"] = list(reasons)
@@ -347,6 +350,8 @@ class ReferenceEngine:
     def _malformed(self, record: InputRecord) -> None:
         self.counts.malformed += 1
         self._dead_letter(record, "malformed", record.error, None)
+        if not self.explain:
+            return
         self.result.decisions.append(
             {
                 "type": "decision",
@@ -528,6 +533,7 @@ def simulate(
     tick: int | None = None,
     flush: bool = True,
     timers_at_due: bool = True,
+    explain: bool = True,
 ) -> Result:
     """Run ``job`` through the reference engine.
 
@@ -539,11 +545,13 @@ def simulate(
         Input records; read from ``job.source`` when omitted.
     until, tick, flush, timers_at_due
         See :meth:`ReferenceEngine.run`.
+    explain
+        Keep the ``decision`` records (see :class:`ReferenceEngine`).
     """
     if records is None:
         from sparktide.reader import read_records
 
         records = read_records(job.source, numeric=job.numeric_columns)
-    return ReferenceEngine(job).run(
+    return ReferenceEngine(job, explain=explain).run(
         records, until=until, tick=tick, flush=flush, timers_at_due=timers_at_due
     )

@@ -165,8 +165,11 @@ class _SlidingGroup(_Group):
                 out.append(
                     (end - size, end, accumulate(op.aggregates, [(r[1], r[2]) for r in rows]))
                 )
-        # Rows at or before (lowest possible future window end) − size are no longer needed.
-        horizon = (self._points[0] if self._points else watermark - op.lateness) - size
+        # Every window still to come ends at p ≥ W − allowed_lateness (its due is above W),
+        # so rows at or before W − allowed_lateness − size are in none of them. (Pending
+        # points are no bound: a later event within the out-of-order tolerance may add a
+        # point below them.)
+        horizon = watermark - op.lateness - size
         cut = bisect.bisect_right(self._rows, horizon, key=lambda r: r[0])
         if cut:
             del self._rows[:cut]

@@ -29,9 +29,11 @@ from pyspark.sql import types as T
 
 from sparktide.core.instants import NEG_INF, POS_INF
 from sparktide.core.watermark import NEVER_SEEN_LAG
+from sparktide.errors import ConfigError
 from sparktide.job import Job
 from sparktide.spark.aggregates import plan_aggregates
 from sparktide.spark.parse import parse_lines
+from sparktide.spark.rowwindows import marks_schema, session_windows, sliding_windows
 from sparktide.spark.sql import NEG, field, iso, lit_us
 from sparktide.spark.state import StateStore
 
@@ -99,9 +101,17 @@ class SparkEngine:
             self.window.boundary == "end" or self.window.type in ("sliding", "snapshot")
         )
         if self.window is not None and self.window.type in ("sliding", "session"):
-            raise NotImplementedError(
-                f"{self.window.type} windows are not yet supported by the Spark engine"
-            )
+            if self.window.idle_timeout is not None:
+                raise ConfigError(
+                    "window.idle_timeout",
+                    f"is not yet supported by the Spark engine for {self.window.type} windows",
+                )
+            if self.ooo == "accept":
+                raise ConfigError(
+                    "ordering.on_out_of_order",
+                    f"'accept' is not yet supported by the Spark engine for {self.window.type} "
+                    "windows",
+                )
         self.plans = plan_aggregates(self.window.aggregates) if self.window else []
         self._flushing = False
         self._clock = clock
@@ -379,7 +389,7 @@ class SparkEngine:
     def _assign_windows(self, rows: DataFrame, parts: dict[str, Any]) -> DataFrame:
         admitted = "s IS NOT NULL"
         w = self.window
-        if w is None:
+        if w is None or w.type in ("session", "sliding"):
             rows = rows.withColumn("starts", F.expr("CAST(NULL AS ARRAY<BIGINT>)"))
             rows = rows.withColumn("open_starts", F.col("starts"))
             rows = rows.withColumn("closed_start", F.lit(None).cast("bigint"))
@@ -491,6 +501,11 @@ class SparkEngine:
     ) -> DataFrame | None:
         w = self.window
         assert w is not None
+        if w.type in ("session", "sliding"):
+            self._row_windows(
+                decided, parts, clock, keys_next, previous, batch_id, now, global_end, label
+            )
+            return None
         groups = [f"g{i}" for i in range(len(w.group_by))]
         rows = decided.filter("verdict IN ('accepted', 'adjusted')").select(
             "*", F.explode("open_starts").alias("start")
@@ -537,21 +552,7 @@ class SparkEngine:
         merged = merged.cache()
         try:
             closed = merged.filter("closed")
-            parts_sql = []
-            for name, column in zip(groups, w.group_by, strict=True):
-                parts_sql.append(f"'{column}', parse_json({name})")
-            parts_sql.append(f"'window_start', {iso('start')}")
-            parts_sql.append(f"'window_end', {iso('end')}")
-            for aggregate, plan in zip(w.aggregates, self.plans, strict=True):
-                parts_sql.append(f"'{aggregate.name}', parse_json({plan.final})")
-            parts_sql.append(f"'emitted_at', {iso(lit_us(now))}")
-            record = (
-                f"to_json(named_struct({', '.join(parts_sql)}), map('ignoreNullFields', 'false'))"
-            )
-            out = closed.orderBy("end", "start", "scope", *groups).select(
-                F.expr(record).alias("value")
-            )
-            self._write_text(out, self.output.path, label)
+            self._write_windows(closed, groups, now, label)
             still_open = merged.filter("NOT closed").select(*partial.columns)
             still_open.write.mode("overwrite").parquet(self.store.table_path(batch_id, "windows"))
         finally:
@@ -561,6 +562,78 @@ class SparkEngine:
         if forced is not None:
             forced.unpersist()
         return None
+
+    def _write_windows(self, closed: DataFrame, groups: list[str], now: int, label: str) -> None:
+        """Write closed windows (``scope``, groups, ``start``, ``end``, merged partials)."""
+        w = self.window
+        assert w is not None
+        fields = [
+            f"'{column}', parse_json({name})"
+            for name, column in zip(groups, w.group_by, strict=True)
+        ]
+        fields.append(f"'window_start', {iso('start')}")
+        fields.append(f"'window_end', {iso('end')}")
+        for aggregate, plan in zip(w.aggregates, self.plans, strict=True):
+            fields.append(f"'{aggregate.name}', parse_json({plan.final})")
+        fields.append(f"'emitted_at', {iso(lit_us(now))}")
+        record = f"to_json(named_struct({', '.join(fields)}), map('ignoreNullFields', 'false'))"
+        out = closed.orderBy("end", "start", "scope", *groups).select(F.expr(record).alias("value"))
+        self._write_text(out, self.output.path, label)
+
+    def _row_windows(
+        self,
+        decided: DataFrame,
+        parts: dict[str, Any],
+        clock: dict[str, Any],
+        keys_next: DataFrame | None,
+        previous: int | None,
+        batch_id: int,
+        now: int,
+        global_end: int,
+        label: str,
+    ) -> None:
+        """Session and sliding windows (see :mod:`sparktide.spark.rowwindows`)."""
+        w = self.window
+        assert w is not None
+        groups = [f"g{i}" for i in range(len(w.group_by))]
+        rows = decided.filter("verdict IN ('accepted', 'adjusted')").select(
+            "scope",
+            *(
+                F.expr(f"coalesce(to_json({field(column)}), 'null')").alias(name)
+                for name, column in zip(groups, w.group_by, strict=True)
+            ),
+            "s",
+            "a",
+            "file",
+            "line",
+            "m",
+        )
+        state = self.store.load_table(previous, "rows", rows.schema)
+        marks = self.store.load_table(previous, "marks", marks_schema(groups))
+        every = rows.unionByName(state)
+        scope_w, _, table = self._scope_watermarks(parts, clock, keys_next, global_end)
+        if table is not None:
+            every = every.join(table, on="scope", how="left")
+        every = every.withColumn("governing", F.expr(scope_w))
+        offset = self.lateness + (1 if self.closed_end else 0)
+        if w.type == "session":
+            closed, still_open, new_marks = session_windows(
+                every, marks, w, groups, offset, self.closed_end
+            )
+        else:
+            closed, still_open, new_marks = sliding_windows(every, marks, w, groups, offset)
+        keys = ["scope", *groups, "window_start", "window_end"]
+        results = (
+            closed.groupBy(*keys)
+            .agg(*(F.expr(expr).alias(name) for plan in self.plans for name, expr in plan.partial))
+            .withColumnRenamed("window_start", "start")
+            .withColumnRenamed("window_end", "end")
+        )
+        self._write_windows(results, groups, now, label)
+        still_open.select(*rows.columns).write.mode("overwrite").parquet(
+            self.store.table_path(batch_id, "rows")
+        )
+        new_marks.write.mode("overwrite").parquet(self.store.table_path(batch_id, "marks"))
 
     def _force(self, clock: dict[str, Any], parts: dict[str, Any], scope: str, to: int) -> None:
         """Advance the watermark governing ``scope`` to ``to`` (idle timeout)."""
@@ -639,7 +712,7 @@ class SparkEngine:
             "'error', error",
         ]
         if self.window is not None:
-            size = 0 if self.window.type == "snapshot" else self.window.size
+            size = self.window.size if self.window.type in ("tumbling", "hopping") else 0
             fields.append(f"'window_start', {iso('closed_start')}")
             fields.append(f"'window_end', {iso(f'(closed_start + {size})')}")
         record = f"to_json(named_struct({', '.join(fields)}), map('ignoreNullFields', 'false'))"

@@ -1,0 +1,194 @@
+"""Session and sliding windows on Spark: windows computed from the rows they hold.
+
+Grid windows (tumbling, hopping, snapshot) fold rows into mergeable partial aggregates.
+Session and sliding windows cannot: a session's bounds depend on every row in it, and a
+sliding result exists at every instant a row enters or leaves. So the admitted rows of
+open windows stay in state, and each micro-batch recomputes, with window functions over
+``(scope, group)`` in timestamp order, the sessions (or sliding change points) that the
+governing watermark has closed. Per group a small *marks* row carries what the dropped
+rows would otherwise be needed for: a session cut at a ``max_duration`` boundary
+(``carry_cut``, ``carry_last``) and the last sliding point emitted (``emitted_until``).
+The arithmetic is the reference engine's (``sparktide.core.windows``), in closed form.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from sparktide.job import Window
+from sparktide.spark.sql import NEG
+
+__all__ = ["marks_schema", "session_windows", "sliding_windows"]
+
+ORDER = ("s", "a", "file", "line")
+
+
+def marks_schema(groups: list[str]) -> T.StructType:
+    """Schema of the per-group marks table."""
+    return T.StructType(
+        [T.StructField("scope", T.StringType())]
+        + [T.StructField(g, T.StringType()) for g in groups]
+        + [
+            T.StructField("carry_cut", T.LongType()),
+            T.StructField("carry_last", T.LongType()),
+            T.StructField("emitted_until", T.LongType()),
+        ]
+    )
+
+
+def _spec(groups: list[str]) -> str:
+    keys = ", ".join(["scope", *groups])
+    return f"PARTITION BY {keys} ORDER BY {', '.join(ORDER)}"
+
+
+def session_windows(
+    rows: DataFrame,
+    marks: DataFrame,
+    window: Window,
+    groups: list[str],
+    due_offset: int,
+    closed_end: bool,
+) -> tuple[DataFrame, DataFrame, DataFrame]:
+    """Sessions of ``rows`` (state and new rows, with a ``governing`` watermark column).
+
+    Returns ``(closed rows with window_start/window_end, open rows, new marks)``.
+    """
+    gap = window.gap
+    m = window.max_duration
+    offset = window.offset
+    keys = ["scope", *groups]
+    rows = rows.join(marks.select(*keys, "carry_cut", "carry_last"), on=keys, how="left")
+    spec = _spec(groups)
+    joins = (
+        (lambda prev: f"(s - {prev} <= {gap})")
+        if closed_end
+        else (lambda prev: f"(s - {prev} < {gap})")
+    )
+    rows = rows.withColumn("prev", F.expr(f"lag(s) OVER ({spec})"))
+    rows = rows.withColumn(
+        "prev_eff", F.expr("CASE WHEN prev IS NULL THEN carry_last ELSE prev END")
+    )
+    rows = rows.withColumn(
+        "new_gs", F.expr(f"CASE WHEN prev_eff IS NULL OR NOT {joins('prev_eff')} THEN 1 ELSE 0 END")
+    )
+    rows = rows.withColumn(
+        "gs", F.expr(f"sum(new_gs) OVER ({spec} ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)")
+    )
+    part = f"PARTITION BY {', '.join([*keys, 'gs'])}"
+    rows = rows.withColumn("st0", F.expr(f"min(s) OVER ({part})"))
+    rows = rows.withColumn("gs_last", F.expr(f"max(s) OVER ({part})"))
+    if m:
+        start0 = "CASE WHEN gs = 0 THEN carry_cut ELSE st0 END"
+        rows = rows.withColumn("start0", F.expr(start0))
+        # first max_duration boundary strictly after start0 + m
+        threshold = f"(start0 + {m})"
+        rows = rows.withColumn(
+            "c1", F.expr(f"{threshold} - pmod({threshold} - {offset}, {m}) + {m}")
+        )
+        crosses = "s > c1" if closed_end else "s >= c1"
+        step = 2 * m
+        k = (
+            f"CASE WHEN NOT ({crosses}) THEN 0 ELSE "
+            f"1 + floor((s - c1 - {1 if closed_end else 0}) / {step}) END"
+        )
+        rows = rows.withColumn("k", F.expr(f"CAST({k} AS BIGINT)"))
+        rows = rows.withColumn(
+            "window_start", F.expr(f"CASE WHEN k = 0 THEN start0 ELSE c1 + (k - 1) * {step} END")
+        )
+        rows = rows.withColumn("piece_cut", F.expr(f"c1 + k * {step}"))
+        rows = rows.withColumn("k_last", F.expr(f"max(k) OVER ({part})"))
+        rows = rows.withColumn(
+            "piece_last", F.expr(f"max(s) OVER (PARTITION BY {', '.join([*keys, 'gs', 'k'])})")
+        )
+        rows = rows.withColumn(
+            "window_end",
+            F.expr(
+                f"CASE WHEN k = k_last AND piece_cut >= gs_last + {gap} THEN gs_last + {gap} "
+                "ELSE piece_cut END"
+            ),
+        )
+        rows = rows.withColumn(
+            "cut", F.expr(f"window_end = piece_cut AND piece_cut < piece_last + {gap}")
+        )
+    else:
+        rows = rows.withColumn("window_start", F.col("st0"))
+        rows = rows.withColumn("window_end", F.expr(f"gs_last + {gap}"))
+        rows = rows.withColumn("piece_last", F.col("gs_last"))
+        rows = rows.withColumn("cut", F.lit(False))
+    rows = rows.withColumn("closed", F.expr(f"window_end + {due_offset} <= governing"))
+    closed = rows.filter("closed")
+    still_open = rows.filter("NOT closed")
+    # marks: the last closed piece per group decides the carry
+    last_closed = (
+        closed.groupBy(*keys)
+        .agg(F.max(F.struct("window_end", "cut", "piece_last")).alias("lc"))
+        .select(
+            *keys,
+            F.lit(True).alias("closed_any"),
+            F.expr("CASE WHEN lc.cut THEN lc.window_end END").alias("new_cut"),
+            F.expr("CASE WHEN lc.cut THEN lc.piece_last END").alias("new_last"),
+        )
+    )
+    new_marks = (
+        marks.join(last_closed, on=keys, how="full_outer")
+        .select(
+            *keys,
+            F.expr("CASE WHEN closed_any THEN new_cut ELSE carry_cut END").alias("carry_cut"),
+            F.expr("CASE WHEN closed_any THEN new_last ELSE carry_last END").alias("carry_last"),
+            F.lit(None).cast("bigint").alias("emitted_until"),
+        )
+        .filter("carry_cut IS NOT NULL")
+    )
+    return closed, still_open, new_marks
+
+
+def sliding_windows(
+    rows: DataFrame, marks: DataFrame, window: Window, groups: list[str], due_offset: int
+) -> tuple[DataFrame, DataFrame, DataFrame]:
+    """Sliding results whose point (window end) the governing watermark has closed.
+
+    Returns ``(closed rows with window_start/window_end — a row once per result it is
+    in —, rows to keep, new marks)``.
+    """
+    size = window.size
+    keys = ["scope", *groups]
+    rows = rows.join(marks.select(*keys, "emitted_until"), on=keys, how="left")
+    points = (
+        rows.select(*keys, "governing", "emitted_until", F.col("s").alias("p"))
+        .unionByName(
+            rows.select(*keys, "governing", "emitted_until", F.expr(f"s + {size}").alias("p"))
+        )
+        .distinct()
+        .filter(f"p > coalesce(emitted_until, {NEG})")
+        .filter(f"p + {due_offset} <= governing")
+        .select(*keys, "p")
+    )
+    hits = (
+        rows.alias("r")
+        .join(
+            points.alias("q"),
+            on=[*(F.col(f"r.{k}").eqNullSafe(F.col(f"q.{k}")) for k in keys)],
+            how="inner",
+        )
+        .filter(f"r.s > q.p - {size} AND r.s <= q.p")
+    )
+    closed = hits.select(
+        "r.*", F.expr(f"q.p - {size}").alias("window_start"), F.col("q.p").alias("window_end")
+    )
+    done = points.groupBy(*keys).agg(F.max("p").alias("done"))
+    new_marks = marks.join(done, on=keys, how="full_outer").select(
+        *keys,
+        F.lit(None).cast("bigint").alias("carry_cut"),
+        F.lit(None).cast("bigint").alias("carry_last"),
+        F.expr("greatest(coalesce(emitted_until, done), coalesce(done, emitted_until))").alias(
+            "emitted_until"
+        ),
+    )
+    keep = (
+        rows.join(done, on=keys, how="left")
+        .filter(f"done IS NULL OR s > done - {size}")
+        .drop("done", "emitted_until")
+    )
+    return closed, keep, new_marks
