@@ -14,7 +14,7 @@ $(STAMP): pyproject.toml
 	@touch $(STAMP)
 
 demo: $(STAMP)
-	$(VENV)/bin/sparktide simulate examples/telemetry/job.toml --format table
+	$(VENV)/bin/sparktide demo
 
 test: $(STAMP)
 	$(VENV)/bin/ruff check src tests bench

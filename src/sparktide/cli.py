@@ -93,6 +93,18 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--trigger", metavar="INTERVAL", help="processing-time trigger, e.g. '10 seconds'"
     )
+    demo = commands.add_parser(
+        "demo",
+        help="generate a telemetry stream and run it end to end on local Spark",
+        description="Generate a disorderly telemetry stream, run it on local Spark, show "
+        "the window results, dead letters and metrics.",
+    )
+    demo.add_argument(
+        "--dir",
+        default="sparktide-demo",
+        metavar="DIR",
+        help="working directory for the data and outputs (replaced)",
+    )
     return parser
 
 
@@ -105,6 +117,12 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None) -> 
             return _simulate(args, out)
         if args.command == "run":
             return _run(args, out)
+        if args.command == "demo":
+            from pathlib import Path
+
+            from sparktide.demo import main as demo_main
+
+            return demo_main(Path(args.dir).resolve(), out)
     except SparktideError as exc:
         print(f"sparktide: error: {exc}", file=sys.stderr)
         return 2
