@@ -6,6 +6,8 @@ import math
 import zlib
 
 import pytest
+
+from sparktide.spark import run_job
 from tests.spark.streams import (
     clock,
     file_batches,
@@ -15,8 +17,6 @@ from tests.spark.streams import (
     strip,
     write_stream,
 )
-
-from sparktide.spark import run_job
 
 CASES = {
     "merged-adjust-release": {"ordering": {"late_arrival": "20s", "out_of_order": "5s"}},

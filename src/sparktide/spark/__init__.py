@@ -5,6 +5,21 @@ Use :func:`start` to run a job on a streaming DataFrame of files and get a
 """
 
 from sparktide.spark.engine import SparkEngine
-from sparktide.spark.run import file_lines, local_session, run_job, split_lines, start
+from sparktide.spark.run import (
+    broker_lines,
+    file_lines,
+    local_session,
+    run_job,
+    split_lines,
+    start,
+)
 
-__all__ = ["SparkEngine", "file_lines", "local_session", "run_job", "split_lines", "start"]
+__all__ = [
+    "SparkEngine",
+    "broker_lines",
+    "file_lines",
+    "local_session",
+    "run_job",
+    "split_lines",
+    "start",
+]

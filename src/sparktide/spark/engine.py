@@ -788,7 +788,7 @@ class SparkEngine:
         assert clock is not None
         if clock.get("flushed"):
             return None
-        empty = self.spark.createDataFrame([], "file string, line int, raw string, mtime bigint")
+        empty = self.spark.createDataFrame([], "file string, line bigint, raw string, mtime bigint")
         return self.process(empty, previous, flush=True)
 
 
@@ -806,7 +806,7 @@ _HELD_SCHEMA = T.StructType(
         T.StructField("s", T.LongType()),
         T.StructField("a", T.LongType()),
         T.StructField("file", T.StringType()),
-        T.StructField("line", T.IntegerType()),
+        T.StructField("line", T.LongType()),
         T.StructField("value", T.StringType()),
     ]
 )

@@ -12,7 +12,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from sparktide.job import Job
-from sparktide.spark.sql import field
+from sparktide.spark.sql import field, quote
 from sparktide.time import INSTANT_PATTERN
 
 __all__ = ["NAIVE_PATTERN", "parse_lines", "value_json"]
@@ -79,6 +79,9 @@ def _micros(column: str) -> str:
 def parse_lines(lines: DataFrame, job: Job) -> DataFrame:
     """Parse ``lines`` (``file``, ``line``, ``raw``, ``mtime``) into typed columns.
 
+    When ``lines`` has a column named by ``source.partition`` (a broker's partition
+    column), the partition id comes from it instead of the record.
+
     Adds ``m`` (the record as ``map<string, variant>``), ``error`` (null when the record
     is well formed), ``t`` and ``a`` (event and arrival time, microseconds), ``pid``
     (partition id as text), ``key`` (substream key as canonical JSON) and, per column
@@ -104,7 +107,8 @@ def parse_lines(lines: DataFrame, job: Job) -> DataFrame:
         record_checks += _time_checks(source.arrival_time, "arrival time")
     if source.timestamp_by is not None:
         record_checks += _time_checks(source.timestamp_by, "timestamp")
-    if source.partition is not None:
+    stream_partition = source.partition is not None and source.partition in lines.columns
+    if source.partition is not None and not stream_partition:
         v = field(source.partition)
         record_checks += [
             (
@@ -157,7 +161,13 @@ def parse_lines(lines: DataFrame, job: Job) -> DataFrame:
     out = out.withColumn("a", F.expr(f"CASE WHEN {ok} THEN {arrival} END"))
     event = _micros(source.timestamp_by) if source.timestamp_by is not None else "a"
     out = out.withColumn("t", F.expr(f"CASE WHEN {ok} THEN {event} END"))
-    if source.partition is not None:
+    if stream_partition:  # a column of the stream itself, e.g. Kafka's partition
+        text = f"CAST({quote(source.partition)} AS STRING)"  # type: ignore[arg-type]
+        pid = (
+            f"CASE WHEN {text} RLIKE '^-?[0-9]+$' "
+            f"THEN CAST(CAST({text} AS DECIMAL(38,0)) AS STRING) ELSE {text} END"
+        )
+    elif source.partition is not None:
         v = field(source.partition)
         text = f"try_variant_get({v}, '$', 'string')"
         pid = (

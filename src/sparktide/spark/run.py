@@ -14,7 +14,7 @@ from sparktide.errors import ConfigError, InputError
 from sparktide.job import Job
 from sparktide.spark.engine import SparkEngine
 
-__all__ = ["file_lines", "local_session", "run_job", "split_lines", "start"]
+__all__ = ["broker_lines", "file_lines", "local_session", "run_job", "split_lines", "start"]
 
 _WS = r"^[ \t\r\n\f\x0B]+|[ \t\r\n\f\x0B]+$"
 
@@ -71,11 +71,37 @@ def split_lines(files: DataFrame) -> DataFrame:
     lines = files.select("file", "mtime", F.posexplode(F.split("text", "\n")).alias("pos", "text"))
     lines = lines.select(
         "file",
-        (F.col("pos") + 1).alias("line"),
+        (F.col("pos") + 1).cast("bigint").alias("line"),
         F.regexp_replace("text", _WS, "").alias("raw"),
         "mtime",
     )
     return lines.filter("raw <> ''")
+
+
+def broker_lines(
+    frame: DataFrame,
+    *,
+    value: str = "value",
+    arrival: str = "timestamp",
+    partition: str = "partition",
+    position: str = "offset",
+) -> DataFrame:
+    """Shape a broker stream (Kafka's ``value``, ``timestamp``, ``partition``, ``offset``)
+    as sparktide's input lines.
+
+    Arrival order is (arrival time, partition, offset); the arrival time is the broker's
+    timestamp (use ``LogAppendTime`` topics) unless the job names an ``arrival_time``
+    field; the partition column is kept under its own name, so a job whose
+    ``source.partition`` is ``"partition"`` takes the broker partition.
+    """
+    cast = f"CAST(`{partition}` AS BIGINT)"
+    return frame.select(
+        F.expr(f"lpad(CAST({cast} AS STRING), 10, '0')").alias("file"),
+        F.col(position).cast("bigint").alias("line"),
+        F.regexp_replace(F.col(value).cast("string"), _WS, "").alias("raw"),
+        F.expr(f"unix_micros(`{arrival}`)").alias("mtime"),
+        F.expr(cast).alias(partition),
+    ).filter("raw <> ''")
 
 
 def start(
@@ -97,8 +123,9 @@ def start(
     job
         The job (its ``[output]`` directories are written).
     files
-        A streaming DataFrame of whole files (``file``, ``text``, ``mtime``); by default
-        the job's own source directory.
+        A streaming DataFrame of whole files (``file``, ``text``, ``mtime``), or of
+        lines (``file``, ``line``, ``raw``, ``mtime``, e.g. from :func:`broker_lines`);
+        by default the job's own source directory.
     once
         Process what is there and stop (available-now trigger).
     max_files_per_trigger
@@ -113,7 +140,7 @@ def start(
         files = file_lines(spark, job, max_files_per_trigger=max_files_per_trigger)
 
     def batch(frame: DataFrame, batch_id: int) -> None:
-        engine.process(split_lines(frame), batch_id)
+        engine.process(frame if "raw" in frame.columns else split_lines(frame), batch_id)
 
     writer = files.writeStream.foreachBatch(batch).option(
         "checkpointLocation", f"{job.output.checkpoint}/spark"
