@@ -33,6 +33,7 @@ def write_stream(
     partitions: int = 2,
     devices: int = 4,
     malformed: int = 3,
+    fmt: str = "jsonl",
 ) -> None:
     """Write a telemetry stream with disorder, late and early bursts and bad lines.
 
@@ -75,7 +76,58 @@ def write_stream(
     size = -(-len(lines) // files)
     for f in range(files):
         chunk = lines[f * size : (f + 1) * size]
-        (directory / f"part-{f:03d}.jsonl").write_text("\n".join(chunk) + "\n")
+        if fmt == "jsonl":
+            (directory / f"part-{f:03d}.jsonl").write_text("\n".join(chunk) + "\n")
+        elif fmt == "csv":
+            (directory / f"part-{f:03d}.csv").write_text(_csv(chunk))
+        else:
+            _parquet(chunk, directory / f"part-{f:03d}.parquet")
+
+
+_COLUMNS = ("id", "device", "partition", "t", "a", "value")
+
+
+def _csv(chunk: list[str]) -> str:
+    """Records as CSV; a malformed JSON line becomes a row with too few cells."""
+    rows = [",".join(_COLUMNS)]
+    for line in chunk:
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            record = None
+        if not isinstance(record, dict):
+            rows.append('"broken, row",1')
+            continue
+        rows.append(",".join("" if record.get(c) is None else str(record.get(c)) for c in _COLUMNS))
+    return "\n".join(rows) + "\n"
+
+
+def _parquet(chunk: list[str], path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    records = []
+    for line in chunk:
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(record, dict):
+            records.append({c: record.get(c) for c in _COLUMNS})
+    for record in records:
+        if isinstance(record["value"], int):
+            record["value"] = float(record["value"])
+    schema = pa.schema(
+        [
+            ("id", pa.int64()),
+            ("device", pa.string()),
+            ("partition", pa.int64()),
+            ("t", pa.string()),
+            ("a", pa.string()),
+            ("value", pa.float64()),
+        ]
+    )
+    pq.write_table(pa.Table.from_pylist(records, schema=schema), path)
 
 
 def job_for(directory: Path, tables: dict[str, Any]) -> Job:

@@ -91,15 +91,44 @@ CASES = {
     },
     "merged-session-max-duration": {
         "ordering": {"late_arrival": "20s", "out_of_order": "5s"},
-        "window": {"type": "session", "gap": "20s", "max_duration": "1m",
-                   "group_by": ["device"],
-                   "aggregates": {"n": "count(*)", "ids": "collect_list(id)"}},
+        "window": {
+            "type": "session",
+            "gap": "20s",
+            "max_duration": "1m",
+            "group_by": ["device"],
+            "aggregates": {"n": "count(*)", "ids": "collect_list(id)"},
+        },
     },
     "substreams-sliding": {
         "source": {"over": "device"},
         "ordering": {"late_arrival": "20s", "out_of_order": "3s"},
-        "window": {"type": "sliding", "size": "30s", "group_by": ["device"],
-                   "aggregates": {"n": "count(*)", "total": "sum(value)"}},
+        "window": {
+            "type": "sliding",
+            "size": "30s",
+            "group_by": ["device"],
+            "aggregates": {"n": "count(*)", "total": "sum(value)"},
+        },
+    },
+    "csv-merged-tumbling": {
+        "source": {"format": "csv", "partition": "partition"},
+        "ordering": {"late_arrival": "20s", "out_of_order": "5s"},
+        "window": {
+            "type": "tumbling",
+            "size": "1m",
+            "group_by": ["device"],
+            "aggregates": {"n": "count(*)", "total": "sum(value)", "ids": "collect_list(id)"},
+        },
+    },
+    "parquet-partitioned-hopping": {
+        "source": {"format": "parquet", "partition": "partition", "partitions": 3},
+        "ordering": {"late_arrival": "20s", "out_of_order": "5s", "partitioned": True},
+        "window": {
+            "type": "hopping",
+            "size": "1m",
+            "hop": "30s",
+            "group_by": ["partition"],
+            "aggregates": {"n": "count(*)", "hi": "max(value)"},
+        },
     },
     "substreams-release-gaps": {
         "source": {"over": "device"},
@@ -135,7 +164,10 @@ def json_key(record):
 @pytest.mark.parametrize("case", sorted(CASES))
 @pytest.mark.parametrize("files_per_batch", [1, 3])
 def test_spark_matches_reference(spark, tmp_path, case, files_per_batch):
-    write_stream(tmp_path / "in", seed=zlib.crc32(case.encode()) % 1000, files=4, partitions=3)
+    fmt = CASES[case].get("source", {}).get("format", "jsonl")
+    write_stream(
+        tmp_path / "in", seed=zlib.crc32(case.encode()) % 1000, files=4, partitions=3, fmt=fmt
+    )
     job = job_for(tmp_path, CASES[case])
     run_job(
         job, once=True, flush=True, spark=spark, max_files_per_trigger=files_per_batch, clock=clock

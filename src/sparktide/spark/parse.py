@@ -90,6 +90,7 @@ def parse_lines(lines: DataFrame, job: Job) -> DataFrame:
     source = job.source
     raw = "raw"
     checks: list[tuple[str, str]] = [
+        ("pre_error IS NOT NULL", "pre_error"),
         (f"instr({raw}, '\ufffd') > 0", "concat('line ', line, ': invalid UTF-8')"),
         (f"try_parse_json({raw}) IS NULL", "concat('line ', line, ': not valid JSON')"),
         (
@@ -150,6 +151,8 @@ def parse_lines(lines: DataFrame, job: Job) -> DataFrame:
         if record_checks
         else "CAST(NULL AS STRING)"
     )
+    if "pre_error" not in lines.columns:
+        lines = lines.withColumn("pre_error", F.lit(None).cast("string"))
     out = lines.withColumn("error", F.expr(json_error))
     out = out.withColumn(
         "m",

@@ -14,7 +14,15 @@ from sparktide.errors import ConfigError, InputError
 from sparktide.job import Job
 from sparktide.spark.engine import SparkEngine
 
-__all__ = ["broker_lines", "file_lines", "local_session", "run_job", "split_lines", "start"]
+__all__ = [
+    "broker_lines",
+    "csv_rows",
+    "file_lines",
+    "local_session",
+    "run_job",
+    "split_lines",
+    "start",
+]
 
 _WS = r"^[ \t\r\n\f\x0B]+|[ \t\r\n\f\x0B]+$"
 
@@ -45,24 +53,36 @@ def _python() -> str:
 def file_lines(
     spark: SparkSession, job: Job, *, max_files_per_trigger: int | None = None
 ) -> DataFrame:
-    """The job's source directory as a stream of whole files (``file``, ``text``, ``mtime``)."""
-    if job.source.format != "jsonl":
-        raise ConfigError(
-            "source.format",
-            f"{job.source.format!r} input is not yet supported by the Spark engine (use jsonl)",
-        )
+    """The job's source directory as a stream: whole files (``file``, ``text``, ``mtime``)
+    for JSONL and CSV; lines (``file``, ``line``, ``raw``, ``mtime``) for Parquet, each
+    row as a JSON object."""
     path = job.source.path
     if not os.path.exists(path):
         raise InputError(f"source.path: no such file or directory: {path!r}")
+    file_name = F.regexp_extract(F.col("_metadata.file_path"), r"[^/]*$", 0).alias("file")
+    mtime = F.expr("unix_micros(_metadata.file_modification_time)").alias("mtime")
+    if job.source.format == "parquet":
+        schema = spark.read.parquet(path).schema
+        reader = spark.readStream.schema(schema)
+        if max_files_per_trigger is not None:
+            reader = reader.option("maxFilesPerTrigger", str(max_files_per_trigger))
+        frame = reader.parquet(path)
+        columns = ", ".join(f"`{name}`" for name in schema.names)
+        raw = (
+            f"to_json(struct({columns}), map('timestampFormat', "
+            "\"yyyy-MM-dd'T'HH:mm:ss.SSSSSSXXX\", 'ignoreNullFields', 'false'))"
+        )
+        return frame.select(
+            file_name,
+            (F.col("_metadata.row_index") + 1).cast("bigint").alias("line"),
+            F.expr(raw).alias("raw"),
+            mtime,
+        )
     reader = spark.readStream.format("text").option("wholetext", "true")
     if max_files_per_trigger is not None:
         reader = reader.option("maxFilesPerTrigger", str(max_files_per_trigger))
     frame = reader.load(path)
-    return frame.select(
-        F.regexp_extract(F.col("_metadata.file_path"), r"[^/]*$", 0).alias("file"),
-        F.col("value").alias("text"),
-        F.expr("unix_micros(_metadata.file_modification_time)").alias("mtime"),
-    )
+    return frame.select(file_name, F.col("value").alias("text"), mtime)
 
 
 def split_lines(files: DataFrame) -> DataFrame:
@@ -76,6 +96,62 @@ def split_lines(files: DataFrame) -> DataFrame:
         "mtime",
     )
     return lines.filter("raw <> ''")
+
+
+_CSV_SPLIT = r',(?=(?:[^"]*"[^"]*")*[^"]*$)'
+_INT = r"^-?[0-9]+$"
+_FLOAT = r"^-?([0-9]+\.[0-9]*|\.[0-9]+|[0-9]+)([eE][-+]?[0-9]+)?$"
+_FLOAT_SQL = _FLOAT.replace("\\", "\\\\")  # backslashes doubled inside a SQL literal
+
+
+def _json_string(expr: str) -> str:
+    """SQL for the JSON string literal of a text expression."""
+    return f"substr(to_json(array({expr})), 2, length(to_json(array({expr}))) - 2)"
+
+
+def _csv_value(cell: str) -> str:
+    """SQL for the JSON value of a CSV cell, typed as ``sparktide.reader`` types it."""
+    return (
+        f"CASE WHEN {cell} = '' THEN 'null' "
+        f"WHEN {cell} RLIKE '{_INT}' THEN CAST(try_cast({cell} AS DECIMAL(38,0)) AS STRING) "
+        f"WHEN {cell} RLIKE '{_FLOAT_SQL}' THEN CAST(try_cast({cell} AS DOUBLE) AS STRING) "
+        f"ELSE {_json_string(cell)} END"
+    )
+
+
+def csv_rows(files: DataFrame) -> DataFrame:
+    """CSV files → one JSON-object line per data row, typed as the reference reader types
+    cells (empty → null, integer, float, else text); a row with the wrong number of cells
+    keeps its text and gets the reference reader's error in ``pre_error``."""
+    lines = files.select(
+        "file", "mtime", F.posexplode(F.split("text", "\n")).alias("pos", "text")
+    ).withColumn("text", F.regexp_replace("text", "\r$", ""))
+    headers = lines.filter("pos = 0").select("file", F.col("text").alias("header"))
+    rows = lines.filter("pos > 0 AND trim(text) <> ''").join(headers, on="file")
+    unquote = (
+        "CASE WHEN c RLIKE '^\".*\"$' THEN replace(substr(c, 2, length(c) - 2), '\"\"', '\"') "
+        "ELSE c END"
+    )
+    rows = rows.withColumn(
+        "cells", F.expr(f"transform(split(text, '{_CSV_SPLIT}', -1), c -> {unquote})")
+    ).withColumn("names", F.expr(f"transform(split(header, '{_CSV_SPLIT}', -1), c -> {unquote})"))
+    pairs = (
+        "transform(arrays_zip(names, cells), x -> concat("
+        f"{_json_string('x.names')}, ':', {_csv_value('x.cells')}))"
+    )
+    mismatch = "size(cells) <> size(names)"
+    return rows.select(
+        "file",
+        (F.col("pos") + 1).cast("bigint").alias("line"),
+        F.expr(
+            f"CASE WHEN {mismatch} THEN text ELSE concat('{{', array_join({pairs}, ','), '}}') END"
+        ).alias("raw"),
+        "mtime",
+        F.expr(
+            f"CASE WHEN {mismatch} THEN concat('line ', pos + 1, ': expected ', size(names), "
+            "' columns, got ', size(cells)) END"
+        ).alias("pre_error"),
+    )
 
 
 def broker_lines(
@@ -140,7 +216,13 @@ def start(
         files = file_lines(spark, job, max_files_per_trigger=max_files_per_trigger)
 
     def batch(frame: DataFrame, batch_id: int) -> None:
-        engine.process(frame if "raw" in frame.columns else split_lines(frame), batch_id)
+        if "raw" in frame.columns:
+            lines = frame
+        elif job.source.format == "csv":
+            lines = csv_rows(frame)
+        else:
+            lines = split_lines(frame)
+        engine.process(lines, batch_id)
 
     writer = files.writeStream.foreachBatch(batch).option(
         "checkpointLocation", f"{job.output.checkpoint}/spark"
