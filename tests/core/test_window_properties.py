@@ -784,8 +784,7 @@ def test_integer_sums_stay_integers_and_float_sums_are_floats() -> None:
 
 # ============================================================================ discrepancies
 # Minimal reproductions of engine behaviour that contradicted SPEC.md / docs/semantics.md.
-# Each asserts the documented behaviour (docs/semantics.md); an open one would be xfail:
-# the engine (or the documentation) is changed they start passing and must be un-marked.
+# Each asserts the documented behaviour (docs/semantics.md).
 def _job(window: Window, **ordering: Any) -> Job:
     return Job(
         Source(path="-", timestamp_by="t", arrival_time="a"),
