@@ -8,7 +8,8 @@ percent out of order by more than ``out_of_order``), once in memory as
 :class:`~sparktide.core.records.InputRecord` objects and once as a JSONL file in a
 temporary directory, and measures
 
-* **engine**: :func:`sparktide.core.engine.simulate` on the prebuilt records;
+* **engine**: :func:`sparktide.core.engine.simulate` on the prebuilt records, without
+  ``decision`` records (as ``sparktide simulate`` runs without ``--explain``);
 * **end-to-end**: :func:`sparktide.reader.read_records` on the JSONL file, then
   ``simulate`` (what ``sparktide simulate`` does, minus printing);
 
@@ -178,8 +179,8 @@ def _timed(fn: Callable[..., Any], *args: Any) -> tuple[float, Any]:
     return _timed_cpu(fn, *args)[::2]
 
 
-def _timed_cpu(fn: Callable[..., Any], *args: Any) -> tuple[float, float, Any]:
-    """``fn(*args)`` with its wall-clock and process CPU times.
+def _timed_cpu(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[float, float, Any]:
+    """``fn(*args, **kwargs)`` with its wall-clock and process CPU times.
 
     CPU time is reported too because it is steadier than wall-clock time on a shared
     machine; the events/s figures use wall-clock time (``time.perf_counter``).
@@ -187,7 +188,7 @@ def _timed_cpu(fn: Callable[..., Any], *args: Any) -> tuple[float, float, Any]:
     gc.collect()
     cpu = time.process_time()
     start = time.perf_counter()
-    value = fn(*args)
+    value = fn(*args, **kwargs)
     return time.perf_counter() - start, time.process_time() - cpu, value
 
 
@@ -195,7 +196,7 @@ def run_engine(records: list[InputRecord], path: str, *, substreams: bool) -> di
     """Engine only: ``simulate`` on prebuilt records."""
     set_keys(records, substreams=substreams)
     job = Job(source(path, substreams=substreams), ordering())
-    seconds, cpu, result = _timed_cpu(simulate, job, records)
+    seconds, cpu, result = _timed_cpu(simulate, job, records, explain=False)
     row = {
         "measure": "engine",
         "timelines": "substreams (over=device)" if substreams else "merged (per partition)",
@@ -212,7 +213,7 @@ def run_end_to_end(path: str, n: int, *, substreams: bool) -> dict[str, Any]:
     """Read the JSONL file with ``read_records``, then ``simulate``."""
     job = Job(source(path, substreams=substreams), ordering())
     read_s, read_cpu, records = _timed_cpu(read_records, job.source)
-    engine_s, engine_cpu, result = _timed_cpu(simulate, job, records)
+    engine_s, engine_cpu, result = _timed_cpu(simulate, job, records, explain=False)
     total = read_s + engine_s
     row = {
         "measure": "end-to-end",
@@ -279,7 +280,7 @@ def profile(records: list[InputRecord], path: str, top: int) -> str:
     gc.collect()
     profiler = cProfile.Profile()
     profiler.enable()
-    simulate(job, records)
+    simulate(job, records, explain=False)
     profiler.disable()
     text = io.StringIO()
     pstats.Stats(profiler, stream=text).sort_stats("tottime").print_stats(top)

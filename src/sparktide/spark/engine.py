@@ -23,6 +23,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
@@ -114,6 +115,7 @@ class SparkEngine:
                 )
         self.plans = plan_aggregates(self.window.aggregates) if self.window else []
         self._flushing = False
+        self._persisted: list[DataFrame] = []
         self._clock = clock
         self.last_metrics: dict[str, Any] | None = None
 
@@ -150,6 +152,24 @@ class SparkEngine:
         With ``flush``, ``batch_id`` is the last committed batch, ``lines`` is empty, and
         every governing watermark is taken as +infinity. Returns the metrics record.
         """
+        try:
+            return self._process(lines, batch_id, now, flush)
+        finally:
+            while self._persisted:
+                self._persisted.pop().unpersist()
+
+    def _keep(self, frame: DataFrame) -> DataFrame:
+        """Persist ``frame`` for the rest of the batch (released when the batch ends).
+
+        The batch is parsed and judged once: parsing is the costliest per-row step, and
+        every later step (counters, dead letters, windows, state) reads the result."""
+        frame = frame.persist(StorageLevel.MEMORY_AND_DISK)
+        self._persisted.append(frame)
+        return frame
+
+    def _process(
+        self, lines: DataFrame, batch_id: int, now: int | None, flush: bool
+    ) -> dict[str, Any]:
         self._flushing = flush
         journal_id = f"flush-{batch_id}" if flush else batch_id
         previous = batch_id if flush else self.store.latest(below=batch_id)
@@ -159,7 +179,7 @@ class SparkEngine:
         now = self.store.processing_time(
             journal_id, max(now or 0, clock["processing_time"]) if flush else now
         )
-        parsed = parse_lines(lines, self.job)
+        parsed = self._keep(parse_lines(lines, self.job))
         stats = {
             row["pid"]: row
             for row in parsed.groupBy("pid")
@@ -191,11 +211,13 @@ class SparkEngine:
         # 2. policy
         good = parsed.filter("error IS NULL")
         decided = self._policy(good, parts, global_a0, batch_id)
+        decided = self._keep(self._assign_windows(decided, parts))
         keys_next = None
         if self.mode == "substreams":
-            decided, batch_keys = decided
+            batch_keys = decided.groupBy("key").agg(
+                F.max("h").alias("max_h"), F.count("*").alias("n")
+            )
             keys_next = self._next_keys(batch_keys, previous, global_a0, delivering, now)
-        decided = self._assign_windows(decided, parts)
         summary = (
             decided.groupBy("pid")
             .agg(F.max("h").alias("max_h"), *self._counter_columns())
@@ -353,9 +375,7 @@ class SparkEngine:
         )
         if self.mode == "substreams":
             rows = rows.withColumn("scope", F.col("key"))
-            rows = rows.withColumn("G", F.col("W"))
-            end = rows.groupBy("key").agg(F.max("h").alias("max_h"), F.count("*").alias("n"))
-            return rows, end
+            return rows.withColumn("G", F.col("W"))
         rows = rows.withColumn("scope", F.col("pid") if self.mode == "partitioned" else F.lit(""))
         if self.mode == "merged" and (self.ooo == "accept" or delay is None) and len(parts) > 1:
             rows = rows.withColumn(

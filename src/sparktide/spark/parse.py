@@ -35,32 +35,76 @@ def value_json(name: str) -> str:
     )
 
 
-def _time_checks(column: str, what: str) -> list[tuple[str, str]]:
+class _Fields:
+    """Per record column the job reads, SQL names of its values computed once per row.
+
+    Stage 1 extracts the variant (``_f<i>``); stage 2 its type (``_k<i>``) and, for time
+    columns, its text (``_s<i>``); stage 3 the regex verdicts and the parsed instant. The
+    checks then refer to these columns, so nothing is parsed or matched twice per row.
+    """
+
+    def __init__(self) -> None:
+        self.index: dict[str, int] = {}
+        self.times: set[str] = set()
+
+    def add(self, column: str, *, time: bool = False) -> int:
+        i = self.index.setdefault(column, len(self.index))
+        if time:
+            self.times.add(column)
+        return i
+
+    def value(self, column: str) -> str:
+        return f"_f{self.index[column]}"
+
+    def kind(self, column: str) -> str:
+        return f"_k{self.index[column]}"
+
+    def text(self, column: str) -> str:
+        return f"_s{self.index[column]}"
+
+    def micros(self, column: str) -> str:
+        return f"_u{self.index[column]}"
+
+    def zoned(self, column: str) -> str:
+        return f"_z{self.index[column]}"
+
+    def missing(self, column: str) -> str:
+        return f"({self.value(column)} IS NULL OR {self.kind(column)} = 'VOID')"
+
+    def stages(self) -> list[list[str]]:
+        """The three projections (lists of ``expr AS name``) that add the columns."""
+        one, two, three = [], [], []
+        for column, i in self.index.items():
+            one.append(f"{field(column)} AS _f{i}")
+            two.append(f"schema_of_variant(_f{i}) AS _k{i}")
+            if column in self.times:
+                two.append(f"try_variant_get(_f{i}, '$', 'string') AS _s{i}")
+                three.append(f"_s{i} RLIKE {_sql_string(INSTANT_PATTERN)} AS _z{i}")
+                three.append(f"unix_micros(try_to_timestamp(_s{i})) AS _u{i}")
+        return [one, two, three]
+
+
+def _time_checks(fields: _Fields, column: str, what: str) -> list[tuple[str, str]]:
     """(condition, error) pairs for a time column, in the reference reader's order."""
-    v = field(column)
-    text = f"try_variant_get({v}, '$', 'string')"
+    text = fields.text(column)
     prefix = f"column '{column}': "
     return [
+        (fields.missing(column), _sql_string(f"missing {what} column '{column}'")),
         (
-            f"{v} IS NULL OR schema_of_variant({v}) = 'VOID'",
-            _sql_string(f"missing {what} column '{column}'"),
-        ),
-        (
-            f"schema_of_variant({v}) <> 'STRING'",
+            f"{fields.kind(column)} <> 'STRING'",
             _sql_string(prefix + "expected an ISO-8601 time string"),
         ),
         (
-            f"NOT {text} RLIKE {_sql_string(INSTANT_PATTERN)} AND {text} RLIKE "
-            f"{_sql_string(NAIVE_PATTERN)}",
+            f"NOT {fields.zoned(column)} AND {text} RLIKE {_sql_string(NAIVE_PATTERN)}",
             f"concat({_sql_string(prefix + 'time ')}, {_repr(text)}, {_sql_string(_NO_ZONE)})",
         ),
         (
-            f"NOT {text} RLIKE {_sql_string(INSTANT_PATTERN)}",
+            f"NOT {fields.zoned(column)}",
             f"concat({_sql_string(prefix + 'time ')}, {_repr(text)}, "
             f"{_sql_string(' is not an ISO-8601 date-time with a zone (YYYY-MM-DDThh:mm:ssZ)')})",
         ),
         (
-            f"try_to_timestamp({text}) IS NULL",
+            f"{fields.micros(column)} IS NULL",
             f"concat({_sql_string(prefix + 'time ')}, {_repr(text)}, "
             f"{_sql_string(' is not a valid date-time')})",
         ),
@@ -70,10 +114,6 @@ def _time_checks(column: str, what: str) -> list[tuple[str, str]]:
 def _repr(text: str) -> str:
     """Python's ``repr`` of a string without quotes or backslashes: ``'…'``."""
     return f"concat('\\'', {text}, '\\'')"
-
-
-def _micros(column: str) -> str:
-    return f"unix_micros(try_to_timestamp(try_variant_get({field(column)}, '$', 'string')))"
 
 
 def parse_lines(lines: DataFrame, job: Job) -> DataFrame:
@@ -88,97 +128,108 @@ def parse_lines(lines: DataFrame, job: Job) -> DataFrame:
     in ``job.numeric_columns``, nothing more: aggregates read ``m`` themselves.
     """
     source = job.source
-    raw = "raw"
+    if "pre_error" not in lines.columns:
+        lines = lines.withColumn("pre_error", F.lit(None).cast("string"))
+    # Stage 0: the strict parse and its type, once per row.
+    out = lines.selectExpr("*", "try_parse_json(raw) AS _v")
+    out = out.selectExpr("*", "schema_of_variant(_v) AS _vk")
     checks: list[tuple[str, str]] = [
         ("pre_error IS NOT NULL", "pre_error"),
-        (f"instr({raw}, '\ufffd') > 0", "concat('line ', line, ': invalid UTF-8')"),
-        (f"try_parse_json({raw}) IS NULL", "concat('line ', line, ': not valid JSON')"),
+        ("instr(raw, '\ufffd') > 0", "concat('line ', line, ': invalid UTF-8')"),
+        ("_v IS NULL", "concat('line ', line, ': not valid JSON')"),
         (
             # parse_json stops after the first value; Python's json rejects trailing text
-            f"schema_of_variant(try_parse_json({raw})) LIKE 'OBJECT%' AND NOT {raw} LIKE '%}}'",
+            "_vk LIKE 'OBJECT%' AND NOT raw LIKE '%}'",
             "concat('line ', line, ': not valid JSON')",
         ),
-        (
-            "NOT schema_of_variant(try_parse_json(raw)) LIKE 'OBJECT%'",
-            "concat('line ', line, ': expected a JSON object')",
-        ),
+        ("NOT _vk LIKE 'OBJECT%'", "concat('line ', line, ': expected a JSON object')"),
     ]
+    json_error = "CASE " + " ".join(f"WHEN {c} THEN {e}" for c, e in checks) + " END"
+    out = out.selectExpr(
+        *(c for c in out.columns if c not in ("_v", "_vk")), f"{json_error} AS error"
+    )
+    out = out.selectExpr(
+        "*", "CASE WHEN error IS NULL THEN from_json(raw, 'map<string,variant>') END AS m"
+    )
+    fields = _Fields()
     record_checks: list[tuple[str, str]] = []
     if source.arrival_time is not None:
-        record_checks += _time_checks(source.arrival_time, "arrival time")
+        fields.add(source.arrival_time, time=True)
+        record_checks += _time_checks(fields, source.arrival_time, "arrival time")
     if source.timestamp_by is not None:
-        record_checks += _time_checks(source.timestamp_by, "timestamp")
+        fields.add(source.timestamp_by, time=True)
+        record_checks += _time_checks(fields, source.timestamp_by, "timestamp")
     stream_partition = source.partition is not None and source.partition in lines.columns
     if source.partition is not None and not stream_partition:
-        v = field(source.partition)
+        fields.add(source.partition)
+        kind = fields.kind(source.partition)
         record_checks += [
             (
-                f"{v} IS NULL OR schema_of_variant({v}) = 'VOID'",
+                fields.missing(source.partition),
                 _sql_string(f"missing partition column '{source.partition}'"),
             ),
             (
-                f"NOT (schema_of_variant({v}) IN ('TINYINT', 'SMALLINT', 'INT', 'BIGINT') OR "
-                f"schema_of_variant({v}) = 'STRING')",
+                f"NOT ({kind} IN ('TINYINT', 'SMALLINT', 'INT', 'BIGINT') OR {kind} = 'STRING')",
                 _sql_string(
                     f"partition column '{source.partition}' must be an integer or a string"
                 ),
             ),
         ]
     if source.over is not None:
-        v = field(source.over)
+        fields.add(source.over)
+        kind = fields.kind(source.over)
         record_checks += [
             (
-                f"{v} IS NULL OR schema_of_variant({v}) = 'VOID'",
+                fields.missing(source.over),
                 _sql_string(f"missing substream key column '{source.over}'"),
             ),
             (
-                f"schema_of_variant({v}) LIKE 'OBJECT%' OR schema_of_variant({v}) LIKE 'ARRAY%'",
+                f"{kind} LIKE 'OBJECT%' OR {kind} LIKE 'ARRAY%'",
                 _sql_string(f"substream key column '{source.over}' must be a single value"),
             ),
         ]
     for column in sorted(job.numeric_columns):
-        v = field(column)
+        fields.add(column)
         record_checks.append(
             (
-                f"NOT ({v} IS NULL OR schema_of_variant({v}) = 'VOID' OR "
-                f"schema_of_variant({v}) RLIKE '{_NUMBER_TYPES}')",
+                f"NOT ({fields.missing(column)} OR {fields.kind(column)} RLIKE '{_NUMBER_TYPES}')",
                 _sql_string(f"column '{column}' must be a number"),
             )
         )
-    json_error = "CASE " + " ".join(f"WHEN {c} THEN {e}" for c, e in checks) + " END"
+    for stage in fields.stages():
+        if stage:
+            out = out.selectExpr("*", *stage)
     record_error = (
         ("CASE " + " ".join(f"WHEN {c} THEN {e}" for c, e in record_checks) + " END")
         if record_checks
         else "CAST(NULL AS STRING)"
     )
-    if "pre_error" not in lines.columns:
-        lines = lines.withColumn("pre_error", F.lit(None).cast("string"))
-    out = lines.withColumn("error", F.expr(json_error))
-    out = out.withColumn(
-        "m",
-        F.expr("CASE WHEN error IS NULL THEN from_json(raw, 'map<string,variant>') END"),
-    )
     out = out.withColumn("error", F.expr(f"coalesce(error, {record_error})"))
     ok = "error IS NULL"
-    arrival = _micros(source.arrival_time) if source.arrival_time is not None else "mtime"
-    out = out.withColumn("a", F.expr(f"CASE WHEN {ok} THEN {arrival} END"))
-    event = _micros(source.timestamp_by) if source.timestamp_by is not None else "a"
-    out = out.withColumn("t", F.expr(f"CASE WHEN {ok} THEN {event} END"))
+    arrival = fields.micros(source.arrival_time) if source.arrival_time is not None else "mtime"
+    event = fields.micros(source.timestamp_by) if source.timestamp_by is not None else "a"
     if stream_partition:  # a column of the stream itself, e.g. Kafka's partition
         text = f"CAST({quote(source.partition)} AS STRING)"  # type: ignore[arg-type]
-        pid = (
-            f"CASE WHEN {text} RLIKE '^-?[0-9]+$' "
-            f"THEN CAST(CAST({text} AS DECIMAL(38,0)) AS STRING) ELSE {text} END"
-        )
     elif source.partition is not None:
-        v = field(source.partition)
-        text = f"try_variant_get({v}, '$', 'string')"
+        text = f"try_variant_get({fields.value(source.partition)}, '$', 'string')"
+    if source.partition is not None:
         pid = (
             f"CASE WHEN {text} RLIKE '^-?[0-9]+$' "
             f"THEN CAST(CAST({text} AS DECIMAL(38,0)) AS STRING) ELSE {text} END"
         )
     else:
         pid = "'0'"
-    out = out.withColumn("pid", F.expr(f"CASE WHEN {ok} THEN {pid} END"))
-    key = f"to_json({field(source.over)})" if source.over is not None else "CAST(NULL AS STRING)"
-    return out.withColumn("key", F.expr(f"CASE WHEN {ok} THEN {key} END"))
+    key = (
+        f"to_json({fields.value(source.over)})"
+        if source.over is not None
+        else "CAST(NULL AS STRING)"
+    )
+    kept = [c for c in out.columns if not c.startswith("_")]
+    out = out.selectExpr(
+        *kept,
+        f"CASE WHEN {ok} THEN {arrival} END AS a",
+        f"CASE WHEN {ok} THEN {pid} END AS pid",
+        f"CASE WHEN {ok} THEN {key} END AS key",
+        f"CASE WHEN {ok} THEN {event if event != 'a' else arrival} END AS t",
+    )
+    return out.select(*kept, "t", "a", "pid", "key")
