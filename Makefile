@@ -26,6 +26,7 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) bench/reference_engine.py
+	$(PY) bench/spark_vs_plain.py --keys 10000 1000000
 
 clean:
 	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache .hypothesis

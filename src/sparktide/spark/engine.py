@@ -211,7 +211,8 @@ class SparkEngine:
         # 2. policy
         good = parsed.filter("error IS NULL")
         decided = self._policy(good, parts, global_a0, batch_id)
-        decided = self._keep(self._assign_windows(decided, parts))
+        # (the raw line is only needed for malformed records, which ``parsed`` holds)
+        decided = self._keep(self._assign_windows(decided, parts).drop("raw", "pre_error"))
         keys_next = None
         if self.mode == "substreams":
             batch_keys = decided.groupBy("key").agg(
@@ -719,7 +720,7 @@ class SparkEngine:
             "file",
             "line",
             "reason",
-            F.expr(original).alias("record"),
+            F.expr("parse_json(to_json(m))").alias("record"),
             F.lit(None).cast("string").alias("error"),
             "closed_start",
         )

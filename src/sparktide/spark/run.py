@@ -27,12 +27,20 @@ __all__ = [
 _WS = " \t\r\n\f\x0b"  # what the reference reader strips (ASCII white space)
 
 
-def local_session(cores: int = 2) -> SparkSession:
-    """A local SparkSession configured for sparktide (UTC, shuffle partitions = cores)."""
+def local_session(cores: int = 2, memory: str | None = None) -> SparkSession:
+    """A local SparkSession configured for sparktide (UTC, shuffle partitions = cores).
+
+    ``memory`` is the JVM heap (``spark.driver.memory``; in local mode the driver also
+    runs the tasks): ``$SPARKTIDE_MEMORY``, else 3g. Spark's own default of 1g is too
+    small for micro-batches of a million events, which each batch holds parsed in memory
+    (spilling to disk beyond it). It applies only when this call starts the JVM.
+    """
     os.environ.setdefault("PYSPARK_PYTHON", _python())
+    memory = memory or os.environ.get("SPARKTIDE_MEMORY", "3g")
     builder = (
         SparkSession.builder.master(f"local[{cores}]")
         .appName("sparktide")
+        .config("spark.driver.memory", memory)
         .config("spark.sql.shuffle.partitions", str(cores))
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.ui.enabled", "false")
