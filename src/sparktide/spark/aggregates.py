@@ -3,7 +3,7 @@
 Each aggregate of the job becomes partial columns (computed per micro-batch), merge
 expressions (combining a batch's partials with the open windows carried in state) and a
 final expression giving the value as JSON text, with the reference engine's null rules
-(see ``docs/semantics.md``). Values are read from the record map ``m`` as variants, so
+(see ``docs/semantics.md``). Values are read from the record ``m`` (a variant object), so
 their JSON types survive.
 """
 

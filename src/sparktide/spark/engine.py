@@ -211,8 +211,10 @@ class SparkEngine:
         # 2. policy
         good = parsed.filter("error IS NULL")
         decided = self._policy(good, parts, global_a0, batch_id)
-        # (the raw line is only needed for malformed records, which ``parsed`` holds)
-        decided = self._keep(self._assign_windows(decided, parts).drop("raw", "pre_error"))
+        # The raw line is needed for released events (their field order) and malformed
+        # records (``parsed`` holds those), not for windows.
+        unused = ["pre_error"] if self.window is None else ["pre_error", "raw"]
+        decided = self._keep(self._assign_windows(decided, parts).drop(*unused))
         keys_next = None
         if self.mode == "substreams":
             batch_keys = decided.groupBy("key").agg(
@@ -678,7 +680,9 @@ class SparkEngine:
         label: str,
     ) -> None:
         event = (
-            "to_json(map_concat(transform_keys(m, (k, x) -> CASE WHEN k IN ('timestamp', "
+            # from the line, not the variant ``m``, to keep the record's field order
+            "to_json(map_concat(transform_keys(from_json(raw, 'map<string,variant>'), "
+            "(k, x) -> CASE WHEN k IN ('timestamp', "
             "'type') THEN concat('input_', k) ELSE k END), map('timestamp', "
             f"parse_json(concat('\"', {iso('s')}, '\"')))))"
         )
@@ -705,7 +709,7 @@ class SparkEngine:
         if self.output.dead_letter is None:
             return
         original = (
-            "CASE WHEN m IS NOT NULL THEN parse_json(to_json(m)) "
+            "CASE WHEN m IS NOT NULL THEN m "
             "ELSE variant_get(parse_json(to_json(array(raw))), '$[0]') END"
         )
         malformed = parsed.filter("error IS NOT NULL").select(
@@ -720,7 +724,7 @@ class SparkEngine:
             "file",
             "line",
             "reason",
-            F.expr("parse_json(to_json(m))").alias("record"),
+            F.col("m").alias("record"),
             F.lit(None).cast("string").alias("error"),
             "closed_start",
         )

@@ -2,7 +2,7 @@
 
 Column names reach SQL only after :mod:`sparktide.job` has checked them against the
 identifier grammar (letters, digits, ``_``, ``-``), and only inside quoted literals
-(``m['name']``) or back-quoted identifiers, never as free SQL text.
+(``variant_get(m, "$['name']")``) or back-quoted identifiers, never as free SQL text.
 """
 
 from __future__ import annotations
@@ -23,10 +23,11 @@ def quote(name: str) -> str:
 
 
 def field(name: str) -> str:
-    """The variant value of top-level field ``name`` of the record map ``m``."""
+    """The variant value of top-level field ``name`` of the record ``m`` (a variant
+    object); SQL ``NULL`` when the field is missing, a ``VOID`` variant for JSON null."""
     if "'" in name or "\\" in name:  # pragma: no cover - the job grammar forbids it
         raise ValueError(f"bad column name {name!r}")
-    return f"m['{name}']"
+    return f"variant_get(m, \"$['{name}']\")"
 
 
 def lit_us(value: int | None) -> str:
