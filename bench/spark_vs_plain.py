@@ -27,7 +27,8 @@ Then it profiles sparktide's per-batch cost (``--profile-events`` events, 1 batc
 (engine methods, state-store calls, each ``collect`` and each ``write``); each step runs
 under its own Spark job group, so the Spark jobs (and tasks) it started are counted with
 ``statusTracker().getJobIdsForGroup``. With ``--experiments`` it also measures a few
-engine variants patched from here (persisting the policy output, no ``coalesce(1)``).
+engine variants patched from here (unsorted outputs in any number of files, no dead
+letters).
 
 Results are printed as tables and written as JSON to ``bench/results/spark_vs_plain.json``.
 
@@ -531,50 +532,18 @@ def tracing_patches(spark: Any, tracer: Tracer) -> tuple[list[Any], list[str]]:
 
 def experiment_patches(spark: Any, name: str) -> list[Any]:
     """Engine variants patched from here, to estimate what a change would gain."""
-    from pyspark import StorageLevel
-    from pyspark.sql import functions as F
 
     from sparktide.spark.engine import SparkEngine
 
     if name == "baseline":
         return []
-    if name == "persist_policy":
-        held: list[Any] = []
-
-        def policy(original: Callable[..., Any]) -> Callable[..., Any]:
-            def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
-                result = original(self, *args, **kwargs)
-                if isinstance(result, tuple):  # substreams: (rows, per-key summary)
-                    rows = result[0].persist(StorageLevel.MEMORY_AND_DISK)
-                    held.append(rows)
-                    keys = rows.groupBy("key").agg(
-                        F.max("h").alias("max_h"), F.count("*").alias("n")
-                    )
-                    return rows, keys
-                rows = result.persist(StorageLevel.MEMORY_AND_DISK)
-                held.append(rows)
-                return rows
-
-            return wrapper
-
-        def process(original: Callable[..., Any]) -> Callable[..., Any]:
-            def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
-                try:
-                    return original(self, *args, **kwargs)
-                finally:
-                    while held:
-                        held.pop().unpersist()
-
-            return wrapper
-
-        return [(SparkEngine, "_policy", policy), (SparkEngine, "process", process)]
     if name == "no_coalesce":
 
         def write_text(original: Callable[..., Any]) -> Callable[..., Any]:
             def wrapper(self: Any, frame: Any, directory: str | None, label: str) -> None:
                 if directory is None:
                     return
-                frame.write.mode("overwrite").text(f"{directory}/{label}")
+                frame.select("value").write.mode("overwrite").text(f"{directory}/{label}")
 
             return wrapper
 
@@ -591,7 +560,7 @@ def experiment_patches(spark: Any, name: str) -> list[Any]:
     raise ValueError(name)
 
 
-EXPERIMENTS = ("baseline", "persist_policy", "no_coalesce", "no_dead_letters")
+EXPERIMENTS = ("baseline", "no_coalesce", "no_dead_letters")
 
 
 def profile_run(
