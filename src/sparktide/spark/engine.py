@@ -750,7 +750,7 @@ class SparkEngine:
         columns (see :func:`_ordered`).
 
         One partition sorted locally, rather than a global ``orderBy`` then
-        ``coalesce(1)``: the same order without the range-sampling job and shuffle."""
+        ``coalesce(1)``: the same single ordered file without the range-sampling job."""
         if directory is None:
             return
         order = sorted((c for c in frame.columns if c.startswith("_o")), key=lambda c: int(c[2:]))
