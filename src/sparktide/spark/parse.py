@@ -207,7 +207,7 @@ def parse_lines(lines: DataFrame, job: Job) -> DataFrame:
     out = out.withColumn("error", F.expr(f"coalesce(error, {record_error})"))
     ok = "error IS NULL"
     arrival = fields.micros(source.arrival_time) if source.arrival_time is not None else "mtime"
-    event = fields.micros(source.timestamp_by) if source.timestamp_by is not None else "a"
+    event = fields.micros(source.timestamp_by) if source.timestamp_by is not None else arrival
     if stream_partition:  # a column of the stream itself, e.g. Kafka's partition
         text = f"CAST({quote(source.partition)} AS STRING)"  # type: ignore[arg-type]
     elif source.partition is not None:
@@ -224,12 +224,13 @@ def parse_lines(lines: DataFrame, job: Job) -> DataFrame:
         if source.over is not None
         else "CAST(NULL AS STRING)"
     )
-    kept = [c for c in out.columns if not c.startswith("_")]
+    internal = {name.rsplit(" AS ", 1)[1] for stage in fields.stages() for name in stage}
+    kept = [c for c in out.columns if c not in internal]
     out = out.selectExpr(
         *kept,
         f"CASE WHEN {ok} THEN {arrival} END AS a",
         f"CASE WHEN {ok} THEN {pid} END AS pid",
         f"CASE WHEN {ok} THEN {key} END AS key",
-        f"CASE WHEN {ok} THEN {event if event != 'a' else arrival} END AS t",
+        f"CASE WHEN {ok} THEN {event} END AS t",
     )
     return out.select(*kept, "t", "a", "pid", "key")
