@@ -47,7 +47,7 @@ from sparktide.core.engine import Result, simulate
 from sparktide.core.records import InputRecord
 from sparktide.job import Job, Ordering, Source
 from sparktide.reader import read_records
-from sparktide.time import MINUTE, SECOND, parse_instant
+from sparktide.time import MINUTE, SECOND, format_instant, parse_instant
 
 ROOT = Path(__file__).resolve().parent
 DEFAULT_OUT = ROOT / "results" / "reference_engine.json"
@@ -91,25 +91,9 @@ def source(path: str, *, substreams: bool) -> Source:
     )
 
 
-class _Iso:
-    """Fast ISO-8601 formatting of integer microseconds (whole seconds cached)."""
-
-    def __init__(self) -> None:
-        self._seconds: dict[int, str] = {}
-
-    def __call__(self, instant: int) -> str:
-        seconds, micros = divmod(instant, SECOND)
-        prefix = self._seconds.get(seconds)
-        if prefix is None:
-            prefix = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds))
-            self._seconds[seconds] = prefix
-        return f"{prefix}.{micros:06d}Z"
-
-
 def generate(n: int, seed: int) -> list[InputRecord]:
     """``n`` telemetry events in arrival order, as merged-job input records (no key)."""
     rng = random.Random(seed)
-    iso = _Iso()
     records: list[InputRecord] = []
     append = records.append
     for seq in range(n):
@@ -129,8 +113,8 @@ def generate(n: int, seed: int) -> list[InputRecord]:
         fields = {
             "device": name,
             "partition": partition,
-            "event_time": iso(event_time),
-            "arrival_time": iso(arrival),
+            "event_time": format_instant(event_time),
+            "arrival_time": format_instant(arrival),
             "temperature": round(20.0 + rng.gauss(0.0, 2.0), 2),
         }
         append(

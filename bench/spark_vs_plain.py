@@ -78,29 +78,18 @@ def log(message: str) -> None:
 
 
 # ---------------------------------------------------------------------- data
-class _Iso:
-    """ISO-8601 UTC text of integer microseconds, millisecond precision (cached seconds)."""
-
-    def __init__(self) -> None:
-        self._seconds: dict[int, str] = {}
-
-    def __call__(self, instant: int) -> str:
-        seconds, micros = divmod(instant, SECOND)
-        prefix = self._seconds.get(seconds)
-        if prefix is None:
-            prefix = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds))
-            self._seconds[seconds] = prefix
-        return f"{prefix}.{micros // 1000:03d}Z"
-
-
 def generate(directory: Path, *, events: int, keys: int, files: int, rate: int, seed: int) -> dict:
     """Write ``events`` telemetry lines over ``files`` JSONL files in arrival order.
 
     Arrival times advance by ``1/rate`` s per event; event time is 0–2 s before arrival
     (small disorder), or for ``P_LATE`` of events 6–90 s before (late: more than 5 s).
     """
+    from sparktide.time import format_instant
+
+    def iso(instant: int) -> str | None:  # millisecond precision, like a broker's enqueue
+        return format_instant(instant - instant % 1000)
+
     rng = random.Random(seed)
-    iso = _Iso()
     directory.mkdir(parents=True, exist_ok=True)
     step = SECOND / rate
     per_file = -(-events // files)

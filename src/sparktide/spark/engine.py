@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from pyspark import StorageLevel
@@ -56,6 +57,20 @@ _COUNTERS = (
     "dead_lettered.window_closed",
 )
 _JSON_OPTS = {"ignoreNullFields": "false"}
+
+
+@dataclass
+class _Batch:
+    """What the steps after the policy need to know of the micro-batch being processed."""
+
+    id: int
+    previous: int | None  # the committed batch whose state this one starts from
+    now: int  # processing time
+    label: str  # output directory name: batch=<id> or flush=<id>
+    parts: dict[str, dict[str, Any]]  # partition clocks at the end of the batch
+    clock: dict[str, Any]  # the clock state being built for this batch
+    keys_next: DataFrame | None  # substream key state after this batch
+    global_end: int  # the input's arrival clock at the end of the batch
 
 
 class SparkEngine:
@@ -257,10 +272,9 @@ class SparkEngine:
         label = f"flush={batch_id:09d}" if flush else f"batch={batch_id:09d}"
         self.store.begin(batch_id, replace=flush)
         self._write_dead_letters(parsed, decided, label)
+        batch = _Batch(batch_id, previous, now, label, parts, clock, keys_next, global_end)
         if self.window is not None:
-            forced = self._windows(
-                decided, parts, clock, keys_next, previous, batch_id, now, global_end, label
-            )
+            forced = self._windows(decided, batch)
             if forced is not None and keys_next is not None:
                 keys_next = keys_next.join(forced, on="key", how="left").select(
                     "key",
@@ -271,7 +285,7 @@ class SparkEngine:
                     "k_last",
                 )
         else:
-            self._release(decided, parts, clock, keys_next, previous, batch_id, global_end, label)
+            self._release(decided, batch)
         if keys_next is not None:
             self._write_keys(keys_next, batch_id, global_end)
         clock["flushed"] = flush
@@ -476,58 +490,39 @@ class SparkEngine:
             ),
         ]
 
-    def _scope_watermarks(
-        self,
-        parts: dict[str, Any],
-        clock: dict[str, Any],
-        keys_next: DataFrame | None,
-        global_end: int,
-    ) -> tuple[str, str, DataFrame | None]:
+    def _scope_watermarks(self, batch: _Batch) -> tuple[str, str, DataFrame | None]:
         """SQL for the governing end-of-batch watermark of a row's ``scope``, and for the
         processing time of the scope's last delivery (idle timeout); plus a table to join
         on ``scope`` when they are per key."""
         if self._flushing:
             return lit_us(POS_INF), NEG, None
         if self.mode == "merged":
-            last = max((p["last_processing"] for p in parts.values()), default=NEG_INF)
-            return lit_us(clock["job_watermark"]), lit_us(last), None
+            last = max((p["last_processing"] for p in batch.parts.values()), default=NEG_INF)
+            return lit_us(batch.clock["job_watermark"]), lit_us(last), None
         if self.mode == "partitioned":
             cases = " ".join(
                 f"WHEN scope = '{_sql(pid)}' THEN {lit_us(p['watermark'])}"
-                for pid, p in parts.items()
+                for pid, p in batch.parts.items()
             )
             lasts = " ".join(
                 f"WHEN scope = '{_sql(pid)}' THEN {lit_us(p['last_processing'])}"
-                for pid, p in parts.items()
+                for pid, p in batch.parts.items()
             )
             return f"CASE {cases} ELSE {NEG} END", f"CASE {lasts} ELSE {NEG} END", None
-        assert keys_next is not None
-        floor = lit_us(global_end - self.L) if self.L is not None else NEG
-        table = keys_next.select(
+        assert batch.keys_next is not None
+        floor = lit_us(batch.global_end - self.L) if self.L is not None else NEG
+        table = batch.keys_next.select(
             F.col("key").alias("scope"),
             F.expr(f"greatest(k_watermark, {floor})").alias("scope_w"),
             F.col("k_last").alias("scope_last"),
         )
         return f"coalesce(scope_w, {floor})", f"coalesce(scope_last, {NEG})", table
 
-    def _windows(
-        self,
-        decided: DataFrame,
-        parts: dict[str, Any],
-        clock: dict[str, Any],
-        keys_next: DataFrame | None,
-        previous: int | None,
-        batch_id: int,
-        now: int,
-        global_end: int,
-        label: str,
-    ) -> DataFrame | None:
+    def _windows(self, decided: DataFrame, batch: _Batch) -> DataFrame | None:
         w = self.window
         assert w is not None
         if w.type in ("session", "sliding"):
-            self._row_windows(
-                decided, parts, clock, keys_next, previous, batch_id, now, global_end, label
-            )
+            self._row_windows(decided, batch)
             return None
         groups = [f"g{i}" for i in range(len(w.group_by))]
         rows = decided.filter("verdict IN ('accepted', 'adjusted')").select(
@@ -539,7 +534,7 @@ class SparkEngine:
         partial = rows.groupBy(*keys).agg(
             *(F.expr(expr).alias(name) for plan in self.plans for name, expr in plan.partial)
         )
-        state = self.store.load_table(previous, "windows", partial.schema)
+        state = self.store.load_table(batch.previous, "windows", partial.schema)
         merged = (
             partial.unionByName(state)
             .groupBy(*keys)
@@ -547,7 +542,7 @@ class SparkEngine:
         )
         end = "start" if w.type == "snapshot" else f"(start + {w.size})"
         merged = merged.withColumn("end", F.expr(end))
-        scope_w, scope_last, table = self._scope_watermarks(parts, clock, keys_next, global_end)
+        scope_w, scope_last, table = self._scope_watermarks(batch)
         if table is not None:
             merged = merged.join(table, on="scope", how="left")
         merged = merged.withColumn("governing", F.expr(scope_w))
@@ -559,7 +554,8 @@ class SparkEngine:
             due = self._due("end")
             forced = (
                 merged.filter(
-                    f"{due} > governing AND greatest(end, {scope_last}) + {w.idle_timeout} <= {now}"
+                    f"{due} > governing AND "
+                    f"greatest(end, {scope_last}) + {w.idle_timeout} <= {batch.now}"
                 )
                 .groupBy("scope")
                 .agg(F.expr(f"max({due})").alias("forced_w"))
@@ -570,14 +566,14 @@ class SparkEngine:
             )
             if self.mode != "substreams":
                 for row in forced.collect():
-                    self._force(clock, parts, row["scope"], row["forced_w"])
+                    self._force(batch.clock, batch.parts, row["scope"], row["forced_w"])
         merged = merged.withColumn("closed", F.expr(f"{self._due('end')} <= governing"))
         merged = merged.cache()
         try:
             closed = merged.filter("closed")
-            self._write_windows(closed, groups, now, label)
+            self._write_windows(closed, groups, batch.now, batch.label)
             still_open = merged.filter("NOT closed").select(*partial.columns)
-            still_open.write.mode("overwrite").parquet(self.store.table_path(batch_id, "windows"))
+            still_open.write.mode("overwrite").parquet(self.store.table_path(batch.id, "windows"))
         finally:
             merged.unpersist()
         if forced is not None and self.mode == "substreams":
@@ -604,18 +600,7 @@ class SparkEngine:
         out = closed.select(*order, F.expr(record).alias("value"))
         self._write_text(out, self.output.path, label)
 
-    def _row_windows(
-        self,
-        decided: DataFrame,
-        parts: dict[str, Any],
-        clock: dict[str, Any],
-        keys_next: DataFrame | None,
-        previous: int | None,
-        batch_id: int,
-        now: int,
-        global_end: int,
-        label: str,
-    ) -> None:
+    def _row_windows(self, decided: DataFrame, batch: _Batch) -> None:
         """Session and sliding windows (see :mod:`sparktide.spark.rowwindows`)."""
         w = self.window
         assert w is not None
@@ -632,10 +617,10 @@ class SparkEngine:
             "line",
             "m",
         )
-        state = self.store.load_table(previous, "rows", rows.schema)
-        marks = self.store.load_table(previous, "marks", marks_schema(groups))
+        state = self.store.load_table(batch.previous, "rows", rows.schema)
+        marks = self.store.load_table(batch.previous, "marks", marks_schema(groups))
         every = rows.unionByName(state)
-        scope_w, _, table = self._scope_watermarks(parts, clock, keys_next, global_end)
+        scope_w, _, table = self._scope_watermarks(batch)
         if table is not None:
             every = every.join(table, on="scope", how="left")
         every = every.withColumn("governing", F.expr(scope_w))
@@ -653,11 +638,11 @@ class SparkEngine:
             .withColumnRenamed("window_start", "start")
             .withColumnRenamed("window_end", "end")
         )
-        self._write_windows(results, groups, now, label)
+        self._write_windows(results, groups, batch.now, batch.label)
         still_open.select(*rows.columns).write.mode("overwrite").parquet(
-            self.store.table_path(batch_id, "rows")
+            self.store.table_path(batch.id, "rows")
         )
-        new_marks.write.mode("overwrite").parquet(self.store.table_path(batch_id, "marks"))
+        new_marks.write.mode("overwrite").parquet(self.store.table_path(batch.id, "marks"))
 
     def _force(self, clock: dict[str, Any], parts: dict[str, Any], scope: str, to: int) -> None:
         """Advance the watermark governing ``scope`` to ``to`` (idle timeout)."""
@@ -669,17 +654,7 @@ class SparkEngine:
             parts[scope]["watermark"] = max(parts[scope]["watermark"], to)
 
     # ------------------------------------------------------------------ ordered release
-    def _release(
-        self,
-        decided: DataFrame,
-        parts: dict[str, Any],
-        clock: dict[str, Any],
-        keys_next: DataFrame | None,
-        previous: int | None,
-        batch_id: int,
-        global_end: int,
-        label: str,
-    ) -> None:
+    def _release(self, decided: DataFrame, batch: _Batch) -> None:
         event = (
             # from the line, not the variant ``m``, to keep the record's field order
             "to_json(map_concat(transform_keys(from_json(raw, 'map<string,variant>'), "
@@ -690,17 +665,17 @@ class SparkEngine:
         admitted = decided.filter("verdict IN ('accepted', 'adjusted')").select(
             "scope", "s", "a", "file", "line", F.expr(event).alias("value")
         )
-        held = self.store.load_table(previous, "held", _HELD_SCHEMA)
+        held = self.store.load_table(batch.previous, "held", _HELD_SCHEMA)
         rows = admitted.unionByName(held)
-        scope_w, _, table = self._scope_watermarks(parts, clock, keys_next, global_end)
+        scope_w, _, table = self._scope_watermarks(batch)
         if table is not None:
             rows = rows.join(table, on="scope", how="left")
         rows = rows.withColumn("ready", F.expr(f"s <= {scope_w}")).cache()
         try:
             out = rows.filter("ready").select(*_ordered("s", "a", "file", "line"), "value")
-            self._write_text(out, self.output.path, label)
+            self._write_text(out, self.output.path, batch.label)
             rows.filter("NOT ready").select(*_HELD_SCHEMA.names).write.mode("overwrite").parquet(
-                self.store.table_path(batch_id, "held")
+                self.store.table_path(batch.id, "held")
             )
         finally:
             rows.unpersist()
