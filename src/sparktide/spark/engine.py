@@ -34,7 +34,8 @@ from sparktide.core.watermark import NEVER_SEEN_LAG
 from sparktide.errors import ConfigError
 from sparktide.job import Job
 from sparktide.spark.aggregates import plan_aggregates
-from sparktide.spark.parse import parse_lines
+from sparktide.spark.arrowparse import parse_files
+from sparktide.spark.parse import parse_lines, split_lines
 from sparktide.spark.rowwindows import marks_schema, session_windows, sliding_windows
 from sparktide.spark.sql import NEG, field, iso, lit_us
 from sparktide.spark.state import StateStore
@@ -162,7 +163,8 @@ class SparkEngine:
     def process(
         self, lines: DataFrame, batch_id: int, now: int | None = None, *, flush: bool = False
     ) -> dict[str, Any]:
-        """Process one micro-batch of raw lines (``file``, ``line``, ``raw``, ``mtime``).
+        """Process one micro-batch of raw lines (``file``, ``line``, ``raw``, ``mtime``), or
+        of whole JSONL files (``file``, ``text``, ``mtime``).
 
         With ``flush``, ``batch_id`` is the last committed batch, ``lines`` is empty, and
         every governing watermark is taken as +infinity. Returns the metrics record.
@@ -172,6 +174,13 @@ class SparkEngine:
         finally:
             while self._persisted:
                 self._persisted.pop().unpersist()
+
+    def _parse(self, lines: DataFrame) -> DataFrame:
+        """Typed columns of a batch of lines, or of whole JSONL files (the Arrow fast path,
+        :mod:`sparktide.spark.arrowparse`)."""
+        if "text" in lines.columns:
+            return parse_files(lines, self.job)
+        return parse_lines(lines, self.job)
 
     def _keep(self, frame: DataFrame) -> DataFrame:
         """Persist ``frame`` for the rest of the batch (released when the batch ends).
@@ -194,7 +203,16 @@ class SparkEngine:
         now = self.store.processing_time(
             journal_id, max(now or 0, clock["processing_time"]) if flush else now
         )
-        parsed = self._keep(parse_lines(lines, self.job))
+        parsed = self._parse(lines)
+        # Persist no raw line that no later step reads: it is the widest column, and the
+        # cost of persisting grows with the width of the rows (docs/design.md).
+        keep_raw = "raw" if self.window is None else "CASE WHEN error IS NOT NULL THEN raw END"
+        parsed = self._keep(
+            parsed.selectExpr(
+                *(c for c in parsed.columns if c not in ("raw", "mtime", "pre_error")),
+                f"{keep_raw} AS raw",
+            )
+        )
         stats = {
             row["pid"]: row
             for row in parsed.groupBy("pid")
@@ -226,10 +244,7 @@ class SparkEngine:
         # 2. policy
         good = parsed.filter("error IS NULL")
         decided = self._policy(good, parts, global_a0, batch_id)
-        # The raw line is needed for released events (their field order) and malformed
-        # records (``parsed`` holds those), not for windows.
-        unused = ["pre_error"] if self.window is None else ["pre_error", "raw"]
-        decided = self._keep(self._assign_windows(decided, parts).drop(*unused))
+        decided = self._keep(self._narrow(self._assign_windows(decided, parts)))
         keys_next = None
         if self.mode == "substreams":
             batch_keys = decided.groupBy("key").agg(
@@ -271,7 +286,12 @@ class SparkEngine:
             clock["job_watermark"] = max(clock["job_watermark"], job_w)
         label = f"flush={batch_id:09d}" if flush else f"batch={batch_id:09d}"
         self.store.begin(batch_id, replace=flush)
-        self._write_dead_letters(parsed, decided, label)
+        lettered = sum(
+            (row[_col("dead_lettered.out_of_order")] or 0)
+            + (row[_col("dead_lettered.window_closed")] or 0)
+            for row in summary
+        )
+        self._write_dead_letters(parsed, decided, label, lines if lettered else None, malformed)
         batch = _Batch(batch_id, previous, now, label, parts, clock, keys_next, global_end)
         if self.window is not None:
             forced = self._windows(decided, batch)
@@ -463,6 +483,33 @@ class SparkEngine:
                 F.expr("CASE WHEN reason = 'window_closed' THEN element_at(starts, -1) END"),
             )
         return rows
+
+    def _narrow(self, decided: DataFrame) -> DataFrame:
+        """Only the columns later steps read, before the judged batch is persisted (the
+        cost of persisting grows with the width of its rows).
+
+        The raw line is kept for released events (their field order); with windows,
+        dead letters find theirs in the batch's input (:meth:`_write_dead_letters`)."""
+        columns = [
+            "file",
+            "line",
+            "a",
+            "s",
+            "pid",
+            "key",
+            "h",
+            "scope",
+            "verdict",
+            "reason",
+            "is_early",
+            "is_late",
+            "is_ooo",
+            "starts",
+            "open_starts",
+            "closed_start",
+        ]
+        columns.append("m" if self.window is not None else "raw")
+        return decided.selectExpr(*columns)
 
     def _counter_columns(self) -> list[Any]:
         def count(condition: str, name: str) -> Any:
@@ -681,8 +728,22 @@ class SparkEngine:
             rows.unpersist()
 
     # ------------------------------------------------------------------ outputs
-    def _write_dead_letters(self, parsed: DataFrame, decided: DataFrame, label: str) -> None:
+    def _write_dead_letters(
+        self,
+        parsed: DataFrame,
+        decided: DataFrame,
+        label: str,
+        lines: DataFrame | None,
+        malformed_count: int,
+    ) -> None:
+        """Malformed records (from ``parsed``) and dead-lettered events (from ``decided``;
+        ``lines``, the batch's input, when there are any: with windows their raw lines are
+        not kept, so they are looked up there by file and line)."""
         if self.output.dead_letter is None:
+            return
+        if lines is None and not malformed_count:
+            empty = self.spark.createDataFrame([], "value string")
+            empty.write.mode("overwrite").text(f"{self.output.dead_letter}/{label}")
             return
         original = (
             "CASE WHEN m IS NOT NULL THEN m "
@@ -696,15 +757,21 @@ class SparkEngine:
             "error",
             F.lit(None).cast("bigint").alias("closed_start"),
         )
-        lettered = decided.filter("verdict = 'dead_lettered'").select(
-            "file",
-            "line",
-            "reason",
-            F.col("m").alias("record"),
-            F.lit(None).cast("string").alias("error"),
-            "closed_start",
-        )
-        rows = malformed.unionByName(lettered)
+        rows = malformed
+        if lines is not None:
+            lettered = decided.filter("verdict = 'dead_lettered'")
+            if "raw" not in lettered.columns:
+                lettered = lettered.join(self._raw_lines(lines, lettered), ["file", "line"])
+            rows = rows.unionByName(
+                lettered.select(
+                    "file",
+                    "line",
+                    "reason",
+                    F.expr("parse_json(raw)").alias("record"),
+                    F.lit(None).cast("string").alias("error"),
+                    "closed_start",
+                )
+            )
         fields = [
             "'file', file",
             "'line', line",
@@ -719,6 +786,17 @@ class SparkEngine:
         record = f"to_json(named_struct({', '.join(fields)}), map('ignoreNullFields', 'false'))"
         out = rows.select(*_ordered("file", "line"), F.expr(record).alias("value"))
         self._write_text(out, self.output.dead_letter, label)
+
+    @staticmethod
+    def _raw_lines(lines: DataFrame, wanted: DataFrame) -> DataFrame:
+        """``file``, ``line``, ``raw`` of the input lines ``wanted`` names (few: only the
+        files holding them are split into lines again)."""
+        if "raw" in lines.columns:
+            return lines.select("file", "line", "raw")
+        files = wanted.select("file").distinct()
+        return split_lines(lines.join(F.broadcast(files), "file", "left_semi")).select(
+            "file", "line", "raw"
+        )
 
     def _write_text(self, frame: DataFrame, directory: str | None, label: str) -> None:
         """Write ``frame``'s ``value`` as one text file, in the order of its ``_o<i>``

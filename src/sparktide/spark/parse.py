@@ -9,6 +9,8 @@ with ``variant_get`` (a binary search, no second parse).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
@@ -16,10 +18,11 @@ from sparktide.job import Job
 from sparktide.spark.sql import field, quote
 from sparktide.time import INSTANT_PATTERN
 
-__all__ = ["NAIVE_PATTERN", "parse_lines", "value_json"]
+__all__ = ["NAIVE_PATTERN", "WHITE_SPACE", "parse_lines", "split_lines", "value_json"]
 
 NAIVE_PATTERN = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?$"
-_WS = r"^[ \t\r\n\f\x0B]+|[ \t\r\n\f\x0B]+$"
+#: What the reference reader strips from a line (ASCII white space).
+WHITE_SPACE = " \t\r\n\f\x0b"
 _NO_ZONE = " has no time zone (add 'Z' or an offset)"
 _NUMBER_TYPES = r"^(TINYINT|SMALLINT|INT|BIGINT|FLOAT|DOUBLE|DECIMAL.*)$"
 
@@ -44,9 +47,10 @@ class _Fields:
     checks then refer to these columns, so nothing is parsed or matched twice per row.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, guard: Callable[[str], str]) -> None:
         self.index: dict[str, int] = {}
         self.times: set[str] = set()
+        self.guard = guard  # restricts the extraction to the rows that need it
 
     def add(self, column: str, *, time: bool = False) -> int:
         i = self.index.setdefault(column, len(self.index))
@@ -76,7 +80,7 @@ class _Fields:
         """The three projections (lists of ``expr AS name``) that add the columns."""
         one, two, three = [], [], []
         for column, i in self.index.items():
-            one.append(f"{field(column)} AS _f{i}")
+            one.append(f"{self.guard(field(column))} AS _f{i}")
             two.append(f"schema_of_variant(_f{i}) AS _k{i}")
             if column in self.times:
                 two.append(f"try_variant_get(_f{i}, '$', 'string') AS _s{i}")
@@ -117,6 +121,19 @@ def _repr(text: str) -> str:
     return f"concat('\\'', {text}, '\\'')"
 
 
+def split_lines(files: DataFrame) -> DataFrame:
+    """Whole files → one row per non-blank line: ``file``, ``line`` (1-based), ``raw``,
+    ``mtime``; lines are stripped of white space as the reference reader does."""
+    lines = files.select("file", "mtime", F.posexplode(F.split("text", "\n")).alias("pos", "text"))
+    lines = lines.select(
+        "file",
+        (F.col("pos") + 1).cast("bigint").alias("line"),
+        F.btrim("text", F.lit(WHITE_SPACE)).alias("raw"),
+        "mtime",
+    )
+    return lines.filter("raw <> ''")
+
+
 def parse_lines(lines: DataFrame, job: Job) -> DataFrame:
     """Parse ``lines`` (``file``, ``line``, ``raw``, ``mtime``) into typed columns.
 
@@ -127,13 +144,23 @@ def parse_lines(lines: DataFrame, job: Job) -> DataFrame:
     is well formed), ``t`` and ``a`` (event and arrival time, microseconds), ``pid``
     (partition id as text), ``key`` (substream key as canonical JSON) and, per column
     in ``job.numeric_columns``, nothing more: aggregates read ``m`` themselves.
+
+    Rows of :func:`sparktide.spark.arrowparse.parse_files` carry ``fast`` and the Arrow
+    kernel's values (``_kt``, ``_ka``, ``_kpid``, ``_kkey``, ``_kmj``): where ``fast``
+    is true those are taken and none of the checks below is evaluated.
     """
     source = job.source
     if "pre_error" not in lines.columns:
         lines = lines.withColumn("pre_error", F.lit(None).cast("string"))
+    kernel = "fast" in lines.columns
+
+    def slow(expr: str) -> str:
+        """``expr`` for rows the Arrow kernel did not vouch for (all rows without it)."""
+        return f"CASE WHEN fast THEN NULL ELSE {expr} END" if kernel else expr
+
     # Stage 0: the strict parse, once per row. ``raw`` is stripped, so a JSON value is an
     # object exactly when its first character is ``{`` (cheaper than its schema).
-    out = lines.selectExpr("*", "try_parse_json(raw) AS _v", "left(raw, 1) = '{' AS _vo")
+    out = lines.selectExpr("*", f"{slow('try_parse_json(raw)')} AS _v", "left(raw, 1) = '{' AS _vo")
     checks: list[tuple[str, str]] = [
         ("pre_error IS NOT NULL", "pre_error"),
         ("instr(raw, '\ufffd') > 0", "concat('line ', line, ': invalid UTF-8')"),
@@ -146,12 +173,12 @@ def parse_lines(lines: DataFrame, job: Job) -> DataFrame:
         ("NOT _vo", "concat('line ', line, ': expected a JSON object')"),
     ]
     json_error = "CASE " + " ".join(f"WHEN {c} THEN {e}" for c, e in checks) + " END"
-    out = out.selectExpr("*", f"{json_error} AS error")
-    out = out.selectExpr(
-        *(c for c in out.columns if c not in ("_v", "_vo")),
-        "CASE WHEN error IS NULL THEN _v END AS m",
-    )
-    fields = _Fields()
+    out = out.selectExpr("*", f"{slow(json_error)} AS error")
+    record = "CASE WHEN error IS NULL THEN _v END"
+    if kernel:
+        record = f"CASE WHEN fast THEN parse_json(_kmj) ELSE {record} END"
+    out = out.selectExpr(*(c for c in out.columns if c not in ("_v", "_vo")), f"{record} AS m")
+    fields = _Fields(slow)
     record_checks: list[tuple[str, str]] = []
     if source.arrival_time is not None:
         fields.add(source.arrival_time, time=True)
@@ -204,7 +231,7 @@ def parse_lines(lines: DataFrame, job: Job) -> DataFrame:
         if record_checks
         else "CAST(NULL AS STRING)"
     )
-    out = out.withColumn("error", F.expr(f"coalesce(error, {record_error})"))
+    out = out.withColumn("error", F.expr(f"coalesce(error, {slow(record_error)})"))
     ok = "error IS NULL"
     arrival = fields.micros(source.arrival_time) if source.arrival_time is not None else "mtime"
     event = fields.micros(source.timestamp_by) if source.timestamp_by is not None else arrival
@@ -225,12 +252,16 @@ def parse_lines(lines: DataFrame, job: Job) -> DataFrame:
         else "CAST(NULL AS STRING)"
     )
     internal = {name.rsplit(" AS ", 1)[1] for stage in fields.stages() for name in stage}
+    internal |= {"fast", "_kt", "_ka", "_kpid", "_kkey", "_kmj"}
     kept = [c for c in out.columns if c not in internal]
+    values = {"a": arrival, "pid": pid, "key": key, "t": event}
     out = out.selectExpr(
         *kept,
-        f"CASE WHEN {ok} THEN {arrival} END AS a",
-        f"CASE WHEN {ok} THEN {pid} END AS pid",
-        f"CASE WHEN {ok} THEN {key} END AS key",
-        f"CASE WHEN {ok} THEN {event} END AS t",
+        *(
+            (f"CASE WHEN fast THEN _k{name} WHEN {ok} THEN {expr} END AS {name}")
+            if kernel
+            else f"CASE WHEN {ok} THEN {expr} END AS {name}"
+            for name, expr in values.items()
+        ),
     )
     return out.select(*kept, "t", "a", "pid", "key")

@@ -13,6 +13,7 @@ from pyspark.sql.streaming import StreamingQuery
 from sparktide.errors import ConfigError, InputError
 from sparktide.job import Job
 from sparktide.spark.engine import SparkEngine
+from sparktide.spark.parse import WHITE_SPACE, split_lines
 
 __all__ = [
     "broker_lines",
@@ -23,8 +24,6 @@ __all__ = [
     "split_lines",
     "start",
 ]
-
-_WS = " \t\r\n\f\x0b"  # what the reference reader strips (ASCII white space)
 
 
 def local_session(cores: int = 2, memory: str | None = None) -> SparkSession:
@@ -91,19 +90,6 @@ def file_lines(
         reader = reader.option("maxFilesPerTrigger", str(max_files_per_trigger))
     frame = reader.load(path)
     return frame.select(file_name, F.col("value").alias("text"), mtime)
-
-
-def split_lines(files: DataFrame) -> DataFrame:
-    """Whole files → one row per non-blank line: ``file``, ``line`` (1-based), ``raw``,
-    ``mtime``; lines are stripped of white space as the reference reader does."""
-    lines = files.select("file", "mtime", F.posexplode(F.split("text", "\n")).alias("pos", "text"))
-    lines = lines.select(
-        "file",
-        (F.col("pos") + 1).cast("bigint").alias("line"),
-        F.btrim("text", F.lit(_WS)).alias("raw"),
-        "mtime",
-    )
-    return lines.filter("raw <> ''")
 
 
 _CSV_SPLIT = r',(?=(?:[^"]*"[^"]*")*[^"]*$)'
@@ -182,7 +168,7 @@ def broker_lines(
     return frame.select(
         F.expr(f"lpad(CAST({cast} AS STRING), 10, '0')").alias("file"),
         F.col(position).cast("bigint").alias("line"),
-        F.btrim(F.col(value).cast("string"), F.lit(_WS)).alias("raw"),
+        F.btrim(F.col(value).cast("string"), F.lit(WHITE_SPACE)).alias("raw"),
         F.expr(f"unix_micros(`{arrival}`)").alias("mtime"),
         F.expr(cast).alias(partition),
     ).filter("raw <> ''")
@@ -228,8 +214,8 @@ def start(
             lines = frame
         elif job.source.format == "csv":
             lines = csv_rows(frame)
-        else:
-            lines = split_lines(frame)
+        else:  # whole JSONL files: the engine parses them with Arrow
+            lines = frame
         engine.process(lines, batch_id)
 
     writer = files.writeStream.foreachBatch(batch).option(

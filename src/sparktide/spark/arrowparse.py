@@ -1,0 +1,364 @@
+"""The fast path for JSON lines: whole files parsed by Arrow inside one ``mapInArrow``.
+
+Spark's SQL route (:func:`sparktide.spark.parse.parse_lines`) is exact for every input,
+but splitting whole files into numbered lines and parsing each line into a ``variant``
+costs about 5.6 s per million events on two cores; Arrow's C++ JSON reader does the same
+work for well-formed lines in about 1.2 s (``docs/design.md``). So each file goes through
+:func:`_parse_file`, which *vouches* for the lines it can prove the reference reader
+accepts, and hands every other line to the SQL route unchanged. The answer therefore
+never depends on this module: it only decides which route a line takes.
+
+A line is vouched for when all of these hold (each checked on whole Arrow arrays):
+
+* it is *plain*: one flat JSON object on the line — it starts with ``{`` and ends with
+  ``}``, holds no other brace, no ``[``, no backslash (so no string holds a quote, and a
+  quoted name followed by ``:`` is a key), no ``NaN`` / ``Infinity`` and no U+FFFD;
+* Arrow's strict reader parses it, as part of its file's plain lines, into exactly one
+  row, inferring columns (so a key given twice is an error, as it is for the reference
+  reader); a chunk that fails is halved until the failing lines are isolated in chunks
+  of at most :data:`_MIN_CHUNK` lines, which take the SQL route;
+* every field the job reads has the canonical form the SQL route gives the same
+  answer for: times as ``YYYY-MM-DDThh:mm:ss[.f{1,6}](Z|±hh:mm)`` strings with ASCII
+  digits, a real date and a year from 1001 to 9998 (the offset can then never leave the
+  representable range); partitions as a string or an integer of at most 18 digits;
+  substream keys as a printable-ASCII string, an integer of at most 18 digits or a
+  boolean; numeric (``sum`` / ``avg``) columns as a JSON number or ``null``.
+
+For a vouched line the kernel gives the event and arrival times, partition id and key
+exactly as the SQL route computes them, and ``mj``: a small JSON object with the raw
+tokens of the fields windows read (group-by and aggregate columns), from which the
+engine makes the record variant ``m`` (``parse_json`` of those few tokens, so every JSON
+type survives). In a file that is not valid UTF-8, bad bytes become U+FFFD (one decode of
+the file), which the SQL route reports as the reference reader does; a line holding
+U+FFFD is never plain.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.json as pj
+from pyspark.sql import DataFrame
+
+from sparktide.job import Job
+from sparktide.spark.parse import WHITE_SPACE, parse_lines
+
+__all__ = ["parse_files"]
+
+_MIN_CHUNK = 64
+_TIME = (
+    r"^[1-9][0-9]{3}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):[0-5][0-9]:"
+    r"[0-5][0-9](\.[0-9]{1,6})?(Z|[+-]([01][0-9]|2[0-3]):[0-5][0-9])$"
+)
+_OUT = (
+    "file string, line bigint, raw string, mtime bigint, fast boolean, t bigint, a bigint, "
+    "pid string, key string, mj string"
+)
+_OUT_SCHEMA = pa.schema(
+    [
+        ("file", pa.string()),
+        ("line", pa.int64()),
+        ("raw", pa.string()),
+        ("mtime", pa.int64()),
+        ("fast", pa.bool_()),
+        ("t", pa.int64()),
+        ("a", pa.int64()),
+        ("pid", pa.string()),
+        ("key", pa.string()),
+        ("mj", pa.string()),
+    ]
+)
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """What the kernel reads from a record (picklable: it travels to the executors)."""
+
+    arrival: str | None
+    event: str | None
+    partition: str | None
+    over: str | None
+    numeric: tuple[str, ...]
+    carried: tuple[str, ...]
+
+    @property
+    def fields(self) -> tuple[str, ...]:
+        names = [self.arrival, self.event, self.partition, self.over, *self.numeric]
+        names += self.carried
+        return tuple(dict.fromkeys(n for n in names if n is not None))
+
+
+def _plan(job: Job) -> _Plan:
+    source = job.source
+    carried: list[str] = []
+    if job.window is not None:
+        carried += job.window.group_by
+        carried += [a.column for a in job.window.aggregates if a.column is not None]
+    return _Plan(
+        arrival=source.arrival_time,
+        event=source.timestamp_by,
+        partition=source.partition,
+        over=source.over,
+        numeric=tuple(sorted(job.numeric_columns)),
+        carried=tuple(dict.fromkeys(carried)),
+    )
+
+
+def parse_files(files: DataFrame, job: Job) -> DataFrame:
+    """Whole JSONL files (``file``, ``text``, ``mtime``) → the columns of
+    :func:`~sparktide.spark.parse.parse_lines` (``file``, ``line``, ``raw``, ``mtime``,
+    ``pre_error``, ``error``, ``m``, ``t``, ``a``, ``pid``, ``key``).
+
+    Lines the kernel vouches for skip the SQL parse; the rest take it, in the same
+    projection, so the kernel runs once per file.
+    """
+    kernel = functools.partial(_kernel, _plan(job))
+    rows = files.select("file", "text", "mtime").mapInArrow(kernel, _OUT)
+    for name, _ in _KERNEL_COLUMNS:
+        rows = rows.withColumnRenamed(name, f"_k{name}")
+    return parse_lines(rows, job)
+
+
+_KERNEL_COLUMNS = (
+    ("t", "BIGINT"),
+    ("a", "BIGINT"),
+    ("pid", "STRING"),
+    ("key", "STRING"),
+    ("mj", "STRING"),
+)
+
+
+# ---------------------------------------------------------------------- the kernel
+def _kernel(plan: _Plan, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    for batch in batches:
+        files = batch.column("file")
+        texts = batch.column("text")
+        mtimes = batch.column("mtime")
+        for i in range(batch.num_rows):
+            text = texts.slice(i, 1)
+            try:
+                text.validate(full=True)
+            except pa.ArrowInvalid:  # not UTF-8: mark bad bytes as the SQL route expects
+                data = texts[i].as_buffer().to_pybytes().decode("utf-8", "replace")
+                text = pa.array([data], pa.string())
+            yield from _parse_file(plan, files[i].as_py(), text, mtimes[i].as_py())
+
+
+def _parse_file(
+    plan: _Plan, file: str, text: pa.Array, mtime: int | None
+) -> Iterator[pa.RecordBatch]:
+    """One file's lines: a batch of vouched-for lines per parsed chunk, then the rest."""
+    pieces = pc.split_pattern(text, "\n").flatten()
+    stripped = pc.utf8_trim(pieces, WHITE_SPACE)
+    numbers = pa.array(np.arange(1, len(pieces) + 1, dtype=np.int64))
+    keep = pc.not_equal(pc.utf8_length(stripped), 0)
+    raw = pc.filter(stripped, keep)
+    line = pc.filter(numbers, keep)
+    n = len(raw)
+    slow = np.ones(n, dtype=bool)
+    plain = pc.and_(
+        pc.match_substring_regex(raw, _PLAIN),
+        pc.invert(pc.match_substring_regex(raw, "NaN|Infinity|\ufffd")),
+    )
+    plain_idx = np.flatnonzero(_filled(plain))
+    if plain_idx.size and (mtime is not None or plan.arrival is not None):
+        for idx, table in _chunks(plan, raw.take(pa.array(plain_idx)), plain_idx):
+            values, good = _values(plan, table, raw.take(pa.array(idx)), mtime)
+            if not good.any():
+                continue
+            chosen = pa.array(np.flatnonzero(good))
+            slow[idx[good]] = False
+            rows = pa.array(idx[good])
+            yield pa.RecordBatch.from_arrays(
+                [
+                    pa.repeat(pa.scalar(file, pa.string()), len(rows)),
+                    line.take(rows),
+                    raw.take(rows),
+                    pa.repeat(pa.scalar(mtime, pa.int64()), len(rows)),
+                    pa.repeat(pa.scalar(True), len(rows)),
+                    *(values[name].take(chosen) for name, _ in _KERNEL_COLUMNS),
+                ],
+                schema=_OUT_SCHEMA,
+            )
+    if slow.any():
+        rows = pa.array(np.flatnonzero(slow))
+        count = len(rows)
+        yield pa.RecordBatch.from_arrays(
+            [
+                pa.repeat(pa.scalar(file, pa.string()), count),
+                line.take(rows),
+                raw.take(rows),
+                pa.repeat(pa.scalar(mtime, pa.int64()), count),
+                pa.repeat(pa.scalar(False), count),
+                *(pa.nulls(count, _OUT_SCHEMA.field(i).type) for i in range(5, len(_OUT_SCHEMA))),
+            ],
+            schema=_OUT_SCHEMA,
+        )
+
+
+_PLAIN = r"^\{[^{}\[\]\\]*\}$"
+
+
+def _filled(mask: pa.Array) -> np.ndarray:
+    """A boolean Arrow array as numpy, nulls as False."""
+    return np.asarray(pc.fill_null(mask, False).to_numpy(zero_copy_only=False), dtype=bool)
+
+
+def _chunks(
+    plan: _Plan, lines: pa.Array, index: np.ndarray
+) -> Iterator[tuple[np.ndarray, pa.Table]]:
+    """(positions, table) for each chunk of ``lines`` that Arrow's strict reader parses
+    into one row per line; failing chunks are halved down to :data:`_MIN_CHUNK` lines.
+
+    Time fields are read as strings (Arrow would turn some into timestamps); every other
+    field's type is inferred, which also rejects a key given twice."""
+    if len(lines) == 0:
+        return
+    joined = pc.binary_join(pa.ListArray.from_arrays([0, len(lines)], lines), "\n")
+    data = joined[0].as_buffer()
+    times = [name for name in (plan.arrival, plan.event) if name is not None]
+    try:
+        table = pj.read_json(
+            pa.BufferReader(data),
+            read_options=pj.ReadOptions(use_threads=False, block_size=max(len(data) + 1, 1024)),
+            parse_options=pj.ParseOptions(
+                explicit_schema=pa.schema([(name, pa.string()) for name in times]),
+                unexpected_field_behavior="infer",
+            ),
+        )
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        table = None
+    if table is not None and table.num_rows == len(lines):
+        yield index, table
+        return
+    if len(lines) <= _MIN_CHUNK:
+        return
+    half = len(lines) // 2
+    yield from _chunks(plan, lines.slice(0, half), index[:half])
+    yield from _chunks(plan, lines.slice(half), index[half:])
+
+
+def _column(table: pa.Table, name: str) -> pa.Array:
+    if name not in table.column_names:
+        return pa.nulls(table.num_rows)
+    return table.column(name).combine_chunks()
+
+
+def _values(
+    plan: _Plan, table: pa.Table, lines: pa.Array, mtime: int | None
+) -> tuple[dict[str, pa.Array], np.ndarray]:
+    """The kernel's columns for one parsed chunk, and which of its lines are vouched for."""
+    n = table.num_rows
+    good = np.ones(n, dtype=bool)
+    values: dict[str, pa.Array] = {}
+    if plan.arrival is not None:
+        values["a"], ok = _micros(_column(table, plan.arrival))
+        good &= ok
+    else:
+        values["a"] = pa.repeat(pa.scalar(mtime, pa.int64()), n)
+    if plan.event is not None:
+        values["t"], ok = _micros(_column(table, plan.event))
+        good &= ok
+    else:
+        values["t"] = values["a"]
+    if plan.partition is not None:
+        values["pid"], ok = _partition(_column(table, plan.partition))
+        good &= ok
+    else:
+        values["pid"] = pa.repeat(pa.scalar("0"), n)
+    if plan.over is not None:
+        values["key"], ok = _key(_column(table, plan.over))
+        good &= ok
+    else:
+        values["key"] = pa.nulls(n, pa.string())
+    for name in plan.numeric:
+        column = _column(table, name)
+        if not (pa.types.is_integer(column.type) or pa.types.is_floating(column.type)):
+            good &= ~_filled(pc.is_valid(column))
+    values["mj"] = _compact(plan, table, lines)
+    return values, good
+
+
+def _micros(text: pa.Array) -> tuple[pa.Array, np.ndarray]:
+    """Instants of canonical time strings in microseconds (null elsewhere), and which
+    strings are canonical."""
+    if not pa.types.is_string(text.type):
+        return pa.nulls(len(text), pa.int64()), np.zeros(len(text), dtype=bool)
+    good = _filled(pc.match_substring_regex(text, _TIME))
+    chosen = pc.if_else(pa.array(good), text, pa.nulls(len(text), pa.string()))
+    try:
+        stamps = pc.cast(chosen, pa.timestamp("us", "UTC"))
+    except pa.ArrowInvalid:  # not a real date (2026-02-30): find which ones
+        seconds = pc.utf8_slice_codeunits(chosen, 0, 19)
+        parsed = pc.strptime(seconds, format="%Y-%m-%dT%H:%M:%S", unit="s", error_is_null=True)
+        again = pc.strftime(parsed, format="%Y-%m-%dT%H:%M:%S")  # strptime rolls days over
+        good &= _filled(pc.equal(again, seconds))
+        chosen = pc.if_else(pa.array(good), text, pa.nulls(len(text), pa.string()))
+        stamps = pc.cast(chosen, pa.timestamp("us", "UTC"))
+    return pc.cast(stamps, pa.int64()), good
+
+
+def _partition(column: pa.Array) -> tuple[pa.Array, np.ndarray]:
+    """Partition ids as the SQL route writes them: integers (also in strings) in
+    canonical decimal, other strings as they are."""
+    n = len(column)
+    if pa.types.is_integer(column.type):
+        return pc.cast(column, pa.string()), _filled(pc.is_valid(column))
+    if not pa.types.is_string(column.type):
+        return pa.nulls(n, pa.string()), np.zeros(n, dtype=bool)
+    integer = pc.match_substring_regex(column, "^-?[0-9]{1,18}$")
+    canonical = pc.cast(
+        pc.cast(pc.if_else(integer, column, pa.nulls(n, pa.string())), pa.int64()), pa.string()
+    )
+    long = _filled(pc.match_substring_regex(column, "^-?[0-9]{19,}$"))
+    return pc.if_else(integer, canonical, column), _filled(pc.is_valid(column)) & ~long
+
+
+def _key(column: pa.Array) -> tuple[pa.Array, np.ndarray]:
+    """Substream keys as canonical JSON text: printable-ASCII strings, integers, booleans."""
+    n = len(column)
+    if pa.types.is_integer(column.type):
+        return pc.cast(column, pa.string()), _filled(pc.is_valid(column))
+    if pa.types.is_boolean(column.type):
+        return pc.cast(column, pa.string()), _filled(pc.is_valid(column))
+    if pa.types.is_string(column.type):
+        good = _filled(pc.match_substring_regex(column, "^[ -~]*$"))
+        return pc.binary_join_element_wise('"', column, '"', ""), good
+    return pa.nulls(n, pa.string()), np.zeros(n, dtype=bool)
+
+
+def _compact(plan: _Plan, table: pa.Table, lines: pa.Array) -> pa.Array:
+    """``{"name":token,...}`` of the carried fields present (and not null) in each line.
+
+    Strings hold no escapes on plain lines, so their token is the text in quotes;
+    integers and booleans print as they were written (``-0`` aside, which reads as 0
+    either way); a floating-point column takes its tokens from the line, so ``1.50`` and
+    ``1e3`` keep their form."""
+    n = table.num_rows
+    if not plan.carried:
+        return pa.repeat(pa.scalar("{}"), n)
+    parts = []
+    for name in plan.carried:
+        column = _column(table, name)
+        if pa.types.is_string(column.type):
+            token = pc.binary_join_element_wise('"', column, '"', "")
+        elif pa.types.is_integer(column.type) or pa.types.is_boolean(column.type):
+            token = pc.cast(column, pa.string())
+        elif pa.types.is_floating(column.type):
+            pattern = '"' + re.escape(name) + r'"\s*:\s*(?P<v>[^,}\s]+)'
+            token = pc.struct_field(pc.extract_regex(lines, pattern), [0])
+            token = pc.if_else(pc.is_valid(column), token, pa.nulls(n, pa.string()))
+        else:
+            continue
+        parts.append(pc.fill_null(pc.binary_join_element_wise(f',"{name}":', token, ""), ""))
+    if not parts:
+        return pa.repeat(pa.scalar("{}"), n)
+    # (``null_handling="skip"`` loses rows when a single part is null: seen with pyarrow 26)
+    inner = pc.utf8_slice_codeunits(pc.binary_join_element_wise(*parts, ""), 1)
+    return pc.binary_join_element_wise("{", inner, "}", "")
