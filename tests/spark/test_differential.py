@@ -174,11 +174,13 @@ def test_spark_matches_reference(spark, tmp_path, case, files_per_batch):
         tmp_path / "in", seed=zlib.crc32(case.encode()) % 1000, files=4, partitions=3, fmt=fmt
     )
     job = job_for(tmp_path, CASES[case])
-    run_job(
+    metrics = run_job(
         job, once=True, flush=True, spark=spark, max_files_per_trigger=files_per_batch, clock=clock
     )
     batches = file_batches(job.output.checkpoint)
     expected = reference(job, batches)
+    assert metrics is not None
+    assert _counters(metrics) == _counters(expected.metrics)
     got_results = read_output(job.output.path)
     got_dead = read_output(job.output.dead_letter)
     want_dead = sorted(
@@ -202,3 +204,17 @@ def test_spark_matches_reference(spark, tmp_path, case, files_per_batch):
         else:
             assert sorted(got_results, key=_key) == sorted(want, key=_key)
     assert len(batches) >= 4 // files_per_batch
+
+
+_COUNTED = ("input", "admitted", "early", "late", "out_of_order", "adjusted", "dropped")
+
+
+def _counters(metrics: dict) -> dict:
+    """The counters both engines must agree on: totals and per partition (SPEC §8)."""
+    totals = {name: metrics[name] for name in (*_COUNTED, "dead_lettered", "in_no_window")}
+    partitions = {
+        str(p["partition"]): {name: p[name] for name in (*_COUNTED, "dead_lettered")}
+        for p in metrics["partitions"]
+        if p["input"]
+    }
+    return {"totals": totals, "partitions": partitions}

@@ -159,6 +159,41 @@ class SparkEngine:
             w = max(w, arrival - self.L)
         return w
 
+    def _estimate(
+        self, parts: dict[str, dict[str, Any]], delivering: dict[str, Any], now: int
+    ) -> None:
+        """Idle estimates for the partitions that deliver nothing at ``now`` (SPEC §4);
+        partitions seen for the first time get their entry."""
+        for pid, part in parts.items():
+            if pid in delivering:
+                continue
+            guess = (
+                part["last_arrival"] + (now - part["last_processing"])
+                if part["seen"]
+                else now - NEVER_SEEN_LAG
+            )
+            part["arrival"] = max(part["arrival"], guess)
+            if self.mode != "substreams":
+                part["watermark"] = self._refresh(part, part["arrival"])
+        for pid in delivering:
+            parts.setdefault(pid, _new_partition())
+
+    @property
+    def _fused(self) -> bool:
+        """Whether a batch is judged without first learning which partitions deliver.
+
+        A row is judged against its own partition's clock, which an idle estimate never
+        touches (only partitions that deliver nothing get one), and a partition seen for
+        the first time starts at minus infinity, which the policy's ``greatest`` treats as
+        it treats a missing value. Two cases read other partitions' clocks and so need
+        the estimates first: substreams (the input's arrival clock is the maximum over
+        partitions) and merged jobs whose within-batch watermark is the minimum over
+        partitions (``accept``, or no out-of-order bound). Everywhere else one pass
+        (parse, judge, count) saves persisting the parsed batch and a Spark job."""
+        if self.mode == "substreams":
+            return False
+        return not (self.mode == "merged" and (self.ooo == "accept" or self.O is None))
+
     # ------------------------------------------------------------------ one batch
     def process(
         self, lines: DataFrame, batch_id: int, now: int | None = None, *, flush: bool = False
@@ -207,55 +242,58 @@ class SparkEngine:
         # Persist no raw line that no later step reads: it is the widest column, and the
         # cost of persisting grows with the width of the rows (docs/design.md).
         keep_raw = "raw" if self.window is None else "CASE WHEN error IS NOT NULL THEN raw END"
-        parsed = self._keep(
-            parsed.selectExpr(
-                *(c for c in parsed.columns if c not in ("raw", "mtime", "pre_error")),
-                f"{keep_raw} AS raw",
-            )
+        parsed = parsed.selectExpr(
+            *(c for c in parsed.columns if c not in ("raw", "mtime", "pre_error")),
+            f"{keep_raw} AS raw",
         )
-        stats = {
-            row["pid"]: row
-            for row in parsed.groupBy("pid")
-            .agg(
-                F.count("*").alias("n"),
-                F.max("a").alias("max_a"),
-                F.count(F.when(F.col("error").isNotNull(), 1)).alias("bad"),
-            )
-            .collect()
-        }
-        malformed = sum(row["bad"] for row in stats.values())
-        delivering = {pid: row for pid, row in stats.items() if pid is not None}
         parts: dict[str, dict[str, Any]] = clock["partitions"]
-        # 1. idle estimates for partitions that deliver nothing at this instant
-        for pid, part in parts.items():
-            if pid in delivering:
-                continue
-            guess = (
-                part["last_arrival"] + (now - part["last_processing"])
-                if part["seen"]
-                else now - NEVER_SEEN_LAG
-            )
-            part["arrival"] = max(part["arrival"], guess)
-            if self.mode != "substreams":
-                part["watermark"] = self._refresh(part, part["arrival"])
-        for pid in delivering:
-            parts.setdefault(pid, _new_partition())
-        global_a0 = max([clock["arrival"], *(p["arrival"] for p in parts.values())])
+        if self._fused:
+            # The policy does not depend on which partitions deliver (see _fused): judge
+            # every row, malformed ones included, and learn that from the same pass.
+            source, delivering, malformed = parsed, None, 0
+            global_a0 = NEG_INF  # only substreams read it, and they are never fused
+        else:
+            parsed = self._keep(parsed)
+            stats = {
+                row["pid"]: row
+                for row in parsed.groupBy("pid")
+                .agg(
+                    F.count("*").alias("n"),
+                    F.max("a").alias("max_a"),
+                    F.count(F.when(F.col("error").isNotNull(), 1)).alias("bad"),
+                )
+                .collect()
+            }
+            malformed = sum(row["bad"] for row in stats.values())
+            delivering = {pid: row for pid, row in stats.items() if pid is not None}
+            self._estimate(parts, delivering, now)
+            global_a0 = max([clock["arrival"], *(p["arrival"] for p in parts.values())])
+            source = parsed.filter("error IS NULL")
         # 2. policy
-        good = parsed.filter("error IS NULL")
-        decided = self._policy(good, parts, global_a0, batch_id)
+        decided = self._policy(source, parts, global_a0, batch_id)
         decided = self._keep(self._narrow(self._assign_windows(decided, parts)))
         keys_next = None
         if self.mode == "substreams":
+            assert delivering is not None
             batch_keys = decided.groupBy("key").agg(
                 F.max("h").alias("max_h"), F.count("*").alias("n")
             )
             keys_next = self._next_keys(batch_keys, previous, global_a0, delivering, now)
         summary = (
             decided.groupBy("pid")
-            .agg(F.max("h").alias("max_h"), *self._counter_columns())
+            .agg(
+                F.max("h").alias("max_h"),
+                F.max("a").alias("max_a"),
+                F.count(F.when(F.col("error").isNotNull(), 1)).alias("bad"),
+                *self._counter_columns(),
+            )
             .collect()
         )
+        if delivering is None:
+            malformed = sum(row["bad"] for row in summary)
+            delivering = {row["pid"]: row for row in summary if row["pid"] is not None}
+            self._estimate(parts, delivering, now)
+            global_a0 = max([clock["arrival"], *(p["arrival"] for p in parts.values())])
         # end-of-batch clocks
         for pid, row in delivering.items():
             part = parts[pid]
@@ -267,6 +305,8 @@ class SparkEngine:
         counters: dict[str, dict[str, int]] = clock["counters"]
         for row in summary:
             pid = row["pid"]
+            if pid is None:  # malformed rows only (counted above)
+                continue
             if self.mode != "substreams":
                 part = parts[pid]
                 if row["max_h"] is not None:
@@ -291,7 +331,13 @@ class SparkEngine:
             + (row[_col("dead_lettered.window_closed")] or 0)
             for row in summary
         )
-        self._write_dead_letters(parsed, decided, label, lines if lettered else None, malformed)
+        self._write_dead_letters(
+            decided if self._fused else parsed,
+            decided,
+            label,
+            lines if lettered else None,
+            malformed,
+        )
         batch = _Batch(batch_id, previous, now, label, parts, clock, keys_next, global_end)
         if self.window is not None:
             forced = self._windows(decided, batch)
@@ -396,7 +442,7 @@ class SparkEngine:
         )
         outcome_ooo = {"drop": "'dropped'", "dead_letter": "'dead_lettered'"}.get(self.ooo)
         verdict = (
-            "CASE WHEN is_early THEN 'dropped' "
+            "CASE WHEN error IS NOT NULL THEN 'malformed' WHEN is_early THEN 'dropped' "
             + ("WHEN is_late THEN 'dropped' " if self.late_drop else "")
             + (f"WHEN is_ooo THEN {outcome_ooo} " if outcome_ooo else "")
             + "WHEN s <> t THEN 'adjusted' ELSE 'accepted' END"
@@ -488,8 +534,10 @@ class SparkEngine:
         """Only the columns later steps read, before the judged batch is persisted (the
         cost of persisting grows with the width of its rows).
 
-        The raw line is kept for released events (their field order); with windows,
-        dead letters find theirs in the batch's input (:meth:`_write_dead_letters`)."""
+        The raw line is kept for released events (their field order) and malformed
+        records; with windows, other dead letters find theirs in the batch's input
+        (:meth:`_write_dead_letters`). ``error`` and, for malformed records, ``m`` are kept
+        because a fused batch (:attr:`_fused`) writes its malformed records from here."""
         columns = [
             "file",
             "line",
@@ -508,7 +556,12 @@ class SparkEngine:
             "open_starts",
             "closed_start",
         ]
-        columns.append("m" if self.window is not None else "raw")
+        columns.append("error")
+        columns.append("raw")  # the parsed batch keeps it only where it is needed
+        if self.window is not None:
+            columns.append("m")
+        else:
+            columns.append("CASE WHEN error IS NOT NULL THEN m END AS m")
         return decided.selectExpr(*columns)
 
     def _counter_columns(self) -> list[Any]:
@@ -516,7 +569,7 @@ class SparkEngine:
             return F.count(F.when(F.expr(condition), 1)).alias(_col(name))
 
         return [
-            count("true", "input"),
+            count("error IS NULL", "input"),
             count("verdict IN ('accepted', 'adjusted')", "admitted"),
             count("is_early", "early"),
             count("is_late", "late"),
@@ -760,8 +813,10 @@ class SparkEngine:
         rows = malformed
         if lines is not None:
             lettered = decided.filter("verdict = 'dead_lettered'")
-            if "raw" not in lettered.columns:
-                lettered = lettered.join(self._raw_lines(lines, lettered), ["file", "line"])
+            if self.window is not None:  # raw lines are kept for malformed records only
+                lettered = lettered.drop("raw").join(
+                    self._raw_lines(lines, lettered), ["file", "line"]
+                )
             rows = rows.unionByName(
                 lettered.select(
                     "file",
