@@ -28,9 +28,10 @@ For a vouched line the kernel gives the event and arrival times, partition id an
 exactly as the SQL route computes them, and ``mj``: a small JSON object with the raw
 tokens of the fields windows read (group-by and aggregate columns), from which the
 engine makes the record variant ``m`` (``parse_json`` of those few tokens, so every JSON
-type survives). In a file that is not valid UTF-8, bad bytes become U+FFFD (one decode of
-the file), which the SQL route reports as the reference reader does; a line holding
-U+FFFD is never plain.
+type survives). Its text comes back only when the job releases events: with windows no
+later step reads it, and moving it back into Spark is not free. In a file that is not
+valid UTF-8, bad bytes become U+FFFD (one decode of the file), which the SQL route
+reports as the reference reader does; a line holding U+FFFD is never plain.
 """
 
 from __future__ import annotations
@@ -86,6 +87,7 @@ class _Plan:
     over: str | None
     numeric: tuple[str, ...]
     carried: tuple[str, ...]
+    raw: bool  # whether vouched lines keep their text (released events need it)
 
     @property
     def fields(self) -> tuple[str, ...]:
@@ -107,6 +109,7 @@ def _plan(job: Job) -> _Plan:
         over=source.over,
         numeric=tuple(sorted(job.numeric_columns)),
         carried=tuple(dict.fromkeys(carried)),
+        raw=job.window is None,
     )
 
 
@@ -179,7 +182,7 @@ def _parse_file(
                 [
                     pa.repeat(pa.scalar(file, pa.string()), len(rows)),
                     line.take(rows),
-                    raw.take(rows),
+                    raw.take(rows) if plan.raw else pa.nulls(len(rows), pa.string()),
                     pa.repeat(pa.scalar(mtime, pa.int64()), len(rows)),
                     pa.repeat(pa.scalar(True), len(rows)),
                     *(values[name].take(chosen) for name, _ in _KERNEL_COLUMNS),
@@ -291,6 +294,10 @@ def _micros(text: pa.Array) -> tuple[pa.Array, np.ndarray]:
     if not pa.types.is_string(text.type):
         return pa.nulls(len(text), pa.int64()), np.zeros(len(text), dtype=bool)
     good = _filled(pc.match_substring_regex(text, _TIME))
+    year = pc.cast(
+        pc.utf8_slice_codeunits(pc.if_else(pa.array(good), text, "0000"), 0, 4), pa.int64()
+    )
+    good &= _filled(pc.and_(pc.greater_equal(year, 1001), pc.less_equal(year, 9998)))
     chosen = pc.if_else(pa.array(good), text, pa.nulls(len(text), pa.string()))
     try:
         stamps = pc.cast(chosen, pa.timestamp("us", "UTC"))

@@ -3,12 +3,14 @@
 Each micro-batch (``foreachBatch``) runs these steps; ``docs/design.md`` says why.
 
 1. **Clock.** The batch's processing time comes from the journal (or is chosen and
-   journaled). A small aggregate over the batch says which partitions delivered and
-   their largest arrival time; partitions that delivered nothing get their idle estimate.
+   journaled). An aggregate over the batch says which partitions delivered and their
+   largest arrival time (after the policy, with the counters, unless the policy needs
+   it first: see ``_fused``); partitions that delivered nothing get their idle estimate.
 2. **Policy.** Within a batch the arrival clock at an event is ``max(A0, arrival)``
    (rows are judged in arrival order), and the timeline's newest timestamp before an
    event is a running maximum of a per-row value ``h`` — one window function per
-   timeline. Every verdict and system timestamp follows in closed form.
+   timeline. Every verdict and system timestamp follows in closed form. The judged
+   batch is computed once and kept (a local checkpoint) for the steps after it.
 3. **Windows / release.** Admitted rows are assigned to their windows, aggregated into
    mergeable partials, merged with the open windows kept in state, and windows whose due
    watermark has been reached are written; held events are released likewise.
