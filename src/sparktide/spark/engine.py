@@ -808,9 +808,8 @@ class SparkEngine:
         not kept, so they are looked up there by file and line)."""
         if self.output.dead_letter is None:
             return
-        if lines is None and not malformed_count:
-            empty = self.spark.createDataFrame([], "value string")
-            empty.write.mode("overwrite").text(f"{self.output.dead_letter}/{label}")
+        if lines is None and not malformed_count:  # nothing to write: no Spark job
+            self._empty_directory(f"{self.output.dead_letter}/{label}")
             return
         original = (
             "CASE WHEN m IS NOT NULL THEN m "
@@ -855,6 +854,15 @@ class SparkEngine:
         record = f"to_json(named_struct({', '.join(fields)}), map('ignoreNullFields', 'false'))"
         out = rows.select(*_ordered("file", "line"), F.expr(record).alias("value"))
         self._write_text(out, self.output.dead_letter, label)
+
+    def _empty_directory(self, directory: str) -> None:
+        """Replace ``directory`` by an empty one (what an overwrite with no rows leaves),
+        through Hadoop's file system API, so any file system Spark writes to works."""
+        jvm = self.spark.sparkContext._jvm
+        path = jvm.org.apache.hadoop.fs.Path(directory)
+        fs = path.getFileSystem(self.spark.sparkContext._jsc.hadoopConfiguration())
+        fs.delete(path, True)
+        fs.mkdirs(path)
 
     @staticmethod
     def _raw_lines(lines: DataFrame, wanted: DataFrame) -> DataFrame:
