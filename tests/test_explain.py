@@ -169,14 +169,14 @@ def test_watermark_line_of_the_worked_example(spec5):
     assert len(result.decisions) == 6
     ((key, xs, ys),) = data.series
     assert key == 0
-    assert [format_instant(int(x)) for x in xs] == [t(a) for _, a in SPEC5]
-    assert [format_instant(int(y)) for y in ys] == [
-        t("08:59:55"),  # 00:05 − 10 s
-        t("09:00:30"),  # 00:40 − 10 s
-        t("09:00:30"),
-        t("09:00:30"),  # 00:45 − 20 s = 00:25 is lower
-        t("09:00:30"),  # 00:50 − 20 s
-        t("09:00:31"),  # 00:41 − 10 s = 00:51 − 20 s
+    # After each arrival: 08:59:55 (00:05 − 10 s), 09:00:30 (00:40 − 10 s), then 00:30
+    # at 00:20, 00:45 (00:45 − 20 s = 00:25 is lower) and 00:50 (00:50 − 20 s), and
+    # 09:00:31 at 00:51 (00:41 − 10 s = 00:51 − 20 s). The line keeps the changes.
+    steps = [(format_instant(int(x)), format_instant(int(y))) for x, y in zip(xs, ys, strict=True)]
+    assert steps == [
+        (t("09:00:06"), t("08:59:55")),
+        (t("09:00:10"), t("09:00:30")),
+        (t("09:00:51"), t("09:00:31")),
     ]
     assert data.job_series is None  # one partition: no separate job line
     assert data.counts() == {"accepted": 3, "adjusted": 2, "dropped": 1, "dead_lettered": 0}

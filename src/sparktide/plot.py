@@ -212,9 +212,11 @@ class _Tracer(ReferenceEngine):
 
 
 def _steps(points: list[tuple[int, int]]) -> tuple[np.ndarray, np.ndarray]:
+    """Watermark samples → the points where it changes (the step function is the same)."""
     table = np.array(points, dtype=np.int64).reshape(-1, 2)
-    keep = (table[:, 1] > NEG_INF // 2) & (table[:, 1] < POS_INF // 2)
-    return table[keep, 0].copy(), table[keep, 1].copy()
+    table = table[(table[:, 1] > NEG_INF // 2) & (table[:, 1] < POS_INF // 2)]
+    changed = np.r_[True, table[1:, 1] != table[:-1, 1]] if table.size else np.empty(0, bool)
+    return table[changed, 0].copy(), table[changed, 1].copy()
 
 
 def explain_run(
@@ -534,7 +536,7 @@ def draw_chart(
         handles.append(Patch(color="#4a6fa5", alpha=0.2, label=_window_text(job)[8:]))
 
     # Guides: event time = arrival time, and the late / early limits of the policy.
-    if x == "arrival" or job.source.processing_time is None:
+    if n and (x == "arrival" or job.source.processing_time is None):
         guide_x = _dates(np.array([x_lo, x_hi], np.int64))
         ordering = job.ordering
         guides = [(0, "event time = arrival time", "-")]
@@ -649,6 +651,17 @@ def draw_chart(
     if lag is not None:
         _draw_lag_panel(lag, job, data, style, x)
 
+    if not n:
+        ax.text(
+            0.5,
+            0.5,
+            "no well-formed events to draw",
+            transform=ax.transAxes,
+            ha="center",
+            va="center",
+            color="#555555",
+        )
+
     # Axes, dates, title, legend.
     ax.set_xlim(*_dates(np.array([x_lo, x_hi], np.int64)))
     ax.set_ylim(*_dates(np.array([y_lo, y_hi], np.int64)))
@@ -731,6 +744,7 @@ def _draw_events(
                     linewidths=0.4,
                     alpha=0.35,
                     zorder=4,
+                    rasterized=True,
                 )
             )
         ax.scatter(
@@ -801,15 +815,24 @@ def _draw_lag_panel(ax: Axes, job: Job, data: ChartData, style: dict[str, Any], 
     if job.event_time_mode and ordering.early_arrival is not None:
         ax.axhline(seconds(ordering.early_arrival), color="#999999", lw=0.9, ls=":", zorder=1)  # type: ignore[arg-type]
     width = 1.1
+    big = style["rasterized"]
     for number, (_, xs, ys) in enumerate(data.series):
         if xs.size:
             single = len(data.series) == 1
             colour = "#000000" if single else _LINE_COLOURS[number % len(_LINE_COLOURS)]
             lx, ly = _sawtooth(xs, ys, int(xs[-1]))
-            ax.plot(_dates(lx), seconds(ly), color=colour, lw=width, zorder=3)
+            ax.plot(_dates(lx), seconds(ly), color=colour, lw=width, zorder=3, rasterized=big)
     if data.job_series is not None and data.job_series[0].size:
         lx, ly = _sawtooth(*data.job_series, int(data.job_series[0][-1]))
-        ax.plot(_dates(lx), seconds(ly), color="#000000", lw=width + 2.5, alpha=0.25, zorder=3)
+        ax.plot(
+            _dates(lx),
+            seconds(ly),
+            color="#000000",
+            lw=width + 2.5,
+            alpha=0.25,
+            zorder=3,
+            rasterized=big,
+        )
     ax.set_yscale("symlog", linthresh=1.0)
     ax.yaxis.set_major_locator(FixedLocator(_LAG_TICKS))
     ax.yaxis.set_minor_locator(NullLocator())
@@ -845,6 +868,7 @@ def _step_line(
         alpha=alpha,
         zorder=3,
         label=label,
+        rasterized=xs.size > 2_000,
     )
     return line
 
@@ -853,8 +877,8 @@ def _date_formatter(locator: Any, show_offset: bool) -> Any:
     """Concise dates, but seconds as ``hh:mm:ss`` rather than a bare ``50``."""
     from matplotlib import dates as mdates
 
-    formats = ["%Y", "%b", "%d", "%H:%M", "%H:%M", "%H:%M:%S"]
-    zero_formats = ["", "%Y", "%b", "%b-%d", "%H:%M", "%H:%M:%S"]
+    formats = ["%Y", "%b", "%d", "%H:%M", "%H:%M", "%H:%M:%S.%f"]  # zeros are trimmed
+    zero_formats = ["", "%Y", "%b", "%b-%d", "%H:%M", "%H:%M:%S.%f"]
     offset_formats = ["", "%Y", "%Y-%m", "%Y-%m-%d", "%Y-%m-%d", "%Y-%m-%d"]
     return mdates.ConciseDateFormatter(
         locator,
