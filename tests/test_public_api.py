@@ -27,6 +27,8 @@ PUBLIC_MODULES = [
     "sparktide.core.policy",
     "sparktide.core.watermark",
     "sparktide.core.records",
+    "sparktide.plot",
+    "sparktide.advise",
 ]
 
 CORE_DIR = Path(sparktide.core.__file__).parent

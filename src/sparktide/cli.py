@@ -1,4 +1,5 @@
-"""The ``sparktide`` command line: ``simulate`` (reference engine) and friends.
+"""The ``sparktide`` command line: ``simulate``, ``explain`` and ``advise`` (reference
+engine), ``run`` (Spark) and ``demo``.
 
 Exit codes: 0 success, 2 bad configuration or unreadable input (one line on stderr,
 no traceback).
@@ -75,6 +76,8 @@ def _parser() -> argparse.ArgumentParser:
         action="store_false",
         help="leave open windows open and held events held at the end",
     )
+    _explain_parser(commands)
+    _advise_parser(commands)
     run = commands.add_parser(
         "run",
         help="run a job on Spark (local Spark unless a session is configured)",
@@ -108,6 +111,104 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _explain_parser(commands: Any) -> None:
+    explain = commands.add_parser(
+        "explain",
+        help="the reference engine's decision on every record, as a table or a chart",
+        description="Run JOB through the reference engine and show the decision it took on "
+        "every input record: a table (or JSON lines), or with --plot a chart of event time "
+        "against arrival time with the watermarks, verdicts and windows.",
+    )
+    explain.add_argument("job", metavar="JOB.toml", help="the job file")
+    explain.add_argument(
+        "--plot",
+        metavar="FILE",
+        help="draw a chart into FILE (.png, .svg, .pdf, or .html: one self-contained page)",
+    )
+    explain.add_argument(
+        "--x",
+        default="arrival",
+        metavar="AXIS",
+        help="time across the chart: arrival (default) or processing",
+    )
+    explain.add_argument(
+        "--max-timelines",
+        default="8",
+        metavar="N",
+        help="draw the watermarks of at most N timelines, the busiest (default 8)",
+    )
+    explain.add_argument(
+        "--format",
+        choices=("jsonl", "table"),
+        default=None,
+        help="print the decisions as jsonl or a table (default: table on a terminal; "
+        "with --plot nothing is printed unless --format is given)",
+    )
+    explain.add_argument(
+        "--until",
+        type=_instant_arg,
+        metavar="TIME",
+        help="advance processing time to TIME after the last record, firing timers",
+    )
+    explain.add_argument(
+        "--tick",
+        type=_duration_arg,
+        metavar="DURATION",
+        help="also observe time at every multiple of DURATION (idle estimates, timers)",
+    )
+    explain.add_argument(
+        "--no-flush",
+        dest="flush",
+        action="store_false",
+        help="leave open windows open at the end (the chart then shows fewer windows)",
+    )
+
+
+def _advise_parser(commands: Any) -> None:
+    advise = commands.add_parser(
+        "advise",
+        help="measure lateness and disorder in the input and suggest an [ordering] policy",
+        description="Read a sample of JOB's input, report how late and how disordered it is, "
+        "what candidate late_arrival / out_of_order settings would cost (events adjusted or "
+        "dropped, output delay), and recommend one.",
+    )
+    advise.add_argument("job", metavar="JOB.toml", help="the job file")
+    advise.add_argument(
+        "--sample",
+        default="100000",
+        metavar="N",
+        help="use the N earliest records by processing time (default 100000)",
+    )
+    advise.add_argument(
+        "--target-adjusted",
+        default="0.1%",
+        metavar="PERCENT",
+        help="the largest share of events the policy may adjust or drop (default 0.1%%)",
+    )
+    advise.add_argument(
+        "--top-keys",
+        default="10",
+        metavar="N",
+        help="with substreams (source.over): show the N busiest keys (default 10)",
+    )
+    advise.add_argument(
+        "--format",
+        choices=("jsonl", "json", "table"),
+        default=None,
+        help="table (default on a terminal), jsonl (default otherwise) or json",
+    )
+
+
+def _count_arg(text: str, option: str, *, minimum: int = 1) -> int:
+    try:
+        value = int(text.replace("_", ""))
+    except ValueError:
+        raise ConfigError(option, f"expected a whole number, got {text!r}") from None
+    if value < minimum:
+        raise ConfigError(option, f"must be at least {minimum}, got {text!r}")
+    return value
+
+
 def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None) -> int:
     """Entry point of the ``sparktide`` console script; returns the exit code."""
     out = stdout if stdout is not None else sys.stdout
@@ -115,6 +216,10 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None) -> 
     try:
         if args.command == "simulate":
             return _simulate(args, out)
+        if args.command == "explain":
+            return _explain(args, out)
+        if args.command == "advise":
+            return _advise(args, out)
         if args.command == "run":
             return _run(args, out)
         if args.command == "demo":
@@ -148,6 +253,84 @@ def _simulate(args: argparse.Namespace, out: TextIO) -> int:
         from sparktide.report import print_tables
 
         print_tables(result, out, explain=args.explain)
+    return 0
+
+
+def _explain(args: argparse.Namespace, out: TextIO) -> int:
+    from pathlib import Path
+
+    from sparktide.core.engine import simulate
+    from sparktide.plot import X_AXES, check_chart_path
+    from sparktide.reader import read_records
+
+    if args.x not in X_AXES:
+        raise ConfigError("--x", f"must be one of {', '.join(X_AXES)}; got {args.x!r}")
+    max_timelines = _count_arg(args.max_timelines, "--max-timelines")
+    plot = check_chart_path(args.plot) if args.plot is not None else None
+    job = load_job(args.job)
+    records = read_records(job.source, numeric=job.numeric_columns)
+    if plot is None:
+        result = simulate(job, records, until=args.until, tick=args.tick, flush=args.flush)
+    else:
+        from sparktide.plot import explain_run, save_chart
+
+        result, data = explain_run(
+            job,
+            records,
+            x=args.x,
+            until=args.until,
+            tick=args.tick,
+            flush=args.flush,
+            max_timelines=max_timelines,
+        )
+        job_path = Path(args.job)
+        title = f"{job_path.parent.name}/{job_path.name}" if job_path.parent.name else job_path.name
+        save_chart(plot, job, data, result, title=title, x=args.x)
+        counts = data.counts()
+        summary = ", ".join(f"{v} {k}" for k, v in counts.items() if v)
+        note = f"sparktide: wrote {plot}: {data.size} events ({summary or 'none'})"
+        if args.format is None:
+            out.write(note + "\n")
+            return 0
+        print(note, file=sys.stderr)  # stdout carries the decisions
+    fmt = args.format or ("table" if out.isatty() else "jsonl")
+    if fmt == "jsonl":
+        write_jsonl(result.decisions, out)
+    else:
+        from sparktide.report import print_decisions
+
+        print_decisions(result.decisions, out)
+    return 0
+
+
+def _advise(args: argparse.Namespace, out: TextIO) -> int:
+    from sparktide.advise import advise, parse_target, sample_records
+
+    sample = _count_arg(args.sample, "--sample")
+    top_keys = _count_arg(args.top_keys, "--top-keys")
+    target = parse_target(args.target_adjusted)
+    job = load_job(args.job)
+    records, malformed = sample_records(job, sample)
+    progress = None
+    if sys.stderr.isatty():
+
+        def progress(done: int, total: int) -> None:
+            end = "\n" if done == total else ""
+            print(f"\rsparktide: candidate {done}/{total}", end=end, file=sys.stderr, flush=True)
+
+    advice = advise(
+        job, records, target=target, top_keys=top_keys, malformed=malformed, progress=progress
+    )
+    fmt = args.format or ("table" if out.isatty() else "jsonl")
+    if fmt == "jsonl":
+        write_jsonl(advice.records(), out)
+    elif fmt == "json":
+        out.write(json.dumps(advice.as_dict(), ensure_ascii=False, indent=2))
+        out.write("\n")
+    else:
+        from sparktide.report import print_advice
+
+        print_advice(advice, out)
     return 0
 
 

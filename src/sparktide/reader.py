@@ -23,7 +23,7 @@ from sparktide.errors import InputError, TimeFormatError
 from sparktide.job import Source
 from sparktide.time import MILLISECOND, from_datetime, parse_instant
 
-__all__ = ["file_arrival_time", "input_files", "parse_fields", "read_records"]
+__all__ = ["file_arrival_time", "input_files", "iter_records", "parse_fields", "read_records"]
 
 
 def input_files(source: Source) -> list[Path]:
@@ -61,12 +61,22 @@ def read_records(source: Source, *, numeric: frozenset[str] = frozenset()) -> li
     InputError
         If the path is missing or a file cannot be opened at all.
     """
-    records: list[InputRecord] = []
+    return list(iter_records(source, numeric=numeric))
+
+
+def iter_records(source: Source, *, numeric: frozenset[str] = frozenset()) -> Iterator[InputRecord]:
+    """The records of ``source`` one at a time, as :func:`read_records` reads them.
+
+    Raises
+    ------
+    InputError
+        If the path is missing or a file cannot be opened at all.
+    """
+    seq = 0
     for file in input_files(source):
         try:
             mtime = file_arrival_time(file)
             for line, fields, raw, error in _rows(file, source.format):
-                seq = len(records)
                 if error is not None:
                     record = InputRecord(seq, None, raw=raw, error=error)
                 else:
@@ -74,10 +84,10 @@ def read_records(source: Source, *, numeric: frozenset[str] = frozenset()) -> li
                         seq, fields, source, default_arrival=mtime, raw=raw, numeric=numeric
                     )
                 record.file, record.line = file.name, line
-                records.append(record)
+                seq += 1
+                yield record
         except OSError as exc:
             raise InputError(f"cannot read input file {str(file)!r}: {exc.strerror}") from None
-    return records
 
 
 Row = tuple[int, dict[str, Any], str | None, str | None]  # line, fields, raw, error

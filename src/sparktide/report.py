@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from rich.console import Console
 from rich.table import Table
 
 from sparktide.core.engine import Result
+from sparktide.time import format_duration
 
-__all__ = ["print_tables"]
+if TYPE_CHECKING:  # pragma: no cover
+    from sparktide.advise import Advice, Distribution
+
+__all__ = ["print_advice", "print_decisions", "print_tables"]
 
 _VERDICT_STYLE = {
     "accepted": "green",
@@ -43,25 +47,45 @@ def _table(title: str, rows: list[dict[str, Any]], columns: list[str] | None = N
     return table
 
 
+def _console(out: TextIO) -> Console:
+    probe = Console(file=out)
+    return Console(file=out, width=probe.width if probe.is_terminal else 160)
+
+
+def _decisions_table(decisions: list[dict[str, Any]]) -> Table:
+    columns = [
+        "seq",
+        "partition",
+        "key",
+        "event_time",
+        "arrival_time",
+        "watermark",
+        "timestamp",
+        "verdict",
+        "reasons",
+    ]
+    if any("windows" in d for d in decisions):
+        columns.append("windows")
+    return _table("Decisions", decisions, columns)
+
+
+def print_decisions(decisions: list[dict[str, Any]], out: TextIO) -> None:
+    """Print ``decision`` records as one table (``sparktide explain``), then a count per
+    verdict."""
+    console = _console(out)
+    console.print(_decisions_table(decisions))
+    counts: dict[str, int] = {}
+    for decision in decisions:
+        counts[decision["verdict"]] = counts.get(decision["verdict"], 0) + 1
+    summary = ", ".join(f"{counts[v]} {v}" for v in _VERDICT_STYLE if v in counts)
+    console.print(f"{len(decisions)} records: {summary or 'none'}")
+
+
 def print_tables(result: Result, out: TextIO, *, explain: bool = False) -> None:
     """Print a run's records as aligned tables, verdicts coloured on a terminal."""
-    probe = Console(file=out)
-    console = Console(file=out, width=probe.width if probe.is_terminal else 160)
+    console = _console(out)
     if explain:
-        columns = [
-            "seq",
-            "partition",
-            "key",
-            "event_time",
-            "arrival_time",
-            "watermark",
-            "timestamp",
-            "verdict",
-            "reasons",
-        ]
-        if any("windows" in d for d in result.decisions):
-            columns.append("windows")
-        console.print(_table("Decisions", result.decisions, columns))
+        console.print(_decisions_table(result.decisions))
     if result.events:
         console.print(_table(f"Released events ({len(result.events)})", result.events))
     if result.windows:
@@ -109,3 +133,127 @@ def _metrics_table(metrics: dict[str, Any]) -> Table:
     for entry in metrics.get("partitions", []):
         row(str(entry["partition"]), entry)
     return table
+
+
+def _distribution_table(title: str, rows: list[Distribution], counted: str) -> Table:
+    from sparktide.advise import PERCENTILES, _percent
+
+    table = Table(title=title, title_justify="left", header_style="bold")
+    for name in ("events of", "events", counted):
+        table.add_column(name)
+    for label, _, _ in PERCENTILES:
+        table.add_column(label, justify="right")
+    table.add_column("max", justify="right")
+    for row in rows:
+        share = _percent(_fraction(row.early, row.events))
+        table.add_row(
+            row.label,
+            str(row.events),
+            f"{row.early} ({share})",
+            *(_short_duration(row.values[label]) for label, _, _ in PERCENTILES),
+            _short_duration(row.values["max"]),
+        )
+    return table
+
+
+def _fraction(part: int, whole: int) -> Any:
+    from fractions import Fraction
+
+    return Fraction(part, whole) if whole else Fraction(0)
+
+
+def print_advice(advice: Advice, out: TextIO) -> None:
+    """Print ``sparktide advise``'s report: the sample, lateness, disorder, the candidate
+    settings and the recommendation as a TOML snippet."""
+    from sparktide.advise import _percent
+
+    console = _console(out)
+    sample = advice.sample
+    keys = f", {sample['keys']} keys" if sample.get("keys") is not None else ""
+    console.print(
+        f"Sample: {sample['records']} records from {sample['first_arrival']} to "
+        f"{sample['last_arrival']} (arrival), {sample['partitions']} partitions{keys}; "
+        f"{sample['malformed_in_input']} malformed records in the input."
+    )
+    console.print(
+        _distribution_table(
+            "Lateness: arrival time − event time (negative: early)", advice.lateness, "early"
+        )
+    )
+    console.print(
+        _distribution_table(
+            "Disorder: how far behind the newest event time before it on its timeline",
+            advice.disorder,
+            "behind",
+        )
+    )
+    table = Table(
+        title="Candidates (the job without its window, over the sample; delay = hold time "
+        "from being seen to being released)",
+        title_justify="left",
+        header_style="bold",
+    )
+    for name in ("late_arrival", "out_of_order", "late", "out of order", "adjusted"):
+        table.add_column(name, justify="right")
+    for name in ("dropped", "affected", "delay p50", "delay p99", "delay mean", "held"):
+        table.add_column(name, justify="right")
+    table.add_column("")
+    recommended = advice.recommended
+    for candidate in advice.candidates:
+        dropped = ", ".join(f"{k}={v}" for k, v in candidate.dropped.items()) or "0"
+        marks = []
+        if candidate.current:
+            marks.append("current")
+        if candidate is recommended:
+            marks.append("recommended")
+        style = "bold green" if candidate is recommended else ("bold" if marks else None)
+        share = f"{candidate.affected} ({_percent(candidate.share)})"
+        table.add_row(
+            format_duration(candidate.late_arrival),
+            format_duration(candidate.out_of_order),
+            str(candidate.late),
+            str(candidate.out_of_order_events),
+            str(candidate.adjusted),
+            dropped,
+            share,
+            _cell(_short_duration(candidate.hold.get("p50"))),
+            _cell(_short_duration(candidate.hold.get("p99"))),
+            _cell(_short_duration(candidate.hold.get("mean"))),
+            str(candidate.held),
+            ", ".join(marks),
+            style=style,
+        )
+    console.print(table)
+    early = advice.candidates[0].early if advice.candidates else 0
+    if early:
+        console.print(
+            f"{early} early events are dropped under every candidate (early_arrival is "
+            "not varied) and are not counted as affected."
+        )
+    target = _percent(advice.target)
+    if recommended is None:
+        closest = advice.closest
+        hint = ""
+        if closest is not None:
+            hint = (
+                f" The smallest share is {_percent(closest.share)}, with late_arrival = "
+                f"{format_duration(closest.late_arrival)} and out_of_order = "
+                f"{format_duration(closest.out_of_order)}."
+            )
+        console.print(f"No candidate adjusts or drops at most {target} of the events.{hint}")
+        return
+    console.print(
+        f"Recommended for at most {target} of events adjusted or dropped "
+        f"({_percent(recommended.share)} here, delay p99 "
+        f"{_short_duration(recommended.hold.get('p99'))}):"
+    )
+    console.print(advice.snippet(), markup=False, highlight=False, end="")
+
+
+def _short_duration(value: int | None) -> str | None:
+    """A duration for people: whole milliseconds from a millisecond up (towards zero)."""
+    if value is None:
+        return None
+    if abs(value) >= 1_000:
+        value = (abs(value) // 1_000 * 1_000) * (1 if value >= 0 else -1)
+    return format_duration(value)
