@@ -17,6 +17,7 @@ from sparktide.job import Job, Ordering, Source
 from sparktide.plot import draw_chart, explain_run
 from sparktide.reader import read_records
 from sparktide.time import SECOND, format_instant, parse_instant
+from tests.test_cli import assert_one_error_line
 
 #: SPEC §5: (event time, arrival time), 09:00:ss on 2026-03-01.
 SPEC5 = [
@@ -70,17 +71,6 @@ def ink(path: Path) -> tuple[int, int, float]:
     height, width = pixels.shape[:2]
     coloured = (pixels[:, :, :3] < 0.94).any(axis=2)
     return width, height, float(coloured.mean())
-
-
-def one_error_line(capsys: Any, *words: str) -> str:
-    err = capsys.readouterr().err
-    assert "Traceback" not in err
-    lines = err.splitlines()
-    assert len(lines) == 1, err
-    assert lines[0].startswith("sparktide: error:")
-    for word in words:
-        assert word in lines[0]
-    return lines[0]
 
 
 # ---------------------------------------------------------------------------- without --plot
@@ -329,12 +319,12 @@ def test_bad_options_exit_2_with_one_line(spec5, capsys, argv, words):
     code, text = explain([str(spec5), *argv])
     assert code == 2
     assert text == ""
-    one_error_line(capsys, *words)
+    assert_one_error_line(capsys, *words)
 
 
 def test_bad_job_exits_2_with_one_line(tmp_path, capsys):
     job = write_job(tmp_path, {"source": {"path": "nowhere.jsonl", "timestamp_by": "t"}})
     code, _ = explain([str(job), "--plot", str(tmp_path / "chart.png")])
     assert code == 2
-    one_error_line(capsys, "source.path")
+    assert_one_error_line(capsys, "source.path")
     assert not (tmp_path / "chart.png").exists()

@@ -160,11 +160,11 @@ class SparkEngine:
             w = max(w, arrival - self.L)
         return w
 
-    def _estimate(
-        self, parts: dict[str, dict[str, Any]], delivering: dict[str, Any], now: int
-    ) -> None:
+    def _estimate(self, clock: dict[str, Any], delivering: dict[str, Any], now: int) -> int:
         """Idle estimates for the partitions that deliver nothing at ``now`` (SPEC §4);
-        partitions seen for the first time get their entry."""
+        partitions seen for the first time get their entry. Returns the input's arrival
+        clock at the start of the batch (the maximum over partitions)."""
+        parts: dict[str, dict[str, Any]] = clock["partitions"]
         for pid, part in parts.items():
             if pid in delivering:
                 continue
@@ -178,6 +178,7 @@ class SparkEngine:
                 part["watermark"] = self._refresh(part, part["arrival"])
         for pid in delivering:
             parts.setdefault(pid, _new_partition())
+        return max([clock["arrival"], *(p["arrival"] for p in parts.values())])
 
     @property
     def _fused(self) -> bool:
@@ -280,8 +281,7 @@ class SparkEngine:
             }
             malformed = sum(row["bad"] for row in stats.values())
             delivering = {pid: row for pid, row in stats.items() if pid is not None}
-            self._estimate(parts, delivering, now)
-            global_a0 = max([clock["arrival"], *(p["arrival"] for p in parts.values())])
+            global_a0 = self._estimate(clock, delivering, now)
             source = parsed.filter("error IS NULL")
         # 2. policy
         decided = self._policy(source, parts, global_a0, batch_id)
@@ -306,8 +306,7 @@ class SparkEngine:
         if delivering is None:
             malformed = sum(row["bad"] for row in summary)
             delivering = {row["pid"]: row for row in summary if row["pid"] is not None}
-            self._estimate(parts, delivering, now)
-            global_a0 = max([clock["arrival"], *(p["arrival"] for p in parts.values())])
+            global_a0 = self._estimate(clock, delivering, now)
         # end-of-batch clocks
         for pid, row in delivering.items():
             part = parts[pid]
