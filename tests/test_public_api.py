@@ -27,6 +27,8 @@ PUBLIC_MODULES = [
     "sparktide.core.policy",
     "sparktide.core.watermark",
     "sparktide.core.records",
+    "sparktide.core.diagnostics",
+    "sparktide.progress",
     "sparktide.plot",
     "sparktide.advise",
 ]

@@ -444,3 +444,14 @@ def test_format_duration_round_trips(value):
 
 def test_format_duration_none_round_trips():
     assert parse_duration(format_duration(None), allow_none=True) is None
+
+
+def test_round_duration_keeps_two_units():
+    from sparktide.time import round_duration
+
+    assert round_duration(0) == "0s"
+    assert round_duration(5) == "5us"
+    assert round_duration(11_438_918) == "11s438ms"
+    assert round_duration(23_083_572_961_337) == "267d4h"
+    assert round_duration(90 * 1_000_000) == "1m30s"
+    assert round_duration(-2_500_000) == "-2s500ms"

@@ -338,15 +338,18 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
     job = load_job(args.job)
     if args.flush and not args.once:
         raise ConfigError("--flush", "only applies to a --once run")
+    from sparktide.progress import RunProgress
     from sparktide.spark.run import run_job
 
-    metrics = run_job(
-        job,
-        once=args.once,
-        flush=args.flush,
-        max_files_per_trigger=args.max_files_per_trigger,
-        trigger=args.trigger,
-    )
+    with RunProgress() as progress:
+        metrics = run_job(
+            job,
+            once=args.once,
+            flush=args.flush,
+            max_files_per_trigger=args.max_files_per_trigger,
+            trigger=args.trigger,
+            on_metrics=progress,
+        )
     if metrics is not None:
         write_jsonl([metrics], out)
     return 0

@@ -94,6 +94,8 @@ def print_tables(result: Result, out: TextIO, *, explain: bool = False) -> None:
         rows = [dict(d, record=_short(d.get("record"))) for d in result.dead_letters]
         console.print(_table(f"Dead letters ({len(rows)})", rows))
     console.print(_metrics_table(result.metrics))
+    for diagnostic in result.metrics.get("diagnostics", []):
+        console.print(f"[yellow]diagnostic[/yellow] {diagnostic['message']}", highlight=False)
 
 
 def _short(value: Any, limit: int = 80) -> str:

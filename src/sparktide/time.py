@@ -25,6 +25,7 @@ __all__ = [
     "from_datetime",
     "parse_duration",
     "parse_instant",
+    "round_duration",
     "to_datetime",
 ]
 
@@ -188,3 +189,17 @@ def format_duration(duration: int | None) -> str:
         if count:
             parts.append(f"{count}{unit}")
     return sign + "".join(parts)
+
+
+def round_duration(duration: int) -> str:
+    """Microseconds as a duration string of at most two units, for people reading logs
+    (``11_438_918`` → ``11s438ms``, ``23_083_572_961_337`` → ``267d4h``); the exact form
+    is :func:`format_duration`'s."""
+    sign = "-" if duration < 0 else ""
+    rest = abs(duration)
+    units = ("d", "h", "m", "s", "ms", "us")
+    for i, unit in enumerate(units):
+        if rest >= _UNITS[unit] or unit == "us":
+            kept = _UNITS[unit] if unit in ("ms", "us") else _UNITS[units[i + 1]]
+            return sign + format_duration(rest - rest % kept)
+    return "0s"  # pragma: no cover - the loop always returns

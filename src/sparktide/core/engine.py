@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from sparktide.core.diagnostics import LateInput, PartitionView, not_progressing
 from sparktide.core.instants import NEG_INF, POS_INF, is_finite
 from sparktide.core.policy import ACCEPTED, ADJUSTED, DEAD_LETTERED, DROPPED, OrderingPolicy
 from sparktide.core.records import InputRecord, jsonable, time_or_none
@@ -117,6 +118,8 @@ class ReferenceEngine:
         self.arrival = NEG_INF  # the input's arrival clock: max over partitions
         self.job_watermark = NEG_INF
         self.now = NEG_INF
+        self._started: int | None = None  # the first observation instant
+        self._late_input = LateInput(self._late) if self._late is not None else None
         self.result = Result()
         self.counts = _Counts()
         self.sink: Sink = self._make_sink()
@@ -210,6 +213,8 @@ class ReferenceEngine:
         if now < self.now:
             raise ValueError("observation instants must not go backwards")
         self.now = now
+        if self._started is None:
+            self._started = now
         delivering = {r.partition for r in records}
         for pid in delivering:  # a partition delivering for the first time holds the job back
             self._partition(pid)
@@ -272,6 +277,15 @@ class ReferenceEngine:
         reasons = judgement.reasons
         for reason in reasons:
             counts.add(pid, reason)
+        if "late" in reasons and self._late_input is not None:
+            self._late_input.observe(
+                self.now,
+                partition=pid,
+                event_time=record.event_time,
+                arrival_time=arrival,
+                file=record.file,
+                line=record.line,
+            )
         verdict = judgement.verdict
         timestamp = judgement.timestamp
         outcome = judgement.outcome
@@ -493,7 +507,30 @@ class ReferenceEngine:
                 entry["watermark"] = time_or_none(before.get(pid, self.timelines[pid].watermark))
             partitions.append(entry)
         record["partitions"] = partitions
+        record["diagnostics"] = self.diagnostics()
         return record
+
+    def diagnostics(self) -> list[dict[str, Any]]:
+        """The diagnostics of the run so far (:mod:`sparktide.core.diagnostics`): one
+        interval, the whole run."""
+        out = []
+        late = self._late_input.diagnostic() if self._late_input is not None else None
+        if late is not None:
+            out.append(late)
+        if not self.substreams and not self.partitioned and self._started is not None:
+            before = getattr(self, "_flushed_timelines", {})
+            views = [
+                PartitionView(
+                    pid,
+                    before.get(pid, self.timelines[pid].watermark),
+                    clock.last_processing if clock.seen else None,
+                )
+                for pid, clock in self.partitions.items()
+            ]
+            out.extend(
+                not_progressing(views, now=self.now, started=self._started, late_arrival=self._late)
+            )
+        return out
 
 
 def _summary(counter: Counter[str]) -> dict[str, Any]:

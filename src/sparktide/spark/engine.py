@@ -22,14 +22,16 @@ Each micro-batch (``foreachBatch``) runs these steps; ``docs/design.md`` says wh
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from sparktide.core.diagnostics import LateInput, PartitionView, not_progressing
 from sparktide.core.instants import NEG_INF, POS_INF
 from sparktide.core.watermark import NEVER_SEEN_LAG
 from sparktide.errors import ConfigError
@@ -59,6 +61,7 @@ _COUNTERS = (
     "dead_lettered.window_closed",
 )
 _JSON_OPTS = {"ignoreNullFields": "false"}
+_log = logging.getLogger("sparktide")
 
 
 @dataclass
@@ -133,8 +136,11 @@ class SparkEngine:
         self.plans = plan_aggregates(self.window.aggregates) if self.window else []
         self._flushing = False
         self._persisted: list[DataFrame] = []
+        self._written: dict[str, int] = {}  # records written by this batch, by counter
         self._clock = clock
         self.last_metrics: dict[str, Any] | None = None
+        #: Called with each micro-batch's metrics record (``sparktide run``'s status line).
+        self.on_metrics: Callable[[dict[str, Any]], None] | None = None
 
     # ------------------------------------------------------------------ clocks
     def _initial_clock(self) -> dict[str, Any]:
@@ -245,6 +251,7 @@ class SparkEngine:
         self, lines: DataFrame, batch_id: int, now: int | None, flush: bool
     ) -> dict[str, Any]:
         self._flushing = flush
+        self._written = {}
         journal_id = f"flush-{batch_id}" if flush else batch_id
         previous = batch_id if flush else self.store.latest(below=batch_id)
         clock = self.store.load_clock(previous) or self._initial_clock()
@@ -300,6 +307,11 @@ class SparkEngine:
                 F.max("a").alias("max_a"),
                 F.count(F.when(F.col("error").isNotNull(), 1)).alias("bad"),
                 *self._counter_columns(),
+                # the first late input event in arrival order (the diagnostic's example)
+                F.min_by(
+                    F.struct("a", "file", "line", "t"),
+                    F.when(F.col("is_late"), F.struct("a", "file", "line")),
+                ).alias("late_example"),
             )
             .collect()
         )
@@ -333,6 +345,7 @@ class SparkEngine:
         clock["arrival"] = global_end
         clock["malformed"] = clock.get("malformed", 0) + malformed
         clock["processing_time"] = now
+        clock.setdefault("started", now)
         # 3. governing watermarks at the end of the batch
         if self.mode == "merged":
             job_w = min((p["watermark"] for p in parts.values()), default=NEG_INF)
@@ -367,13 +380,77 @@ class SparkEngine:
             self._release(decided, batch)
         if keys_next is not None:
             self._write_keys(keys_next, batch_id, global_end)
+        written = clock.setdefault("written", {})
+        for name, value in self._written.items():
+            written[name] = written.get(name, 0) + value
         clock["flushed"] = flush
         self.store.commit(batch_id, clock, replace=flush)
         metrics = self._metrics(clock, now, batch_id)
         metrics["flushed"] = flush
+        metrics["this_batch"] = self._batch_counts(summary, malformed)
+        metrics["diagnostics"] = self._diagnostics(clock, summary, now)
         self._write_metrics(metrics, label)
+        for diagnostic in [] if flush else metrics["diagnostics"]:  # a flush repeats them
+            _log.warning("batch %s: %s", batch_id, diagnostic["message"])
         self.last_metrics = metrics
+        if self.on_metrics is not None:
+            self.on_metrics(metrics)
         return metrics
+
+    def _batch_counts(self, summary: list[Any], malformed: int) -> dict[str, Any]:
+        """The counters of this micro-batch alone (the metrics record's are cumulative)."""
+        totals: dict[str, int] = {}
+        for row in summary:
+            if row["pid"] is None:
+                continue
+            for name in _COUNTERS:
+                totals[name] = totals.get(name, 0) + (row[_col(name)] or 0)
+        out = _summary(totals)
+        out["input"] += malformed
+        if malformed:
+            out["dead_lettered"]["malformed"] = malformed
+        out["in_no_window"] = totals.get("in_no_window", 0)
+        out["windows_emitted"] = self._written.get("windows_emitted", 0)
+        out["released"] = self._written.get("released", 0)
+        return out
+
+    def _diagnostics(
+        self, clock: dict[str, Any], summary: list[Any], now: int
+    ) -> list[dict[str, Any]]:
+        """This micro-batch's diagnostics (:mod:`sparktide.core.diagnostics`)."""
+        out: list[dict[str, Any]] = []
+        if self.L is not None:
+            late = LateInput(self.L)
+            examples = sorted(
+                (row["late_example"], row["pid"])
+                for row in summary
+                if row["late_example"] is not None
+            )
+            if examples:  # every late event of the batch arrived at processing time now
+                (a, file, line, t), pid = examples[0]
+                late.observe(
+                    now,
+                    count=sum(row[_col("late")] or 0 for row in summary),
+                    partition=pid,
+                    event_time=t,
+                    arrival_time=a,
+                    file=file,
+                    line=line,
+                )
+            diagnostic = late.diagnostic()
+            if diagnostic is not None:
+                out.append(diagnostic)
+        if self.mode == "merged":
+            views = [
+                PartitionView(
+                    pid, part["watermark"], part["last_processing"] if part["seen"] else None
+                )
+                for pid, part in sorted(clock["partitions"].items())
+            ]
+            out.extend(
+                not_progressing(views, now=now, started=clock["started"], late_arrival=self.L)
+            )
+        return out
 
     def _next_keys(
         self,
@@ -554,6 +631,7 @@ class SparkEngine:
         columns = [
             "file",
             "line",
+            "t",
             "a",
             "s",
             "pid",
@@ -711,7 +789,7 @@ class SparkEngine:
         record = f"to_json(named_struct({', '.join(fields)}), map('ignoreNullFields', 'false'))"
         order = _ordered("end", "start", "scope", *groups)
         out = closed.select(*order, F.expr(record).alias("value"))
-        self._write_text(out, self.output.path, label)
+        self._write_text(out, self.output.path, label, "windows_emitted")
 
     def _row_windows(self, decided: DataFrame, batch: _Batch) -> None:
         """Session and sliding windows (see :mod:`sparktide.spark.rowwindows`)."""
@@ -786,7 +864,7 @@ class SparkEngine:
         rows = rows.withColumn("ready", F.expr(f"s <= {scope_w}")).cache()
         try:
             out = rows.filter("ready").select(*_ordered("s", "a", "file", "line"), "value")
-            self._write_text(out, self.output.path, batch.label)
+            self._write_text(out, self.output.path, batch.label, "released")
             rows.filter("NOT ready").select(*_HELD_SCHEMA.names).write.mode("overwrite").parquet(
                 self.store.table_path(batch.id, "held")
             )
@@ -874,15 +952,21 @@ class SparkEngine:
             "file", "line", "raw"
         )
 
-    def _write_text(self, frame: DataFrame, directory: str | None, label: str) -> None:
+    def _write_text(
+        self, frame: DataFrame, directory: str | None, label: str, counter: str | None = None
+    ) -> None:
         """Write ``frame``'s ``value`` as one text file, in the order of its ``_o<i>``
-        columns (see :func:`_ordered`).
+        columns (see :func:`_ordered`); with ``counter``, add the number of records
+        written to that counter of the batch (observed by the write itself: no job).
 
         One partition sorted locally, rather than a global ``orderBy`` then
         ``coalesce(1)``: the same single ordered file without the range-sampling job."""
         if directory is None:
             return
         order = sorted((c for c in frame.columns if c.startswith("_o")), key=lambda c: int(c[2:]))
+        observation = Observation() if counter is not None else None
+        if observation is not None:
+            frame = frame.observe(observation, F.count(F.lit(1)).alias("n"))
         (
             frame.repartition(1)
             .sortWithinPartitions(*order)
@@ -890,6 +974,8 @@ class SparkEngine:
             .write.mode("overwrite")
             .text(f"{directory}/{label}")
         )
+        if observation is not None and counter is not None:
+            self._written[counter] = self._written.get(counter, 0) + _observed_count(observation)
 
     def _write_keys(self, keys_next: DataFrame, batch_id: int, global_end: int) -> None:
         floor = global_end - self.L if self.L is not None else NEG_INF
@@ -918,6 +1004,9 @@ class SparkEngine:
         if clock.get("malformed"):
             record["dead_lettered"]["malformed"] = clock["malformed"]
         record["in_no_window"] = totals.get("in_no_window", 0)
+        written = clock.get("written", {})
+        record["windows_emitted"] = written.get("windows_emitted", 0)
+        record["released"] = written.get("released", 0)
         record["processing_time"] = _iso(now)
         record["watermark"] = _iso(watermark)
         record["watermark_delay_us"] = now - watermark if -(1 << 61) < watermark else None
@@ -932,14 +1021,25 @@ class SparkEngine:
         ]
         return record
 
+    @staticmethod
+    def metrics_directory_of(job: Job) -> str:
+        """Where a job's metrics records go: ``[output] metrics``, else beside its state
+        (they are also what :func:`sparktide.spark.run.publish_metrics` publishes)."""
+        if job.output.metrics is not None:
+            return job.output.metrics
+        assert job.output.checkpoint is not None
+        return f"{job.output.checkpoint}/sparktide/metrics"
+
     def _write_metrics(self, metrics: dict[str, Any], label: str) -> None:
-        if self.output.metrics is None:
-            return
+        """One JSON file per batch, renamed into place whole (a stream reading the
+        directory never sees half a file: Spark skips names starting with a dot)."""
         from pathlib import Path
 
-        path = Path(self.output.metrics.removeprefix("file:"))
+        path = Path(self.metrics_directory_of(self.job).removeprefix("file:"))
         path.mkdir(parents=True, exist_ok=True)
-        (path / f"{label}.json").write_text(json.dumps(metrics) + "\n")
+        tmp = path / f".{label}.json.tmp"
+        tmp.write_text(json.dumps(metrics) + "\n")
+        tmp.replace(path / f"{label}.json")
 
     # ------------------------------------------------------------------ flush
     def flush(self) -> dict[str, Any] | None:
@@ -977,6 +1077,17 @@ _HELD_SCHEMA = T.StructType(
         T.StructField("value", T.StringType()),
     ]
 )
+
+
+def _observed_count(observation: Observation) -> int:
+    """The count an :class:`Observation` of ``count(1) AS n`` saw.
+
+    When Spark proves the observed rows empty at run time (adaptive execution over a
+    cached frame), it drops the observing node and the observation completes with an
+    empty row, which ``Observation.get`` cannot convert (measured with PySpark 4.3): that
+    row means nothing was written."""
+    row = observation._jo.getRow()  # type: ignore[union-attr]
+    return 0 if row.size() == 0 else int(row.getLong(0))
 
 
 def _new_partition() -> dict[str, Any]:

@@ -20,6 +20,7 @@ __all__ = [
     "csv_rows",
     "file_lines",
     "local_session",
+    "publish_metrics",
     "run_job",
     "split_lines",
     "start",
@@ -218,8 +219,10 @@ def start(
             lines = frame
         engine.process(lines, batch_id)
 
-    writer = files.writeStream.foreachBatch(batch).option(
-        "checkpointLocation", f"{job.output.checkpoint}/spark"
+    writer = (
+        files.writeStream.foreachBatch(batch)
+        .queryName(f"sparktide:{job.output.checkpoint}")
+        .option("checkpointLocation", f"{job.output.checkpoint}/spark")
     )
     if once:
         writer = writer.trigger(availableNow=True)
@@ -228,6 +231,85 @@ def start(
     query = writer.start()
     query.sparktide_engine = engine  # type: ignore[attr-defined]
     return query
+
+
+_COUNTS = "map<string,bigint>"
+_TALLY = (
+    f"input bigint, admitted bigint, early bigint, late bigint, out_of_order bigint, "
+    f"adjusted bigint, dropped {_COUNTS}, dead_lettered {_COUNTS}"
+)
+#: The fields of a metrics record that are published as observed metrics (docs/metrics.md).
+METRICS_SCHEMA = (
+    f"batch bigint, flushed boolean, {_TALLY}, in_no_window bigint, windows_emitted bigint, "
+    "released bigint, processing_time string, watermark string, watermark_delay_us bigint, "
+    f"this_batch struct<{_TALLY}, in_no_window bigint, windows_emitted bigint, "
+    "released bigint>, "
+    f"partitions array<struct<partition string, {_TALLY}, arrival_clock string, "
+    "watermark string>>, "
+    "diagnostics array<struct<kind string, partition string, count bigint, message string>>"
+)
+
+
+def publish_metrics(
+    spark: SparkSession,
+    job: Job,
+    *,
+    once: bool = False,
+    trigger: str = "1 second",
+) -> StreamingQuery:
+    """Publish a job's metrics records through Spark's own monitoring: a small streaming
+    query named ``sparktide-metrics:<checkpoint>`` reads the records the job's micro-batches
+    write and reports the newest one as the observed metrics ``sparktide`` of its
+    progress, which every :class:`~pyspark.sql.streaming.StreamingQueryListener` and
+    ``StreamingQuery.lastProgress`` sees.
+
+    Spark offers a ``foreachBatch`` sink (where the engine runs) no public way to add
+    observed metrics to its own query's progress (metrics observed inside the batch
+    function are not reported), hence the second query; ``docs/metrics.md`` says more.
+
+    Parameters
+    ----------
+    spark
+        The session.
+    job
+        The job (its metrics directory: ``[output] metrics``, else beside its state).
+    once
+        Publish what is there and stop (run it after the job's own ``--once`` run).
+    trigger
+        How often a continuous publisher looks for new records.
+    """
+    engine_dir = SparkEngine.metrics_directory_of(job)
+    os.makedirs(engine_dir.removeprefix("file:"), exist_ok=True)
+    records = spark.readStream.schema(METRICS_SCHEMA).json(engine_dir)
+    newest = F.struct("batch", "flushed")
+    fields = [name.split(" ", 1)[0] for name in _top_level(METRICS_SCHEMA)]
+    observed = records.observe(
+        "sparktide",
+        *(F.max_by(name, newest).alias(name) for name in fields),
+        F.count(F.lit(1)).alias("records"),
+    )
+    writer = (
+        observed.writeStream.format("noop")
+        .queryName(f"sparktide-metrics:{job.output.checkpoint}")
+        .option("checkpointLocation", f"{job.output.checkpoint}/spark-metrics")
+    )
+    writer = writer.trigger(availableNow=True) if once else writer.trigger(processingTime=trigger)
+    return writer.start()
+
+
+def _top_level(ddl: str) -> list[str]:
+    """The top-level ``name type`` items of a DDL schema string."""
+    items, depth, current = [], 0, ""
+    for char in ddl:
+        depth += char == "<"
+        depth -= char == ">"
+        if char == "," and depth == 0:
+            items.append(current.strip())
+            current = ""
+        else:
+            current += char
+    items.append(current.strip())
+    return items
 
 
 def run_job(
@@ -239,6 +321,8 @@ def run_job(
     max_files_per_trigger: int | None = None,
     clock: Callable[[int], int] | None = None,
     trigger: str | None = None,
+    publish: bool = True,
+    on_metrics: Callable[[dict[str, Any]], None] | None = None,
 ) -> dict[str, Any] | None:
     """Run ``job`` until it is done (``once``) or interrupted; return the last metrics.
 
@@ -258,6 +342,10 @@ def run_job(
         Processing time per new batch id (tests); the wall clock by default.
     trigger
         Processing-time trigger interval such as ``"10 seconds"`` (continuous runs).
+    publish
+        Also publish the metrics as Spark observed metrics (:func:`publish_metrics`).
+    on_metrics
+        Called with each micro-batch's metrics record (and the flush's).
     """
     if job.output.checkpoint is None:
         raise ConfigError("output.checkpoint", "is required to run on Spark")
@@ -272,14 +360,22 @@ def run_job(
         clock=clock,
         processing_time=trigger,
     )
+    engine: SparkEngine = query.sparktide_engine  # type: ignore[attr-defined]
+    engine.on_metrics = on_metrics
+    publisher = None
+    if publish and not once:
+        publisher = publish_metrics(spark, job, trigger=trigger or "1 second")
     try:
         query.awaitTermination()
     except KeyboardInterrupt:  # Ctrl-C: stop cleanly; the checkpoint resumes the job
         query.stop()
+    finally:
+        if publisher is not None:
+            publisher.stop()
     exception = query.exception()
     if exception is not None:
         raise exception
-    engine: SparkEngine = query.sparktide_engine  # type: ignore[attr-defined]
-    if flush:
-        return engine.flush()
-    return engine.last_metrics
+    metrics = engine.flush() if flush else engine.last_metrics
+    if publish and once:
+        publish_metrics(spark, job, once=True).awaitTermination()
+    return metrics

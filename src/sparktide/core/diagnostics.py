@@ -1,0 +1,161 @@
+"""Diagnostics (SPEC §8): what an operator should look at, aggregated per interval.
+
+Both engines build the same two kinds of diagnostic from what they already track; the
+interval is the stretch of processing time one ``metrics`` record covers (a micro-batch
+on Spark, the whole run in ``simulate``).
+
+``late_input``
+    Input events later than ``late_arrival`` (arrival − event time > L): how many, the
+    range of processing times they arrived at, and the first of them as an example.
+``partition_not_progressing``
+    A partition of a merged job (one job watermark, the minimum over partitions) that
+    has delivered nothing for longer than ``late_arrival`` and whose watermark is the one
+    holding the job watermark back, while another partition's is ahead.
+
+Each diagnostic is a JSON-able dict with a ``kind`` and a ``message`` in plain words.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from sparktide.core.instants import is_finite
+from sparktide.core.records import time_or_none
+from sparktide.time import format_duration, round_duration
+
+__all__ = ["LateInput", "PartitionView", "not_progressing"]
+
+
+@dataclass
+class LateInput:
+    """Late input events seen in one interval: count, processing-time range, one example.
+
+    ``observe`` is called for each late input event in arrival order; the first one
+    observed is the example.
+    """
+
+    late_arrival: int
+    count: int = 0
+    first_processing: int | None = None
+    last_processing: int | None = None
+    example: dict[str, Any] | None = None
+
+    def observe(
+        self,
+        processing: int,
+        *,
+        partition: Any,
+        event_time: int,
+        arrival_time: int,
+        file: str | None,
+        line: int | None,
+        count: int = 1,
+    ) -> None:
+        """Count a late input event (or ``count`` late events arriving at ``processing``,
+        this one the first in arrival order)."""
+        self.count += count
+        if self.first_processing is None or processing < self.first_processing:
+            self.first_processing = processing
+        if self.last_processing is None or processing > self.last_processing:
+            self.last_processing = processing
+        if self.example is None:
+            self.example = {
+                "partition": partition,
+                "file": file,
+                "line": line,
+                "event_time": time_or_none(event_time),
+                "arrival_time": time_or_none(arrival_time),
+                "lateness_us": arrival_time - event_time,
+            }
+
+    def diagnostic(self) -> dict[str, Any] | None:
+        """The ``late_input`` diagnostic of the interval, or None when nothing was late."""
+        if not self.count or self.example is None:
+            return None
+        example = self.example
+        where = f" ({example['file']}:{example['line']})" if example.get("file") else ""
+        message = (
+            f"{self.count} late input event{'s' if self.count != 1 else ''} "
+            f"(arrival - event time > late_arrival {format_duration(self.late_arrival)}); "
+            f"e.g. partition {example['partition']}{where}: event time "
+            f"{example['event_time']}, arrived {example['arrival_time']}, "
+            f"{round_duration(example['lateness_us'])} late"
+        )
+        return {
+            "kind": "late_input",
+            "count": self.count,
+            "processing_from": time_or_none(self.first_processing),
+            "processing_to": time_or_none(self.last_processing),
+            "example": example,
+            "message": message,
+        }
+
+
+@dataclass(frozen=True)
+class PartitionView:
+    """What the ``partition_not_progressing`` check reads of one partition.
+
+    ``last_processing`` is the processing time of its last delivery (None: never
+    delivered); ``since`` is when the job started watching it (its first observation).
+    """
+
+    partition: Any
+    watermark: int
+    last_processing: int | None
+
+
+def not_progressing(
+    partitions: Iterable[PartitionView],
+    *,
+    now: int,
+    started: int,
+    late_arrival: int | None,
+) -> list[dict[str, Any]]:
+    """``partition_not_progressing`` diagnostics of a merged job at processing time ``now``.
+
+    A partition is reported when it has delivered nothing for longer than
+    ``late_arrival`` (a partition that never delivered counts from ``started``), its
+    watermark is the job's (the minimum), and some other partition's watermark is ahead.
+    Without a late-arrival bound nothing is reported (there is no "longer than L").
+    """
+    views = list(partitions)
+    if late_arrival is None or len(views) < 2:
+        return []
+    lowest = min(v.watermark for v in views)
+    out = []
+    for view in views:
+        if view.watermark != lowest:
+            continue
+        if not any(other.watermark > lowest for other in views):
+            continue
+        since = view.last_processing if view.last_processing is not None else started
+        idle = now - since
+        if not is_finite(since) or idle <= late_arrival:
+            continue
+        ahead = max(other.watermark for other in views)
+        delivered = (
+            f"has delivered nothing for {round_duration(idle)}"
+            if view.last_processing is not None
+            else f"has delivered nothing since the job started {round_duration(idle)} ago"
+        )
+        held = time_or_none(lowest) or "-infinity"
+        message = (
+            f"partition {view.partition} {delivered} (longer than late_arrival "
+            f"{format_duration(late_arrival)}) and holds the job watermark back at {held}: "
+            "send data to it, or set ordering.partitioned = true so each partition keeps "
+            "its own watermark"
+        )
+        out.append(
+            {
+                "kind": "partition_not_progressing",
+                "partition": view.partition,
+                "idle_us": idle,
+                "last_delivery": time_or_none(view.last_processing),
+                "watermark": time_or_none(lowest),
+                "ahead": time_or_none(ahead),
+                "message": message,
+            }
+        )
+    return out

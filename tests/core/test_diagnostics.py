@@ -1,0 +1,125 @@
+"""Diagnostics (SPEC §8) from the reference engine: late input and partitions holding the
+job watermark back."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from sparktide.core.diagnostics import PartitionView, not_progressing
+from sparktide.core.engine import simulate
+from sparktide.core.records import InputRecord
+from sparktide.job import Job, Ordering, Source
+from sparktide.time import SECOND, format_instant, parse_instant
+
+T0 = parse_instant("2026-03-01T09:00:00Z")
+
+
+def _records(rows: list[tuple[int, int, int, int]]) -> list[InputRecord]:
+    """(partition, event s, arrival s, processing s) after T0 → records in input order."""
+    return [
+        InputRecord(
+            seq,
+            {"n": seq},
+            partition=p,
+            event_time=T0 + e * SECOND,
+            arrival_time=T0 + a * SECOND,
+            processing_time=T0 + pt * SECOND,
+            file="in.jsonl",
+            line=seq + 1,
+        )
+        for seq, (p, e, a, pt) in enumerate(rows)
+    ]
+
+
+def _job(**ordering: Any) -> Job:
+    return Job(
+        Source(path="-", timestamp_by="t", partition="p"),
+        Ordering(**{"late_arrival": "5s", "out_of_order": "1s", **ordering}),
+    )
+
+
+def _kinds(diagnostics: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    return {d["kind"]: d for d in diagnostics}
+
+
+def test_late_input_counts_and_names_the_first_late_event():
+    rows = [(0, 0, 0, 0), (0, 10, 10, 10), (0, 2, 20, 20), (0, 21, 21, 21), (0, 1, 30, 30)]
+    late = _kinds(simulate(_job(), _records(rows)).metrics["diagnostics"])["late_input"]
+    assert late["count"] == 2
+    assert late["processing_from"] == format_instant(T0 + 20 * SECOND)
+    assert late["processing_to"] == format_instant(T0 + 30 * SECOND)
+    example = late["example"]
+    assert (example["line"], example["partition"]) == (3, 0)
+    assert example["event_time"] == format_instant(T0 + 2 * SECOND)
+    assert example["arrival_time"] == format_instant(T0 + 20 * SECOND)
+    assert example["lateness_us"] == 18 * SECOND
+    assert "2 late input events" in late["message"] and "18s late" in late["message"]
+
+
+def test_nothing_late_no_late_diagnostic():
+    rows = [(0, 0, 0, 0), (0, 10, 12, 12)]
+    assert "late_input" not in _kinds(simulate(_job(), _records(rows)).metrics["diagnostics"])
+
+
+def _idle_partition_rows(last: int) -> list[tuple[int, int, int, int]]:
+    """Partition 1 delivers once at 0 s; partition 0 keeps going until ``last`` s."""
+    return [(1, 0, 0, 0), *((0, s, s, s) for s in range(0, last + 1, 2))]
+
+
+def test_partition_not_progressing_is_named_with_advice():
+    result = simulate(_job(), _records(_idle_partition_rows(20)), flush=False)
+    stuck = _kinds(result.metrics["diagnostics"])["partition_not_progressing"]
+    assert stuck["partition"] == 1
+    assert stuck["idle_us"] == 20 * SECOND
+    assert stuck["last_delivery"] == format_instant(T0)
+    assert stuck["watermark"] == result.metrics["watermark"]  # it is the job watermark
+    assert "partition 1 has delivered nothing for 20s" in stuck["message"]
+    assert "send data to it" in stuck["message"]
+    assert "ordering.partitioned = true" in stuck["message"]
+
+
+def test_idle_for_less_than_late_arrival_is_not_reported():
+    result = simulate(_job(late_arrival="30s"), _records(_idle_partition_rows(20)), flush=False)
+    assert "partition_not_progressing" not in _kinds(result.metrics["diagnostics"])
+
+
+@pytest.mark.parametrize("ordering", [{"partitioned": True}, {"late_arrival": None}])
+def test_not_reported_without_a_merged_watermark_or_a_late_bound(ordering):
+    result = simulate(_job(**ordering), _records(_idle_partition_rows(20)), flush=False)
+    assert "partition_not_progressing" not in _kinds(result.metrics["diagnostics"])
+
+
+def test_a_declared_partition_that_never_delivered_counts_from_the_start():
+    job = Job(
+        Source(path="-", timestamp_by="t", partition="p", partitions=2),
+        Ordering(late_arrival="5s", out_of_order="1s"),
+    )
+    rows = [(0, s, s, s) for s in range(0, 21, 2)]
+    result = simulate(job, _records(rows), flush=False)
+    stuck = _kinds(result.metrics["diagnostics"])["partition_not_progressing"]
+    # never seen: estimated NEVER_SEEN_LAG (5 s) behind processing time, so its watermark
+    # is 20 - 5 - L = 10 s while partition 0's is 20 - O = 19 s
+    assert stuck["partition"] == 1 and stuck["last_delivery"] is None
+    assert stuck["watermark"] == format_instant(T0 + 10 * SECOND)
+    assert stuck["idle_us"] == 20 * SECOND
+    assert "since the job started 20s ago" in stuck["message"]
+
+
+def test_not_progressing_rules():
+    s = SECOND
+    views = [PartitionView("a", 10 * s, 0), PartitionView("b", 50 * s, 90 * s)]
+    (stuck,) = not_progressing(views, now=100 * s, started=0, late_arrival=5 * s)
+    assert stuck["partition"] == "a" and stuck["idle_us"] == 100 * s
+    # idle for exactly L is not "longer than L"
+    assert not not_progressing(views, now=100 * s, started=0, late_arrival=100 * s)
+    # all partitions level: nobody holds anyone back
+    level = [PartitionView("a", 10 * s, 0), PartitionView("b", 10 * s, 0)]
+    assert not not_progressing(level, now=100 * s, started=0, late_arrival=5 * s)
+    # never delivered: counted from the job's start
+    never = [PartitionView("a", 10 * s, None), PartitionView("b", 50 * s, 90 * s)]
+    (stuck,) = not_progressing(never, now=100 * s, started=40 * s, late_arrival=5 * s)
+    assert stuck["idle_us"] == 60 * s and stuck["last_delivery"] is None
+    # one partition alone holds nothing back
+    assert not not_progressing(views[:1], now=100 * s, started=0, late_arrival=5 * s)
