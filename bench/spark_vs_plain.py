@@ -312,7 +312,12 @@ def run_sparktide(
     with capture_queries() as queries:
         start = time.perf_counter()
         metrics = run_job(
-            job, once=True, flush=False, spark=spark, max_files_per_trigger=per_trigger
+            job,
+            once=True,
+            flush=False,
+            spark=spark,
+            max_files_per_trigger=per_trigger,
+            publish=False,  # the metrics publisher runs after the job: not the engine
         )
         seconds = time.perf_counter() - start
     jobs = jobs_of_group(spark, str(queries[0].runId)) if queries else []
@@ -564,7 +569,9 @@ def profile_run(
     jvm_gc(spark)
     with patched(patches), capture_queries() as queries:
         start = time.perf_counter()
-        metrics = run_job(job, once=True, spark=spark, max_files_per_trigger=per_trigger)
+        metrics = run_job(
+            job, once=True, spark=spark, max_files_per_trigger=per_trigger, publish=False
+        )
         seconds = time.perf_counter() - start
     tracer.resolve_jobs()
     run_group = jobs_of_group(spark, str(queries[0].runId)) if queries else []

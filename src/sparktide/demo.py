@@ -118,6 +118,7 @@ def main(workdir: Path, out: TextIO) -> int:
     from rich.console import Console
     from rich.table import Table
 
+    from sparktide.progress import RunProgress
     from sparktide.spark.run import local_session, run_job
 
     console = Console(file=out)
@@ -131,7 +132,8 @@ def main(workdir: Path, out: TextIO) -> int:
     )
     spark = local_session()
     try:
-        metrics = run_job(job, once=True, flush=True, spark=spark)
+        with RunProgress() as progress:
+            metrics = run_job(job, once=True, flush=True, spark=spark, on_metrics=progress)
     finally:
         spark.stop()
     windows = _read(job.output.path)
@@ -157,10 +159,23 @@ def main(workdir: Path, out: TextIO) -> int:
     console.print(table)
     totals = _read_metrics(job)
     if totals:
-        console.print_json(json.dumps({k: v for k, v in totals.items() if k != "partitions"}))
+        shown = ("partitions", "diagnostics", "this_batch")
+        console.print_json(json.dumps({k: v for k, v in totals.items() if k not in shown}))
+    for diagnostic in _diagnostics(job):
+        console.print(f"[yellow]diagnostic[/yellow] {diagnostic['message']}", highlight=False)
     del metrics
     console.print(f"Outputs are in {workdir / 'out'}; the job file equivalent is in README.md.")
     return 0
+
+
+def _diagnostics(job: Job) -> list[dict[str, Any]]:
+    """The diagnostics of every micro-batch (the flush record only repeats the last)."""
+    if job.output.metrics is None:
+        return []
+    out = []
+    for path in sorted(Path(job.output.metrics).glob("batch=*.json")):
+        out.extend(json.loads(path.read_text()).get("diagnostics", []))
+    return out
 
 
 def _read_metrics(job: Job) -> dict[str, Any] | None:

@@ -98,6 +98,7 @@ def main(argv: list[str] | None = None) -> int:
         spark=local_session(),
         max_files_per_trigger=1,
         clock=poisoned(poison),
+        publish=False,
     )
     print("done", flush=True)
     return 0

@@ -241,7 +241,15 @@ SEEDS = {"tumbling": 11, "release": 23}
 def _run_here(spark, jobdir: Path, case: str, schedule: Callable[[int], int]) -> float:
     start = time.monotonic()
     job = job_for(jobdir, CASES[case])
-    run_job(job, once=True, flush=False, spark=spark, max_files_per_trigger=1, clock=schedule)
+    run_job(
+        job,
+        once=True,
+        flush=False,
+        spark=spark,
+        max_files_per_trigger=1,
+        clock=schedule,
+        publish=False,
+    )
     return time.monotonic() - start
 
 

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+import signal
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
@@ -312,6 +315,21 @@ def _top_level(ddl: str) -> list[str]:
     return items
 
 
+@contextmanager
+def _interrupts() -> Iterator[Callable[[], bool]]:
+    """Within the block, SIGINT (Ctrl-C) only sets a flag, which the yielded function
+    reads; outside the main thread (where signals cannot be handled) it stays False."""
+    if threading.current_thread() is not threading.main_thread():
+        yield lambda: False
+        return
+    received: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: received.append(signum))
+    try:
+        yield lambda: bool(received)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def run_job(
     job: Job,
     *,
@@ -366,9 +384,13 @@ def run_job(
     if publish and not once:
         publisher = publish_metrics(spark, job, trigger=trigger or "1 second")
     try:
-        query.awaitTermination()
-    except KeyboardInterrupt:  # Ctrl-C: stop cleanly; the checkpoint resumes the job
-        query.stop()
+        with _interrupts() as interrupted:
+            # Short waits, so Ctrl-C lands between py4j calls: PySpark's own SIGINT
+            # handler calls into the JVM from inside the blocked call and wedges py4j.
+            while not query.awaitTermination(0.5):
+                if interrupted():  # stop cleanly; the checkpoint resumes the job
+                    query.stop()
+                    break
     finally:
         if publisher is not None:
             publisher.stop()
