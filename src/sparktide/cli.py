@@ -1,8 +1,9 @@
 """The ``sparktide`` command line: ``simulate``, ``explain`` and ``advise`` (reference
 engine), ``run`` (Spark) and ``demo``.
 
-Exit codes: 0 success, 2 bad configuration or unreadable input (one line on stderr,
-no traceback).
+Exit codes: 0 success, 1 a run stopped on a fault outside sparktide (an output or the
+checkpoint cannot be written), 2 bad configuration or unreadable input (one line on
+stderr, no traceback).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
 
-from sparktide.errors import ConfigError, SparktideError
+from sparktide.errors import ConfigError, RunError, SparktideError
 from sparktide.job import load_job
 from sparktide.time import parse_duration, parse_instant
 
@@ -228,6 +229,9 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None) -> 
             from sparktide.demo import main as demo_main
 
             return demo_main(Path(args.dir).resolve(), out)
+    except RunError as exc:
+        print(f"sparktide: error: {exc}", file=sys.stderr)
+        return 1
     except SparktideError as exc:
         print(f"sparktide: error: {exc}", file=sys.stderr)
         return 2

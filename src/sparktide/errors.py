@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["ConfigError", "InputError", "SparktideError", "TimeFormatError"]
+__all__ = ["ConfigError", "InputError", "RunError", "SparktideError", "TimeFormatError"]
 
 
 class SparktideError(Exception):
@@ -32,3 +32,8 @@ class ConfigError(SparktideError, ValueError):
 
 class InputError(SparktideError):
     """The job's input cannot be read at all (missing path, unreadable file)."""
+
+
+class RunError(SparktideError):
+    """A running job stopped on a fault outside sparktide (an output or the checkpoint
+    cannot be written); running it again once the fault is fixed resumes it."""

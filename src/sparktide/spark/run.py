@@ -7,13 +7,15 @@ import signal
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
+from pyspark.errors import StreamingQueryException
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.streaming import StreamingQuery
 
-from sparktide.errors import ConfigError, InputError
+from sparktide.errors import ConfigError, InputError, RunError
 from sparktide.job import Job
 from sparktide.spark.engine import SparkEngine
 from sparktide.spark.parse import WHITE_SPACE, split_lines
@@ -52,7 +54,22 @@ def local_session(cores: int = 2, memory: str | None = None) -> SparkSession:
     )
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
+    _quiet_query_failures(spark)
     return spark
+
+
+def _quiet_query_failures(spark: SparkSession) -> None:
+    """Silence Spark's own log of a failed streaming query: :func:`run_job` reports the
+    failure itself (one line for a file-system fault, else the query's exception with
+    its whole trace), so the log would only print the same trace twice."""
+    try:
+        jvm = spark.sparkContext._jvm
+        assert jvm is not None
+        level = jvm.org.apache.logging.log4j.Level.OFF
+        configurator = jvm.org.apache.logging.log4j.core.config.Configurator
+        configurator.setLevel("org.apache.spark.sql.execution.streaming", level)
+    except Exception:  # logging is cosmetic: never fail a run over it
+        pass
 
 
 def _python() -> str:
@@ -187,6 +204,7 @@ def start(
     max_files_per_trigger: int | None = None,
     processing_time: str | None = None,
     clock: Callable[[int], int] | None = None,
+    on_metrics: Callable[[dict[str, Any]], None] | None = None,
 ) -> StreamingQuery:
     """Start ``job`` on Spark and return its :class:`StreamingQuery`.
 
@@ -208,8 +226,18 @@ def start(
         Trigger interval such as ``"10 seconds"`` (when not ``once``).
     clock
         Processing time for each new batch id (tests); the wall clock by default.
+    on_metrics
+        Called with each micro-batch's metrics record.
+
+    Raises
+    ------
+    ConfigError
+        ``output.checkpoint`` is in use by another run, or was written by a job with
+        another window or input layout.
     """
     engine = SparkEngine(spark, job, clock=clock)
+    engine.on_metrics = on_metrics
+    _take_checkpoint(engine)
     if files is None:
         files = file_lines(spark, job, max_files_per_trigger=max_files_per_trigger)
 
@@ -231,9 +259,72 @@ def start(
         writer = writer.trigger(availableNow=True)
     elif processing_time is not None:
         writer = writer.trigger(processingTime=processing_time)
-    query = writer.start()
+    try:
+        query = writer.start()
+    except BaseException:
+        engine.store.unlock()
+        raise
     query.sparktide_engine = engine  # type: ignore[attr-defined]
+    _RUNS[engine.store.root] = query
     return query
+
+
+#: What the errors of file systems that cannot be written say (Python's and Hadoop's).
+_WRITE_FAILURES = (
+    "permission denied",
+    "no space left",
+    "not a directory",
+    "parentnotdirectoryexception",
+    "mkdirs failed",
+    "read-only file system",
+    "quota exceeded",
+    "accesscontrolexception",
+    "filealreadyexistsexception",
+)
+
+
+def _run_error(exception: BaseException, job: Job) -> BaseException:
+    """A failed query as a :class:`RunError` when it failed writing (an output, the
+    metrics or the checkpoint cannot be written), else the query's own exception.
+
+    The batch that failed was not committed, so running again once the cause is fixed
+    replays it: nothing is lost or written twice."""
+    text = str(exception)
+    if not any(marker in text.lower() for marker in _WRITE_FAILURES):
+        return exception
+    cause = next(
+        line.strip().removeprefix(": ")
+        for line in text.splitlines()
+        if any(m in line.lower() for m in _WRITE_FAILURES)
+    )
+    places = [p for p in (job.output.path, job.output.dead_letter, job.output.metrics) if p]
+    named = next((p for p in places if p.removeprefix("file:") in text), None)
+    where = f"writing {named}" if named else "on a file-system fault"
+    return RunError(
+        f"the run failed {where}: {cause[:300]}. Fix the cause and run again: the job "
+        "resumes from its checkpoint, replaying the failed batch (nothing is lost or "
+        "written twice)"
+    )
+
+
+#: The query of each checkpoint this process started (to free the ones that stopped).
+_RUNS: dict[Path, StreamingQuery] = {}
+
+
+def _take_checkpoint(engine: SparkEngine) -> None:
+    """Lock the engine's checkpoint and check it was written by a compatible job (see
+    :meth:`StateStore.lock` and :meth:`StateStore.check_job`). A query this process
+    started earlier on the same checkpoint gives it up if it has stopped."""
+    earlier = _RUNS.get(engine.store.root)
+    if earlier is not None and not earlier.isActive:
+        earlier.sparktide_engine.store.unlock()  # type: ignore[attr-defined]
+        del _RUNS[engine.store.root]
+    engine.store.lock()
+    try:
+        engine.store.check_job(engine.job)
+    except BaseException:
+        engine.store.unlock()
+        raise
 
 
 _COUNTS = "map<string,bigint>"
@@ -377,27 +468,34 @@ def run_job(
         max_files_per_trigger=max_files_per_trigger,
         clock=clock,
         processing_time=trigger,
+        on_metrics=on_metrics,
     )
     engine: SparkEngine = query.sparktide_engine  # type: ignore[attr-defined]
-    engine.on_metrics = on_metrics
     publisher = None
-    if publish and not once:
-        publisher = publish_metrics(spark, job, trigger=trigger or "1 second")
     try:
-        with _interrupts() as interrupted:
-            # Short waits, so Ctrl-C lands between py4j calls: PySpark's own SIGINT
-            # handler calls into the JVM from inside the blocked call and wedges py4j.
-            while not query.awaitTermination(0.5):
-                if interrupted():  # stop cleanly; the checkpoint resumes the job
-                    query.stop()
-                    break
+        if publish and not once:
+            publisher = publish_metrics(spark, job, trigger=trigger or "1 second")
+        try:
+            with _interrupts() as interrupted:
+                # Short waits, so Ctrl-C lands between py4j calls: PySpark's own SIGINT
+                # handler calls into the JVM from inside the blocked call and wedges py4j.
+                while not query.awaitTermination(0.5):
+                    if interrupted():  # stop cleanly; the checkpoint resumes the job
+                        query.stop()
+                        break
+        except StreamingQueryException as exc:  # the query failed
+            error = _run_error(exc, job)
+            if error is exc:
+                raise
+            raise error from exc
+        metrics = engine.flush() if flush else engine.last_metrics
+        if publish and once:
+            publish_metrics(spark, job, once=True).awaitTermination()
     finally:
-        if publisher is not None:
+        if publisher is not None and publisher.isActive:
             publisher.stop()
-    exception = query.exception()
-    if exception is not None:
-        raise exception
-    metrics = engine.flush() if flush else engine.last_metrics
-    if publish and once:
-        publish_metrics(spark, job, once=True).awaitTermination()
+        if query.isActive:
+            query.stop()
+        engine.store.unlock()
+        _RUNS.pop(engine.store.root, None)
     return metrics

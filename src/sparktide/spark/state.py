@@ -2,6 +2,8 @@
 
 Layout under ``<checkpoint>/sparktide/``::
 
+    LOCK                     held (flock) by the run using the checkpoint
+    job.json                 what the state means: the job's window and input layout
     journal/<batch>.json     processing time chosen for a micro-batch (written first)
     state/<batch>/clock.json partition clocks, timeline watermarks, cumulative counters
     state/<batch>/<table>/   parquet tables (substream keys, open windows, held events)
@@ -14,15 +16,21 @@ time, decides exactly as it did the first time (SPEC §9).
 
 from __future__ import annotations
 
+import dataclasses
+import fcntl
 import json
 import os
 import shutil
+import socket
 import time
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import StructType
+
+from sparktide.errors import ConfigError
+from sparktide.job import Job
 
 __all__ = ["StateStore"]
 
@@ -52,6 +60,71 @@ class StateStore:
         (self.root / "journal").mkdir(parents=True, exist_ok=True)
         (self.root / "state").mkdir(parents=True, exist_ok=True)
         self._writing: Path | None = None
+        self._lock: IO[str] | None = None
+
+    # ------------------------------------------------------------------ ownership
+    def lock(self) -> None:
+        """Take the checkpoint for this run, or refuse: two runs writing one checkpoint
+        would each replay and overwrite the other's batches.
+
+        An advisory ``flock`` on ``LOCK``: the operating system drops it when the process
+        ends, however it ends, so a killed run leaves no stale lock behind. A second run
+        in the same process is refused too (each lock is a separate open file)."""
+        if self._lock is not None:
+            return
+        path = self.root / "LOCK"
+        handle = open(path, "a+")
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.seek(0)
+            holder = handle.read().strip() or "another run"
+            handle.close()
+            raise ConfigError(
+                "output.checkpoint",
+                f"{self.root.parent} is in use by {holder}: stop that run first, or give "
+                "this one its own checkpoint directory",
+            ) from None
+        handle.seek(0)
+        handle.truncate()
+        handle.write(f"pid {os.getpid()} on {socket.gethostname()}\n")
+        handle.flush()
+        self._lock = handle
+
+    def unlock(self) -> None:
+        """Give the checkpoint up (the end of a run)."""
+        if self._lock is not None:
+            fcntl.flock(self._lock, fcntl.LOCK_UN)
+            self._lock.close()
+            self._lock = None
+
+    def check_job(self, job: Job) -> None:
+        """Refuse a checkpoint written by a job whose state means something else.
+
+        The open windows, held events and per-key clocks in the state are keyed by the
+        window's definition and the input's partition and substream columns; read by a
+        job with another window or layout they would give wrong results silently. The
+        first run records them in ``job.json``; later runs must match. Ordering settings
+        may change between runs (they apply from the next batch on)."""
+        shape = _job_shape(job)
+        path = self.root / "job.json"
+        if not path.exists():
+            _atomic_write(path, json.dumps(shape, indent=1, sort_keys=True))
+            return
+        before = json.loads(path.read_text())
+        changed = sorted(k for k in set(before) | set(shape) if before.get(k) != shape.get(k))
+        if changed:
+            what = ", ".join(
+                f"{k} was {json.dumps(before.get(k))}, now {json.dumps(shape.get(k))}"
+                for k in changed
+            )
+            raise ConfigError(
+                changed[0],
+                f"differs from the job that wrote the checkpoint {self.root.parent} ({what}); "
+                "its open windows and clocks would be misread. Start from a new "
+                "output.checkpoint (and new outputs), or restore the settings recorded in "
+                f"{path}",
+            )
 
     # ------------------------------------------------------------------ journal
     def processing_time(self, batch_id: int | str, now: int | None = None) -> int:
@@ -143,3 +216,29 @@ def _atomic_write(path: Path, text: str) -> None:
         handle.flush()
         os.fsync(handle.fileno())
     os.replace(tmp, path)
+
+
+#: Window settings that only decide when windows close: they may change between runs.
+_TUNABLE = ("allowed_lateness", "idle_timeout", "late")
+
+
+def _job_shape(job: Job) -> dict[str, Any]:
+    """The settings that give the checkpointed state its meaning, by job-file key."""
+    source = job.source
+    shape: dict[str, Any] = {
+        f"source.{name}": getattr(source, name) for name in ("timestamp_by", "partition", "over")
+    }
+    window = job.window
+    if window is None:
+        shape["window"] = None
+    else:
+        for item in dataclasses.fields(window):
+            if item.name in _TUNABLE:
+                continue
+            value = getattr(window, item.name)
+            if item.name == "aggregates":
+                value = {a.name: str(a) for a in value}
+            elif isinstance(value, tuple):
+                value = list(value)
+            shape[f"window.{item.name}"] = value
+    return shape
