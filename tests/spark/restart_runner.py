@@ -14,7 +14,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -80,14 +82,117 @@ def poisoned(batches: set[int]):
     return shifted
 
 
+# ---------------------------------------------------------------------- kill points
+#: Where ``--kill-at`` can stop the process, in the order a micro-batch reaches them.
+POINTS = {
+    "journal": "the batch's processing time was just journaled",
+    "reading": "a Spark job is reading and judging the batch's input",
+    "dead_letters": "the batch's state is begun; its outputs are about to be written",
+    "windows": "dead letters written; the window (or release) step is about to start",
+    "outputs": "the batch's window results (or released events) were just written",
+    "state_tables": "the batch's state tables were written; its clock is not",
+    "clock": "the batch's clock state is written, its _COMMITTED marker is not",
+    "committed": "the batch's state is committed; its metrics are not written",
+    "metrics": "the batch's metrics are written; Spark has not logged the batch as done",
+    "batch_done": "the batch function returned; Spark has not logged the batch as done",
+}
+_current: dict[str, int | None] = {"batch": None}
+
+
+def _die(point: str, batch: int) -> None:
+    """SIGKILL this process group (this process, its JVM and Python workers)."""
+    print(f"KILL POINT {point}@{batch}: {POINTS[point]}", flush=True)
+    os.killpg(os.getpgrp(), signal.SIGKILL)
+
+
+def arm(point: str, batch: int) -> None:
+    """Make the engine SIGKILL the process when micro-batch ``batch`` reaches ``point``
+    (by wrapping engine methods in this process only: nothing in sparktide knows)."""
+    if point not in POINTS:
+        raise SystemExit(f"unknown kill point {point!r}")
+    from sparktide.spark import engine as engine_module
+    from sparktide.spark import state as state_module
+
+    engine_cls = engine_module.SparkEngine
+    store_cls = state_module.StateStore
+
+    def here() -> bool:
+        return _current["batch"] == batch
+
+    def around(owner: Any, name: str, *, before: str | None = None, after: str | None = None):
+        original = getattr(owner, name)
+
+        def wrapped(*args: Any, **kwargs: Any) -> Any:
+            if before == point and here():
+                _die(point, batch)
+            result = original(*args, **kwargs)
+            if after == point and here():
+                _die(point, batch)
+            return result
+
+        setattr(owner, name, wrapped)
+
+    process = engine_cls.process
+
+    def tracked(self: Any, lines: Any, batch_id: int, *args: Any, **kwargs: Any) -> Any:
+        _current["batch"] = batch_id
+        result = process(self, lines, batch_id, *args, **kwargs)
+        if point == "batch_done" and here():
+            _die(point, batch)
+        return result
+
+    engine_cls.process = tracked  # type: ignore[method-assign]
+
+    around(store_cls, "processing_time", after="journal")
+    if point == "reading":
+        policy = engine_cls._policy
+
+        def reading(self: Any, *args: Any, **kwargs: Any) -> Any:
+            if here():  # the plan is lazy: the next Spark job reads; kill while it runs
+                threading.Timer(0.5, _die, (point, batch)).start()
+            return policy(self, *args, **kwargs)
+
+        engine_cls._policy = reading  # type: ignore[method-assign]
+    around(engine_cls, "_write_dead_letters", before="dead_letters")
+    around(engine_cls, "_windows", before="windows", after="state_tables")
+    around(engine_cls, "_release", before="windows", after="state_tables")
+    around(engine_cls, "_write_windows", after="outputs")
+    if point == "outputs":
+        write_text = engine_cls._write_text
+
+        def released(self: Any, frame: Any, directory: Any, label: str, counter: Any = None):
+            write_text(self, frame, directory, label, counter)
+            if counter == "released" and here():
+                _die(point, batch)
+
+        engine_cls._write_text = released  # type: ignore[method-assign]
+    write = state_module._atomic_write
+
+    def atomic(path: Path, text: str) -> None:
+        if point == "clock" and path.name == "_COMMITTED" and here():
+            _die(point, batch)
+        write(path, text)
+
+    state_module._atomic_write = atomic
+    around(store_cls, "commit", after="committed")
+    around(engine_cls, "_write_metrics", after="metrics")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("jobdir", type=Path)
     parser.add_argument("case", choices=sorted(CASES))
     parser.add_argument("--poison", default="", help="comma-separated batch ids")
+    parser.add_argument(
+        "--kill-at", metavar="POINT@BATCH", help=f"SIGKILL at a point: {', '.join(POINTS)}"
+    )
     args = parser.parse_args(argv)
 
     from sparktide.spark import local_session, run_job
+
+    if args.kill_at:
+        point, _, batch = args.kill_at.partition("@")
+        arm(point, int(batch))
 
     poison = {int(b) for b in args.poison.split(",") if b}
     job = job_for(args.jobdir, CASES[args.case])

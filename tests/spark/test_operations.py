@@ -89,7 +89,7 @@ def test_a_checkpoint_of_another_window_is_refused_with_advice(spark, tmp_path):
     assert "was 30000000, now 60000000" in message
     assert "new output.checkpoint" in message and "job.json" in message
     regrouped = {**WINDOW, "window": {**WINDOW["window"], "group_by": []}}
-    with pytest.raises(ConfigError, match="window.group_by"):
+    with pytest.raises(ConfigError, match=r"window\.group_by"):
         _run(_job(tmp_path, regrouped), spark)
     # settings that only decide when windows close may change between runs
     tuned = {**WINDOW, "window": {**WINDOW["window"], "allowed_lateness": "10s"}}

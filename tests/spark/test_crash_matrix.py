@@ -1,0 +1,100 @@
+"""The crash matrix (issue 6): ``sparktide run`` SIGKILLed at every step of a micro-batch
+— journaling its processing time, while a Spark job reads the input, before and after
+each output, while writing state, between the state's clock and its commit marker,
+after the commit, after the metrics, and after the batch function returned but before
+Spark logged the batch — then restarted from its checkpoint, must write exactly the
+records of an uninterrupted run: nothing missing, nothing twice.
+
+Each chain runs ``restart_runner.py`` children one after another, each killing itself
+(process group: JVM and Python workers too) at the next point of the matrix, then one
+child that runs to the end. Restarts are given a clock an hour off for every batch
+already journaled, so a replayed batch only matches if it takes its journaled time.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from tests.spark.restart_runner import FILES, POINTS
+from tests.spark.streams import clock, file_batches
+from tests.spark.test_restart import (
+    SEEDS,
+    Child,
+    _key,
+    _run_here,
+    batch_outputs,
+    journal,
+    metrics,
+    write_input,
+)
+
+#: Per case, (point, batch) in the order one chain of runs reaches them.
+MATRIX: dict[str, list[tuple[str, int]]] = {
+    "tumbling": [
+        ("journal", 0),
+        ("reading", 0),
+        ("dead_letters", 1),
+        ("windows", 1),
+        ("outputs", 2),
+        ("state_tables", 2),
+        ("clock", 3),
+        ("committed", 3),
+        ("metrics", 4),
+        ("batch_done", 5),
+    ],
+    # the steps that differ without a window: released events and the held-events table
+    "release": [
+        ("outputs", 2),
+        ("state_tables", 3),
+        ("clock", 4),
+    ],
+}
+
+
+def test_the_matrix_covers_every_point():
+    assert {p for plan in MATRIX.values() for p, _ in plan} == set(POINTS)
+
+
+@pytest.mark.parametrize("case", sorted(MATRIX))
+def test_killed_at_every_point_and_restarted_matches_uninterrupted(spark, tmp_path, case):
+    ref_dir, kill_dir = tmp_path / "reference", tmp_path / "killed"
+    for directory in (ref_dir, kill_dir):
+        write_input(directory / "in", seed=SEEDS[case])
+    journaled: dict[int, bytes] = {}
+    reached: list[str] = []
+    for run, (point, batch) in enumerate(MATRIX[case]):
+        child = Child(kill_dir, case, run, set(journaled), kill_at=f"{point}@{batch}")
+        if run == 0:
+            _run_here(spark, ref_dir, case, clock)  # overlaps the child's JVM start
+        reached.append(child.killed_itself())
+        journaled.update(journal(kill_dir / "out"))  # from now on: given an hour off
+    Child(kill_dir, case, len(MATRIX[case]), set(journaled)).finish()
+    print(f"\n{case}: {len(reached)} kill points survived\n  " + "\n  ".join(reached))
+
+    ref_out, kill_out = ref_dir / "out", kill_dir / "out"
+    assert file_batches(str(kill_out / "checkpoint")) == file_batches(str(ref_out / "checkpoint"))
+    want, got = batch_outputs(ref_out), batch_outputs(kill_out)
+    assert sorted(want["results"]) == [f"batch={b:09d}" for b in range(FILES)]
+    assert sum(len(r) for r in want["results"].values()) > 20
+    for kind in ("results", "dead_letter"):
+        union = [_key(r) for records in got[kind].values() for r in records]
+        assert len(set(union)) == len(union), f"duplicate {kind} records"
+        assert got[kind] == want[kind], kind
+    assert metrics(kill_out) == metrics(ref_out)
+    now = journal(kill_out)
+    for b, text in journaled.items():
+        assert now[b] == text, f"journal entry of batch {b} rewritten"
+    assert {b: json.loads(t)["processing_time"] for b, t in now.items()} == {
+        b: clock(b) for b in range(FILES)
+    }
+    _accounted(kill_out)
+
+
+def _accounted(out: Any) -> None:
+    """The last metrics record accounts for every input record exactly once."""
+    last = json.loads(sorted((out / "metrics").glob("batch=*.json"))[-1].read_text())
+    settled = last["admitted"] + sum(last["dropped"].values()) + sum(last["dead_lettered"].values())
+    assert settled == last["input"] > 0
