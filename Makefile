@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test lint bench cluster-demo clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "sparktide needs Python 3.11+"'
@@ -27,6 +27,9 @@ lint: $(STAMP)
 bench: $(STAMP)
 	$(PY) bench/reference_engine.py
 	$(PY) bench/spark_vs_plain.py --keys 10000 1000000
+
+cluster-demo: $(STAMP)
+	$(PY) bench/cluster_demo.py
 
 clean:
 	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache .hypothesis
