@@ -137,6 +137,7 @@ class SparkEngine:
         self._flushing = False
         self._persisted: list[DataFrame] = []
         self._written: dict[str, int] = {}  # records written by this batch, by counter
+        self._gauges: dict[str, int] = {}  # state table sizes after this batch
         self._clock = clock
         self.last_metrics: dict[str, Any] | None = None
         #: Called with each micro-batch's metrics record (``sparktide run``'s status line).
@@ -252,6 +253,7 @@ class SparkEngine:
     ) -> dict[str, Any]:
         self._flushing = flush
         self._written = {}
+        self._gauges = {}
         journal_id = f"flush-{batch_id}" if flush else batch_id
         previous = batch_id if flush else self.store.latest(below=batch_id)
         clock = self.store.load_clock(previous) or self._initial_clock()
@@ -387,6 +389,7 @@ class SparkEngine:
         self.store.commit(batch_id, clock, replace=flush)
         metrics = self._metrics(clock, now, batch_id)
         metrics["flushed"] = flush
+        metrics.update(self._gauges)  # state sizes: open windows, held events, keys
         metrics["this_batch"] = self._batch_counts(summary, malformed)
         metrics["diagnostics"] = self._diagnostics(clock, summary, now)
         self._write_metrics(metrics, label)
@@ -764,7 +767,7 @@ class SparkEngine:
             closed = merged.filter("closed")
             self._write_windows(closed, groups, batch.now, batch.label)
             still_open = merged.filter("NOT closed").select(*partial.columns)
-            still_open.write.mode("overwrite").parquet(self.store.table_path(batch.id, "windows"))
+            self._write_state(still_open, batch.id, "windows", "open_windows")
         finally:
             merged.unpersist()
         if forced is not None and self.mode == "substreams":
@@ -830,10 +833,8 @@ class SparkEngine:
             .withColumnRenamed("window_end", "end")
         )
         self._write_windows(results, groups, batch.now, batch.label)
-        still_open.select(*rows.columns).write.mode("overwrite").parquet(
-            self.store.table_path(batch.id, "rows")
-        )
-        new_marks.write.mode("overwrite").parquet(self.store.table_path(batch.id, "marks"))
+        self._write_state(still_open.select(*rows.columns), batch.id, "rows", "window_rows")
+        self._write_state(new_marks, batch.id, "marks")
 
     def _force(self, clock: dict[str, Any], parts: dict[str, Any], scope: str, to: int) -> None:
         """Advance the watermark governing ``scope`` to ``to`` (idle timeout)."""
@@ -865,9 +866,8 @@ class SparkEngine:
         try:
             out = rows.filter("ready").select(*_ordered("s", "a", "file", "line"), "value")
             self._write_text(out, self.output.path, batch.label, "released")
-            rows.filter("NOT ready").select(*_HELD_SCHEMA.names).write.mode("overwrite").parquet(
-                self.store.table_path(batch.id, "held")
-            )
+            held = rows.filter("NOT ready").select(*_HELD_SCHEMA.names)
+            self._write_state(held, batch.id, "held", "held")
         finally:
             rows.unpersist()
 
@@ -977,15 +977,25 @@ class SparkEngine:
         if observation is not None and counter is not None:
             self._written[counter] = self._written.get(counter, 0) + _observed_count(observation)
 
+    def _write_state(
+        self, frame: DataFrame, batch_id: int, table: str, gauge: str | None = None
+    ) -> None:
+        """Write a state table of the batch; with ``gauge``, its row count becomes that
+        state gauge of the metrics record (observed by the write: no extra job)."""
+        observation = Observation() if gauge is not None else None
+        if observation is not None:
+            frame = frame.observe(observation, F.count(F.lit(1)).alias("n"))
+        frame.write.mode("overwrite").parquet(self.store.table_path(batch_id, table))
+        if observation is not None and gauge is not None:
+            self._gauges[gauge] = _observed_count(observation)
+
     def _write_keys(self, keys_next: DataFrame, batch_id: int, global_end: int) -> None:
         floor = global_end - self.L if self.L is not None else NEG_INF
         keep = "true"
         if self.window is None or self.window.idle_timeout is None:
             newest = f"k_newest - {self.O} > {floor}" if self.O is not None else "false"
             keep = f"({newest} OR k_watermark > {floor})"
-        keys_next.filter(keep).write.mode("overwrite").parquet(
-            self.store.table_path(batch_id, "keys")
-        )
+        self._write_state(keys_next.filter(keep), batch_id, "keys", "substream_keys")
 
     def _metrics(self, clock: dict[str, Any], now: int, batch_id: int) -> dict[str, Any]:
         totals: dict[str, int] = {}
