@@ -185,27 +185,27 @@ class Child:
         assert self.killed_at is not None
         return self.killed_at
 
-    def killed_itself(self) -> str:
-        """Wait for a run given ``kill_at``; it must have SIGKILLed itself at the point.
-        Returns the point's line from its log."""
+    def _wait(self) -> int:
+        """Wait for the run to end by itself; its return code."""
         try:
             rc = self.proc.wait(timeout=TIMEOUT)
         except subprocess.TimeoutExpired:
             os.killpg(self.proc.pid, signal.SIGKILL)
             raise
         self.seconds = time.monotonic() - self.started
+        return rc
+
+    def killed_itself(self) -> str:
+        """Wait for a run given ``kill_at``; it must have SIGKILLed itself at the point.
+        Returns the point's line from its log."""
+        rc = self._wait()
         log = self.log.read_text()
         assert rc == -signal.SIGKILL, f"rc={rc}: the kill point was not reached\n{log[-3000:]}"
         return next(line for line in log.splitlines() if line.startswith("KILL POINT"))
 
     def finish(self) -> None:
         """Wait for a run that is not killed to complete."""
-        try:
-            rc = self.proc.wait(timeout=TIMEOUT)
-        except subprocess.TimeoutExpired:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-            raise
-        self.seconds = time.monotonic() - self.started
+        rc = self._wait()
         assert rc == 0, self.log.read_text()[-3000:]
 
 
