@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -120,8 +121,13 @@ def _value(value: Any) -> str:
     if isinstance(value, list):
         return "[" + ", ".join(_value(v) for v in value) + "]"
     if isinstance(value, dict):
-        return "{ " + ", ".join(f"{k} = {_value(v)}" for k, v in value.items()) + " }"
+        return "{ " + ", ".join(f"{_key(k)} = {_value(v)}" for k, v in value.items()) + " }"
     raise TypeError(value)
+
+
+def _key(key: str) -> str:
+    """A TOML key: bare when it can be, else quoted."""
+    return key if re.fullmatch(r"[A-Za-z0-9_-]+", key) else json.dumps(key)
 
 
 def to_toml(data: dict[str, Any]) -> str:
@@ -134,7 +140,7 @@ def to_toml(data: dict[str, Any]) -> str:
         if isinstance(value, dict):
             lines.append(f"[{name}]")
             for key, item in value.items():
-                lines.append(f"{key} = {_value(item)}")
+                lines.append(f"{_key(key)} = {_value(item)}")
             lines.append("")
     return "\n".join(lines) + "\n"
 

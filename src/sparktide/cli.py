@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
 
-from sparktide.errors import ConfigError, RunError, SparktideError
+from sparktide.errors import ConfigError, InputError, RunError, SparktideError
 from sparktide.job import load_job
 from sparktide.time import parse_duration, parse_instant
 
@@ -339,9 +340,21 @@ def _advise(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _run(args: argparse.Namespace, out: TextIO) -> int:
+    from pathlib import Path
+
     job = load_job(args.job)
     if args.flush and not args.once:
         raise ConfigError("--flush", "only applies to a --once run")
+    if args.max_files_per_trigger is not None and args.max_files_per_trigger < 1:
+        raise ConfigError(
+            "--max-files-per-trigger", f"must be at least 1, got {args.max_files_per_trigger}"
+        )
+    trigger = _trigger(args.trigger) if args.trigger is not None else None
+    from sparktide.spark.engine import check_job
+
+    check_job(job)  # everything is checked before a Spark session starts
+    if not Path(job.source.path).exists():
+        raise InputError(f"source.path: no such file or directory: {job.source.path!r}")
     from sparktide.progress import RunProgress
     from sparktide.spark.run import run_job
 
@@ -351,12 +364,36 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
             once=args.once,
             flush=args.flush,
             max_files_per_trigger=args.max_files_per_trigger,
-            trigger=args.trigger,
+            trigger=trigger,
             on_metrics=progress,
         )
     if metrics is not None:
         write_jsonl([metrics], out)
     return 0
+
+
+_SPARK_INTERVAL = re.compile(
+    r"\s*([0-9]+\s*(microseconds?|milliseconds?|seconds?|minutes?|hours?|days?)\s*)+\Z",
+    re.IGNORECASE,
+)
+
+
+def _trigger(text: str) -> str:
+    """A ``--trigger`` interval as Spark reads it: Spark's own form (``10 seconds``) is
+    kept, a sparktide duration (``10s``, ``1m30s``) becomes milliseconds."""
+    if _SPARK_INTERVAL.match(text):
+        return text.strip()
+    try:
+        value = parse_duration(text)
+    except SparktideError:
+        value = None
+    if not value or value % 1000:
+        raise ConfigError(
+            "--trigger",
+            f"expected an interval such as '10 seconds' or '10s' (whole milliseconds, "
+            f"more than zero), got {text!r}",
+        )
+    return f"{value // 1000} milliseconds"
 
 
 def write_jsonl(records: list[dict[str, Any]], out: TextIO) -> None:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from sparktide.errors import ConfigError, TimeFormatError
-from sparktide.time import MINUTE, SECOND, parse_duration
+from sparktide.time import MINUTE, SECOND, format_duration, parse_duration
 
 __all__ = [
     "AGGREGATE_FUNCTIONS",
@@ -51,6 +51,12 @@ AGGREGATE_FUNCTIONS = (
 #: Column names: identifiers (letters, digits, ``_`` and ``-``), never SQL text.
 _COLUMN = re.compile(r"[A-Za-z_][A-Za-z0-9_\-]*\Z")
 _AGGREGATE = re.compile(r"\s*([A-Za-z_]+)\s*\(\s*(\*|[A-Za-z_][A-Za-z0-9_\-]*)\s*\)\s*\Z")
+#: The longest duration accepted: 100 years (longer ones would overflow instants in Spark).
+MAX_DURATION = 36500 * 86_400_000_000
+#: The most windows one event may fall into (hopping: size / hop).
+MAX_WINDOWS_PER_EVENT = 10_000
+#: Path characters that Spark (Hadoop) would not take literally, and control characters.
+_PATH_CHARACTERS = re.compile(r"[\x00-\x1f\x7f:*?\[\]{}\\]")
 #: Names sparktide itself writes into window records.
 RESERVED_WINDOW_COLUMNS = ("window_start", "window_end", "emitted_at", "type")
 
@@ -81,6 +87,8 @@ def _duration(
         raise ConfigError(key, f"expected a duration such as '5s', got {value!r}")
     if parsed is not None and parsed < 0:
         raise ConfigError(key, f"must not be negative, got {value!r}")
+    if parsed is not None and parsed > MAX_DURATION:
+        raise ConfigError(key, f"must be at most 36500d (100 years), got {value!r}")
     if parsed is not None and positive and parsed == 0:
         raise ConfigError(key, f"must be greater than zero, got {value!r}")
     _set(obj, name, parsed)
@@ -105,6 +113,13 @@ def _path(value: Any, key: str, *, optional: bool) -> None:
         return
     if not isinstance(value, str) or not value.strip():
         raise ConfigError(key, f"must be a path string, got {value!r}")
+    bad = _PATH_CHARACTERS.search(value)
+    if bad is not None:
+        raise ConfigError(
+            key,
+            f"{value!r} holds {bad.group()!r}: paths cannot hold control characters, ':' or the "
+            "characters Spark's file system layer reads as patterns (* ? [ ] { } \\)",
+        )
 
 
 @dataclass(frozen=True)
@@ -319,6 +334,16 @@ class Window:
             if name not in self._ALLOWS[self.type]:
                 raise ConfigError(key, f"does not apply to {self.type} windows")
             _duration(self, name, key, positive=True)
+        if self.type == "hopping":
+            size, hop = self.size, self.hop
+            assert isinstance(size, int) and isinstance(hop, int)
+            if -(-size // hop) > MAX_WINDOWS_PER_EVENT:
+                raise ConfigError(
+                    "window.hop",
+                    f"{format_duration(hop)} puts each event in {-(-size // hop):,} windows of "
+                    f"{format_duration(size)} (at most {MAX_WINDOWS_PER_EVENT:,}); use a larger "
+                    "hop, or a sliding window",
+                )
         _duration(self, "offset", "window.offset")
         _duration(self, "allowed_lateness", "window.allowed_lateness")
         _duration(self, "idle_timeout", "window.idle_timeout", allow_none=True)
@@ -557,8 +582,8 @@ def _build(cls: type, data: dict[str, Any], prefix: str) -> Any:
 
 
 def _resolve(value: Any, base: Path | None) -> Any:
-    if not isinstance(value, str) or base is None:
-        return value
+    if not isinstance(value, str) or base is None or not value.strip():
+        return value  # (an empty path is not the job's folder: the check rejects it)
     path = Path(value).expanduser()
     return str(path if path.is_absolute() else (base / path))
 

@@ -8,9 +8,8 @@ an error message instead of stopping the run. Blank lines are not records.
 
 from __future__ import annotations
 
-import csv
-import io
 import json
+import math
 import os
 import re
 from collections.abc import Iterator
@@ -19,11 +18,27 @@ from pathlib import Path
 from typing import Any
 
 from sparktide.core.records import InputRecord
-from sparktide.errors import InputError, TimeFormatError
+from sparktide.errors import InputError
 from sparktide.job import Source
-from sparktide.time import MILLISECOND, from_datetime, parse_instant
+from sparktide.time import MILLISECOND, from_datetime, instant_or_problem
 
-__all__ = ["file_arrival_time", "input_files", "iter_records", "parse_fields", "read_records"]
+__all__ = [
+    "CSV_FIELD",
+    "CSV_QUOTED",
+    "INT64_RANGE",
+    "MAX_INTEGER_DIGITS",
+    "MAX_LINE_CHARS",
+    "NUMBER_CANDIDATE",
+    "UNREADABLE_PARQUET",
+    "csv_cells",
+    "file_arrival_time",
+    "input_files",
+    "iter_records",
+    "parse_fields",
+    "read_records",
+    "shown_number",
+    "shown_text",
+]
 
 
 def input_files(source: Source) -> list[Path]:
@@ -102,6 +117,41 @@ def _rows(file: Path, fmt: str) -> Iterator[Row]:
         yield from _parquet_rows(file)
 
 
+#: The longest line (JSONL) or row (CSV) read, in characters: a longer one is malformed
+#: (``line N: too long``), so one runaway line cannot exhaust memory in either engine.
+MAX_LINE_CHARS = 1 << 20
+#: Integers of more digits than this (Spark's exact decimal range) are out of range.
+MAX_INTEGER_DIGITS = 38
+#: Where a JSON line may hold an out-of-range number: a run of more than 38 digits, or an
+#: exponent of three digits or more (both engines look closer only at such lines).
+NUMBER_CANDIDATE = r"[0-9]{39}|[0-9.][eE][+-]?[0-9]{3}"
+#: One CSV field after the comma that precedes it (the line gets a leading comma, so every
+#: match is non-empty): a quoted field (``""`` is a quote; text after the closing quote
+#: belongs to the field; an unclosed quote runs to the end of the line), else plain text
+#: up to the next comma. Python's ``re`` and Java's regex read it alike (possessive
+#: quantifiers, no backtracking); the Spark engine splits rows with the same pattern.
+CSV_FIELD = r',("(?:[^"]++|"")*+(?:"[^,]*+)?|[^,]*+)'
+#: A quoted CSV field: its body (``""`` still doubled) and what follows the closing quote.
+CSV_QUOTED = r'"((?:[^"]++|"")*+)(?:"(.*))?'
+#: The message for a Parquet file that cannot be read at all (both engines).
+UNREADABLE_PARQUET = "cannot read the file as Parquet (not a Parquet file, or damaged)"
+
+_NUMBER_CANDIDATE = re.compile(NUMBER_CANDIDATE)
+_CSV_FIELD = re.compile(CSV_FIELD)
+_CSV_QUOTED = re.compile(CSV_QUOTED, re.DOTALL)
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_UNPRINTABLE = re.compile(r"[^ -~]")
+
+
+def _too_long(number: int, length: int) -> str:
+    return f"line {number}: too long ({length} characters, the limit is {MAX_LINE_CHARS})"
+
+
+def shown_number(token: str) -> str:
+    """A number token as error messages show it: at most 40 characters."""
+    return token if len(token) <= 40 else token[:40] + "..."
+
+
 def _jsonl_rows(file: Path) -> Iterator[Row]:
     with open(file, "rb") as handle:
         for number, line in enumerate(handle, start=1):
@@ -114,15 +164,57 @@ def _jsonl_rows(file: Path) -> Iterator[Row]:
                 raw = stripped.decode("utf-8", "replace")
                 yield number, {}, raw, f"line {number}: invalid UTF-8"
                 continue
+            if len(text) > MAX_LINE_CHARS:
+                yield number, {}, text, _too_long(number, len(text))
+                continue
             try:
                 value = _DECODER.decode(text)
+                if "\\u" in text and _SURROGATE_ESCAPE.search(text):
+                    # a lone surrogate (``"\ud800"``) decodes but is not text: not JSON
+                    json.dumps(value, ensure_ascii=False).encode("utf-8")
             except (ValueError, RecursionError):  # JSONDecodeError is a ValueError
                 yield number, {}, text, f"line {number}: not valid JSON"
                 continue
+            except UnicodeEncodeError:
+                yield number, {}, text, f"line {number}: not valid JSON"
+                continue
+            if _NUMBER_CANDIDATE.search(text):
+                token = _out_of_range_number(text)
+                if token is not None:
+                    message = f"line {number}: number {shown_number(token)} is out of range"
+                    yield number, {}, text, message
+                    continue
             if not isinstance(value, dict):
                 yield number, {}, text, f"line {number}: expected a JSON object"
                 continue
             yield number, value, text, None
+
+
+def _out_of_range_number(text: str) -> str | None:
+    """The first number of the (valid JSON) ``text`` that no engine can hold exactly: an
+    integer of more than 38 digits, or a number beyond the range of a double."""
+    found: list[str] = []
+
+    def integer(token: str) -> int:
+        if len(token.lstrip("-")) > MAX_INTEGER_DIGITS:
+            found.append(token)
+            return 0
+        return int(token)
+
+    def number(token: str) -> float:
+        value = float(token)
+        if math.isinf(value):
+            found.append(token)
+        return value
+
+    decoder = json.JSONDecoder(
+        object_pairs_hook=_no_duplicates,
+        parse_constant=_no_constant,
+        parse_int=integer,
+        parse_float=number,
+    )
+    decoder.decode(text)
+    return found[0] if found else None
 
 
 def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -143,37 +235,76 @@ _DECODER = json.JSONDecoder(object_pairs_hook=_no_duplicates, parse_constant=_no
 
 
 def _infer(value: str) -> Any:
-    """CSV cells: empty is null, then int, then float, else the text."""
+    """CSV cells: empty is null, then an integer of at most 38 digits, then a finite
+    float, else the text (``1e400`` stays text: no engine holds it as a number)."""
     if value == "":
         return None
-    if _INTEGER.fullmatch(value):
+    if _INTEGER.fullmatch(value) and len(value.lstrip("-")) <= MAX_INTEGER_DIGITS:
         return int(value)
     if _FLOAT.fullmatch(value):
-        return float(value)
+        number = float(value)
+        if not math.isinf(number):
+            return number
     return value
 
 
+def csv_cells(line: str) -> list[str]:
+    """The cells of one CSV line (see :data:`CSV_FIELD`), unquoted."""
+    cells = []
+    for match in _CSV_FIELD.finditer("," + line):
+        cell = match.group(1)
+        if cell.startswith('"'):
+            quoted = _CSV_QUOTED.fullmatch(cell)
+            assert quoted is not None  # CSV_FIELD only matches such fields
+            cell = quoted.group(1).replace('""', '"') + (quoted.group(2) or "")
+        cells.append(cell)
+    return cells
+
+
 def _csv_rows(file: Path) -> Iterator[Row]:
-    data = file.read_bytes()
+    r"""Rows of a CSV file: the first line names the columns; lines end at ``\n`` (a
+    trailing ``\r`` is dropped); lines of ASCII white space only are not rows."""
+    lines = [line.removesuffix(b"\r") for line in file.read_bytes().split(b"\n")]
+    if not lines or lines == [b""]:
+        return
+    header_bytes = lines[0]
     try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        yield 1, {}, data.decode("utf-8", "replace"), f"invalid UTF-8 in CSV file ({exc.reason})"
-        return
-    lines = text.splitlines()
-    if not lines:
-        return
-    header = next(csv.reader([lines[0]]))
-    for number, line in enumerate(lines[1:], start=2):
-        if not line.strip():
+        header: list[str] | None = csv_cells(header_bytes.decode("utf-8"))
+    except UnicodeDecodeError:
+        header = None
+    duplicate = None
+    if header is not None:
+        seen: set[str] = set()
+        for name in header:
+            if name in seen:
+                duplicate = name
+                break
+            seen.add(name)
+    for number, data in enumerate(lines[1:], start=2):
+        if not data.strip():
             continue
-        cells = next(csv.reader(io.StringIO(line)), [])
+        try:
+            line = data.decode("utf-8")
+        except UnicodeDecodeError:
+            yield number, {}, data.decode("utf-8", "replace"), f"line {number}: invalid UTF-8"
+            continue
+        if len(line) > MAX_LINE_CHARS:
+            yield number, {}, line, _too_long(number, len(line))
+            continue
+        if header is None:
+            yield number, {}, line, f"line {number}: the header (line 1) is not valid UTF-8"
+            continue
+        if duplicate is not None:
+            message = f"line {number}: the header names column '{shown_text(duplicate)}' twice"
+            yield number, {}, line, message
+            continue
+        cells = csv_cells(line)
         if len(cells) != len(header):
             yield (
                 number,
                 {},
                 line,
-                (f"line {number}: expected {len(header)} columns, got {len(cells)}"),
+                f"line {number}: expected {len(header)} columns, got {len(cells)}",
             )
             continue
         values = {name: _infer(cell) for name, cell in zip(header, cells, strict=True)}
@@ -181,39 +312,102 @@ def _csv_rows(file: Path) -> Iterator[Row]:
 
 
 def _parquet_rows(file: Path) -> Iterator[Row]:
+    """Rows of a Parquet file, each read with the file's own schema. Non-finite floats
+    become the text ``"NaN"``, ``"Infinity"``, ``"-Infinity"`` (JSON has no such numbers;
+    the Spark engine reads them so)."""
     import pyarrow.parquet as pq
 
+    if file.stat().st_size == 0:  # an empty file holds no rows (Spark does not list it)
+        return
     try:
         table = pq.read_table(file)
-    except Exception as exc:  # pyarrow raises several kinds for a bad file
-        yield 1, {}, str(file), f"cannot read parquet file: {exc}"
+    except Exception:  # pyarrow raises several kinds for a bad file
+        yield 1, {}, None, UNREADABLE_PARQUET
         return
+    floats = _has_floats(table.schema.types)
     for number, row in enumerate(table.to_pylist(), start=1):
-        yield number, row, None, None
+        yield number, (_finite(row) if floats else row), None, None
+
+
+def _has_floats(types: Any) -> bool:
+    import pyarrow as pa
+
+    for kind in types:
+        if pa.types.is_floating(kind):
+            return True
+        if pa.types.is_struct(kind) and _has_floats([f.type for f in kind]):
+            return True
+        if (pa.types.is_list(kind) or pa.types.is_large_list(kind)) and _has_floats(
+            [kind.value_type]
+        ):
+            return True
+        if pa.types.is_map(kind) and _has_floats([kind.key_type, kind.item_type]):
+            return True
+    return False
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float):
+        if value != value:
+            return "NaN"
+        if math.isinf(value):
+            return "Infinity" if value > 0 else "-Infinity"
+        return value
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_finite(v) for v in value]
+    return value
+
+
+def shown_text(text: str) -> str:
+    """A text value as error messages show it (both engines alike): every character
+    outside printable ASCII as ``?``, at most 60 characters."""
+    text = _UNPRINTABLE.sub("?", text)
+    return text if len(text) <= 60 else text[:60] + "..."
 
 
 def _time(fields: dict[str, Any], column: str, what: str) -> int:
     if column not in fields or fields[column] is None:
         raise ValueError(f"missing {what} column {column!r}")
     value = fields[column]
-    try:
-        if isinstance(value, str):
-            return parse_instant(value)
-        if isinstance(value, datetime):
+    if isinstance(value, datetime):  # Parquet: judged by its ISO text, as Spark does
+        if value.tzinfo is not None:
             return from_datetime(value)
-    except TimeFormatError as exc:
-        raise ValueError(f"column {column!r}: {exc}") from None
-    raise ValueError(f"column {column!r}: expected an ISO-8601 time string")
+        value = value.isoformat()
+    if not isinstance(value, str):
+        raise ValueError(f"column {column!r}: expected an ISO-8601 time string")
+    instant = instant_or_problem(value)
+    if isinstance(instant, str):
+        raise ValueError(f"column {column!r}: time '{shown_text(value)}' {instant}")
+    return instant
+
+
+#: The range of a signed 64-bit integer: partition ids must fit in it.
+INT64_RANGE = (-(2**63), 2**63 - 1)
+
+
+def _fits_int64(text: str) -> bool:
+    """Whether the integer text (``-?[0-9]+``) fits in a signed 64-bit integer."""
+    if len(text.lstrip("-").lstrip("0")) > 19:
+        return False
+    return INT64_RANGE[0] <= int(text) <= INT64_RANGE[1]
 
 
 def _partition(fields: dict[str, Any], column: str) -> Any:
     value = fields.get(column)
     if value is None:
         raise ValueError(f"missing partition column {column!r}")
-    if isinstance(value, bool) or not isinstance(value, (int, str)):
-        raise ValueError(f"partition column {column!r} must be an integer or a string")
-    if isinstance(value, str) and _INTEGER.fullmatch(value):
-        return int(value)
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, str))
+        or (isinstance(value, int) and not INT64_RANGE[0] <= value <= INT64_RANGE[1])
+    ):
+        raise ValueError(
+            f"partition column {column!r} must be an integer of at most 64 bits or a string"
+        )
+    if isinstance(value, str) and _INTEGER.fullmatch(value) and _fits_int64(value):
+        return int(value)  # digit strings name the same partition as the integer
     return value
 
 
@@ -281,6 +475,7 @@ def parse_fields(
                 isinstance(value, bool) or not isinstance(value, (int, float))
             ):
                 raise ValueError(f"column {column!r} must be a number")
+
     except ValueError as exc:
         return InputRecord(seq, fields, raw=raw, error=str(exc))
     return InputRecord(

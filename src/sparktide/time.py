@@ -19,10 +19,12 @@ __all__ = [
     "INSTANT_PATTERN",
     "MILLISECOND",
     "MINUTE",
+    "NAIVE_PATTERN",
     "SECOND",
     "format_duration",
     "format_instant",
     "from_datetime",
+    "instant_or_problem",
     "parse_duration",
     "parse_instant",
     "round_duration",
@@ -37,13 +39,22 @@ DAY = 24 * HOUR
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _ONE_US = timedelta(microseconds=1)
+_ZERO = timedelta(0)
+_MAX_OFFSET = timedelta(hours=18)
 _UNITS = {"us": 1, "ms": MILLISECOND, "s": SECOND, "m": MINUTE, "h": HOUR, "d": DAY}
 _DURATION_PART = re.compile(r"([0-9]+)(us|ms|s|m|h|d)")
 _UNIT_ORDER = ("d", "h", "m", "s", "ms", "us")
 #: The one accepted text form of an instant (shared with the Spark engine).
-INSTANT_PATTERN = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?(Z|[+-]\d{2}:\d{2})$"
+#: ASCII digits only (``[0-9]``, not ``\d``, which in Python also matches other scripts'
+#: digits): the same pattern means the same thing to Python's ``re`` and to Java's regex.
+INSTANT_PATTERN = (
+    r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,6})?"
+    r"(Z|[+-][0-9]{2}:[0-9]{2})$"
+)
+#: A date-time without a zone (said so in the error message).
+NAIVE_PATTERN = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?$"
 _INSTANT = re.compile(INSTANT_PATTERN)
-_NAIVE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?$")
+_NAIVE = re.compile(NAIVE_PATTERN)
 
 
 def from_datetime(value: datetime) -> int:
@@ -74,23 +85,33 @@ def parse_instant(text: str) -> int:
     Raises
     ------
     TimeFormatError
-        If the text is not of that form, has no zone, or is not a real date.
+        If the text is not of that form, has no zone, is not a real date (in years
+        1–9999 once taken to UTC), or has an offset beyond ±18:00 or of more than 59 minutes.
     """
     if not isinstance(text, str):
         raise TimeFormatError(f"expected an ISO-8601 time string, got {type(text).__name__}")
-    match = _INSTANT.fullmatch(text)
-    if match is None:
+    value = instant_or_problem(text)
+    if isinstance(value, str):
+        raise TimeFormatError(f"time {text!r} {value}")
+    return value
+
+
+def instant_or_problem(text: str) -> int | str:
+    """The instant of ``text`` (see :func:`parse_instant`), or what is wrong with it: a
+    phrase such as ``"has no time zone (add 'Z' or an offset)"``."""
+    if _INSTANT.fullmatch(text) is None:
         if _NAIVE.fullmatch(text):
-            raise TimeFormatError(f"time {text!r} has no time zone (add 'Z' or an offset)")
-        raise TimeFormatError(
-            f"time {text!r} is not an ISO-8601 date-time with a zone (YYYY-MM-DDThh:mm:ssZ)"
-        )
+            return "has no time zone (add 'Z' or an offset)"
+        return "is not an ISO-8601 date-time with a zone (YYYY-MM-DDThh:mm:ssZ)"
     try:
         value = datetime.fromisoformat(text.replace("Z", "+00:00"))
+        offset = value.utcoffset() or _ZERO
+        if abs(offset) > _MAX_OFFSET or (text[-1] != "Z" and int(text[-2:]) > 59):
+            raise ValueError("offset out of range")  # as java.time (and so Spark) reads it
         instant = from_datetime(value)
         to_datetime(instant)  # the UTC value must be a representable date (years 1–9999)
     except (ValueError, OverflowError):
-        raise TimeFormatError(f"time {text!r} is not a valid date-time") from None
+        return "is not a valid date-time"
     return instant
 
 

@@ -7,6 +7,7 @@ import json
 import random
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 from sparktide.core.engine import simulate
 from sparktide.job import Job
@@ -154,7 +155,8 @@ def file_batches(checkpoint: str) -> dict[str, int]:
             continue
         for line in Path(path).read_text().splitlines()[1:]:
             entry = json.loads(line)
-            out[entry["path"].rsplit("/", 1)[-1]] = int(entry["batchId"])
+            # the log holds URIs: "a b.jsonl" is "a%20b.jsonl" there
+            out[unquote(entry["path"].rsplit("/", 1)[-1])] = int(entry["batchId"])
     return out
 
 
@@ -163,7 +165,7 @@ def read_output(directory: str) -> list[dict[str, Any]]:
     records = []
     for path in sorted(glob.glob(f"{directory}/*/part-*")):
         label = Path(path).parent.name
-        for line in Path(path).read_text().splitlines():
+        for line in Path(path).read_text().split("\n"):  # not splitlines: U+2028 is text
             if line.strip():
                 records.append((0 if label.startswith("batch=") else 1, label, json.loads(line)))
     records.sort(key=lambda r: (r[0], r[1]))

@@ -5,7 +5,9 @@ no non-null value (``count`` returns 0). ``first``/``last`` take the value of th
 window's first/last row in (system timestamp, arrival order), nulls included, as
 Spark's ``min_by``/``max_by`` would. ``collect_list`` keeps non-null values in that
 order (as Spark's does). Float sums are exact (``math.fsum``), so a result never
-depends on the order rows arrived in.
+depends on the order rows arrived in; integers beyond 64 bits are summed as floats, as
+Spark sums them; a float sum (or the sum under an average) beyond
+the range of a double is null, as JSON has no infinity.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from sparktide.job import Aggregate
 __all__ = ["Accumulator", "accumulate"]
 
 OrderKey = tuple[int, int, int]
+#: Integers outside this range are summed as floats (Spark reads them as decimals).
+_INT64 = (-(2**63), 2**63 - 1)
 
 
 def _rank(value: Any) -> tuple[int, Any]:
@@ -115,9 +119,9 @@ def _final(function: str, state: Any) -> Any:
         if not state:
             return None
         total = _sum(state)
-        if isinstance(total, int):
-            return total / len(state)
-        return math.fsum(state) / len(state)
+        if total is None or isinstance(total, int):
+            return None if total is None else total / len(state)
+        return total / len(state)
     if function in ("first", "last"):
         return None if state is None else state[1]
     if function == "collect_list":
@@ -130,9 +134,13 @@ def _final(function: str, state: Any) -> Any:
 def _sum(values: list[Any]) -> Any:
     if not values:
         return None
-    if all(isinstance(v, int) for v in values):
-        return sum(values)
-    return math.fsum(values)
+    if all(isinstance(v, int) and _INT64[0] <= v <= _INT64[1] for v in values):
+        return sum(values)  # exact, as Spark's DECIMAL(38,0) sum of 64-bit integers
+    try:
+        total = math.fsum(values)
+    except OverflowError:  # the sum leaves the range of a double
+        return None
+    return total if math.isfinite(total) else None
 
 
 def accumulate(

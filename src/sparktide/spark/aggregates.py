@@ -17,6 +17,7 @@ from sparktide.spark.sql import field
 __all__ = ["AggregatePlan", "plan_aggregates"]
 
 _INTS = "('TINYINT', 'SMALLINT', 'INT', 'BIGINT')"
+_MAX_DOUBLE = "1.7976931348623157E308D"
 ORDER = "s, a, file, line"
 
 
@@ -87,15 +88,20 @@ def plan_aggregates(aggregates: tuple[Aggregate, ...]) -> list[AggregatePlan]:
             )
             merge = tuple((name, f"sum({name})") for name, _ in partial)
             total = f"(CAST(coalesce({p}_si, 0) AS DOUBLE) + coalesce({p}_sd, 0D))"
+            # a float sum beyond a double's range is null (JSON has no infinity; NaN
+            # compares above every number in Spark, so this also catches it)
+            overflow = f"NOT ({total} BETWEEN -{_MAX_DOUBLE} AND {_MAX_DOUBLE})"
             if function == "sum":
                 final = (
                     f"CASE WHEN {p}_nn = 0 THEN 'null' "
                     f"WHEN {p}_nf = 0 THEN CAST({p}_si AS STRING) "
+                    f"WHEN {overflow} THEN 'null' "
                     f"ELSE CAST({total} AS STRING) END"
                 )
             else:
                 final = (
-                    f"CASE WHEN {p}_nn = 0 THEN 'null' ELSE CAST({total} / {p}_nn AS STRING) END"
+                    f"CASE WHEN {p}_nn = 0 OR {overflow} THEN 'null' "
+                    f"ELSE CAST({total} / {p}_nn AS STRING) END"
                 )
             plans.append(AggregatePlan(partial, merge, final))
         elif function in ("min", "max"):

@@ -10,9 +10,11 @@ never depends on this module: it only decides which route a line takes.
 
 A line is vouched for when all of these hold (each checked on whole Arrow arrays):
 
-* it is *plain*: one flat JSON object on the line — it starts with ``{`` and ends with
-  ``}``, holds no other brace, no ``[``, no backslash (so no string holds a quote, and a
-  quoted name followed by ``:`` is a key), no ``NaN`` / ``Infinity`` and no U+FFFD;
+* it is *plain*: one flat JSON object on the line of at most 1 MiB characters — it
+  starts with ``{`` and ends with ``}``, holds no other brace, no ``[``, no backslash (so
+  no string holds a quote, and a quoted name followed by ``:`` is a key), no ``NaN`` /
+  ``Infinity``, no U+FFFD and nothing that may be an out-of-range number (a 39-digit run
+  or a 3-digit exponent);
 * Arrow's strict reader parses it, as part of its file's plain lines, into exactly one
   row, inferring columns (so a key given twice is an error, as it is for the reference
   reader); a chunk that fails is halved until the failing lines are isolated in chunks
@@ -22,7 +24,8 @@ A line is vouched for when all of these hold (each checked on whole Arrow arrays
   digits, a real date and a year from 1001 to 9998 (the offset can then never leave the
   representable range); partitions as a string or an integer of at most 18 digits;
   substream keys as a printable-ASCII string, an integer of at most 18 digits or a
-  boolean; numeric (``sum`` / ``avg``) columns as a JSON number or ``null``.
+  boolean; numeric (``sum`` / ``avg``) columns as a JSON number or ``null`` (and, in a
+  column Arrow reads as floats, no integer token of 19 digits or more).
 
 For a vouched line the kernel gives the event and arrival times, partition id and key
 exactly as the SQL route computes them, and ``mj``: a small JSON object with the raw
@@ -30,8 +33,9 @@ tokens of the fields windows read (group-by and aggregate columns), from which t
 engine makes the record variant ``m`` (``parse_json`` of those few tokens, so every JSON
 type survives). Its text comes back only when the job releases events: with windows no
 later step reads it, and moving it back into Spark is not free. In a file that is not
-valid UTF-8, bad bytes become U+FFFD (one decode of the file), which the SQL route
-reports as the reference reader does; a line holding U+FFFD is never plain.
+valid UTF-8, bad bytes become U+FFFD (one decode of the file) and the kernel tells the
+SQL route which lines held them (``pre_error``: ``line N: invalid UTF-8``); a line
+holding U+FFFD is never plain.
 """
 
 from __future__ import annotations
@@ -48,6 +52,7 @@ import pyarrow.json as pj
 from pyspark.sql import DataFrame
 
 from sparktide.job import Job
+from sparktide.reader import MAX_LINE_CHARS, NUMBER_CANDIDATE
 from sparktide.spark.parse import WHITE_SPACE, parse_lines
 
 __all__ = ["parse_files"]
@@ -59,7 +64,7 @@ _TIME = (
 )
 _OUT = (
     "file string, line bigint, raw string, mtime bigint, fast boolean, t bigint, a bigint, "
-    "pid string, key string, mj string"
+    "pid string, key string, mj string, pre_error string"
 )
 _OUT_SCHEMA = pa.schema(
     [
@@ -73,6 +78,7 @@ _OUT_SCHEMA = pa.schema(
         ("pid", pa.string()),
         ("key", pa.string()),
         ("mj", pa.string()),
+        ("pre_error", pa.string()),
     ]
 )
 
@@ -145,18 +151,30 @@ def _kernel(plan: _Plan, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.Recor
         mtimes = batch.column("mtime")
         for i in range(batch.num_rows):
             text = texts.slice(i, 1)
+            bad: frozenset[int] = frozenset()
             try:
                 text.validate(full=True)
-            except pa.ArrowInvalid:  # not UTF-8: mark bad bytes as the SQL route expects
-                data = texts[i].as_buffer().to_pybytes().decode("utf-8", "replace")
-                text = pa.array([data], pa.string())
-            yield from _parse_file(plan, files[i].as_py(), text, mtimes[i].as_py())
+            except pa.ArrowInvalid:  # not UTF-8: find the lines with bad bytes
+                data = texts[i].as_buffer().to_pybytes()
+                bad = frozenset(_bad_lines(data))
+                text = pa.array([data.decode("utf-8", "replace")], pa.string())
+            yield from _parse_file(plan, files[i].as_py(), text, mtimes[i].as_py(), bad)
+
+
+def _bad_lines(data: bytes) -> Iterator[int]:
+    """The (1-based) numbers of the lines of ``data`` that are not valid UTF-8."""
+    for number, piece in enumerate(data.split(b"\n"), start=1):
+        try:
+            piece.decode("utf-8")
+        except UnicodeDecodeError:
+            yield number
 
 
 def _parse_file(
-    plan: _Plan, file: str, text: pa.Array, mtime: int | None
+    plan: _Plan, file: str, text: pa.Array, mtime: int | None, bad: frozenset[int] = frozenset()
 ) -> Iterator[pa.RecordBatch]:
-    """One file's lines: a batch of vouched-for lines per parsed chunk, then the rest."""
+    """One file's lines: a batch of vouched-for lines per parsed chunk, then the rest
+    (``bad``: numbers of the lines that were not valid UTF-8, now holding U+FFFD)."""
     pieces = pc.split_pattern(text, "\n").flatten()
     stripped = pc.utf8_trim(pieces, WHITE_SPACE)
     numbers = pa.array(np.arange(1, len(pieces) + 1, dtype=np.int64))
@@ -166,8 +184,11 @@ def _parse_file(
     n = len(raw)
     slow = np.ones(n, dtype=bool)
     plain = pc.and_(
-        pc.match_substring_regex(raw, _PLAIN),
-        pc.invert(pc.match_substring_regex(raw, "NaN|Infinity|\ufffd")),
+        pc.and_(
+            pc.match_substring_regex(raw, _PLAIN),
+            pc.invert(pc.match_substring_regex(raw, _NOT_PLAIN)),
+        ),
+        pc.less_equal(pc.utf8_length(raw), MAX_LINE_CHARS),
     )
     plain_idx = np.flatnonzero(_filled(plain))
     if plain_idx.size and (mtime is not None or plan.arrival is not None):
@@ -186,26 +207,41 @@ def _parse_file(
                     pa.repeat(pa.scalar(mtime, pa.int64()), len(rows)),
                     pa.repeat(pa.scalar(True), len(rows)),
                     *(values[name].take(chosen) for name, _ in _KERNEL_COLUMNS),
+                    pa.nulls(len(rows), pa.string()),
                 ],
                 schema=_OUT_SCHEMA,
             )
     if slow.any():
         rows = pa.array(np.flatnonzero(slow))
         count = len(rows)
+        numbers = line.take(rows)
+        errors = pa.nulls(count, pa.string())
+        if bad:  # the SQL route sees decoded text: it is told which lines were not UTF-8
+            flagged = pa.array([n in bad for n in numbers.to_pylist()])
+            message = pc.binary_join_element_wise(
+                "line ", pc.cast(numbers, pa.string()), ": invalid UTF-8", ""
+            )
+            errors = pc.if_else(flagged, message, errors)
         yield pa.RecordBatch.from_arrays(
             [
                 pa.repeat(pa.scalar(file, pa.string()), count),
-                line.take(rows),
+                numbers,
                 raw.take(rows),
                 pa.repeat(pa.scalar(mtime, pa.int64()), count),
                 pa.repeat(pa.scalar(False), count),
-                *(pa.nulls(count, _OUT_SCHEMA.field(i).type) for i in range(5, len(_OUT_SCHEMA))),
+                *(
+                    pa.nulls(count, _OUT_SCHEMA.field(i).type)
+                    for i in range(5, len(_OUT_SCHEMA) - 1)
+                ),
+                errors,
             ],
             schema=_OUT_SCHEMA,
         )
 
 
 _PLAIN = r"^\{[^{}\[\]\\]*\}$"
+#: Lines that may hold a NaN, an infinity, U+FFFD or an out-of-range number.
+_NOT_PLAIN = "NaN|Infinity|\ufffd|" + NUMBER_CANDIDATE
 
 
 def _filled(mask: pa.Array) -> np.ndarray:
@@ -284,6 +320,11 @@ def _values(
         column = _column(table, name)
         if not (pa.types.is_integer(column.type) or pa.types.is_floating(column.type)):
             good &= ~_filled(pc.is_valid(column))
+        elif pa.types.is_floating(column.type):
+            # Arrow reads an integer beyond 64 bits as a double; the SQL route sums it as
+            # one too, but let it decide: such lines are rare
+            token = _token(lines, name)
+            good &= ~_filled(pc.match_substring_regex(token, "^-?[0-9]{19,}$"))
     values["mj"] = _compact(plan, table, lines)
     return values, good
 
@@ -340,6 +381,12 @@ def _key(column: pa.Array) -> tuple[pa.Array, np.ndarray]:
     return pa.nulls(n, pa.string()), np.zeros(n, dtype=bool)
 
 
+def _token(lines: pa.Array, name: str) -> pa.Array:
+    """The raw token of field ``name`` in each (plain) line."""
+    pattern = '"' + re.escape(name) + r'"\s*:\s*(?P<v>[^,}\s]+)'
+    return pc.struct_field(pc.extract_regex(lines, pattern), [0])
+
+
 def _compact(plan: _Plan, table: pa.Table, lines: pa.Array) -> pa.Array:
     """``{"name":token,...}`` of the carried fields present (and not null) in each line.
 
@@ -358,8 +405,7 @@ def _compact(plan: _Plan, table: pa.Table, lines: pa.Array) -> pa.Array:
         elif pa.types.is_integer(column.type) or pa.types.is_boolean(column.type):
             token = pc.cast(column, pa.string())
         elif pa.types.is_floating(column.type):
-            pattern = '"' + re.escape(name) + r'"\s*:\s*(?P<v>[^,}\s]+)'
-            token = pc.struct_field(pc.extract_regex(lines, pattern), [0])
+            token = _token(lines, name)
             token = pc.if_else(pc.is_valid(column), token, pa.nulls(n, pa.string()))
         else:
             continue

@@ -40,10 +40,10 @@ from sparktide.spark.aggregates import plan_aggregates
 from sparktide.spark.arrowparse import parse_files
 from sparktide.spark.parse import parse_lines, split_lines
 from sparktide.spark.rowwindows import marks_schema, session_windows, sliding_windows
-from sparktide.spark.sql import NEG, field, iso, lit_us
+from sparktide.spark.sql import NEG, field, iso, lit_us, sql_string
 from sparktide.spark.state import StateStore
 
-__all__ = ["SparkEngine"]
+__all__ = ["SparkEngine", "check_job"]
 
 _COUNTERS = (
     "input",
@@ -78,6 +78,43 @@ class _Batch:
     global_end: int  # the input's arrival clock at the end of the batch
 
 
+def check_job(job: Job) -> None:
+    """Check, before any Spark session starts, that the Spark engine can run ``job``.
+
+    Raises
+    ------
+    ConfigError
+        Naming the key: ``output.path`` or ``output.checkpoint`` missing, an output
+        format or window option the Spark engine does not support yet.
+    """
+    if job.output.path is None:
+        raise ConfigError("output.path", "is required to run on Spark")
+    _check_supported(job)
+
+
+def _check_supported(job: Job) -> None:
+    output, window = job.output, job.window
+    if output.checkpoint is None:
+        raise ConfigError("output.checkpoint", "is required to run on Spark")
+    if output.format != "jsonl":
+        raise ConfigError(
+            "output.format",
+            f"{output.format!r} is not yet supported by the Spark engine (it writes JSON "
+            'lines); use "jsonl"',
+        )
+    if window is not None and window.type in ("sliding", "session"):
+        if window.idle_timeout is not None:
+            raise ConfigError(
+                "window.idle_timeout",
+                f"is not yet supported by the Spark engine for {window.type} windows",
+            )
+        if job.ordering.out_of_order_action == "accept":
+            raise ConfigError(
+                "ordering.on_out_of_order",
+                f"'accept' is not yet supported by the Spark engine for {window.type} windows",
+            )
+
+
 class SparkEngine:
     """Runs one job's micro-batches.
 
@@ -96,9 +133,9 @@ class SparkEngine:
     def __init__(
         self, spark: SparkSession, job: Job, *, clock: Callable[[int], int] | None = None
     ) -> None:
+        _check_supported(job)
         output = job.output
-        if output.checkpoint is None:
-            raise ValueError("output.checkpoint is required to run on Spark")
+        assert output.checkpoint is not None
         self.spark = spark
         self.job = job
         self.window = job.window
@@ -121,18 +158,6 @@ class SparkEngine:
         self.closed_end = bool(self.window) and (
             self.window.boundary == "end" or self.window.type in ("sliding", "snapshot")
         )
-        if self.window is not None and self.window.type in ("sliding", "session"):
-            if self.window.idle_timeout is not None:
-                raise ConfigError(
-                    "window.idle_timeout",
-                    f"is not yet supported by the Spark engine for {self.window.type} windows",
-                )
-            if self.ooo == "accept":
-                raise ConfigError(
-                    "ordering.on_out_of_order",
-                    f"'accept' is not yet supported by the Spark engine for {self.window.type} "
-                    "windows",
-                )
         self.plans = plan_aggregates(self.window.aggregates) if self.window else []
         self._flushing = False
         self._persisted: list[DataFrame] = []
@@ -563,12 +588,12 @@ class SparkEngine:
             columns = []
             for i, (pid, part) in enumerate(sorted(parts.items())):
                 fill = (
-                    f"max(CASE WHEN pid = '{_sql(pid)}' THEN W_after END) OVER (ORDER BY a, file, "
-                    "line ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)"
+                    f"max(CASE WHEN pid = {sql_string(pid)} THEN W_after END) OVER (ORDER BY a, "
+                    "file, line ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)"
                 )
                 rows = rows.withColumn(f"_w{i}", F.expr(fill))
                 columns.append(
-                    f"CASE WHEN pid = '{_sql(pid)}' THEN W ELSE "
+                    f"CASE WHEN pid = {sql_string(pid)} THEN W ELSE "
                     f"coalesce(_w{i}, {lit_us(part['watermark'])}) END"
                 )
             rows = rows.withColumn("G", F.expr(f"least({', '.join(columns)})"))
@@ -695,11 +720,11 @@ class SparkEngine:
             return lit_us(batch.clock["job_watermark"]), lit_us(last), None
         if self.mode == "partitioned":
             cases = " ".join(
-                f"WHEN scope = '{_sql(pid)}' THEN {lit_us(p['watermark'])}"
+                f"WHEN scope = {sql_string(pid)} THEN {lit_us(p['watermark'])}"
                 for pid, p in batch.parts.items()
             )
             lasts = " ".join(
-                f"WHEN scope = '{_sql(pid)}' THEN {lit_us(p['last_processing'])}"
+                f"WHEN scope = {sql_string(pid)} THEN {lit_us(p['last_processing'])}"
                 for pid, p in batch.parts.items()
             )
             return f"CASE {cases} ELSE {NEG} END", f"CASE {lasts} ELSE {NEG} END", None
@@ -781,13 +806,13 @@ class SparkEngine:
         w = self.window
         assert w is not None
         fields = [
-            f"'{column}', parse_json({name})"
+            f"{sql_string(column)}, parse_json({name})"
             for name, column in zip(groups, w.group_by, strict=True)
         ]
         fields.append(f"'window_start', {iso('start')}")
         fields.append(f"'window_end', {iso('end')}")
         for aggregate, plan in zip(w.aggregates, self.plans, strict=True):
-            fields.append(f"'{aggregate.name}', parse_json({plan.final})")
+            fields.append(f"{sql_string(aggregate.name)}, parse_json({plan.final})")
         fields.append(f"'emitted_at', {iso(lit_us(now))}")
         record = f"to_json(named_struct({', '.join(fields)}), map('ignoreNullFields', 'false'))"
         order = _ordered("end", "start", "scope", *groups)
@@ -1119,10 +1144,6 @@ def _ordered(*columns: str) -> list[Any]:
 
 def _col(name: str) -> str:
     return "c_" + name.replace(".", "__")
-
-
-def _sql(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("'", "\\'")
 
 
 def _iso(instant: int) -> str | None:

@@ -4,7 +4,9 @@ The checks and their error messages mirror :func:`sparktide.reader.parse_fields`
 ``_jsonl_rows``, in the same order, so a malformed record gets the same dead letter
 from both engines. JSON is read once with ``try_parse_json`` (strict: no duplicate keys,
 no NaN) into a ``variant``, which keeps every value's JSON type; fields are read from it
-with ``variant_get`` (a binary search, no second parse).
+with ``variant_get`` (a binary search, no second parse). Text from the job file or the
+data reaches the SQL built here only through :func:`sparktide.spark.sql.sql_string` or
+:func:`~sparktide.spark.sql.field`.
 """
 
 from __future__ import annotations
@@ -15,20 +17,31 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from sparktide.job import Job
-from sparktide.spark.sql import field, quote
-from sparktide.time import INSTANT_PATTERN
+from sparktide.reader import MAX_INTEGER_DIGITS, MAX_LINE_CHARS, NUMBER_CANDIDATE
+from sparktide.spark.sql import field, quote, sql_string
+from sparktide.time import INSTANT_PATTERN, NAIVE_PATTERN, parse_instant
 
-__all__ = ["NAIVE_PATTERN", "WHITE_SPACE", "parse_lines", "split_lines", "value_json"]
+__all__ = [
+    "NAIVE_PATTERN",
+    "WHITE_SPACE",
+    "java_pattern",
+    "lines_of",
+    "parse_lines",
+    "shown_text",
+    "split_lines",
+    "value_json",
+]
 
-NAIVE_PATTERN = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?$"
+#: JSON string literals of valid JSON (possessive: no backtracking, no deep recursion).
+_JSON_STRING = r'"(?:[^"\\]++|\\.)*+"'
+#: JSON number tokens (once strings are blanked out, every digit belongs to one).
+_JSON_NUMBER = r"-?[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?"
+_FIRST_INSTANT = parse_instant("0001-01-01T00:00:00Z")
+_LAST_INSTANT = parse_instant("9999-12-31T23:59:59.999999Z")
 #: What the reference reader strips from a line (ASCII white space).
 WHITE_SPACE = " \t\r\n\f\x0b"
 _NO_ZONE = " has no time zone (add 'Z' or an offset)"
 _NUMBER_TYPES = r"^(TINYINT|SMALLINT|INT|BIGINT|FLOAT|DOUBLE|DECIMAL.*)$"
-
-
-def _sql_string(text: str) -> str:
-    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
 def value_json(name: str) -> str:
@@ -84,9 +97,19 @@ class _Fields:
             two.append(f"schema_of_variant(_f{i}) AS _k{i}")
             if column in self.times:
                 two.append(f"try_variant_get(_f{i}, '$', 'string') AS _s{i}")
-                three.append(f"_s{i} RLIKE {_sql_string(INSTANT_PATTERN)} AS _z{i}")
+                three.append(f"_s{i} RLIKE {_INSTANT_SQL} AS _z{i}")
                 three.append(f"unix_micros(try_to_timestamp(_s{i})) AS _u{i}")
         return [one, two, three]
+
+
+def java_pattern(pattern: str) -> str:
+    """A ``^...$`` pattern for Java's regex (``RLIKE``), where ``$`` also matches before
+    a final line terminator (``\\n``, ``\\r``, U+2028, ...): ends with ``\\z`` instead."""
+    return pattern[:-1] + "\\z" if pattern.endswith("$") else pattern
+
+
+_INSTANT_SQL = sql_string(java_pattern(INSTANT_PATTERN))
+_NAIVE_SQL = sql_string(java_pattern(NAIVE_PATTERN))
 
 
 def _time_checks(fields: _Fields, column: str, what: str) -> list[tuple[str, str]]:
@@ -94,37 +117,70 @@ def _time_checks(fields: _Fields, column: str, what: str) -> list[tuple[str, str
     text = fields.text(column)
     prefix = f"column '{column}': "
     return [
-        (fields.missing(column), _sql_string(f"missing {what} column '{column}'")),
+        (fields.missing(column), sql_string(f"missing {what} column '{column}'")),
         (
             f"{fields.kind(column)} <> 'STRING'",
-            _sql_string(prefix + "expected an ISO-8601 time string"),
+            sql_string(prefix + "expected an ISO-8601 time string"),
         ),
         (
-            f"NOT {fields.zoned(column)} AND {text} RLIKE {_sql_string(NAIVE_PATTERN)}",
-            f"concat({_sql_string(prefix + 'time ')}, {_repr(text)}, {_sql_string(_NO_ZONE)})",
+            f"NOT {fields.zoned(column)} AND {text} RLIKE {_NAIVE_SQL}",
+            f"concat({sql_string(prefix + 'time ')}, {_repr(text)}, {sql_string(_NO_ZONE)})",
         ),
         (
             f"NOT {fields.zoned(column)}",
-            f"concat({_sql_string(prefix + 'time ')}, {_repr(text)}, "
-            f"{_sql_string(' is not an ISO-8601 date-time with a zone (YYYY-MM-DDThh:mm:ssZ)')})",
+            f"concat({sql_string(prefix + 'time ')}, {_repr(text)}, "
+            f"{sql_string(' is not an ISO-8601 date-time with a zone (YYYY-MM-DDThh:mm:ssZ)')})",
         ),
         (
-            f"{fields.micros(column)} IS NULL",
-            f"concat({_sql_string(prefix + 'time ')}, {_repr(text)}, "
-            f"{_sql_string(' is not a valid date-time')})",
+            # years 1-9999 once taken to UTC, as Python's datetime (Spark reads year 0)
+            f"{fields.micros(column)} IS NULL OR {fields.micros(column)} "
+            f"NOT BETWEEN {_FIRST_INSTANT} AND {_LAST_INSTANT}",
+            f"concat({sql_string(prefix + 'time ')}, {_repr(text)}, "
+            f"{sql_string(' is not a valid date-time')})",
         ),
     ]
 
 
+def _shown(text: str) -> str:
+    """:func:`sparktide.reader.shown_number` in SQL: at most 40 characters."""
+    return f"CASE WHEN length({text}) > 40 THEN concat(left({text}, 40), '...') ELSE {text} END"
+
+
+def shown_text(text: str) -> str:
+    """:func:`sparktide.reader.shown_text` in SQL: characters outside printable ASCII as
+    ``?``, at most 60 characters."""
+    replaced = f"regexp_replace({text}, '[^ -~]', '?')"
+    return (
+        f"CASE WHEN length({text}) > 60 THEN concat(left({replaced}, 60), '...') "
+        f"ELSE {replaced} END"
+    )
+
+
 def _repr(text: str) -> str:
-    """Python's ``repr`` of a string without quotes or backslashes: ``'…'``."""
-    return f"concat('\\'', {text}, '\\'')"
+    """The text in quotes, as the reference reader's messages show it: ``'…'``."""
+    return f"concat('\\'', {shown_text(text)}, '\\'')"
+
+
+def lines_of(text: str) -> str:
+    r"""SQL for the lines of a whole file (split at ``\n``) with their bytes intact.
+
+    ``split`` decodes its input, turning bytes that are not UTF-8 into U+FFFD, after
+    which no one can tell them from a real U+FFFD. So a file that is not valid UTF-8 is
+    split as ISO-8859-1 text (one character per byte, ``\n`` still ``\n``) and each line
+    encoded back to its own bytes: ``is_valid_utf8`` then judges each line alone."""
+    return (
+        f"CASE WHEN is_valid_utf8({text}) THEN split({text}, '\\n') "
+        f"ELSE transform(split(decode(CAST({text} AS BINARY), 'ISO-8859-1'), '\\n'), "
+        "x -> CAST(encode(x, 'ISO-8859-1') AS STRING)) END"
+    )
 
 
 def split_lines(files: DataFrame) -> DataFrame:
     """Whole files → one row per non-blank line: ``file``, ``line`` (1-based), ``raw``,
     ``mtime``; lines are stripped of white space as the reference reader does."""
-    lines = files.select("file", "mtime", F.posexplode(F.split("text", "\n")).alias("pos", "text"))
+    lines = files.select(
+        "file", "mtime", F.posexplode(F.expr(lines_of("text"))).alias("pos", "text")
+    )
     lines = lines.select(
         "file",
         (F.col("pos") + 1).cast("bigint").alias("line"),
@@ -160,24 +216,63 @@ def parse_lines(lines: DataFrame, job: Job) -> DataFrame:
 
     # Stage 0: the strict parse, once per row. ``raw`` is stripped, so a JSON value is an
     # object exactly when its first character is ``{`` (cheaper than its schema).
-    out = lines.selectExpr("*", f"{slow('try_parse_json(raw)')} AS _v", "left(raw, 1) = '{' AS _vo")
+    # ``parse_json`` reads the first value and ignores what follows it; Python's ``json``
+    # rejects anything after it. So the line is parsed as the one element of an array,
+    # ``[raw]``: text after the value then fails the parse or makes a second element,
+    # unless it starts with ``]`` (which closes the array early), which parsing
+    # ``{"k":raw}`` rejects. Lines too long or not UTF-8 are not parsed at all.
+    bad_utf8 = "NOT is_valid_utf8(raw)"
+    # (CSV rows and Parquet rows arrive as JSON their readers made: the limit applies to
+    # a CSV line itself, in its reader, and not to Parquet rows)
+    too_long = f"length(raw) > {MAX_LINE_CHARS}" if source.format == "jsonl" else "false"
+    wrapped = (
+        f"CASE WHEN {bad_utf8} OR {too_long} THEN NULL "
+        "ELSE try_parse_json(concat('[', raw, ']')) END"
+    )
+    out = lines.selectExpr(
+        *(c for c in lines.columns if c != "raw"),
+        f"CASE WHEN {slow(bad_utf8)} THEN make_valid_utf8(raw) ELSE raw END AS raw",
+        f"coalesce({slow(bad_utf8)}, false) AS _vu",  # (judged before raw is made valid)
+        f"{slow(wrapped)} AS _v",
+        "left(raw, 1) = '{' AS _vo",
+    )
+    number = (
+        f"CASE WHEN _v IS NOT NULL AND raw RLIKE {sql_string(NUMBER_CANDIDATE)} THEN "
+        f"try_element_at(filter(regexp_extract_all(regexp_replace(raw, "
+        f"{sql_string(_JSON_STRING)}, '\"\"'), {sql_string(_JSON_NUMBER)}, 0), x -> "
+        f"CASE WHEN x RLIKE '[.eE]' THEN abs(CAST(x AS DOUBLE)) = CAST('Infinity' AS DOUBLE) "
+        f"ELSE length(ltrim('-', x)) > {MAX_INTEGER_DIGITS} END), 1) END"
+    )
+    out = out.selectExpr("*", f"{slow(number)} AS _vn")
+    invalid = "concat('line ', line, ': not valid JSON')"
     checks: list[tuple[str, str]] = [
         ("pre_error IS NOT NULL", "pre_error"),
-        ("instr(raw, '\ufffd') > 0", "concat('line ', line, ': invalid UTF-8')"),
-        ("_v IS NULL", "concat('line ', line, ': not valid JSON')"),
+        ("_vu", "concat('line ', line, ': invalid UTF-8')"),
         (
-            # parse_json stops after the first value; Python's json rejects trailing text
-            "_vo AND NOT raw LIKE '%}'",
-            "concat('line ', line, ': not valid JSON')",
+            too_long,
+            f"concat('line ', line, ': too long (', length(raw), ' characters, the limit is "
+            f"{MAX_LINE_CHARS})')",
+        ),
+        ("_v IS NULL", invalid),
+        ("variant_get(_v, '$[1]') IS NOT NULL", invalid),
+        (
+            "instr(raw, ']') > 0 AND try_parse_json(concat('{\"k\":', raw, '}')) IS NULL",
+            invalid,
+        ),
+        (
+            "_vn IS NOT NULL",
+            f"concat('line ', line, ': number ', {_shown('_vn')}, ' is out of range')",
         ),
         ("NOT _vo", "concat('line ', line, ': expected a JSON object')"),
     ]
     json_error = "CASE " + " ".join(f"WHEN {c} THEN {e}" for c, e in checks) + " END"
     out = out.selectExpr("*", f"{slow(json_error)} AS error")
-    record = "CASE WHEN error IS NULL THEN _v END"
+    record = "CASE WHEN error IS NULL THEN variant_get(_v, '$[0]') END"
     if kernel:
         record = f"CASE WHEN fast THEN parse_json(_kmj) ELSE {record} END"
-    out = out.selectExpr(*(c for c in out.columns if c not in ("_v", "_vo")), f"{record} AS m")
+    out = out.selectExpr(
+        *(c for c in out.columns if c not in ("_v", "_vo", "_vn", "_vu")), f"{record} AS m"
+    )
     fields = _Fields(slow)
     record_checks: list[tuple[str, str]] = []
     if source.arrival_time is not None:
@@ -193,12 +288,13 @@ def parse_lines(lines: DataFrame, job: Job) -> DataFrame:
         record_checks += [
             (
                 fields.missing(source.partition),
-                _sql_string(f"missing partition column '{source.partition}'"),
+                sql_string(f"missing partition column '{source.partition}'"),
             ),
             (
                 f"NOT ({kind} IN ('TINYINT', 'SMALLINT', 'INT', 'BIGINT') OR {kind} = 'STRING')",
-                _sql_string(
-                    f"partition column '{source.partition}' must be an integer or a string"
+                sql_string(
+                    f"partition column '{source.partition}' must be an integer of at most "
+                    "64 bits or a string"
                 ),
             ),
         ]
@@ -208,11 +304,11 @@ def parse_lines(lines: DataFrame, job: Job) -> DataFrame:
         record_checks += [
             (
                 fields.missing(source.over),
-                _sql_string(f"missing substream key column '{source.over}'"),
+                sql_string(f"missing substream key column '{source.over}'"),
             ),
             (
                 f"{kind} LIKE 'OBJECT%' OR {kind} LIKE 'ARRAY%'",
-                _sql_string(f"substream key column '{source.over}' must be a single value"),
+                sql_string(f"substream key column '{source.over}' must be a single value"),
             ),
         ]
     for column in sorted(job.numeric_columns):
@@ -220,7 +316,7 @@ def parse_lines(lines: DataFrame, job: Job) -> DataFrame:
         record_checks.append(
             (
                 f"NOT ({fields.missing(column)} OR {fields.kind(column)} RLIKE '{_NUMBER_TYPES}')",
-                _sql_string(f"column '{column}' must be a number"),
+                sql_string(f"column '{column}' must be a number"),
             )
         )
     for stage in fields.stages():
@@ -239,10 +335,10 @@ def parse_lines(lines: DataFrame, job: Job) -> DataFrame:
         text = f"CAST({quote(source.partition)} AS STRING)"  # type: ignore[arg-type]
     elif source.partition is not None:
         text = f"try_variant_get({fields.value(source.partition)}, '$', 'string')"
-    if source.partition is not None:
+    if source.partition is not None:  # digit strings within 64 bits read as integers
         pid = (
-            f"CASE WHEN {text} RLIKE '^-?[0-9]+$' "
-            f"THEN CAST(CAST({text} AS DECIMAL(38,0)) AS STRING) ELSE {text} END"
+            f"CASE WHEN {text} RLIKE '^-?[0-9]+\\\\z' AND try_cast({text} AS BIGINT) IS NOT NULL "
+            f"THEN CAST(CAST({text} AS BIGINT) AS STRING) ELSE {text} END"
         )
     else:
         pid = "'0'"

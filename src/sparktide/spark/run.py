@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import signal
 import threading
 from collections.abc import Callable, Iterator
@@ -10,21 +11,32 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from py4j.protocol import Py4JJavaError
 from pyspark.errors import StreamingQueryException
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import DataFrame, Row, SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql import types as T
 from pyspark.sql.streaming import StreamingQuery
 
 from sparktide.errors import ConfigError, InputError, RunError
 from sparktide.job import Job
+from sparktide.reader import (
+    CSV_FIELD,
+    CSV_QUOTED,
+    MAX_INTEGER_DIGITS,
+    MAX_LINE_CHARS,
+    UNREADABLE_PARQUET,
+)
 from sparktide.spark.engine import SparkEngine
-from sparktide.spark.parse import WHITE_SPACE, split_lines
+from sparktide.spark.parse import WHITE_SPACE, lines_of, shown_text, split_lines
+from sparktide.spark.sql import iso, sql_string
 
 __all__ = [
     "broker_lines",
     "csv_rows",
     "file_lines",
     "local_session",
+    "parquet_rows",
     "publish_metrics",
     "run_job",
     "split_lines",
@@ -78,34 +90,32 @@ def _python() -> str:
     return sys.executable
 
 
+#: The (fixed) schema of Spark's ``binaryFile`` source, which a stream must be given.
+_BINARY_FILE = "path string, modificationTime timestamp, length bigint, content binary"
+
+
 def file_lines(
     spark: SparkSession, job: Job, *, max_files_per_trigger: int | None = None
 ) -> DataFrame:
     """The job's source directory as a stream: whole files (``file``, ``text``, ``mtime``)
-    for JSONL and CSV; lines (``file``, ``line``, ``raw``, ``mtime``) for Parquet, each
-    row as a JSON object."""
+    for JSONL and CSV; for Parquet the new files' names (``path``, ``file``, ``mtime``),
+    which :func:`parquet_rows` reads, each with its own schema."""
     path = job.source.path
     if not os.path.exists(path):
         raise InputError(f"source.path: no such file or directory: {path!r}")
-    file_name = F.regexp_extract(F.col("_metadata.file_path"), r"[^/]*$", 0).alias("file")
-    mtime = F.expr("unix_micros(_metadata.file_modification_time)").alias("mtime")
     if job.source.format == "parquet":
-        schema = spark.read.parquet(path).schema
-        reader = spark.readStream.schema(schema)
+        reader = spark.readStream.format("binaryFile").schema(_BINARY_FILE)
         if max_files_per_trigger is not None:
             reader = reader.option("maxFilesPerTrigger", str(max_files_per_trigger))
-        frame = reader.parquet(path)
-        columns = ", ".join(f"`{name}`" for name in schema.names)
-        raw = (
-            f"to_json(struct({columns}), map('timestampFormat', "
-            "\"yyyy-MM-dd'T'HH:mm:ss.SSSSSSXXX\", 'ignoreNullFields', 'false'))"
+        frame = reader.load(path)
+        return frame.select(  # names only: the content is not read
+            "path",
+            F.regexp_extract("path", r"[^/]*$", 0).alias("file"),
+            F.expr("unix_micros(modificationTime)").alias("mtime"),
         )
-        return frame.select(
-            file_name,
-            (F.col("_metadata.row_index") + 1).cast("bigint").alias("line"),
-            F.expr(raw).alias("raw"),
-            mtime,
-        )
+    # _metadata names are URI-encoded ("a b" → "a%20b"): decode them (keeping "+")
+    file_name = F.expr("url_decode(replace(_metadata.file_name, '+', '%2B'))").alias("file")
+    mtime = F.expr("unix_micros(_metadata.file_modification_time)").alias("mtime")
     reader = spark.readStream.format("text").option("wholetext", "true")
     if max_files_per_trigger is not None:
         reader = reader.option("maxFilesPerTrigger", str(max_files_per_trigger))
@@ -113,10 +123,8 @@ def file_lines(
     return frame.select(file_name, F.col("value").alias("text"), mtime)
 
 
-_CSV_SPLIT = r',(?=(?:[^"]*"[^"]*")*[^"]*$)'
-_INT = r"^-?[0-9]+$"
-_FLOAT = r"^-?([0-9]+\.[0-9]*|\.[0-9]+|[0-9]+)([eE][-+]?[0-9]+)?$"
-_FLOAT_SQL = _FLOAT.replace("\\", "\\\\")  # backslashes doubled inside a SQL literal
+_INT = rf"^-?[0-9]{{1,{MAX_INTEGER_DIGITS}}}\z"
+_FLOAT = r"^-?([0-9]+\.[0-9]*|\.[0-9]+|[0-9]+)([eE][-+]?[0-9]+)?\z"
 
 
 def _json_string(expr: str) -> str:
@@ -125,48 +133,208 @@ def _json_string(expr: str) -> str:
 
 
 def _csv_value(cell: str) -> str:
-    """SQL for the JSON value of a CSV cell, typed as ``sparktide.reader`` types it."""
+    """SQL for the JSON value of a CSV cell, typed as ``sparktide.reader`` types it: empty
+    is null, then an integer of at most 38 digits, then a finite float, else text."""
     return (
         f"CASE WHEN {cell} = '' THEN 'null' "
-        f"WHEN {cell} RLIKE '{_INT}' THEN CAST(try_cast({cell} AS DECIMAL(38,0)) AS STRING) "
-        f"WHEN {cell} RLIKE '{_FLOAT_SQL}' THEN CAST(try_cast({cell} AS DOUBLE) AS STRING) "
+        f"WHEN {cell} RLIKE {sql_string(_INT)} THEN CAST(CAST({cell} AS DECIMAL(38,0)) AS STRING) "
+        f"WHEN {cell} RLIKE {sql_string(_FLOAT)} AND abs(CAST({cell} AS DOUBLE)) "
+        "<> CAST('Infinity' AS DOUBLE) "
+        f"THEN CAST(CAST({cell} AS DOUBLE) AS STRING) "
         f"ELSE {_json_string(cell)} END"
     )
 
 
-def csv_rows(files: DataFrame) -> DataFrame:
-    """CSV files → one JSON-object line per data row, typed as the reference reader types
-    cells (empty → null, integer, float, else text); a row with the wrong number of cells
-    keeps its text and gets the reference reader's error in ``pre_error``."""
-    lines = files.select(
-        "file", "mtime", F.posexplode(F.split("text", "\n")).alias("pos", "text")
-    ).withColumn("text", F.regexp_replace("text", "\r$", ""))
-    headers = lines.filter("pos = 0").select("file", F.col("text").alias("header"))
-    rows = lines.filter("pos > 0 AND trim(text) <> ''").join(headers, on="file")
+def _csv_cells(line: str) -> str:
+    """SQL for the unquoted cells of a CSV line (:data:`sparktide.reader.CSV_FIELD`)."""
+    quoted = "(?s)^" + CSV_QUOTED + r"\z"
+    pattern = sql_string(quoted)
     unquote = (
-        "CASE WHEN c RLIKE '^\".*\"$' THEN replace(substr(c, 2, length(c) - 2), '\"\"', '\"') "
-        "ELSE c END"
+        f"CASE WHEN left(c, 1) = '\"' THEN concat(replace(regexp_extract(c, {pattern}, 1), "
+        f"'\"\"', '\"'), regexp_extract(c, {pattern}, 2)) ELSE c END"
+    )
+    fields = f"regexp_extract_all(concat(',', {line}), {sql_string(CSV_FIELD)}, 1)"
+    return f"transform({fields}, c -> {unquote})"
+
+
+def csv_rows(files: DataFrame) -> DataFrame:
+    r"""CSV files → one JSON-object line per data row, as the reference reader reads them:
+    lines end at ``\n`` (a trailing ``\r`` is dropped), cells are split and typed alike
+    (empty → null, integer, float, else text), and a row that is not UTF-8, too long,
+    under a header that is not UTF-8 or names a column twice, or with the wrong number of
+    cells keeps its text and gets the reference reader's error in ``pre_error``."""
+    pieces = files.select("file", "mtime", F.posexplode(F.expr(lines_of("text"))).alias("pos", "t"))
+    # the trailing \r goes by bytes: the line may not be UTF-8 (a regex would decode it)
+    lines = pieces.selectExpr(
+        "file",
+        "mtime",
+        "pos",
+        "CASE WHEN endswith(t, '\\r') THEN "
+        "CAST(substring(CAST(t AS BINARY), 1, octet_length(t) - 1) AS STRING) ELSE t END AS text",
+    ).withColumn("utf8", F.expr("is_valid_utf8(text)"))
+    headers = lines.filter("pos = 0").selectExpr(
+        "file",
+        "utf8 AS header_utf8",
+        f"CASE WHEN utf8 THEN {_csv_cells('text')} ELSE array() END AS names",
+    )
+    rows = lines.filter(f"pos > 0 AND btrim(text, {sql_string(WHITE_SPACE)}) <> ''").join(
+        headers, on="file"
     )
     rows = rows.withColumn(
-        "cells", F.expr(f"transform(split(text, '{_CSV_SPLIT}', -1), c -> {unquote})")
-    ).withColumn("names", F.expr(f"transform(split(header, '{_CSV_SPLIT}', -1), c -> {unquote})"))
+        "cells",
+        F.expr(
+            f"CASE WHEN utf8 AND length(text) <= {MAX_LINE_CHARS} THEN {_csv_cells('text')} "
+            "ELSE array() END"
+        ),
+    ).withColumn(
+        "twice",
+        F.expr("try_element_at(filter(names, (x, i) -> array_position(names, x) <> i + 1), 1)"),
+    )
     pairs = (
         "transform(arrays_zip(names, cells), x -> concat("
         f"{_json_string('x.names')}, ':', {_csv_value('x.cells')}))"
     )
-    mismatch = "size(cells) <> size(names)"
+    number = "concat('line ', pos + 1, ': '"
+    checks = [
+        ("NOT utf8", f"{number}, 'invalid UTF-8')"),
+        (
+            f"length(text) > {MAX_LINE_CHARS}",
+            f"{number}, 'too long (', length(text), ' characters, the limit is {MAX_LINE_CHARS})')",
+        ),
+        ("NOT header_utf8", f"{number}, 'the header (line 1) is not valid UTF-8')"),
+        (
+            "twice IS NOT NULL",
+            f"{number}, 'the header names column \\'', {shown_text('twice')}, '\\' twice')",
+        ),
+        (
+            "size(cells) <> size(names)",
+            f"{number}, 'expected ', size(names), ' columns, got ', size(cells))",
+        ),
+    ]
+    error = "CASE " + " ".join(f"WHEN {c} THEN {e}" for c, e in checks) + " END"
+    rows = rows.withColumn("pre_error", F.expr(error))
     return rows.select(
         "file",
         (F.col("pos") + 1).cast("bigint").alias("line"),
         F.expr(
-            f"CASE WHEN {mismatch} THEN text ELSE concat('{{', array_join({pairs}, ','), '}}') END"
+            "CASE WHEN NOT utf8 THEN make_valid_utf8(text) WHEN pre_error IS NOT NULL THEN text "
+            f"ELSE concat('{{', array_join({pairs}, ','), '}}') END"
         ).alias("raw"),
         "mtime",
-        F.expr(
-            f"CASE WHEN {mismatch} THEN concat('line ', pos + 1, ': expected ', size(names), "
-            "' columns, got ', size(cells)) END"
-        ).alias("pre_error"),
+        "pre_error",
     )
+
+
+def parquet_rows(files: DataFrame) -> DataFrame:
+    """Parquet files (``path``, ``file``, ``mtime``, from :func:`file_lines`) → one
+    JSON-object line per row (``file``, ``line``, ``raw``, ``mtime``, ``pre_error``).
+
+    Spark's file source reads every file with one schema (a column another file lacks
+    would read as null, one it adds would be lost, and one of another type would fail
+    the batch), so each file is read with its own: files are grouped by the schema in
+    their footers and each group read on its own. A file Spark cannot read as Parquet
+    (not Parquet, damaged footer, or a type Spark does not read, such as nanosecond
+    timestamps) becomes one malformed record, as in the reference reader. Timestamp
+    columns are written as the reference writes them: zone-aware ones in UTC
+    (``2026-03-01T09:00:05Z``), others without a zone (``2026-03-01T09:00:05``).
+    """
+    spark = files.sparkSession
+    groups: dict[str, list[Row]] = {}
+    unreadable: list[Row] = []
+    for row in files.select("path", "file", "mtime").collect():
+        schema = _parquet_schema(spark, row["path"])
+        if schema is None:
+            unreadable.append(row)
+        else:
+            groups.setdefault(schema, []).append(row)
+    frames = []
+    for rows in groups.values():
+        try:
+            frame = spark.read.parquet(*(_glob_escape(r["path"]) for r in rows))
+        except Exception:
+            unreadable.extend(rows)
+            continue
+        frames.append(_parquet_lines(frame))
+    if unreadable:
+        frames.append(
+            spark.createDataFrame(
+                [(r["file"], 1, None, r["mtime"], UNREADABLE_PARQUET) for r in unreadable],
+                "file string, line bigint, raw string, mtime bigint, pre_error string",
+            )
+        )
+    if not frames:
+        return spark.createDataFrame(
+            [], "file string, line bigint, raw string, mtime bigint, pre_error string"
+        )
+    out = frames[0]
+    for frame in frames[1:]:
+        out = out.unionByName(frame)
+    return out
+
+
+def _parquet_schema(spark: SparkSession, path: str) -> str | None:
+    """The schema in the footer of the Parquet file at ``path`` (a grouping key), or
+    None if the file cannot be read as Parquet."""
+    jvm = spark.sparkContext._jvm
+    conf = spark.sparkContext._jsc.hadoopConfiguration()  # type: ignore[union-attr]
+    try:
+        source = jvm.org.apache.parquet.hadoop.util.HadoopInputFile.fromPath(  # type: ignore[union-attr]
+            jvm.org.apache.hadoop.fs.Path(path),
+            conf,  # type: ignore[union-attr]
+        )
+        reader = jvm.org.apache.parquet.hadoop.ParquetFileReader.open(source)  # type: ignore[union-attr]
+        try:
+            return str(reader.getFooter().getFileMetaData().getSchema().toString())
+        finally:
+            reader.close()
+    except Py4JJavaError:
+        return None
+
+
+def _glob_escape(path: str) -> str:
+    """``path`` with Hadoop's glob characters escaped (a file named ``x[1].parquet``)."""
+    return re.sub(r"([\\\[\]{}*?])", r"\\\1", path)
+
+
+def _parquet_lines(frame: DataFrame) -> DataFrame:
+    """Rows of Parquet files read with one schema as JSON-object lines.
+
+    The file's column names are data: they reach SQL only as string expressions
+    (:func:`~sparktide.spark.sql.sql_string`); the columns are renamed by position
+    (``c0``, ``c1``, ...) before any SQL refers to them."""
+    fields = frame.schema.fields
+    names = [f"c{i}" for i in range(len(fields))]
+    frame = frame.toDF(*names).selectExpr(  # toDF renames by position, parsing nothing
+        "*",
+        "url_decode(replace(_metadata.file_name, '+', '%2B')) AS _file",
+        "CAST(_metadata.row_index + 1 AS BIGINT) AS _line",
+        "unix_micros(_metadata.file_modification_time) AS _mtime",
+    )
+    columns = []
+    for item, column in zip(fields, names, strict=True):
+        if isinstance(item.dataType, T.TimestampType):
+            column = iso(f"unix_micros({column})")
+        elif isinstance(item.dataType, T.TimestampNTZType):
+            column = _naive_iso(column)
+        columns.append(f"{sql_string(item.name)}, {column}")
+    raw = (
+        f"to_json(named_struct({', '.join(columns)}), map('timestampFormat', "
+        "\"yyyy-MM-dd'T'HH:mm:ss.SSSSSSXXX\", 'ignoreNullFields', 'false'))"
+    )
+    return frame.selectExpr(
+        "_file AS file",
+        "_line AS line",
+        f"{raw} AS raw",
+        "_mtime AS mtime",
+        "CAST(NULL AS STRING) AS pre_error",
+    )
+
+
+def _naive_iso(column: str) -> str:
+    """Python's ``datetime.isoformat()`` of a zone-less timestamp column, in SQL."""
+    base = f"date_format({column}, \"yyyy-MM-dd'T'HH:mm:ss\")"
+    fraction = f"date_format({column}, 'SSSSSS')"
+    return f"CASE WHEN {fraction} = '000000' THEN {base} ELSE concat({base}, '.', {fraction}) END"
 
 
 def broker_lines(
@@ -246,6 +414,8 @@ def start(
             lines = frame
         elif job.source.format == "csv":
             lines = csv_rows(frame)
+        elif job.source.format == "parquet":
+            lines = parquet_rows(frame)
         else:  # whole JSONL files: the engine parses them with Arrow
             lines = frame
         engine.process(lines, batch_id)

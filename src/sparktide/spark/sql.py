@@ -1,33 +1,67 @@
 """Small SQL-expression builders shared by the Spark engine's steps.
 
-Column names reach SQL only after :mod:`sparktide.job` has checked them against the
-identifier grammar (letters, digits, ``_``, ``-``), and only inside quoted literals
-(``variant_get(m, "$['name']")``) or back-quoted identifiers, never as free SQL text.
+Text never reaches Spark SQL as free SQL. Column names from a job file are checked by
+:mod:`sparktide.job` against the identifier grammar (letters, digits, ``_``, ``-``) and
+then appear only inside JSON paths (``variant_get(m, "$['name']")``, built by
+:func:`field`) or back-quoted identifiers (:func:`quote`). Every other text — partition
+ids and column names read from the data, messages, patterns — goes through
+:func:`sql_string`, which writes anything but plain printable ASCII as
+``CAST(unhex('…') AS STRING)``: no quote, backslash or ``${...}`` (which Spark's parser
+substitutes with configuration values and environment variables before parsing, even
+inside string literals) survives into the SQL text.
 """
 
 from __future__ import annotations
 
+import re
+
 from sparktide.core.instants import NEG_INF
 
-__all__ = ["NEG", "field", "iso", "lit_us", "quote"]
+__all__ = ["NEG", "field", "iso", "lit_us", "quote", "sql_string"]
+
+_PLAIN = re.compile(r"[ !#%&()*+,\-./0-9:;<=>?@A-Z\[\]^_a-z{|}~]*\Z")
+#: The job grammar for column names (:mod:`sparktide.job`), checked again here.
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_\-]*\Z")
 
 #: Minus infinity as a SQL literal (microseconds).
 NEG = f"CAST({NEG_INF} AS BIGINT)"
 
 
+def sql_string(text: str) -> str:
+    """A SQL expression for the string ``text``, whatever it holds.
+
+    Printable ASCII without quotes, back-quotes, backslashes or ``$`` is written as a
+    quoted literal; anything else as ``CAST(unhex('…') AS STRING)``, which no quoting
+    rule, parser setting or ``${...}`` variable substitution can change (Spark folds it
+    to a constant).
+
+    Examples
+    --------
+    >>> sql_string("count")
+    "'count'"
+    >>> sql_string("it's")
+    "CAST(unhex('69742773') AS STRING)"
+    """
+    if _PLAIN.match(text):
+        return f"'{text}'"
+    return f"CAST(unhex('{text.encode('utf-8').hex()}') AS STRING)"
+
+
 def quote(name: str) -> str:
-    """A back-quoted identifier for a validated column name."""
-    if "`" in name:  # pragma: no cover - the job grammar forbids it
-        raise ValueError(f"bad column name {name!r}")
+    """A back-quoted identifier for a column name of the job grammar."""
+    if not _NAME.match(name):
+        raise ValueError(f"not a column name of the job grammar: {name!r}")
     return f"`{name}`"
 
 
 def field(name: str) -> str:
     """The variant value of top-level field ``name`` of the record ``m`` (a variant
-    object); SQL ``NULL`` when the field is missing, a ``VOID`` variant for JSON null."""
-    if "'" in name or "\\" in name:  # pragma: no cover - the job grammar forbids it
-        raise ValueError(f"bad column name {name!r}")
-    return f"variant_get(m, \"$['{name}']\")"
+    object); SQL ``NULL`` when the field is missing, a ``VOID`` variant for JSON null.
+    ``name`` must be a column name of the job grammar (no quote can end the path)."""
+    if not _NAME.match(name):
+        raise ValueError(f"not a column name of the job grammar: {name!r}")
+    path = sql_string("$['" + name + "']")
+    return f"variant_get(m, {path})"
 
 
 def lit_us(value: int | None) -> str:
