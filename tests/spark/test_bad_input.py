@@ -24,7 +24,7 @@ from sparktide.spark.sql import sql_string
 from tests import badinput
 from tests.badinput import assert_accounted
 from tests.spark.streams import clock, file_batches, read_output, reference, strip
-from tests.spark.test_differential import _close, _counters
+from tests.spark.test_differential import _close, assert_same_counters
 
 WRITERS = {
     "jsonl": badinput.jsonl_files,
@@ -43,7 +43,7 @@ def _compare(job: Job, metrics: dict) -> None:
     """The Spark run's records and counters against the reference engine's."""
     expected = reference(job, file_batches(job.output.checkpoint))
     assert_accounted(metrics)
-    assert _counters(metrics) == _counters(expected.metrics)
+    assert_same_counters(metrics, expected.metrics)
     want_dead = {(d["file"], d["line"]): strip(d, "type", "seq") for d in expected.dead_letters}
     got_dead = {(d["file"], d["line"]): d for d in read_output(job.output.dead_letter)}
     assert got_dead.keys() == want_dead.keys()
@@ -164,7 +164,7 @@ def test_injection_strings_in_the_data_and_odd_names_in_the_job_stay_text(spark,
     metrics = run_job(job, once=True, flush=True, spark=spark, clock=clock, publish=False)
     assert metrics is not None
     expected = reference(job, file_batches(job.output.checkpoint))
-    assert _counters(metrics) == _counters(expected.metrics)
+    assert_same_counters(metrics, expected.metrics)
     want = sorted(
         json.dumps(strip(w, "type", "emitted_at"), sort_keys=True) for w in expected.windows
     )
