@@ -132,7 +132,9 @@ def generate(directory: Path, *, events: int, keys: int, files: int, rate: int, 
 def session(cores: int) -> Any:
     from sparktide.spark import local_session
 
-    spark = local_session(cores)
+    # keep every job in the status store: the benchmark counts the jobs of each run
+    keep = {k: "100000" for k in ("spark.ui.retainedJobs", "spark.ui.retainedStages")}
+    spark = local_session(cores, conf={**keep, "spark.sql.ui.retainedExecutions": "100000"})
     conf = spark.sparkContext.getConf()
     assert conf.get("spark.master") == f"local[{cores}]", conf.get("spark.master")
     assert spark.conf.get("spark.sql.shuffle.partitions") == str(cores)

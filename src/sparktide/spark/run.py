@@ -44,8 +44,13 @@ __all__ = [
 ]
 
 
-def local_session(cores: int = 2, memory: str | None = None) -> SparkSession:
+def local_session(
+    cores: int = 2, memory: str | None = None, conf: dict[str, str] | None = None
+) -> SparkSession:
     """A local SparkSession configured for sparktide (UTC, shuffle partitions = cores).
+
+    ``conf`` adds or overrides Spark settings (e.g. the UI retention limits, which are
+    low here so a long run's heap stays flat).
 
     ``memory`` is the JVM heap (``spark.driver.memory``; in local mode the driver also
     runs the tasks): ``$SPARKTIDE_MEMORY``, else 3g. Spark's own default of 1g is too
@@ -63,7 +68,14 @@ def local_session(cores: int = 2, memory: str | None = None) -> SparkSession:
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.streaming.stopGracefullyOnShutdown", "true")
+        # Spark keeps the last 1000 jobs, stages and SQL executions for its UI: about
+        # 0.5 MB of heap per micro-batch until those limits (bench/soak.py); a few suffice
+        .config("spark.ui.retainedJobs", "50")
+        .config("spark.ui.retainedStages", "50")
+        .config("spark.sql.ui.retainedExecutions", "20")
     )
+    for key, value in (conf or {}).items():
+        builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     _quiet_query_failures(spark)

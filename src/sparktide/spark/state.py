@@ -35,6 +35,7 @@ from sparktide.job import Job
 __all__ = ["StateStore"]
 
 _KEEP = 3
+_JOURNAL_KEEP = 100
 
 
 def _local(path: str) -> Path:
@@ -206,6 +207,15 @@ class StateStore:
         self._writing = None
         for old in self._committed()[:-_KEEP]:
             shutil.rmtree(self.root / "state" / str(old), ignore_errors=True)
+        self._prune_journal(batch_id)
+
+    def _prune_journal(self, batch_id: int) -> None:
+        """Forget the processing times of batches far behind ``batch_id``: Spark replays
+        at most the batch after its last commit, and keeps the metadata of the last 100
+        batches (``spark.sql.streaming.minBatchesToRetain``); keep as many."""
+        for path in (self.root / "journal").glob("*.json"):
+            if path.stem.isdigit() and int(path.stem) < batch_id - _JOURNAL_KEEP:
+                path.unlink(missing_ok=True)
 
 
 def _atomic_write(path: Path, text: str) -> None:
