@@ -316,6 +316,7 @@ def _values(
         good &= ok
     else:
         values["key"] = pa.nulls(n, pa.string())
+    tokens: dict[str, pa.Array] = {}  # raw tokens of float columns, found once
     for name in plan.numeric:
         column = _column(table, name)
         if not (pa.types.is_integer(column.type) or pa.types.is_floating(column.type)):
@@ -323,9 +324,9 @@ def _values(
         elif pa.types.is_floating(column.type):
             # Arrow reads an integer beyond 64 bits as a double; the SQL route sums it as
             # one too, but let it decide: such lines are rare
-            token = _token(lines, name)
+            token = tokens[name] = _token(lines, name)
             good &= ~_filled(pc.match_substring_regex(token, "^-?[0-9]{19,}$"))
-    values["mj"] = _compact(plan, table, lines)
+    values["mj"] = _compact(plan, table, lines, tokens)
     return values, good
 
 
@@ -387,7 +388,9 @@ def _token(lines: pa.Array, name: str) -> pa.Array:
     return pc.struct_field(pc.extract_regex(lines, pattern), [0])
 
 
-def _compact(plan: _Plan, table: pa.Table, lines: pa.Array) -> pa.Array:
+def _compact(
+    plan: _Plan, table: pa.Table, lines: pa.Array, tokens: dict[str, pa.Array]
+) -> pa.Array:
     """``{"name":token,...}`` of the carried fields present (and not null) in each line.
 
     Strings hold no escapes on plain lines, so their token is the text in quotes;
@@ -405,7 +408,7 @@ def _compact(plan: _Plan, table: pa.Table, lines: pa.Array) -> pa.Array:
         elif pa.types.is_integer(column.type) or pa.types.is_boolean(column.type):
             token = pc.cast(column, pa.string())
         elif pa.types.is_floating(column.type):
-            token = _token(lines, name)
+            token = tokens[name] if name in tokens else _token(lines, name)
             token = pc.if_else(pc.is_valid(column), token, pa.nulls(n, pa.string()))
         else:
             continue

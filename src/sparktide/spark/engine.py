@@ -913,9 +913,11 @@ class SparkEngine:
         if lines is None and not malformed_count:  # nothing to write: no Spark job
             self._empty_directory(f"{self.output.dead_letter}/{label}")
             return
+        # The record goes in as JSON text, never through parse_json: a malformed line may
+        # be far longer than a variant (or Jackson's longest string) can hold.
         original = (
-            "CASE WHEN m IS NOT NULL THEN m "
-            "ELSE variant_get(parse_json(to_json(array(raw))), '$[0]') END"
+            "CASE WHEN m IS NOT NULL THEN to_json(m) "
+            "ELSE substr(to_json(array(raw)), 2, length(to_json(array(raw))) - 2) END"
         )
         malformed = parsed.filter("error IS NOT NULL").select(
             "file",
@@ -937,23 +939,24 @@ class SparkEngine:
                     "file",
                     "line",
                     "reason",
-                    F.expr("parse_json(raw)").alias("record"),
+                    F.col("raw").alias("record"),  # a well-formed record: JSON text already
                     F.lit(None).cast("string").alias("error"),
                     "closed_start",
                 )
             )
-        fields = [
-            "'file', file",
-            "'line', line",
-            "'reason', reason",
-            "'record', record",
-            "'error', error",
-        ]
+        head = ["'file', file", "'line', line", "'reason', reason"]
+        tail = ["'error', error"]
         if self.window is not None:
             size = self.window.size if self.window.type in ("tumbling", "hopping") else 0
-            fields.append(f"'window_start', {iso('closed_start')}")
-            fields.append(f"'window_end', {iso(f'(closed_start + {size})')}")
-        record = f"to_json(named_struct({', '.join(fields)}), map('ignoreNullFields', 'false'))"
+            tail.append(f"'window_start', {iso('closed_start')}")
+            tail.append(f"'window_end', {iso(f'(closed_start + {size})')}")
+        options = "map('ignoreNullFields', 'false')"
+        head_json = f"to_json(named_struct({', '.join(head)}), {options})"
+        tail_json = f"to_json(named_struct({', '.join(tail)}), {options})"
+        record = (
+            f"concat(left({head_json}, length({head_json}) - 1), ',\"record\":', record, ',', "
+            f"substr({tail_json}, 2))"
+        )
         out = rows.select(*_ordered("file", "line"), F.expr(record).alias("value"))
         self._write_text(out, self.output.dead_letter, label)
 

@@ -217,33 +217,31 @@ def parse_lines(lines: DataFrame, job: Job) -> DataFrame:
     # Stage 0: the strict parse, once per row. ``raw`` is stripped, so a JSON value is an
     # object exactly when its first character is ``{`` (cheaper than its schema).
     # ``parse_json`` reads the first value and ignores what follows it; Python's ``json``
-    # rejects anything after it. So the line is parsed as the one element of an array,
+    # rejects anything after it. So a JSON line is parsed as the one element of an array,
     # ``[raw]``: text after the value then fails the parse or makes a second element,
     # unless it starts with ``]`` (which closes the array early), which parsing
-    # ``{"k":raw}`` rejects. Lines too long or not UTF-8 are not parsed at all.
-    bad_utf8 = "NOT is_valid_utf8(raw)"
-    # (CSV rows and Parquet rows arrive as JSON their readers made: the limit applies to
-    # a CSV line itself, in its reader, and not to Parquet rows)
-    too_long = f"length(raw) > {MAX_LINE_CHARS}" if source.format == "jsonl" else "false"
-    wrapped = (
-        f"CASE WHEN {bad_utf8} OR {too_long} THEN NULL "
-        "ELSE try_parse_json(concat('[', raw, ']')) END"
-    )
+    # ``{"k":raw}`` rejects. Lines too long or not UTF-8 are not parsed at all. CSV and
+    # Parquet rows arrive as JSON objects their readers made (valid UTF-8, one value, no
+    # out-of-range number; a CSV line's own length and bytes were judged by its reader):
+    # they are parsed as they are.
+    if source.format == "jsonl":
+        bad_utf8 = "NOT is_valid_utf8(raw)"
+        too_long = f"length(raw) > {MAX_LINE_CHARS}"
+        parse = (
+            f"CASE WHEN {bad_utf8} OR {too_long} THEN NULL "
+            "ELSE try_parse_json(concat('[', raw, ']')) END"
+        )
+        value = "variant_get(_v, '$[0]')"
+    else:
+        bad_utf8 = too_long = "false"
+        parse, value = "CASE WHEN pre_error IS NULL THEN try_parse_json(raw) END", "_v"
     out = lines.selectExpr(
         *(c for c in lines.columns if c != "raw"),
         f"CASE WHEN {slow(bad_utf8)} THEN make_valid_utf8(raw) ELSE raw END AS raw",
         f"coalesce({slow(bad_utf8)}, false) AS _vu",  # (judged before raw is made valid)
-        f"{slow(wrapped)} AS _v",
+        f"{slow(parse)} AS _v",
         "left(raw, 1) = '{' AS _vo",
     )
-    number = (
-        f"CASE WHEN _v IS NOT NULL AND raw RLIKE {sql_string(NUMBER_CANDIDATE)} THEN "
-        f"try_element_at(filter(regexp_extract_all(regexp_replace(raw, "
-        f"{sql_string(_JSON_STRING)}, '\"\"'), {sql_string(_JSON_NUMBER)}, 0), x -> "
-        f"CASE WHEN x RLIKE '[.eE]' THEN abs(CAST(x AS DOUBLE)) = CAST('Infinity' AS DOUBLE) "
-        f"ELSE length(ltrim('-', x)) > {MAX_INTEGER_DIGITS} END), 1) END"
-    )
-    out = out.selectExpr("*", f"{slow(number)} AS _vn")
     invalid = "concat('line ', line, ': not valid JSON')"
     checks: list[tuple[str, str]] = [
         ("pre_error IS NOT NULL", "pre_error"),
@@ -254,20 +252,31 @@ def parse_lines(lines: DataFrame, job: Job) -> DataFrame:
             f"{MAX_LINE_CHARS})')",
         ),
         ("_v IS NULL", invalid),
-        ("variant_get(_v, '$[1]') IS NOT NULL", invalid),
-        (
-            "instr(raw, ']') > 0 AND try_parse_json(concat('{\"k\":', raw, '}')) IS NULL",
-            invalid,
-        ),
-        (
-            "_vn IS NOT NULL",
-            f"concat('line ', line, ': number ', {_shown('_vn')}, ' is out of range')",
-        ),
-        ("NOT _vo", "concat('line ', line, ': expected a JSON object')"),
     ]
+    if source.format == "jsonl":
+        number = (
+            f"CASE WHEN _v IS NOT NULL AND raw RLIKE {sql_string(NUMBER_CANDIDATE)} THEN "
+            f"try_element_at(filter(regexp_extract_all(regexp_replace(raw, "
+            f"{sql_string(_JSON_STRING)}, '\"\"'), {sql_string(_JSON_NUMBER)}, 0), x -> "
+            "CASE WHEN x RLIKE '[.eE]' THEN abs(CAST(x AS DOUBLE)) = CAST('Infinity' AS DOUBLE) "
+            f"ELSE length(ltrim('-', x)) > {MAX_INTEGER_DIGITS} END), 1) END"
+        )
+        out = out.selectExpr("*", f"{slow(number)} AS _vn")
+        checks += [
+            ("variant_get(_v, '$[1]') IS NOT NULL", invalid),
+            (
+                "instr(raw, ']') > 0 AND try_parse_json(concat('{\"k\":', raw, '}')) IS NULL",
+                invalid,
+            ),
+            (
+                "_vn IS NOT NULL",
+                f"concat('line ', line, ': number ', {_shown('_vn')}, ' is out of range')",
+            ),
+        ]
+    checks.append(("NOT _vo", "concat('line ', line, ': expected a JSON object')"))
     json_error = "CASE " + " ".join(f"WHEN {c} THEN {e}" for c, e in checks) + " END"
     out = out.selectExpr("*", f"{slow(json_error)} AS error")
-    record = "CASE WHEN error IS NULL THEN variant_get(_v, '$[0]') END"
+    record = f"CASE WHEN error IS NULL THEN {value} END"
     if kernel:
         record = f"CASE WHEN fast THEN parse_json(_kmj) ELSE {record} END"
     out = out.selectExpr(
