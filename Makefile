@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint bench cluster-demo clean
+.PHONY: demo test lint bench soak cluster-demo clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "sparktide needs Python 3.11+"'
@@ -27,6 +27,10 @@ lint: $(STAMP)
 bench: $(STAMP)
 	$(PY) bench/reference_engine.py
 	$(PY) bench/spark_vs_plain.py --keys 10000 1000000
+
+# 3M disorderly events through 2 x 30 micro-batches: state and memory per batch (10-25 min)
+soak: $(STAMP)
+	$(PY) bench/soak.py
 
 cluster-demo: $(STAMP)
 	$(PY) bench/cluster_demo.py
