@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint bench soak cluster-demo clean
+.PHONY: demo test lint bench soak cluster-demo crash-matrix clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "sparktide needs Python 3.11+"'
@@ -31,6 +31,9 @@ bench: $(STAMP)
 # 3M disorderly events through 2 x 30 micro-batches: state and memory per batch (10-25 min)
 soak: $(STAMP)
 	$(PY) bench/soak.py
+
+crash-matrix: $(STAMP)
+	SPARKTIDE_CRASH_MATRIX=full $(PY) -m pytest -q -s tests/spark/test_crash_matrix.py
 
 cluster-demo: $(STAMP)
 	$(PY) bench/cluster_demo.py
