@@ -454,6 +454,8 @@ def run_config(
             "process_s": process_s,
             "wall_s": start - clock["mark"],
             "watermark": metrics["watermark"],
+            # the engine's own state gauges (docs/metrics.md), where this version has them
+            "gauges": {name: metrics[name] for name in _GAUGES if name in metrics},
         }
         record.update(probe.heap_after_gc(args.settle))
         record.update(probe.memory())
@@ -574,6 +576,13 @@ def check(
         "batch_inputs_sum": sum(r["events"] for r in batches),
     }
     result["batch_inputs_match"] = result["batch_inputs_sum"] == final["input"]
+    # the parquet row counts read here against the engine's gauges, batch by batch
+    result["state_gauges_match"] = all(
+        r["rows"].get(table, 0) == r["gauges"][gauge]
+        for r in batches
+        for gauge, table in _GAUGES.items()
+        if gauge in r["gauges"]
+    )
     result["matches_generator"] = {
         "input": final["input"] == expected["events"],
         "early": final["early"] == expected["early"],
@@ -584,6 +593,13 @@ def check(
     return result
 
 
+#: The engine's state gauges and the state tables they count.
+_GAUGES = {
+    "open_windows": "windows",
+    "held": "held",
+    "window_rows": "rows",
+    "substream_keys": "keys",
+}
 _CHECKS = (
     "flushed",
     "input_accounted",
@@ -591,6 +607,7 @@ _CHECKS = (
     "windows_match",
     "dead_letters_match",
     "batch_inputs_match",
+    "state_gauges_match",
 )
 
 
