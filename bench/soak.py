@@ -17,7 +17,8 @@ ends at the same phase of the 1-minute windows. Constant disorder throughout:
 * ``--malformed`` (0.02%) lines are broken: not JSON, no event time, an impossible
   event time, a text ``value`` (dead-lettered).
 
-Two configurations run in one ``local[2]`` session, each through
+Two configurations run in one ``local[2]`` session (:func:`sparktide.spark.local_session`,
+with ``--spark-conf`` settings on top), each through
 :func:`sparktide.spark.run_job` (``once=True``, ``max_files_per_trigger=--per-trigger``,
 ``publish=False``, ``flush=True``, ``on_metrics``): **merged** (one job watermark, the
 minimum over the partitions) and **substreams** (``over = "device"``), both with Stream
@@ -70,7 +71,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from spark_vs_plain import BASE_S, SECOND, _git, log, session
+from spark_vs_plain import BASE_S, SECOND, _git, log
 
 ROOT = Path(__file__).resolve().parent
 DEFAULT_OUT = ROOT / "results" / "soak.json"
@@ -214,6 +215,17 @@ def soak_job(data: Path, work: Path, *, substreams: bool, partitions: int) -> An
 
 
 # ---------------------------------------------------------------------- probes
+def session(cores: int, settings: list[str]) -> Any:
+    """sparktide's own local session (what ``sparktide run`` uses, with its limits on what
+    Spark's status store retains), plus ``settings`` (``KEY=VALUE``)."""
+    from sparktide.spark import local_session
+
+    conf = dict(setting.split("=", 1) for setting in settings)
+    spark = local_session(cores, conf=conf)
+    assert spark.sparkContext.getConf().get("spark.master") == f"local[{cores}]"
+    return spark
+
+
 def _rss(pid: int | str) -> int | None:
     """Resident set size of a process in bytes (``VmRSS``), None if it is gone."""
     try:
@@ -454,6 +466,8 @@ def run_config(
             "process_s": process_s,
             "wall_s": start - clock["mark"],
             "watermark": metrics["watermark"],
+            # the engine's own state gauges (docs/metrics.md), where this version has them
+            "gauges": {name: metrics[name] for name in _GAUGES if name in metrics},
         }
         record.update(probe.heap_after_gc(args.settle))
         record.update(probe.memory())
@@ -574,6 +588,13 @@ def check(
         "batch_inputs_sum": sum(r["events"] for r in batches),
     }
     result["batch_inputs_match"] = result["batch_inputs_sum"] == final["input"]
+    # the parquet row counts read here against the engine's gauges, batch by batch
+    result["state_gauges_match"] = all(
+        r["rows"].get(table, 0) == r["gauges"][gauge]
+        for r in batches
+        for gauge, table in _GAUGES.items()
+        if gauge in r["gauges"]
+    )
     result["matches_generator"] = {
         "input": final["input"] == expected["events"],
         "early": final["early"] == expected["early"],
@@ -584,6 +605,13 @@ def check(
     return result
 
 
+#: The engine's state gauges and the state tables they count.
+_GAUGES = {
+    "open_windows": "windows",
+    "held": "held",
+    "window_rows": "rows",
+    "substream_keys": "keys",
+}
 _CHECKS = (
     "flushed",
     "input_accounted",
@@ -591,6 +619,7 @@ _CHECKS = (
     "windows_match",
     "dead_letters_match",
     "batch_inputs_match",
+    "state_gauges_match",
 )
 
 
@@ -840,9 +869,6 @@ def main(argv: list[str] | None = None) -> int:
         log(f"note: {batches} micro-batches (fewer than 30): slopes will be rough")
 
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    if args.spark_conf:  # read when the JVM starts
-        confs = " ".join(f"--conf {setting}" for setting in args.spark_conf)
-        os.environ["PYSPARK_SUBMIT_ARGS"] = f"{confs} pyspark-shell"
     # the engine logs each batch's diagnostics (late input) as warnings: not measured here
     logging.getLogger("sparktide").setLevel(logging.ERROR)
     work = args.work or Path(tempfile.mkdtemp(prefix="sparktide-soak-"))
@@ -877,7 +903,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         log(f"data: {report['data']} in {time.perf_counter() - t0:.1f} s")
         t0 = time.perf_counter()
-        spark = session(args.cores)
+        spark = session(args.cores, args.spark_conf)
         report["session_seconds"] = time.perf_counter() - t0
         import pyspark
 
