@@ -71,7 +71,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from spark_vs_plain import BASE_S, SECOND, _git, log
+from spark_vs_plain import BASE_S, SECOND, _git, log, sparktide_job
 
 ROOT = Path(__file__).resolve().parent
 DEFAULT_OUT = ROOT / "results" / "soak.json"
@@ -175,43 +175,10 @@ def generate(
 
 
 def soak_job(data: Path, work: Path, *, substreams: bool, partitions: int) -> Any:
-    """The job of one configuration (outputs under ``work/out``)."""
-    from sparktide.job import Job
-
-    source: dict[str, Any] = {
-        "format": "jsonl",
-        "path": str(data),
-        "timestamp_by": "event_time",
-        "arrival_time": "arrival_time",
-        "partition": "partition",
-        "partitions": partitions,
-    }
-    if substreams:
-        source["over"] = "device"
-    return Job.from_dict(
-        {
-            "source": source,
-            "ordering": {
-                "early_arrival": "5m",
-                "late_arrival": "5s",
-                "out_of_order": "0s",
-                "action": "adjust",
-            },
-            "window": {
-                "type": "tumbling",
-                "size": "1m",
-                "group_by": ["device"],
-                "aggregates": {"n": "count(*)", "mean": "avg(value)"},
-            },
-            "output": {
-                "path": "out/results",
-                "dead_letter": "out/dead_letter",
-                "metrics": "out/metrics",
-                "checkpoint": "out/checkpoint",
-            },
-        },
-        base_dir=work,
-    )
+    """The job of one configuration (outputs under ``work/out``): the benchmark's job
+    with the partition column."""
+    extra = {"partition": "partition", "partitions": partitions}
+    return sparktide_job(data, work, substreams=substreams, source_extra=extra)
 
 
 # ---------------------------------------------------------------------- probes

@@ -247,7 +247,11 @@ def run_floor(spark: Any, data: Path) -> dict:
 
 
 # ---------------------------------------------------------------------- (c, d) sparktide
-def sparktide_job(data: Path, work: Path, *, substreams: bool) -> Any:
+def sparktide_job(
+    data: Path, work: Path, *, substreams: bool, source_extra: dict[str, Any] | None = None
+) -> Any:
+    """Stream Analytics defaults and a 1-minute tumbling count/avg per device; the soak
+    adds its partition column (``source_extra``)."""
     from sparktide.job import Job
 
     source: dict[str, Any] = {
@@ -255,6 +259,7 @@ def sparktide_job(data: Path, work: Path, *, substreams: bool) -> Any:
         "path": str(data),
         "timestamp_by": "event_time",
         "arrival_time": "arrival_time",
+        **(source_extra or {}),
     }
     if substreams:
         source["over"] = "device"
