@@ -4,7 +4,7 @@ Each aggregate of the job becomes partial columns (computed per micro-batch), me
 expressions (combining a batch's partials with the open windows carried in state) and a
 final expression giving the value as JSON text, with the reference engine's null rules
 (see ``docs/semantics.md``). Values are read from the record ``m`` (a variant object), so
-their JSON types survive.
+their JSON types survive, into per-row input columns right after parsing.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from sparktide.job import Aggregate
 from sparktide.spark.sql import field
 
-__all__ = ["AggregatePlan", "plan_aggregates"]
+__all__ = ["AggregatePlan", "group_inputs", "plan_aggregates"]
 
 _INTS = "('TINYINT', 'SMALLINT', 'INT', 'BIGINT')"
 _MAX_DOUBLE = "1.7976931348623157E308D"
@@ -23,18 +23,25 @@ ORDER = "s, a, file, line"
 
 @dataclass(frozen=True)
 class AggregatePlan:
-    """SQL for one aggregate: partial, merge and final expressions.
+    """SQL for one aggregate: per-row inputs, partial, merge and final expressions.
 
     Attributes
     ----------
+    inputs
+        ``(column, expression over the record m)`` pairs: the typed values the partial
+        aggregates read, computed per row as soon as the record is parsed, so that the
+        record variant ``m`` (the widest column) never travels through the policy's
+        shuffle and sort (``docs/design.md``).
     partial
-        ``(column, aggregate expression over rows)`` pairs.
+        ``(column, aggregate expression over rows)`` pairs, reading ``inputs`` (and
+        ``s, a, file, line`` for the order-sensitive ones).
     merge
         ``(column, aggregate expression over partial rows)`` pairs, same columns.
     final
         Expression of the value as JSON text over the merged columns.
     """
 
+    inputs: tuple[tuple[str, str], ...]
     partial: tuple[tuple[str, str], ...]
     merge: tuple[tuple[str, str], ...]
     final: str
@@ -46,8 +53,16 @@ def _value(column: str) -> tuple[str, str, str]:
     return v, notnull, f"to_json({v})"
 
 
+def group_inputs(columns: tuple[str, ...] | list[str]) -> list[tuple[str, str]]:
+    """``(g<i>, JSON text of group-by column i)`` per row: ``'null'`` when missing."""
+    return [
+        (f"g{i}", f"coalesce(to_json({field(column)}), 'null')") for i, column in enumerate(columns)
+    ]
+
+
 def plan_aggregates(aggregates: tuple[Aggregate, ...]) -> list[AggregatePlan]:
-    """Plans for the job's aggregates, in output order (partial columns ``p<i>_*``)."""
+    """Plans for the job's aggregates, in output order (inputs ``p<i>_in*``, partial
+    columns ``p<i>_*``)."""
     plans = []
     for i, aggregate in enumerate(aggregates):
         p = f"p{i}"
@@ -55,6 +70,7 @@ def plan_aggregates(aggregates: tuple[Aggregate, ...]) -> list[AggregatePlan]:
         if aggregate.column is None:  # count(*)
             plans.append(
                 AggregatePlan(
+                    (),
                     ((f"{p}_n", "count(*)"),),
                     ((f"{p}_n", f"sum({p}_n)"),),
                     f"CAST({p}_n AS STRING)",
@@ -65,26 +81,33 @@ def plan_aggregates(aggregates: tuple[Aggregate, ...]) -> list[AggregatePlan]:
         if function == "count":
             plans.append(
                 AggregatePlan(
-                    ((f"{p}_n", f"count(CASE WHEN {notnull} THEN 1 END)"),),
+                    ((f"{p}_in", notnull),),
+                    ((f"{p}_n", f"count_if({p}_in)"),),
                     ((f"{p}_n", f"sum({p}_n)"),),
                     f"CAST({p}_n AS STRING)",
                 )
             )
         elif function in ("sum", "avg"):
             is_int = f"schema_of_variant({v}) IN {_INTS}"
+            inputs = (
+                (
+                    f"{p}_ini",
+                    f"CASE WHEN {notnull} AND {is_int} THEN "
+                    f"CAST(try_variant_get({v}, '$', 'bigint') AS DECIMAL(38,0)) END",
+                ),
+                (
+                    f"{p}_ind",
+                    f"CASE WHEN {notnull} AND NOT {is_int} THEN "
+                    f"try_variant_get({v}, '$', 'double') END",
+                ),
+                (f"{p}_inn", notnull),
+                (f"{p}_inf", f"{notnull} AND NOT {is_int}"),
+            )
             partial = (
-                (
-                    f"{p}_si",
-                    f"sum(CASE WHEN {notnull} AND {is_int} THEN "
-                    f"CAST(try_variant_get({v}, '$', 'bigint') AS DECIMAL(38,0)) END)",
-                ),
-                (
-                    f"{p}_sd",
-                    f"sum(CASE WHEN {notnull} AND NOT {is_int} THEN "
-                    f"try_variant_get({v}, '$', 'double') END)",
-                ),
-                (f"{p}_nn", f"count(CASE WHEN {notnull} THEN 1 END)"),
-                (f"{p}_nf", f"count(CASE WHEN {notnull} AND NOT {is_int} THEN 1 END)"),
+                (f"{p}_si", f"sum({p}_ini)"),
+                (f"{p}_sd", f"sum({p}_ind)"),
+                (f"{p}_nn", f"count_if({p}_inn)"),
+                (f"{p}_nf", f"count_if({p}_inf)"),
             )
             merge = tuple((name, f"sum({name})") for name, _ in partial)
             total = f"(CAST(coalesce({p}_si, 0) AS DOUBLE) + coalesce({p}_sd, 0D))"
@@ -103,7 +126,7 @@ def plan_aggregates(aggregates: tuple[Aggregate, ...]) -> list[AggregatePlan]:
                     f"CASE WHEN {p}_nn = 0 OR {overflow} THEN 'null' "
                     f"ELSE CAST({total} / {p}_nn AS STRING) END"
                 )
-            plans.append(AggregatePlan(partial, merge, final))
+            plans.append(AggregatePlan(inputs, partial, merge, final))
         elif function in ("min", "max"):
             schema = f"schema_of_variant({v})"
             rank = (
@@ -124,19 +147,28 @@ def plan_aggregates(aggregates: tuple[Aggregate, ...]) -> list[AggregatePlan]:
             )
             plans.append(
                 AggregatePlan(
-                    ((p, f"{function}({item})"),),
+                    ((f"{p}_in", item),),
+                    ((p, f"{function}({p}_in)"),),
                     ((p, f"{function}({p})"),),
                     f"coalesce({p}.j, 'null')",
                 )
             )
         elif function in ("first", "last"):
-            item = f"struct({ORDER}, coalesce(CASE WHEN {notnull} THEN {js} END, 'null') AS j)"
+            item = f"struct({ORDER}, {p}_in AS j)"
             op = "min" if function == "first" else "max"
-            plans.append(AggregatePlan(((p, f"{op}({item})"),), ((p, f"{op}({p})"),), f"{p}.j"))
-        elif function == "collect_list":
-            item = f"CASE WHEN {notnull} THEN struct({ORDER}, {js} AS j) END"
             plans.append(
                 AggregatePlan(
+                    ((f"{p}_in", f"coalesce(CASE WHEN {notnull} THEN {js} END, 'null')"),),
+                    ((p, f"{op}({item})"),),
+                    ((p, f"{op}({p})"),),
+                    f"{p}.j",
+                )
+            )
+        elif function == "collect_list":
+            item = f"CASE WHEN {p}_in IS NOT NULL THEN struct({ORDER}, {p}_in AS j) END"
+            plans.append(
+                AggregatePlan(
+                    ((f"{p}_in", f"CASE WHEN {notnull} THEN {js} END"),),
                     ((p, f"collect_list({item})"),),
                     ((p, f"flatten(collect_list({p}))"),),
                     f"concat('[', array_join(transform(array_sort({p}), x -> x.j), ','), ']')",
@@ -145,7 +177,8 @@ def plan_aggregates(aggregates: tuple[Aggregate, ...]) -> list[AggregatePlan]:
         elif function == "count_distinct":
             plans.append(
                 AggregatePlan(
-                    ((p, f"collect_set(CASE WHEN {notnull} THEN {js} END)"),),
+                    ((f"{p}_in", f"CASE WHEN {notnull} THEN {js} END"),),
+                    ((p, f"collect_set({p}_in)"),),
                     ((p, f"array_distinct(flatten(collect_list({p})))"),),
                     f"CAST(size({p}) AS STRING)",
                 )

@@ -36,11 +36,11 @@ from sparktide.core.instants import NEG_INF, POS_INF
 from sparktide.core.watermark import NEVER_SEEN_LAG
 from sparktide.errors import ConfigError
 from sparktide.job import Job
-from sparktide.spark.aggregates import plan_aggregates
+from sparktide.spark.aggregates import group_inputs, plan_aggregates
 from sparktide.spark.arrowparse import parse_files
 from sparktide.spark.parse import parse_lines, split_lines
 from sparktide.spark.rowwindows import marks_schema, session_windows, sliding_windows
-from sparktide.spark.sql import NEG, field, iso, lit_us, sql_string
+from sparktide.spark.sql import NEG, iso, lit_us, sql_string
 from sparktide.spark.state import StateStore
 
 __all__ = ["SparkEngine", "check_job"]
@@ -290,10 +290,14 @@ class SparkEngine:
         parsed = self._parse(lines)
         # Persist no raw line that no later step reads: it is the widest column, and the
         # cost of persisting grows with the width of the rows (docs/design.md).
+        # Nor the record variant ``m`` (needed for malformed records only): the values
+        # windows read are taken out of it here, as narrow typed columns (_inputs).
         keep_raw = "raw" if self.window is None else "CASE WHEN error IS NOT NULL THEN raw END"
         parsed = parsed.selectExpr(
-            *(c for c in parsed.columns if c not in ("raw", "mtime", "pre_error")),
+            *(c for c in parsed.columns if c not in ("raw", "mtime", "pre_error", "m")),
             f"{keep_raw} AS raw",
+            "CASE WHEN error IS NOT NULL THEN m END AS m",
+            *(f"{expr} AS {name}" for name, expr in self._inputs()),
         )
         parts: dict[str, dict[str, Any]] = clock["partitions"]
         if self._fused:
@@ -628,10 +632,19 @@ class SparkEngine:
                     f"st -> st + {size} > {x})"
                 )
                 end = f"(x + {size})"
+            one = w.type == "snapshot" or w.size == w.period  # one window per event
+            if one:  # no lambda: higher-order functions are interpreted, not compiled
+                candidates = "array(s)" if w.type == "snapshot" else f"array({last})"
             rows = rows.withColumn("starts", F.expr(f"CASE WHEN {admitted} THEN {candidates} END"))
-            rows = rows.withColumn(
-                "open_starts", F.expr(f"filter(starts, x -> {self._due(end)} > G)")
-            )
+            if one:
+                first_end = "starts[0]" if w.type == "snapshot" else f"(starts[0] + {w.size})"
+                open_starts = (
+                    f"CASE WHEN starts IS NULL THEN NULL WHEN {self._due(first_end)} > G THEN "
+                    "starts ELSE CAST(array() AS ARRAY<BIGINT>) END"
+                )
+            else:
+                open_starts = f"filter(starts, x -> {self._due(end)} > G)"
+            rows = rows.withColumn("open_starts", F.expr(open_starts))
             closed = "(size(starts) > 0 AND size(open_starts) = 0)"
             late = "'dead_lettered'" if w.late == "dead_letter" else "'dropped'"
             rows = rows.withColumn(
@@ -675,13 +688,17 @@ class SparkEngine:
             "open_starts",
             "closed_start",
         ]
-        columns.append("error")
-        columns.append("raw")  # the parsed batch keeps it only where it is needed
-        if self.window is not None:
-            columns.append("m")
-        else:
-            columns.append("CASE WHEN error IS NOT NULL THEN m END AS m")
+        columns += ["error", "raw", "m"]  # the parsed batch keeps them only where needed
+        columns += [name for name, _ in self._inputs()]
         return decided.selectExpr(*columns)
+
+    def _inputs(self) -> list[tuple[str, str]]:
+        """``(column, expression over m)``: the group-by values (``g<i>``, JSON text) and
+        the aggregates' typed inputs, computed per row right after parsing."""
+        if self.window is None:
+            return []
+        inputs = group_inputs(self.window.group_by)
+        return inputs + [item for plan in self.plans for item in plan.inputs]
 
     def _counter_columns(self) -> list[Any]:
         def count(condition: str, name: str) -> Any:
@@ -747,8 +764,6 @@ class SparkEngine:
         rows = decided.filter("verdict IN ('accepted', 'adjusted')").select(
             "*", F.explode("open_starts").alias("start")
         )
-        for name, column in zip(groups, w.group_by, strict=True):
-            rows = rows.withColumn(name, F.expr(f"coalesce(to_json({field(column)}), 'null')"))
         keys = ["scope", *groups, "start"]
         partial = rows.groupBy(*keys).agg(
             *(F.expr(expr).alias(name) for plan in self.plans for name, expr in plan.partial)
@@ -826,15 +841,12 @@ class SparkEngine:
         groups = [f"g{i}" for i in range(len(w.group_by))]
         rows = decided.filter("verdict IN ('accepted', 'adjusted')").select(
             "scope",
-            *(
-                F.expr(f"coalesce(to_json({field(column)}), 'null')").alias(name)
-                for name, column in zip(groups, w.group_by, strict=True)
-            ),
+            *groups,
             "s",
             "a",
             "file",
             "line",
-            "m",
+            *(n for p in self.plans for n, _ in p.inputs),
         )
         state = self.store.load_table(batch.previous, "rows", rows.schema)
         marks = self.store.load_table(batch.previous, "marks", marks_schema(groups))

@@ -232,12 +232,19 @@ def _atomic_write(path: Path, text: str) -> None:
 _TUNABLE = ("allowed_lateness", "idle_timeout", "late")
 
 
+#: The layout of the state tables (recorded in ``job.json``; see :func:`_job_shape`).
+STATE_FORMAT = 2
+
+
 def _job_shape(job: Job) -> dict[str, Any]:
     """The settings that give the checkpointed state its meaning, by job-file key."""
     source = job.source
     shape: dict[str, Any] = {
         f"source.{name}": getattr(source, name) for name in ("timestamp_by", "partition", "over")
     }
+    # The layout of the state tables themselves: a checkpoint of another layout is refused
+    # (2: session/sliding rows carry the aggregates' typed inputs, not the record).
+    shape["state_format"] = STATE_FORMAT
     window = job.window
     if window is None:
         shape["window"] = None
