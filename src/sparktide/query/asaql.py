@@ -140,7 +140,7 @@ def parse_query(text: str, source: str = "query") -> Query:
     try:
         tree = _parser().parse(text)
     except UnexpectedInput as exc:
-        raise _syntax_error(exc, source) from None
+        raise _syntax_error(exc, source, text) from None
     try:
         return _Build(source).transform(tree)
     except VisitError as exc:
@@ -149,7 +149,7 @@ def parse_query(text: str, source: str = "query") -> Query:
         raise  # pragma: no cover - a bug in the tree builder
 
 
-def _syntax_error(exc: UnexpectedInput, source: str) -> QueryError:
+def _syntax_error(exc: UnexpectedInput, source: str, text: str) -> QueryError:
     line, column = max(exc.line, 1), max(exc.column, 1)
     if isinstance(exc, UnexpectedCharacters):
         char = exc.char
@@ -162,8 +162,11 @@ def _syntax_error(exc: UnexpectedInput, source: str) -> QueryError:
     if isinstance(exc, UnexpectedEOF) or (
         isinstance(exc, UnexpectedToken) and exc.token.type == "$END"
     ):
+        lines = text.split("\n")  # the position just after the last character
         expected = _expected(getattr(exc, "expected", ()) or ())
-        return QueryError(source, line, column, f"unexpected end of the query{expected}")
+        return QueryError(
+            source, len(lines), len(lines[-1]) + 1, f"unexpected end of the query{expected}"
+        )
     assert isinstance(exc, UnexpectedToken)
     token = exc.token
     return QueryError(
