@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from sparktide.errors import ConfigError, QueryError
-from sparktide.job import Job
+from sparktide.job import RESERVED_WINDOW_COLUMNS, Job
 from sparktide.query.ast import (
     Call,
     Column,
@@ -464,6 +464,8 @@ class _Translator:
                 f"{_describe(expr)} needs a name: add AS name (sparktide does not invent "
                 "output column names)",
             )
+        if name in RESERVED_WINDOW_COLUMNS:
+            raise self.refuse(item.pos, f"{name!r} is a name sparktide writes itself; use another")
         if name.casefold() in taken:
             raise self.refuse(item.pos, f"the output column {name} is named twice")
         taken[name.casefold()] = item.pos
@@ -549,7 +551,9 @@ class _Translator:
                 "SELECT *: the job releases every admitted event, in timestamp order, "
                 "with its system timestamp as the field timestamp"
             )
-        at = plan.window.pos if plan.window is not None else select.pos
+        at = select.pos
+        if plan.window is not None:
+            at = plan.window.group_pos or plan.window.pos
         job = build_job(data, self.bindings.base_dir, self.refuse, at)
         return Translation(job, tuple(self.notes), self.query.source)
 
