@@ -199,7 +199,8 @@ def test_pass_through_queries_and_with_steps() -> None:
             "sessions then span all groups",
         ),
         (
-            "SELECT u, COUNT(*) AS n FROM i GROUP BY u, v, SessionWindow(minute, 5, 60) OVER (PARTITION BY u)",
+            "SELECT u, COUNT(*) AS n FROM i GROUP BY u, v, "
+            "SessionWindow(minute, 5, 60) OVER (PARTITION BY u)",
             "1:95",
             "exactly the GROUP BY columns",
         ),
