@@ -33,7 +33,14 @@ from typing import Any
 from sparktide.errors import ConfigError
 from sparktide.job import Job, Output, Source
 
-__all__ = ["INPUT_KEYS", "OUTPUT_KEYS", "WINDOW_KEYS", "Bindings", "load_bindings"]
+__all__ = [
+    "INPUT_KEYS",
+    "OUTPUT_KEYS",
+    "WINDOW_KEYS",
+    "Bindings",
+    "bindings_from_dict",
+    "load_bindings",
+]
 
 #: Keys of an ``[inputs.<name>]`` table: those of ``[source]``.
 INPUT_KEYS = tuple(f.name for f in fields(Source))
