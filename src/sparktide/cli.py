@@ -1,5 +1,5 @@
 """The ``sparktide`` command line: ``simulate``, ``explain`` and ``advise`` (reference
-engine), ``run`` (Spark) and ``demo``.
+engine), ``run`` (Spark), ``translate`` (queries and pipelines as job files) and ``demo``.
 
 Exit codes: 0 success, 1 a run stopped on a fault outside sparktide (an output or the
 checkpoint cannot be written), 2 bad configuration or unreadable input (one line on
@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import Any, TextIO
 
 from sparktide.errors import ConfigError, InputError, RunError, SparktideError
-from sparktide.job import load_job
+from sparktide.job import Job, load_job
 from sparktide.time import parse_duration, parse_instant
 
 __all__ = ["main"]
@@ -51,6 +51,7 @@ def _parser() -> argparse.ArgumentParser:
         description="Run JOB through the pure-Python reference engine and print its records.",
     )
     sim.add_argument("job", metavar="JOB.toml", help="the job file")
+    _query_option(sim)
     sim.add_argument(
         "--format",
         choices=("jsonl", "table"),
@@ -86,6 +87,7 @@ def _parser() -> argparse.ArgumentParser:
         description="Run JOB on Spark Structured Streaming, writing its [output] directories.",
     )
     run.add_argument("job", metavar="JOB.toml", help="the job file")
+    _query_option(run)
     run.add_argument(
         "--once", action="store_true", help="process what is there and stop (available-now)"
     )
@@ -98,6 +100,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--trigger", metavar="INTERVAL", help="processing-time trigger, e.g. '10 seconds'"
     )
+    _translate_parser(commands)
     demo = commands.add_parser(
         "demo",
         help="generate a telemetry stream and run it end to end on local Spark",
@@ -111,6 +114,29 @@ def _parser() -> argparse.ArgumentParser:
         help="working directory for the data and outputs (replaced)",
     )
     return parser
+
+
+def _query_option(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--query",
+        metavar="FILE",
+        help="run a Stream Analytics query (.asaql) or an Atlas pipeline (.json, .yaml); "
+        "JOB.toml binds its input and output names (docs/query.md)",
+    )
+
+
+def _translate_parser(commands: Any) -> None:
+    translate = commands.add_parser(
+        "translate",
+        help="print the job a Stream Analytics query or Atlas pipeline becomes",
+        description="Translate QUERY (a Stream Analytics query, .asaql, or an Atlas Stream "
+        "Processing pipeline, .json/.yaml) into a sparktide job file and print it. Without "
+        "--job, each input and output is a folder named like it.",
+    )
+    translate.add_argument("query", metavar="QUERY_FILE", help="the query or pipeline")
+    translate.add_argument(
+        "--job", metavar="JOB.toml", help="the job file that binds its inputs and outputs"
+    )
 
 
 def _explain_parser(commands: Any) -> None:
@@ -224,6 +250,8 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None) -> 
             return _advise(args, out)
         if args.command == "run":
             return _run(args, out)
+        if args.command == "translate":
+            return _translate(args, out)
         if args.command == "demo":
             from pathlib import Path
 
@@ -242,11 +270,31 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None) -> 
     return 2  # pragma: no cover - argparse rejects unknown commands
 
 
+def _load(args: argparse.Namespace) -> Job:
+    """The job of ``JOB.toml``, or of ``--query FILE`` with ``JOB.toml`` binding its names."""
+    if getattr(args, "query", None) is None:
+        return load_job(args.job)
+    from sparktide.query import translate_file
+
+    return translate_file(args.query, args.job).job
+
+
+def _translate(args: argparse.Namespace, out: TextIO) -> int:
+    from pathlib import Path
+
+    from sparktide.query import job_to_toml, translate_file
+
+    translation = translate_file(args.query, args.job)
+    origin = f"translated from {Path(args.query).name} by sparktide translate"
+    out.write(job_to_toml(translation.job, [origin, *translation.notes]))
+    return 0
+
+
 def _simulate(args: argparse.Namespace, out: TextIO) -> int:
     from sparktide.core.engine import simulate
     from sparktide.reader import read_records
 
-    job = load_job(args.job)
+    job = _load(args)
     records = read_records(job.source, numeric=job.numeric_columns)
     result = simulate(
         job, records, until=args.until, tick=args.tick, flush=args.flush, explain=args.explain
@@ -342,7 +390,7 @@ def _advise(args: argparse.Namespace, out: TextIO) -> int:
 def _run(args: argparse.Namespace, out: TextIO) -> int:
     from pathlib import Path
 
-    job = load_job(args.job)
+    job = _load(args)
     if args.flush and not args.once:
         raise ConfigError("--flush", "only applies to a --once run")
     if args.max_files_per_trigger is not None and args.max_files_per_trigger < 1:

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-__all__ = ["ConfigError", "InputError", "RunError", "SparktideError", "TimeFormatError"]
+__all__ = [
+    "ConfigError",
+    "InputError",
+    "QueryError",
+    "RunError",
+    "SparktideError",
+    "TimeFormatError",
+]
 
 
 class SparktideError(Exception):
@@ -37,3 +44,27 @@ class InputError(SparktideError):
 class RunError(SparktideError):
     """A running job stopped on a fault outside sparktide (an output or the checkpoint
     cannot be written); running it again once the fault is fixed resumes it."""
+
+
+class QueryError(SparktideError, ValueError):
+    """A query or pipeline (``sparktide --query``) cannot be read or translated.
+
+    The message starts with the place in the text, as compilers write it:
+    ``query.asaql:3:7: WHERE is not supported yet: ...``.
+
+    Parameters
+    ----------
+    source
+        The name of the text (its file name).
+    line, column
+        1-based position of the construct at fault.
+    message
+        What is wrong.
+    """
+
+    def __init__(self, source: str, line: int, column: int, message: str) -> None:
+        self.source = source
+        self.line = line
+        self.column = column
+        self.message = message
+        super().__init__(f"{source}:{line}:{column}: {message}")

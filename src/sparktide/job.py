@@ -491,6 +491,11 @@ class Job:
         """Build a job from the parsed TOML tables; relative paths resolve against ``base_dir``."""
         if not isinstance(data, dict):
             raise ConfigError("", "a job must be a table")
+        for key in ("inputs", "outputs"):
+            if key in data:  # a query's job file (sparktide.query.bind)
+                raise ConfigError(
+                    key, "binds the names of a query: run it with --query FILE (docs/query.md)"
+                )
         _check_keys(data, ("source", "ordering", "window", "output"), "")
         if "source" not in data:
             raise ConfigError("source", "the [source] table is required")

@@ -1,0 +1,113 @@
+"""Write a :class:`~sparktide.job.Job` as a TOML job file (``sparktide translate``).
+
+The text loads back, through :func:`sparktide.job.load_job` or
+:meth:`sparktide.job.Job.from_dict`, into an equal job: every value is written as the
+job holds it (durations as their shortest exact text, paths as they are).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from sparktide.job import Job, Ordering, Output, Source, Window
+from sparktide.time import format_duration
+
+__all__ = ["job_to_toml"]
+
+_DURATIONS = {
+    "early_arrival",
+    "late_arrival",
+    "out_of_order",
+    "size",
+    "hop",
+    "gap",
+    "max_duration",
+    "offset",
+    "allowed_lateness",
+    "idle_timeout",
+}
+_SOURCE_KEYS = (
+    "path",
+    "format",
+    "timestamp_by",
+    "arrival_time",
+    "processing_time",
+    "partition",
+    "partitions",
+    "over",
+)
+_ORDERING_KEYS = (
+    "early_arrival",
+    "late_arrival",
+    "out_of_order",
+    "action",
+    "on_out_of_order",
+    "partitioned",
+)
+_WINDOW_KEYS = (
+    "type",
+    "size",
+    "hop",
+    "gap",
+    "max_duration",
+    "offset",
+    "boundary",
+    "allowed_lateness",
+    "idle_timeout",
+    "late",
+)
+_OUTPUT_KEYS = ("path", "format", "dead_letter", "metrics", "checkpoint")
+
+
+def _value(key: str, value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if key in _DURATIONS:
+        return json.dumps(format_duration(value))
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_value("", v) for v in value) + "]"
+    raise TypeError(f"cannot write {value!r} as TOML")  # pragma: no cover
+
+
+def _table(name: str, obj: Source | Ordering | Window | Output, keys: tuple[str, ...]) -> list[str]:
+    lines = [f"[{name}]"]
+    for key in keys:
+        value = getattr(obj, key)
+        if value is None and key not in ("early_arrival", "late_arrival", "out_of_order"):
+            continue  # (a disabled ordering check is written "none"; other None keys are absent)
+        lines.append(f"{key} = {_value(key, value)}")
+    return lines
+
+
+def job_to_toml(job: Job, comments: tuple[str, ...] | list[str] = ()) -> str:
+    """The TOML text of ``job``, with ``comments`` as ``#`` lines at the top.
+
+    Parameters
+    ----------
+    job
+        The job.
+    comments
+        Lines to write as comments first (one ``# ...`` line each).
+    """
+    lines = [f"# {line}" if line else "#" for line in comments]
+    if lines:
+        lines.append("")
+    lines += _table("source", job.source, _SOURCE_KEYS)
+    lines.append("")
+    lines += _table("ordering", job.ordering, _ORDERING_KEYS)
+    if job.window is not None:
+        window = job.window
+        lines.append("")
+        lines += _table("window", window, _WINDOW_KEYS)
+        lines.append(f"group_by = {_value('', list(window.group_by))}")
+        aggregates = ", ".join(f"{a.name} = {json.dumps(str(a))}" for a in window.aggregates)
+        lines.append(f"aggregates = {{ {aggregates} }}" if aggregates else "aggregates = {}")
+    output = _table("output", job.output, _OUTPUT_KEYS)
+    lines.append("")
+    lines += output
+    return "\n".join(lines) + "\n"

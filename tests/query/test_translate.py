@@ -1,0 +1,337 @@
+"""Stream Analytics query → job: what is translated, and every refusal with its position."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from sparktide.errors import ConfigError, QueryError
+from sparktide.job import Aggregate
+from sparktide.query import Bindings, load_bindings, translate_text
+from sparktide.time import MINUTE, SECOND
+
+
+def job(text: str, bindings: Bindings | None = None):  # type: ignore[no-untyped-def]
+    return translate_text(text, "asaql", bindings, "q.asaql").job
+
+
+def test_tumbling_count_per_toll_booth() -> None:
+    j = job(
+        "SELECT System.Timestamp() AS WindowEnd, TollId, COUNT(*) AS Count INTO Counts "
+        "FROM TollEntry TIMESTAMP BY EntryTime GROUP BY TumblingWindow(minute, 3), TollId"
+    )
+    assert j.source.path == "TollEntry" and j.source.timestamp_by == "EntryTime"
+    assert j.output.path == "Counts"
+    w = j.window
+    assert (w.type, w.size, w.boundary, w.offset) == ("tumbling", 3 * MINUTE, "end", 0)
+    assert w.group_by == ("TollId",)
+    assert w.aggregates == (Aggregate("Count", "count"),)
+    assert (j.ordering.late_arrival, j.ordering.out_of_order, j.ordering.action) == (
+        5 * SECOND,
+        0,
+        "adjust",
+    )
+
+
+def test_every_aggregate_and_qualified_columns() -> None:
+    j = job(
+        "SELECT i.k, COUNT(*) AS n, COUNT(v) AS nv, COUNT(DISTINCT i.u) AS users, SUM(v) AS s, "
+        "AVG(v) AS a, MIN(v) AS lo, MAX(v) AS hi FROM Input i "
+        "GROUP BY i.k, SlidingWindow(second, 30)"
+    )
+    assert [str(a) for a in j.window.aggregates] == [
+        "count(*)",
+        "count(v)",
+        "count_distinct(u)",
+        "sum(v)",
+        "avg(v)",
+        "min(v)",
+        "max(v)",
+    ]
+    assert j.window.type == "sliding" and j.window.size == 30 * SECOND
+
+
+def test_offsets_are_taken_modulo_the_period() -> None:
+    w = job(
+        "SELECT COUNT(*) AS n FROM i GROUP BY TumblingWindow(Duration(hour, 1), Offset(ms, -1))"
+    ).window
+    assert w.offset == 3_600_000_000 - 1000
+    w = job("SELECT COUNT(*) AS n FROM i GROUP BY HoppingWindow(second, 10, 5, 7)").window
+    assert (w.size, w.hop, w.offset) == (10 * SECOND, 5 * SECOND, 2 * SECOND)
+
+
+def test_session_snapshot_substreams_and_partitions() -> None:
+    j = job(
+        "SELECT u, COUNT(*) AS n FROM c TIMESTAMP BY t OVER u "
+        "GROUP BY u, SessionWindow(Timeout(minute, 2), MaxDuration(hour, 1)) OVER (PARTITION BY u)"
+    )
+    assert (j.window.type, j.window.gap, j.window.max_duration) == (
+        "session",
+        2 * MINUTE,
+        60 * MINUTE,
+    )
+    assert j.source.over == "u"
+    j = job(
+        "SELECT PartitionId, COUNT(*) AS n FROM i TIMESTAMP BY t PARTITION BY PartitionId "
+        "GROUP BY PartitionId, System.Timestamp()"
+    )
+    assert j.window.type == "snapshot" and j.source.partition == "PartitionId"
+    assert j.ordering.partitioned is True
+
+
+def test_pass_through_queries_and_with_steps() -> None:
+    j = job("SELECT * INTO o FROM i TIMESTAMP BY t")
+    assert j.window is None and j.source.timestamp_by == "t"
+    j = job(
+        "WITH s1 AS (SELECT * FROM i TIMESTAMP BY t), "
+        "s2 AS (SELECT k, COUNT(*) AS n FROM s1 GROUP BY k, TumblingWindow(minute, 1)) "
+        "SELECT * INTO o FROM s2"
+    )
+    assert j.window.group_by == ("k",) and j.source.timestamp_by == "t" and j.source.path == "i"
+
+
+@pytest.mark.parametrize(
+    ("text", "position", "message"),
+    [
+        ("SELECT * FROM i WHERE x > 1", "1:17", "WHERE is not supported yet"),
+        (
+            "SELECT COUNT(*) AS n FROM i GROUP BY TumblingWindow(s, 5) HAVING COUNT(*) > 1",
+            "1:59",
+            "HAVING is not supported yet",
+        ),
+        ("SELECT * FROM a UNION SELECT * FROM b", "1:17", "UNION is not supported yet"),
+        (
+            "SELECT * FROM a JOIN b ON a.k = b.k AND DATEDIFF(minute, a, b) BETWEEN 0 AND 15",
+            "1:17",
+            "JOIN is not supported yet",
+        ),
+        (
+            "SELECT * INTO a FROM x\nSELECT * INTO b FROM x",
+            "2:1",
+            "a second SELECT statement (INTO b)",
+        ),
+        ("SELECT a, b FROM i", "1:8", "SELECT a without GROUP BY"),
+        ("SELECT a + 1 AS b FROM i", "1:8", "without GROUP BY"),
+        ("SELECT COUNT(*) AS n FROM i", "1:8", "without GROUP BY"),
+        ("SELECT COUNT(*) AS n FROM i GROUP BY k", "1:29", "GROUP BY without a window"),
+        ("SELECT * FROM i GROUP BY TumblingWindow(s, 5)", "1:8", "SELECT * with GROUP BY"),
+        (
+            "SELECT k, x FROM i GROUP BY k, TumblingWindow(s, 5)",
+            "1:11",
+            "column x is neither in GROUP BY",
+        ),
+        (
+            "SELECT k AS key FROM i GROUP BY k, TumblingWindow(s, 5)",
+            "1:8",
+            "renaming the grouped column",
+        ),
+        ("SELECT COUNT(*) FROM i GROUP BY TumblingWindow(s, 5)", "1:8", "needs a name"),
+        (
+            "SELECT v * 2 AS d FROM i GROUP BY TumblingWindow(s, 5)",
+            "1:8",
+            "the engines cannot compute",
+        ),
+        (
+            "SELECT UPPER(k) AS u FROM i GROUP BY TumblingWindow(s, 5)",
+            "1:8",
+            "UPPER(...) is not supported",
+        ),
+        (
+            "SELECT Collect(v) AS c FROM i GROUP BY TumblingWindow(s, 5)",
+            "1:8",
+            "the aggregate COLLECT",
+        ),
+        (
+            "SELECT TopOne(v) AS c FROM i GROUP BY TumblingWindow(s, 5)",
+            "1:8",
+            "the aggregate TOPONE",
+        ),
+        ("SELECT SUM(v * 2) AS s FROM i GROUP BY TumblingWindow(s, 5)", "1:12", "an aggregate of"),
+        ("SELECT SUM(DISTINCT v) AS s FROM i GROUP BY TumblingWindow(s, 5)", "1:8", "SUM(DISTINCT"),
+        ("SELECT SUM(*) AS s FROM i GROUP BY TumblingWindow(s, 5)", "1:8", "only COUNT takes *"),
+        (
+            "SELECT COUNT(*) AS n, SUM(v) AS N FROM i GROUP BY TumblingWindow(s, 5)",
+            "1:23",
+            "named twice",
+        ),
+        (
+            "SELECT COUNT(*) AS [my n] FROM i GROUP BY TumblingWindow(s, 5)",
+            "1:8",
+            "'my n' cannot be",
+        ),
+        (
+            "SELECT [a b] FROM i GROUP BY [a b], TumblingWindow(s, 5)",
+            "1:30",
+            "column 'a b' cannot be",
+        ),
+        ("SELECT r.a.b FROM i GROUP BY r.a.b, TumblingWindow(s, 5)", "1:30", "nested fields"),
+        ("SELECT * FROM i TIMESTAMP BY CAST(t AS datetime)", "1:30", "TIMESTAMP BY an expression"),
+        ("SELECT * FROM i TIMESTAMP BY t OVER a, b", "1:40", "OVER several columns"),
+        (
+            "SELECT COUNT(*) AS n FROM i GROUP BY TumblingWindow(s, 5), SlidingWindow(s, 5)",
+            "1:60",
+            "second window",
+        ),
+        (
+            "SELECT COUNT(*) AS n FROM i GROUP BY TumblingWindow(minute, 7)",
+            "1:38",
+            "does not divide a day",
+        ),
+        (
+            "SELECT COUNT(*) AS n FROM i GROUP BY HoppingWindow(minute, 14, 7)",
+            "1:38",
+            "does not divide a day",
+        ),
+        (
+            "SELECT COUNT(*) AS n FROM i GROUP BY HoppingWindow(minute, 10, 3)",
+            "1:38",
+            "not a whole number of hops",
+        ),
+        (
+            "SELECT COUNT(*) AS n FROM i GROUP BY SessionWindow(minute, 5, 7)",
+            "1:38",
+            "maximum duration of 7m",
+        ),
+        (
+            "SELECT u, COUNT(*) AS n FROM i GROUP BY u, SessionWindow(minute, 5, 60)",
+            "1:44",
+            "sessions then span all groups",
+        ),
+        (
+            "SELECT u, COUNT(*) AS n FROM i GROUP BY u, v, "
+            "SessionWindow(minute, 5, 60) OVER (PARTITION BY u)",
+            "1:95",
+            "exactly the GROUP BY columns",
+        ),
+        (
+            "SELECT COUNT(*) AS n FROM i GROUP BY a + 1, TumblingWindow(s, 5)",
+            "1:38",
+            "GROUP BY an expression",
+        ),
+        (
+            "SELECT COUNT(*) AS n FROM i GROUP BY a, a, TumblingWindow(s, 5)",
+            "1:41",
+            "names a twice",
+        ),
+        (
+            "WITH s AS (SELECT * FROM i) SELECT * FROM s TIMESTAMP BY t",
+            "1:45",
+            "TIMESTAMP BY on the step s",
+        ),
+        (
+            "WITH s AS (SELECT * INTO o FROM i) SELECT * FROM s",
+            "1:26",
+            "INTO inside the WITH step s",
+        ),
+        (
+            "WITH s AS (SELECT * FROM i WHERE a = 1) SELECT * FROM s",
+            "1:28",
+            "WHERE is not supported",
+        ),
+        (
+            "WITH s AS (SELECT COUNT(*) AS n FROM i GROUP BY TumblingWindow(s, 5)) "
+            "SELECT COUNT(*) AS m FROM s GROUP BY TumblingWindow(s, 10)",
+            "1:99",
+            "a window over the results of the windowed step s",
+        ),
+        (
+            "WITH s AS (SELECT * FROM i PARTITION BY p) SELECT * FROM s PARTITION BY q",
+            "1:73",
+            "PARTITION BY q differs",
+        ),
+        (
+            "SELECT k, COUNT(*) AS n FROM i TIMESTAMP BY t OVER d GROUP BY k, TumblingWindow(s, 5)",
+            "1:54",
+            "must include the substream key 'd'",
+        ),
+        (
+            "SELECT COUNT(*) AS window_end FROM i GROUP BY TumblingWindow(s, 5)",
+            "1:8",
+            "sparktide writes itself",
+        ),
+    ],
+)
+def test_refusals_name_construct_and_position(text: str, position: str, message: str) -> None:
+    with pytest.raises(QueryError) as caught:
+        job(text)
+    assert str(caught.value).startswith(f"q.asaql:{position}: "), str(caught.value)
+    assert message in str(caught.value)
+
+
+def write(folder: Path, text: str) -> Path:
+    path = folder / "job.toml"
+    path.write_text(text, "utf-8")
+    return path
+
+
+def test_bindings_by_name_ignore_case_and_resolve_paths(tmp_path: Path) -> None:
+    b = load_bindings(
+        write(
+            tmp_path,
+            '[inputs.TollEntry]\npath = "in/"\narrival_time = "a"\n'
+            '[outputs.tollcounts]\npath = "out/"\ncheckpoint = "cp/"\n'
+            '[ordering]\nlate_arrival = "10s"\n[window]\nlate = "drop"\n',
+        )
+    )
+    j = job(
+        "SELECT COUNT(*) AS n INTO TollCounts FROM tollentry TIMESTAMP BY t "
+        "GROUP BY TumblingWindow(s, 5)",
+        b,
+    )
+    assert j.source.path == str(tmp_path / "in") and j.source.arrival_time == "a"
+    assert j.output.path == str(tmp_path / "out") and j.output.checkpoint == str(tmp_path / "cp")
+    assert j.ordering.late_arrival == 10 * SECOND and j.window.late == "drop"
+
+
+def test_a_plain_job_file_binds_the_one_input_and_output(tmp_path: Path) -> None:
+    b = load_bindings(
+        write(tmp_path, '[source]\npath = "in/"\ntimestamp_by = "t"\n[output]\npath = "o/"\n')
+    )
+    j = job("SELECT * INTO anything FROM whatever TIMESTAMP BY t", b)
+    assert j.source.path == str(tmp_path / "in") and j.output.path == str(tmp_path / "o")
+
+
+@pytest.mark.parametrize(
+    ("toml", "query", "key"),
+    [
+        ('[inputs.x]\npath = "in"\nformat = "xml"\n', "SELECT * FROM x", "inputs.x.format"),
+        ('[inputs.x]\nformat = "csv"\n', "SELECT * FROM x", "inputs.x.path"),
+        ('[inputs.x]\npath = "in"\nfromat = "csv"\n', "SELECT * FROM x", "inputs.x.fromat"),
+        ('[inputs.x]\npath = "in"\n[inputs.X]\npath = "in2"\n', "SELECT * FROM x", "inputs.X"),
+        ('[outputs.o]\npath = "a:b"\n', "SELECT * FROM x", "outputs.o.path"),
+        ('[window]\ntype = "tumbling"\n', "SELECT * FROM x", "window.type"),
+        ("[ordering]\nlate_arrival = 5\n", "SELECT * FROM x", "ordering.late_arrival"),
+        ("[querry]\n", "SELECT * FROM x", "querry"),
+        ('[source]\npath = "in"\n[inputs.x]\npath = "in"\n', "SELECT * FROM x", "source"),
+        (
+            '[inputs.x]\npath = "in"\ntimestamp_by = "u"\n',
+            "SELECT * FROM x TIMESTAMP BY t",
+            "inputs.x.timestamp_by",
+        ),
+        (
+            '[inputs.x]\npath = "in"\n[ordering]\npartitioned = false\n',
+            "SELECT * FROM x PARTITION BY p",
+            "ordering.partitioned",
+        ),
+    ],
+)
+def test_job_file_mistakes_name_the_key(tmp_path: Path, toml: str, query: str, key: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        job(query, load_bindings(write(tmp_path, toml)))
+    assert caught.value.key == key, str(caught.value)
+
+
+def test_unbound_names_are_refused_at_their_position(tmp_path: Path) -> None:
+    b = load_bindings(
+        write(
+            tmp_path,
+            '[inputs.a]\npath = "in"\n[outputs.o]\npath = "out"\n[outputs.p]\npath = "p"\n',
+        )
+    )
+    with pytest.raises(QueryError, match=r"q.asaql:1:15: no input named 'b'.*inputs bound: a"):
+        job("SELECT * FROM b", b)
+    with pytest.raises(QueryError, match=r"q.asaql:1:15: no output named 'z'"):
+        job("SELECT * INTO z FROM a", b)
+    with pytest.raises(QueryError, match=r"q.asaql:1:1: this SELECT has no INTO"):
+        job("SELECT * FROM a", b)
