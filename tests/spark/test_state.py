@@ -18,3 +18,32 @@ def test_old_states_and_journal_entries_are_pruned(spark, tmp_path):
     assert journal[150] == 1_150
     # a replayed batch still finds its time
     assert store.processing_time(150, 99) == 1_150
+
+
+def test_a_checkpoint_of_an_older_state_format_is_refused(spark, tmp_path):
+    import json
+
+    import pytest
+
+    from sparktide.errors import ConfigError
+    from sparktide.job import Job
+    from sparktide.spark.state import STATE_FORMAT
+
+    job = Job.from_dict(
+        {
+            "source": {"path": "in", "timestamp_by": "t"},
+            "window": {"type": "session", "gap": "10s", "aggregates": {"n": "count(*)"}},
+            "output": {"path": "out", "checkpoint": "checkpoint"},
+        },
+        base_dir=tmp_path,
+    )
+    store = StateStore(spark, str(tmp_path / "checkpoint"))
+    store.check_job(job)  # the first run records the shape, with the state format
+    recorded = store.root / "job.json"
+    shape = json.loads(recorded.read_text())
+    assert shape["state_format"] == STATE_FORMAT
+    store.check_job(job)  # and the same job passes again
+    del shape["state_format"]  # a checkpoint written before the format was recorded
+    recorded.write_text(json.dumps(shape))
+    with pytest.raises(ConfigError, match=r"state_format was null, now 2.*new output\.checkpoint"):
+        store.check_job(job)
