@@ -602,12 +602,17 @@ def load_job(path: str | Path) -> Job:
         If the file is missing, not TOML, or any key is wrong.
     """
     job_path = Path(path)
+    return Job.from_dict(_read_toml(job_path), base_dir=job_path.resolve().parent)
+
+
+def _read_toml(job_path: Path) -> dict[str, Any]:
+    """The tables of the TOML file ``job_path`` (a :class:`ConfigError` if it cannot be
+    read or is not TOML)."""
     try:
         raw = job_path.read_bytes()
     except OSError as exc:
         raise ConfigError("", f"cannot read job file {str(job_path)!r}: {exc.strerror}") from None
     try:
-        data = tomllib.loads(raw.decode("utf-8"))
+        return tomllib.loads(raw.decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError("", f"job file {str(job_path)!r} is not valid TOML: {exc}") from None
-    return Job.from_dict(data, base_dir=job_path.resolve().parent)

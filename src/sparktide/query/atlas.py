@@ -221,15 +221,10 @@ class _Pipeline:
         if "connectionName" not in doc:
             raise self.refuse(node.pos, "$source needs connectionName")
         name = self.endpoint(node, "$source")
-        found = self.bindings.input_table(name)
-        if found is None:
-            names = ", ".join(self.bindings.input_names()) or "none"
-            raise self.refuse(
-                node.pos,
-                f"no input named {name!r} in the job file (inputs bound: {names}); "
-                f'add an [inputs."{name}"] table',
-            )
-        prefix, table = found
+        try:
+            prefix, table = self.bindings.require_input(name)
+        except LookupError as exc:
+            raise self.refuse(node.pos, str(exc)) from None
         if "timeField" in doc:
             column = self.time_field(doc["timeField"])
             given = table.get("timestamp_by")

@@ -25,13 +25,12 @@ Names are matched case-insensitively, as Stream Analytics does. A plain job file
 from __future__ import annotations
 
 import difflib
-import tomllib
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 from sparktide.errors import ConfigError
-from sparktide.job import Job, Output, Source
+from sparktide.job import Job, Output, Source, _read_toml
 
 __all__ = [
     "INPUT_KEYS",
@@ -97,6 +96,18 @@ class Bindings:
             return "source", {"path": name}
         return None
 
+    def require_input(self, name: str) -> tuple[str, dict[str, Any]]:
+        """:meth:`input_table`, or a ``LookupError`` whose message says how to bind it."""
+        found = self.input_table(name)
+        if found is None:
+            names = ", ".join(self.input_names()) or "none"
+            table = name if name.isidentifier() else f'"{name}"'
+            raise LookupError(
+                f"no input named {name!r} in the job file (inputs bound: {names}); "
+                f"add an [inputs.{table}] table"
+            )
+        return found
+
     def input_names(self) -> list[str]:
         """The bound input names, as written."""
         return [written for written, _ in self.inputs.values()]
@@ -135,15 +146,7 @@ def load_bindings(path: str | Path | None) -> Bindings:
     if path is None:
         return Bindings()
     job_path = Path(path)
-    try:
-        raw = job_path.read_bytes()
-    except OSError as exc:
-        raise ConfigError("", f"cannot read job file {str(job_path)!r}: {exc.strerror}") from None
-    try:
-        data = tomllib.loads(raw.decode("utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise ConfigError("", f"job file {str(job_path)!r} is not valid TOML: {exc}") from None
-    return bindings_from_dict(data, job_path.resolve().parent)
+    return bindings_from_dict(_read_toml(job_path), job_path.resolve().parent)
 
 
 def bindings_from_dict(data: dict[str, Any], base_dir: Path) -> Bindings:

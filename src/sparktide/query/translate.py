@@ -264,15 +264,10 @@ class _Translator:
     # ----------------------------------------------------------------- source
     def source(self, plan: _Plan) -> dict[str, Any]:
         source = plan.source
-        found = self.bindings.input_table(source.name)
-        if found is None:
-            names = ", ".join(self.bindings.input_names()) or "none"
-            raise self.refuse(
-                source.pos,
-                f"no input named {source.name!r} in the job file (inputs bound: {names}); "
-                f"add an [inputs.{source.name}] table",
-            )
-        prefix, table = found
+        try:
+            prefix, table = self.bindings.require_input(source.name)
+        except LookupError as exc:
+            raise self.refuse(source.pos, str(exc)) from None
         if source.timestamp_by is not None:
             stamp = source.timestamp_by
             if not isinstance(stamp, Column):
