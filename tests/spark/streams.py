@@ -61,7 +61,10 @@ def write_stream(
             "partition": device % partitions,
             "t": format_instant(arrival - lag),
             "a": format_instant(arrival),
-            "value": rng.choice([rng.randrange(0, 50), round(rng.uniform(0, 10), 2), None]),
+            # integers, floats (some integral: 3.0 must stay a float), nulls
+            "value": rng.choice(
+                [rng.randrange(0, 50), round(rng.uniform(0, 10), 2), float(i % 7), None]
+            ),
         }
         lines.append(json.dumps(record))
     for _ in range(malformed):

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from sparktide.job import Aggregate
 from sparktide.spark.sql import field
 
-__all__ = ["AggregatePlan", "group_inputs", "plan_aggregates"]
+__all__ = ["INTEGRAL_FLOAT", "AggregatePlan", "group_inputs", "json_text", "plan_aggregates"]
 
 _INTS = "('TINYINT', 'SMALLINT', 'INT', 'BIGINT')"
 _MAX_DOUBLE = "1.7976931348623157E308D"
@@ -47,16 +47,32 @@ class AggregatePlan:
     final: str
 
 
+#: A variant number Spark parsed from a JSON *float* token with an integral value: it keeps
+#: ``21.0`` as ``DECIMAL(2,0)`` and writes it back as ``21`` (an integer token ``21`` is a
+#: ``BIGINT`` up to 18 digits), where the reference engine reads a float and writes 21.0.
+INTEGRAL_FLOAT = "'^DECIMAL[(]([1-9]|1[0-8]),0[)]$'"
+
+
+def json_text(v: str) -> str:
+    """JSON text of the variant ``v`` as the reference engine writes the value: top-level
+    floats stay floats (``21.0``, not ``21``); see :data:`INTEGRAL_FLOAT`."""
+    return (
+        f"CASE WHEN schema_of_variant({v}) RLIKE {INTEGRAL_FLOAT} THEN "
+        f"CAST(try_variant_get({v}, '$', 'double') AS STRING) ELSE to_json({v}) END"
+    )
+
+
 def _value(column: str) -> tuple[str, str, str]:
     v = field(column)
     notnull = f"({v} IS NOT NULL AND schema_of_variant({v}) <> 'VOID')"
-    return v, notnull, f"to_json({v})"
+    return v, notnull, json_text(v)
 
 
 def group_inputs(columns: tuple[str, ...] | list[str]) -> list[tuple[str, str]]:
     """``(g<i>, JSON text of group-by column i)`` per row: ``'null'`` when missing."""
     return [
-        (f"g{i}", f"coalesce(to_json({field(column)}), 'null')") for i, column in enumerate(columns)
+        (f"g{i}", f"coalesce({json_text(field(column))}, 'null')")
+        for i, column in enumerate(columns)
     ]
 
 

@@ -36,7 +36,7 @@ from sparktide.core.instants import NEG_INF, POS_INF
 from sparktide.core.watermark import NEVER_SEEN_LAG
 from sparktide.errors import ConfigError
 from sparktide.job import Job
-from sparktide.spark.aggregates import group_inputs, plan_aggregates
+from sparktide.spark.aggregates import INTEGRAL_FLOAT, group_inputs, plan_aggregates
 from sparktide.spark.arrowparse import parse_files
 from sparktide.spark.parse import parse_lines, split_lines
 from sparktide.spark.rowwindows import marks_schema, session_windows, sliding_windows
@@ -582,7 +582,9 @@ class SparkEngine:
             rows = rows.withColumn("scope", F.col("key"))
             return rows.withColumn("G", F.col("W"))
         rows = rows.withColumn("scope", F.col("pid") if self.mode == "partitioned" else F.lit(""))
-        if self.mode == "merged" and (self.ooo == "accept" or delay is None) and len(parts) > 1:
+        if self.mode == "merged" and (self.ooo == "accept" or delay is None) and len(parts) == 1:
+            rows = rows.withColumn("G", F.col("W"))  # the one partition's watermark is the job's
+        elif self.mode == "merged" and (self.ooo == "accept" or delay is None):
             rows = rows.withColumn(
                 "W_after",
                 F.expr(
@@ -820,16 +822,18 @@ class SparkEngine:
         """Write closed windows (``scope``, groups, ``start``, ``end``, merged partials)."""
         w = self.window
         assert w is not None
-        fields = [
-            f"{sql_string(column)}, parse_json({name})"
-            for name, column in zip(groups, w.group_by, strict=True)
-        ]
-        fields.append(f"'window_start', {iso('start')}")
-        fields.append(f"'window_end', {iso('end')}")
+        # The record is put together from the values' JSON text: through a variant
+        # (parse_json) a float such as 21.0 would be written as 21.
+        fields = [(column, name) for name, column in zip(groups, w.group_by, strict=True)]
+        fields.append(("window_start", f"concat('\"', {iso('start')}, '\"')"))
+        fields.append(("window_end", f"concat('\"', {iso('end')}, '\"')"))
         for aggregate, plan in zip(w.aggregates, self.plans, strict=True):
-            fields.append(f"{sql_string(aggregate.name)}, parse_json({plan.final})")
-        fields.append(f"'emitted_at', {iso(lit_us(now))}")
-        record = f"to_json(named_struct({', '.join(fields)}), map('ignoreNullFields', 'false'))"
+            fields.append((aggregate.name, f"coalesce({plan.final}, 'null')"))
+        fields.append(("emitted_at", f"concat('\"', {iso(lit_us(now))}, '\"')"))
+        members = ", ',', ".join(
+            f"{sql_string(json.dumps(name) + ':')}, {text}" for name, text in fields
+        )
+        record = f"concat('{{', {members}, '}}')"
         order = _ordered("end", "start", "scope", *groups)
         out = closed.select(*order, F.expr(record).alias("value"))
         self._write_text(out, self.output.path, label, "windows_emitted")
@@ -886,7 +890,10 @@ class SparkEngine:
     def _release(self, decided: DataFrame, batch: _Batch) -> None:
         event = (
             # from the line, not the variant ``m``, to keep the record's field order
-            "to_json(map_concat(transform_keys(from_json(raw, 'map<string,variant>'), "
+            "to_json(map_concat(transform_keys(transform_values(from_json(raw, "
+            "'map<string,variant>'), (k, v) -> CASE WHEN schema_of_variant(v) RLIKE "
+            f"{INTEGRAL_FLOAT} THEN CAST(try_variant_get(v, '$', 'double') AS VARIANT) "
+            "ELSE v END), "
             "(k, x) -> CASE WHEN k IN ('timestamp', "
             "'type') THEN concat('input_', k) ELSE k END), map('timestamp', "
             f"parse_json(concat('\"', {iso('s')}, '\"')))))"
