@@ -161,7 +161,7 @@ class Poller:
     window_end: Callable[[dict[str, Any]], str]
     interval: float
     first_seen: dict[int, int] = field(default_factory=dict)
-    done: set[str] = field(default_factory=set)
+    sizes: dict[str, int] = field(default_factory=dict)  # bytes read of each file
     polls: int = 0
 
     def poll(self) -> None:
@@ -169,23 +169,21 @@ class Poller:
         self.polls += 1
         for path in self.root.glob(self.pattern):
             name = str(path)
-            if name in self.done:
-                continue
             try:
+                size = path.stat().st_size
+                if not size or self.sizes.get(name) == size:
+                    continue  # empty (being created) or read already at this size
                 text = path.read_text(encoding="utf-8")
             except OSError:
                 continue
-            complete = text.endswith("\n") or not text
             for line in text.splitlines():
                 try:
                     record = json.loads(line)
                 except json.JSONDecodeError:
-                    complete = False  # being written: read it again next time
-                    continue
+                    continue  # being written: the file is read again when it grows
                 end = _epoch_ms(self.window_end(record))
                 self.first_seen.setdefault(end, now)
-            if complete:
-                self.done.add(name)
+            self.sizes[name] = len(text.encode("utf-8")) if text.endswith("\n") else -1
 
     def loop(self, stop: threading.Event) -> None:
         while not stop.is_set():
