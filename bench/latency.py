@@ -25,7 +25,7 @@ which the first record of that window became readable (``seen``). Reported per e
 over the windows ending after the first full window and at least ``--margin`` (10) s
 before the writer stops (median / p95 / max, seconds):
 
-* ``seen − (E + 5 s)``: the brief's fixed reference ("the watermark passes E at about
+* ``seen − (E + 5 s)``: a fixed reference ("the watermark passes E at about
   E + 5 s": arrival ≈ wall clock, late tolerance 5 s);
 * ``seen − wm(E)``: from the landing of the file that moved *this engine's* watermark
   past E, computed from the schedule by each engine's own rule — sparktide's job
