@@ -547,7 +547,7 @@ def main(argv: list[str] | None = None) -> int:
             for key in _KEYS:
                 a, b = runs["sparktide"]["summary"][key], runs["plain"]["summary"][key]
                 # a ratio of medians only where both are positive (a window can be
-                # seen before the brief's E + 5 s: the ratio of two signs means nothing)
+                # seen before the fixed E + 5 s: the ratio of two signs means nothing)
                 if a.get("n") and b.get("n") and a["median"] > 0 and b["median"] > 0:
                     report["ratios"][key] = a["median"] / b["median"]
         report["load_average_after"] = round(os.getloadavg()[0], 2)
