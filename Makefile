@@ -24,9 +24,14 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check src tests bench
 	$(VENV)/bin/ruff format --check src tests bench
 
+# reference engine, throughput against plain Spark, latency, memory/state; then one table
+# (measured on 2 busy cores: see docs/performance.md for how long each step takes)
 bench: $(STAMP)
 	$(PY) bench/reference_engine.py
 	$(PY) bench/spark_vs_plain.py --keys 10000 1000000
+	$(PY) bench/latency.py
+	$(PY) bench/memory.py
+	$(PY) bench/summary.py
 
 # 3M disorderly events through 2 x 30 micro-batches: state and memory per batch (10-25 min)
 soak: $(STAMP)
