@@ -28,7 +28,7 @@ lint: $(STAMP)
 # (measured on 2 busy cores: see docs/performance.md for how long each step takes)
 bench: $(STAMP)
 	$(PY) bench/reference_engine.py
-	$(PY) bench/spark_vs_plain.py --keys 10000 1000000
+	$(PY) bench/spark_vs_plain.py --keys 10000 1000000 --formats jsonl parquet
 	$(PY) bench/latency.py
 	$(PY) bench/memory.py
 	$(PY) bench/summary.py

@@ -128,6 +128,27 @@ def generate(directory: Path, *, events: int, keys: int, files: int, rate: int, 
     }
 
 
+def to_parquet(jsonl: Path, directory: Path) -> Path:
+    """The same events as Parquet, one file per JSONL file (times as UTC timestamps)."""
+    import pyarrow as pa
+    import pyarrow.json as pj
+    import pyarrow.parquet as pq
+
+    directory.mkdir(parents=True, exist_ok=True)
+    schema = pa.schema(
+        [
+            ("device", pa.string()),
+            ("event_time", pa.timestamp("us", tz="UTC")),
+            ("arrival_time", pa.timestamp("us", tz="UTC")),
+            ("value", pa.float64()),
+        ]
+    )
+    for path in sorted(jsonl.glob("*.jsonl")):
+        table = pj.read_json(path, parse_options=pj.ParseOptions(explicit_schema=schema))
+        pq.write_table(table, directory / (path.stem + ".parquet"))
+    return directory
+
+
 # ---------------------------------------------------------------------- session
 def session(cores: int) -> Any:
     from sparktide.spark import local_session
@@ -168,15 +189,14 @@ def tasks_of_jobs(spark: Any, jobs: list[int]) -> tuple[int, int]:
 
 
 # ---------------------------------------------------------------------- (a) plain Spark
-def run_plain(spark: Any, data: Path, work: Path, per_trigger: int, sink: str) -> dict:
+def run_plain(
+    spark: Any, data: Path, work: Path, per_trigger: int, sink: str, fmt: str = "jsonl"
+) -> dict:
     from pyspark.sql import functions as F
 
     out, checkpoint = work / "out", work / "checkpoint"
-    frame = (
-        spark.readStream.schema(PLAIN_SCHEMA)
-        .option("maxFilesPerTrigger", str(per_trigger))
-        .json(str(data))
-    )
+    reader = spark.readStream.schema(PLAIN_SCHEMA).option("maxFilesPerTrigger", str(per_trigger))
+    frame = reader.parquet(str(data)) if fmt == "parquet" else reader.json(str(data))
     windows = (
         frame.withWatermark("event_time", "5 seconds")
         .groupBy(F.window("event_time", "1 minute"), "device")
@@ -248,14 +268,19 @@ def run_floor(spark: Any, data: Path) -> dict:
 
 # ---------------------------------------------------------------------- (c, d) sparktide
 def sparktide_job(
-    data: Path, work: Path, *, substreams: bool, source_extra: dict[str, Any] | None = None
+    data: Path,
+    work: Path,
+    *,
+    substreams: bool,
+    source_extra: dict[str, Any] | None = None,
+    fmt: str = "jsonl",
 ) -> Any:
     """Stream Analytics defaults and a 1-minute tumbling count/avg per device; the soak
     adds its partition column (``source_extra``)."""
     from sparktide.job import Job
 
     source: dict[str, Any] = {
-        "format": "jsonl",
+        "format": fmt,
         "path": str(data),
         "timestamp_by": "event_time",
         "arrival_time": "arrival_time",
@@ -310,11 +335,11 @@ def capture_queries() -> Iterator[list[Any]]:
 
 
 def run_sparktide(
-    spark: Any, data: Path, work: Path, per_trigger: int, *, substreams: bool
+    spark: Any, data: Path, work: Path, per_trigger: int, *, substreams: bool, fmt: str = "jsonl"
 ) -> dict:
     from sparktide.spark import run_job
 
-    job = sparktide_job(data, work, substreams=substreams)
+    job = sparktide_job(data, work, substreams=substreams, fmt=fmt)
     jvm_gc(spark)
     with capture_queries() as queries:
         start = time.perf_counter()
@@ -679,7 +704,7 @@ def _plan_text(plan: dict[str, int] | None, calls: int) -> str:
 # ---------------------------------------------------------------------- reporting
 def print_table(rows: list[dict], out: Any = sys.stdout) -> None:
     header = (
-        f"{'keys':>9} {'batches':>7} {'query':<22} {'seconds':>8} {'events/s':>10} "
+        f"{'keys':>9} {'batches':>7} {'query':<32} {'seconds':>8} {'events/s':>10} "
         f"{'vs plain':>8} {'jobs':>5} {'windows out':>11}"
     )
     print(header, file=out)
@@ -689,7 +714,7 @@ def print_table(rows: list[dict], out: Any = sys.stdout) -> None:
         windows = row.get("check", {}).get("windows_emitted", "")
         jobs = row.get("jobs", "")
         print(
-            f"{row['keys']:>9,} {row.get('batches', ''):>7} {row['query']:<22} "
+            f"{row['keys']:>9,} {row.get('batches', ''):>7} {row['query']:<32} "
             f"{row['seconds']:>8.2f} {row['events_per_s']:>10,.0f} {ratio:>8} {jobs:>5} "
             f"{windows:>11}",
             file=out,
@@ -727,6 +752,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--cores", type=int, default=2)
     parser.add_argument("--plain-sink", choices=("parquet", "noop"), default="parquet")
+    parser.add_argument(
+        "--formats",
+        nargs="+",
+        choices=("jsonl", "parquet"),
+        default=["jsonl"],
+        help="input formats (jsonl; parquet: the same events converted)",
+    )
     parser.add_argument("--profile-events", type=int, default=200_000)
     parser.add_argument("--no-profile", action="store_true", help="skip the per-step profile")
     parser.add_argument("--profile-only", action="store_true", help="only the profile")
@@ -754,6 +786,7 @@ def main(argv: list[str] | None = None) -> int:
         "rate_per_s": args.rate,
         "late_fraction": P_LATE,
         "plain_sink": args.plain_sink,
+        "formats": args.formats,
         "cores": args.cores,
         "shuffle_partitions": args.cores,
         "sparktide": _git(),
@@ -825,22 +858,27 @@ def main(argv: list[str] | None = None) -> int:
                     }
                 )
                 log(f"  floor: {floor}")
-                for batches in (1, args.batches):
+                inputs = {"jsonl": data}
+                if "parquet" in args.formats:
+                    inputs["parquet"] = to_parquet(data, work / f"{data.name}-parquet")
+                for fmt, batches in itertools.product(args.formats, (1, args.batches)):
                     per_trigger = args.files // batches
                     for rep in range(args.repeat):
                         plain_eps = None
-                        for query in ("plain", "sparktide merged", "sparktide substreams"):
-                            if query == "plain":
+                        for name in ("plain", "sparktide merged", "sparktide substreams"):
+                            query = name if fmt == "jsonl" else f"{name} ({fmt})"
+                            if name == "plain":
                                 result = run_plain(
-                                    spark, data, fresh(), per_trigger, args.plain_sink
+                                    spark, inputs[fmt], fresh(), per_trigger, args.plain_sink, fmt
                                 )
                             else:
                                 result = run_sparktide(
                                     spark,
-                                    data,
+                                    inputs[fmt],
                                     fresh(),
                                     per_trigger,
-                                    substreams=query.endswith("substreams"),
+                                    substreams=name.endswith("substreams"),
+                                    fmt=fmt,
                                 )
                             eps = args.events / result["seconds"]
                             row = {
@@ -851,7 +889,7 @@ def main(argv: list[str] | None = None) -> int:
                                 "events_per_s": eps,
                                 **result,
                             }
-                            if query == "plain":
+                            if name == "plain":
                                 plain_eps = eps
                             elif plain_eps:
                                 row["ratio_vs_plain"] = eps / plain_eps
@@ -864,7 +902,8 @@ def main(argv: list[str] | None = None) -> int:
                             shutil.rmtree(work / "runs", ignore_errors=True)
                             report["results"] = runs
                             _write(args.out, report, load_before)
-                shutil.rmtree(data, ignore_errors=True)
+                for path in inputs.values():
+                    shutil.rmtree(path, ignore_errors=True)
             print_table(runs)
 
         if not args.no_profile:
