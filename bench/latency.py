@@ -50,7 +50,6 @@ import argparse
 import contextlib
 import json
 import os
-import platform
 import random
 import shutil
 import statistics
@@ -64,7 +63,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from spark_vs_plain import _git, log
+from spark_vs_plain import log, report_header, write_json
 
 ROOT = Path(__file__).resolve().parent
 DEFAULT_OUT = ROOT / "results" / "latency.json"
@@ -501,20 +500,13 @@ def main(argv: list[str] | None = None) -> int:
         p_late=args.late,
         seed=args.seed,
     )
-    report: dict[str, Any] = {
-        "benchmark": "latency",
-        "settings": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()},
-        "window": f"tumbling {WINDOW_S}s count(*) per device",
-        "ordering": {"late_arrival": f"{LATE_S}s", "out_of_order": "0s", "action": "adjust"},
-        "late_events": sum(1 for p in plans for _, e, a in p.events if a - e > LATE_S * 1000),
-        "sparktide": _git(),
-        "python": sys.version.split()[0],
-        "platform": platform.platform(),
-        "cpus": os.cpu_count(),
-        "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "load_average_before": round(os.getloadavg()[0], 2),
-        "runs": [],
-    }
+    report = report_header(
+        "latency",
+        args,
+        window=f"tumbling {WINDOW_S}s count(*) per device",
+        ordering={"late_arrival": f"{LATE_S}s", "out_of_order": "0s", "action": "adjust"},
+        late_events=sum(1 for p in plans for _, e, a in p.events if a - e > LATE_S * 1000),
+    )
     try:
         from sparktide.spark import local_session
 
@@ -551,18 +543,13 @@ def main(argv: list[str] | None = None) -> int:
                 if a.get("n") and b.get("n") and a["median"] > 0 and b["median"] > 0:
                     report["ratios"][key] = a["median"] / b["median"]
         report["load_average_after"] = round(os.getloadavg()[0], 2)
-        _write(args.out, report)
+        write_json(args.out, report)
         print_table(report)
         log(f"wrote {args.out}")
     finally:
         if args.work is None:
             shutil.rmtree(work, ignore_errors=True)
     return 0
-
-
-def _write(path: Path, report: dict[str, Any]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(report, indent=2, default=str) + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":

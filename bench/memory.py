@@ -47,7 +47,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import resource
 import shutil
 import subprocess
@@ -58,7 +57,7 @@ from pathlib import Path
 from typing import Any
 
 from soak import Probe
-from spark_vs_plain import PLAIN_SCHEMA, _git, generate, log, sparktide_job
+from spark_vs_plain import PLAIN_SCHEMA, generate, log, report_header, sparktide_job, write_json
 
 ROOT = Path(__file__).resolve().parent
 DEFAULT_OUT = ROOT / "results" / "memory.json"
@@ -338,19 +337,12 @@ def main(argv: list[str] | None = None) -> int:
 
     work = args.work or Path(tempfile.mkdtemp(prefix="sparktide-memory-"))
     work.mkdir(parents=True, exist_ok=True)
-    report: dict[str, Any] = {
-        "benchmark": "memory",
-        "settings": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()},
-        "ordering": {"early_arrival": "5m", "late_arrival": "5s", "out_of_order": "0s"},
-        "window": "tumbling 1m, group_by device, n = count(*), mean = avg(value)",
-        "sparktide": _git(),
-        "python": sys.version.split()[0],
-        "platform": platform.platform(),
-        "cpus": os.cpu_count(),
-        "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "load_average_before": round(os.getloadavg()[0], 2),
-        "runs": [],
-    }
+    report = report_header(
+        "memory",
+        args,
+        ordering={"early_arrival": "5m", "late_arrival": "5s", "out_of_order": "0s"},
+        window="tumbling 1m, group_by device, n = count(*), mean = avg(value)",
+    )
     try:
         data = work / "data"
         t = time.perf_counter()
@@ -398,21 +390,16 @@ def main(argv: list[str] | None = None) -> int:
             run = json.loads(result_file.read_text(encoding="utf-8"))
             run["wall_seconds"] = time.perf_counter() - t
             report["runs"].append(run)
-            _write(args.out, report)
+            write_json(args.out, report)
             shutil.rmtree(child_work, ignore_errors=True)
         report["load_average_after"] = round(os.getloadavg()[0], 2)
-        _write(args.out, report)
+        write_json(args.out, report)
         print_table(report)
         log(f"wrote {args.out}")
     finally:
         if args.work is None:
             shutil.rmtree(work, ignore_errors=True)
     return 0
-
-
-def _write(path: Path, report: dict[str, Any]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(report, indent=2, default=str) + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -59,7 +59,6 @@ import glob
 import json
 import logging
 import os
-import platform
 import random
 import resource
 import shutil
@@ -71,7 +70,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from spark_vs_plain import BASE_S, SECOND, _git, log, sparktide_job
+from spark_vs_plain import BASE_S, SECOND, log, report_header, sparktide_job, write_json
 
 ROOT = Path(__file__).resolve().parent
 DEFAULT_OUT = ROOT / "results" / "soak.json"
@@ -840,19 +839,12 @@ def main(argv: list[str] | None = None) -> int:
     logging.getLogger("sparktide").setLevel(logging.ERROR)
     work = args.work or Path(tempfile.mkdtemp(prefix="sparktide-soak-"))
     work.mkdir(parents=True, exist_ok=True)
-    report: dict[str, Any] = {
-        "benchmark": "soak",
-        "settings": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()},
-        "ordering": {"early_arrival": "5m", "late_arrival": "5s", "out_of_order": "0s"},
-        "window": "tumbling 1m, group_by device, n = count(*), mean = avg(value)",
-        "sparktide": _git(),
-        "python": sys.version.split()[0],
-        "platform": platform.platform(),
-        "cpus": os.cpu_count(),
-        "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "load_average_before": round(os.getloadavg()[0], 2),
-        "runs": [],
-    }
+    report = report_header(
+        "soak",
+        args,
+        ordering={"early_arrival": "5m", "late_arrival": "5s", "out_of_order": "0s"},
+        window="tumbling 1m, group_by device, n = count(*), mean = avg(value)",
+    )
     try:
         data = work / "data"
         t0 = time.perf_counter()
@@ -899,22 +891,17 @@ def main(argv: list[str] | None = None) -> int:
                 f"{config}: {run['events']:,} events in {run['batches']} batches, "
                 f"{run['events_per_s']:,.0f} ev/s; checks {run['checks']}"
             )
-            _write(args.out, report)
+            write_json(args.out, report)
             if not args.keep:
                 shutil.rmtree(work / config, ignore_errors=True)
         report["load_average_after"] = round(os.getloadavg()[0], 2)
-        _write(args.out, report)
+        write_json(args.out, report)
         print_report(report)
         log(f"wrote {args.out}")
     finally:
         if args.work is None and not args.keep:
             shutil.rmtree(work, ignore_errors=True)
     return 0
-
-
-def _write(path: Path, report: dict[str, Any]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(report, indent=2, default=str) + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":

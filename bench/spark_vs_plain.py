@@ -983,8 +983,30 @@ def main(argv: list[str] | None = None) -> int:
 
 def _write(path: Path, report: dict, load_before: tuple[float, float, float]) -> None:
     report["load_average_before_after"] = [round(load_before[0], 2), round(os.getloadavg()[0], 2)]
+    write_json(path, report)
+
+
+def write_json(path: Path, report: dict[str, Any]) -> None:
+    """Write a benchmark's report as indented JSON (creating its directory)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(report, indent=2, default=str) + "\n", encoding="utf-8")
+
+
+def report_header(benchmark: str, args: argparse.Namespace, **extra: Any) -> dict[str, Any]:
+    """The start of a benchmark's JSON report: its settings, ``extra``, the code and the
+    machine it ran on, and an empty ``runs`` list."""
+    return {
+        "benchmark": benchmark,
+        "settings": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()},
+        **extra,
+        "sparktide": _git(),
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+        "cpus": os.cpu_count(),
+        "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "load_average_before": round(os.getloadavg()[0], 2),
+        "runs": [],
+    }
 
 
 if __name__ == "__main__":
