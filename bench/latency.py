@@ -63,7 +63,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from spark_vs_plain import log, report_header, write_json
+from spark_vs_plain import finish_report, log, report_header
 
 ROOT = Path(__file__).resolve().parent
 DEFAULT_OUT = ROOT / "results" / "latency.json"
@@ -542,10 +542,7 @@ def main(argv: list[str] | None = None) -> int:
                 # seen before the fixed E + 5 s: the ratio of two signs means nothing)
                 if a.get("n") and b.get("n") and a["median"] > 0 and b["median"] > 0:
                     report["ratios"][key] = a["median"] / b["median"]
-        report["load_average_after"] = round(os.getloadavg()[0], 2)
-        write_json(args.out, report)
-        print_table(report)
-        log(f"wrote {args.out}")
+        finish_report(args.out, report, print_table)
     finally:
         if args.work is None:
             shutil.rmtree(work, ignore_errors=True)

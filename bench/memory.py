@@ -57,7 +57,16 @@ from pathlib import Path
 from typing import Any
 
 from soak import Probe
-from spark_vs_plain import PLAIN_SCHEMA, generate, log, report_header, sparktide_job, write_json
+from spark_vs_plain import (
+    JOB_SETTINGS,
+    PLAIN_SCHEMA,
+    finish_report,
+    generate,
+    log,
+    report_header,
+    sparktide_job,
+    write_json,
+)
 
 ROOT = Path(__file__).resolve().parent
 DEFAULT_OUT = ROOT / "results" / "memory.json"
@@ -340,8 +349,7 @@ def main(argv: list[str] | None = None) -> int:
     report = report_header(
         "memory",
         args,
-        ordering={"early_arrival": "5m", "late_arrival": "5s", "out_of_order": "0s"},
-        window="tumbling 1m, group_by device, n = count(*), mean = avg(value)",
+        **JOB_SETTINGS,
     )
     try:
         data = work / "data"
@@ -392,10 +400,7 @@ def main(argv: list[str] | None = None) -> int:
             report["runs"].append(run)
             write_json(args.out, report)
             shutil.rmtree(child_work, ignore_errors=True)
-        report["load_average_after"] = round(os.getloadavg()[0], 2)
-        write_json(args.out, report)
-        print_table(report)
-        log(f"wrote {args.out}")
+        finish_report(args.out, report, print_table)
     finally:
         if args.work is None:
             shutil.rmtree(work, ignore_errors=True)

@@ -70,7 +70,16 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from spark_vs_plain import BASE_S, SECOND, log, report_header, sparktide_job, write_json
+from spark_vs_plain import (
+    BASE_S,
+    JOB_SETTINGS,
+    SECOND,
+    finish_report,
+    log,
+    report_header,
+    sparktide_job,
+    write_json,
+)
 
 ROOT = Path(__file__).resolve().parent
 DEFAULT_OUT = ROOT / "results" / "soak.json"
@@ -842,8 +851,7 @@ def main(argv: list[str] | None = None) -> int:
     report = report_header(
         "soak",
         args,
-        ordering={"early_arrival": "5m", "late_arrival": "5s", "out_of_order": "0s"},
-        window="tumbling 1m, group_by device, n = count(*), mean = avg(value)",
+        **JOB_SETTINGS,
     )
     try:
         data = work / "data"
@@ -894,10 +902,7 @@ def main(argv: list[str] | None = None) -> int:
             write_json(args.out, report)
             if not args.keep:
                 shutil.rmtree(work / config, ignore_errors=True)
-        report["load_average_after"] = round(os.getloadavg()[0], 2)
-        write_json(args.out, report)
-        print_report(report)
-        log(f"wrote {args.out}")
+        finish_report(args.out, report, print_report)
     finally:
         if args.work is None and not args.keep:
             shutil.rmtree(work, ignore_errors=True)

@@ -992,6 +992,21 @@ def write_json(path: Path, report: dict[str, Any]) -> None:
     path.write_text(json.dumps(report, indent=2, default=str) + "\n", encoding="utf-8")
 
 
+def finish_report(path: Path, report: dict[str, Any], show: Callable[[dict], None]) -> None:
+    """Record the load average after a benchmark, write its report and print it."""
+    report["load_average_after"] = round(os.getloadavg()[0], 2)
+    write_json(path, report)
+    show(report)
+    log(f"wrote {path}")
+
+
+#: The settings of :func:`sparktide_job` as the reports of the benchmarks using it say them.
+JOB_SETTINGS: dict[str, Any] = {
+    "ordering": {"early_arrival": "5m", "late_arrival": "5s", "out_of_order": "0s"},
+    "window": "tumbling 1m, group_by device, n = count(*), mean = avg(value)",
+}
+
+
 def report_header(benchmark: str, args: argparse.Namespace, **extra: Any) -> dict[str, Any]:
     """The start of a benchmark's JSON report: its settings, ``extra``, the code and the
     machine it ran on, and an empty ``runs`` list."""
