@@ -238,4 +238,68 @@ CONFIG_ERRORS: list[tuple[str, dict[str, Any], str]] = [
     ("group-by-twice", {"window.group_by": ["device", "device"]}, "window.group_by"),
     # substreams
     ("over-not-in-group-by", {"source.over": "site"}, "window.group_by"),
+    # punctuation and interval events (SPEC §7)
+    ("unknown-punctuation-key", {"punctuation.colum": "kind"}, "punctuation.colum"),
+    ("punctuation-names-nothing", {"punctuation.watermark": "cti"}, "punctuation"),
+    ("punctuation-column-without-value", {"punctuation.column": "kind"}, "punctuation.value"),
+    ("punctuation-value-without-column", {"punctuation.value": "cti"}, "punctuation.column"),
+    (
+        "punctuation-value-float",
+        {"punctuation.column": "kind", "punctuation.value": 1.5},
+        "punctuation.value",
+    ),
+    (
+        "punctuation-column-is-timestamp",
+        {"punctuation.column": "event_time", "punctuation.value": "cti"},
+        "punctuation.column",
+    ),
+    ("punctuation-every-events-zero", {"punctuation.every_events": 0}, "punctuation.every_events"),
+    (
+        "punctuation-every-events-text",
+        {"punctuation.every_events": "5"},
+        "punctuation.every_events",
+    ),
+    ("punctuation-every-zero", {"punctuation.every": "0s"}, "punctuation.every"),
+    ("punctuation-every-bare-number", {"punctuation.every": 5}, "punctuation.every"),
+    (
+        "punctuation-every-and-every-events",
+        {"punctuation.every": "1m", "punctuation.every_events": 10},
+        "punctuation.every",
+    ),
+    (
+        "punctuation-delay-without-generator",
+        {"punctuation.column": "kind", "punctuation.value": "cti", "punctuation.delay": "1s"},
+        "punctuation.delay",
+    ),
+    (
+        "punctuation-bad-delay",
+        {"punctuation.every_events": 5, "punctuation.delay": "-1 second"},
+        "punctuation.delay",
+    ),
+    (
+        "punctuation-bad-watermark",
+        {"punctuation.every_events": 5, "punctuation.watermark": "heuristic"},
+        "punctuation.watermark",
+    ),
+    (
+        "punctuation-without-timestamp",
+        {"punctuation.every_events": 5, "source.timestamp_by": DELETE},
+        "punctuation",
+    ),
+    ("end-time-is-timestamp", {"source.end_time": "event_time"}, "source.end_time"),
+    (
+        "end-time-without-timestamp",
+        {"source.end_time": "end", "source.timestamp_by": DELETE},
+        "source.end_time",
+    ),
+    (
+        "end-time-with-session",
+        {
+            "source.end_time": "end",
+            "window.type": "session",
+            "window.gap": "1m",
+            "window.size": DELETE,
+        },
+        "window.type",
+    ),
 ]

@@ -16,6 +16,7 @@ from sparktide.job import (
     Job,
     Ordering,
     Output,
+    Punctuation,
     Source,
     Window,
     load_job,
@@ -412,3 +413,39 @@ def test_python_api_builds_the_same_job_as_the_file(tmp_path):
 def test_aggregate_str():
     assert str(Aggregate.parse("n", "count(*)")) == "count(*)"
     assert str(Aggregate.parse("t", "SUM(value)")) == "sum(value)"
+
+
+def test_punctuation_table_loads(tmp_path):
+    data = mutate(
+        BASE_JOB,
+        {
+            "source.end_time": "end_time",
+            "punctuation.column": "kind",
+            "punctuation.value": "cti",
+            "punctuation.every_events": 100,
+            "punctuation.delay": "-1us",
+        },
+    )
+    job = Job.from_dict(data, base_dir=tmp_path)
+    assert job.punctuation == Punctuation(
+        column="kind", value="cti", every_events=100, delay=-1, watermark="cti"
+    )
+    assert job.source.end_time == "end_time"
+    assert job.punctuation.explicit and job.punctuation.generated
+    assert job.punctuation.is_cti({"kind": "cti"})
+    assert not job.punctuation.is_cti({"kind": "CTI"})
+
+
+def test_punctuation_values_compare_with_their_json_type():
+    ones = Punctuation(column="kind", value=1)
+    assert ones.is_cti({"kind": 1})
+    assert not ones.is_cti({"kind": True})  # 1 == True in Python, not in JSON
+    assert not ones.is_cti({"kind": 1.0})
+    assert not ones.is_cti({"kind": "1"})
+    assert Punctuation(column="kind", value=True).is_cti({"kind": True})
+
+
+def test_generated_punctuation_defaults_to_no_delay():
+    assert Punctuation(every="1m").delay == 0
+    assert Punctuation(every="1m").every == MINUTE
+    assert Punctuation(column="kind", value="cti").delay is None

@@ -73,7 +73,15 @@ def build_records(rows: list[Any], job: Job) -> list[InputRecord]:
     for seq, row in enumerate(rows):
         if isinstance(row, dict):
             fields = dict(row)
-            records.append(parse_fields(seq, fields, job.source, raw=json.dumps(jsonable(fields))))
+            records.append(
+                parse_fields(
+                    seq,
+                    fields,
+                    job.source,
+                    raw=json.dumps(jsonable(fields)),
+                    punctuation=job.punctuation,
+                )
+            )
         elif isinstance(row, str):
             records.append(_raw_line(seq, row, job))
         else:
@@ -91,7 +99,7 @@ def _raw_line(seq: int, text: str, job: Job) -> InputRecord:
         return InputRecord(
             seq, None, raw=text, error=f"expected a JSON object, got {type(value).__name__}"
         )
-    return parse_fields(seq, value, job.source, raw=text)
+    return parse_fields(seq, value, job.source, raw=text, punctuation=job.punctuation)
 
 
 def run_options(run: dict[str, Any]) -> dict[str, Any]:

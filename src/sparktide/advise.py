@@ -149,7 +149,9 @@ def sample_records(job: Job, size: int) -> tuple[list[InputRecord], int]:
 
     def good() -> Any:
         nonlocal malformed
-        for record in iter_records(job.source, numeric=job.numeric_columns):
+        for record in iter_records(
+            job.source, numeric=job.numeric_columns, punctuation=job.punctuation
+        ):
             if record.malformed:
                 malformed += 1
             else:

@@ -295,7 +295,7 @@ def _simulate(args: argparse.Namespace, out: TextIO) -> int:
     from sparktide.reader import read_records
 
     job = _load(args)
-    records = read_records(job.source, numeric=job.numeric_columns)
+    records = read_records(job.source, numeric=job.numeric_columns, punctuation=job.punctuation)
     result = simulate(
         job, records, until=args.until, tick=args.tick, flush=args.flush, explain=args.explain
     )
@@ -321,7 +321,7 @@ def _explain(args: argparse.Namespace, out: TextIO) -> int:
     max_timelines = _count_arg(args.max_timelines, "--max-timelines")
     plot = check_chart_path(args.plot) if args.plot is not None else None
     job = load_job(args.job)
-    records = read_records(job.source, numeric=job.numeric_columns)
+    records = read_records(job.source, numeric=job.numeric_columns, punctuation=job.punctuation)
     if plot is None:
         result = simulate(job, records, until=args.until, tick=args.tick, flush=args.flush)
     else:

@@ -24,6 +24,7 @@ __all__ = [
     "Job",
     "Ordering",
     "Output",
+    "Punctuation",
     "Source",
     "Window",
     "load_job",
@@ -36,6 +37,8 @@ OUT_OF_ORDER_ACTIONS = ("adjust", "drop", "dead_letter", "accept")
 WINDOW_TYPES = ("tumbling", "hopping", "sliding", "session", "snapshot")
 BOUNDARIES = ("start", "end")
 LATE_ACTIONS = ("dead_letter", "drop")
+#: What moves the watermarks of a job with punctuation (``[punctuation] watermark``).
+PUNCTUATION_WATERMARKS = ("cti", "both")
 #: Aggregate functions a job may name, with whether they take ``*``.
 AGGREGATE_FUNCTIONS = (
     "count",
@@ -144,6 +147,9 @@ class Source:
         How many partitions exist (ids ``0 .. partitions-1``), including never-seen ones.
     over
         Substream key: one timeline per distinct value of this column.
+    end_time
+        Column with each event's end time: the events are *intervals* ``[start, end)``
+        (SPEC §7) instead of points; ``None`` for point events.
     """
 
     path: str
@@ -154,12 +160,26 @@ class Source:
     partition: str | None = None
     partitions: int | None = None
     over: str | None = None
+    end_time: str | None = None
 
     def __post_init__(self) -> None:
         _path(self.path, "source.path", optional=False)
         _choice(self.format, SOURCE_FORMATS, "source.format")
-        for name in ("timestamp_by", "arrival_time", "processing_time", "partition", "over"):
+        for name in (
+            "timestamp_by",
+            "arrival_time",
+            "processing_time",
+            "partition",
+            "over",
+            "end_time",
+        ):
             _column(getattr(self, name), f"source.{name}")
+        if self.end_time is not None and self.timestamp_by is None:
+            raise ConfigError(
+                "source.end_time", "needs source.timestamp_by (the column with each start time)"
+            )
+        if self.end_time is not None and self.end_time == self.timestamp_by:
+            raise ConfigError("source.end_time", "must name another column than timestamp_by")
         if self.partitions is not None:
             if isinstance(self.partitions, bool) or not isinstance(self.partitions, int):
                 raise ConfigError(
@@ -215,6 +235,114 @@ class Ordering:
     def out_of_order_action(self) -> str:
         """The action for out-of-order events: ``on_out_of_order`` if set, else ``action``."""
         return self.on_out_of_order or self.action
+
+
+@dataclass(frozen=True)
+class Punctuation:
+    """CTIs (current time increments): explicit watermarks (SPEC §7).
+
+    Parameters
+    ----------
+    column, value
+        Explicit CTIs: an input row whose ``column`` holds ``value`` (a string, an integer
+        or a boolean, compared with its JSON type) is a CTI at its ``timestamp_by`` time,
+        not an event. It punctuates its partition's timeline; with substreams, the
+        substream named by its ``over`` value, or every substream when it has none.
+    every_events
+        Generated CTIs: after every N events of a timeline (whatever their verdict).
+    every
+        Generated CTIs: whenever a timeline's newest timestamp enters a new period of this
+        length (aligned to the epoch).
+    delay
+        A generated CTI is at the timeline's newest timestamp minus ``delay``; negative
+        delays are allowed (``"-1us"`` makes every event final at once).
+    watermark
+        ``cti``: only CTIs move the watermarks (StreamInsight); ``both``: CTIs raise the
+        heuristic watermark of SPEC §4.
+    """
+
+    column: str | None = None
+    value: str | int | bool | None = None
+    every_events: int | None = None
+    every: int | str | None = None
+    delay: int | str | None = None
+    watermark: str = "cti"
+
+    def __post_init__(self) -> None:
+        _column(self.column, "punctuation.column")
+        if (self.column is None) != (self.value is None):
+            missing = "value" if self.value is None else "column"
+            raise ConfigError(
+                f"punctuation.{missing}",
+                "is required: explicit CTIs are the rows whose column holds the value",
+            )
+        if self.value is not None and (
+            isinstance(self.value, float) or not isinstance(self.value, (str, int))
+        ):
+            raise ConfigError(
+                "punctuation.value",
+                f"must be a string, an integer or true/false, got {self.value!r}",
+            )
+        if self.every_events is not None:
+            if isinstance(self.every_events, bool) or not isinstance(self.every_events, int):
+                raise ConfigError(
+                    "punctuation.every_events", f"must be an integer, got {self.every_events!r}"
+                )
+            if self.every_events < 1:
+                raise ConfigError(
+                    "punctuation.every_events", f"must be at least 1, got {self.every_events}"
+                )
+        _duration(self, "every", "punctuation.every", allow_none=True)
+        if self.every == 0:
+            raise ConfigError("punctuation.every", "must be greater than zero")
+        if self.every is not None and self.every_events is not None:
+            raise ConfigError(
+                "punctuation.every",
+                "generate CTIs either every N events (every_events) or every period of "
+                "application time (every), not both",
+            )
+        if self.delay is not None:
+            if not self.generated:
+                raise ConfigError(
+                    "punctuation.delay", "applies to generated CTIs: set every_events or every"
+                )
+            if isinstance(self.delay, str):
+                try:
+                    _set(self, "delay", parse_duration(self.delay, allow_negative=True))
+                except TimeFormatError as exc:
+                    raise ConfigError("punctuation.delay", str(exc)) from None
+            if isinstance(self.delay, bool) or not isinstance(self.delay, int):
+                raise ConfigError(
+                    "punctuation.delay", f"expected a duration such as '1s', got {self.delay!r}"
+                )
+            if abs(self.delay) > MAX_DURATION:
+                raise ConfigError("punctuation.delay", "must be within 36500d (100 years)")
+        elif self.generated:
+            _set(self, "delay", 0)
+        _choice(self.watermark, PUNCTUATION_WATERMARKS, "punctuation.watermark")
+        if self.column is None and not self.generated:
+            raise ConfigError(
+                "punctuation",
+                "names no CTIs: set column and value (explicit CTIs), or every_events or "
+                "every (generated CTIs)",
+            )
+
+    @property
+    def explicit(self) -> bool:
+        """Whether input rows can be CTIs."""
+        return self.column is not None
+
+    @property
+    def generated(self) -> bool:
+        """Whether CTIs are generated from the events."""
+        return self.every_events is not None or self.every is not None
+
+    def is_cti(self, fields: dict[str, Any]) -> bool:
+        """Whether the row ``fields`` is an explicit CTI (its value has the same JSON type)."""
+        if self.column is None:
+            return False
+        found = fields.get(self.column)
+        return type(found) is type(self.value) and found == self.value
 
 
 @dataclass(frozen=True)
@@ -439,8 +567,10 @@ class Job:
     ordering: Ordering = field(default_factory=Ordering)
     window: Window | None = None
     output: Output = field(default_factory=Output)
+    punctuation: Punctuation | None = None
 
     def __post_init__(self) -> None:
+        self._check_punctuation()
         if self.ordering.partitioned and self.source.partition is None:
             raise ConfigError(
                 "ordering.partitioned",
@@ -470,6 +600,34 @@ class Job:
                     "each substream's windows follow its own watermark",
                 )
 
+    def _check_punctuation(self) -> None:
+        punctuation, source, window = self.punctuation, self.source, self.window
+        if punctuation is not None:
+            if source.timestamp_by is None:
+                raise ConfigError(
+                    "punctuation",
+                    "needs source.timestamp_by: CTIs are promises about event times",
+                )
+            if punctuation.column is not None and punctuation.column in (
+                source.timestamp_by,
+                source.arrival_time,
+                source.partition,
+                source.over,
+                source.end_time,
+            ):
+                raise ConfigError(
+                    "punctuation.column",
+                    f"{punctuation.column!r} is a column the source already reads for time, "
+                    "partition or key; name the column that marks CTI rows",
+                )
+        if source.end_time is not None and window is not None:
+            if window.type not in ("tumbling", "hopping"):
+                raise ConfigError(
+                    "window.type",
+                    f"interval events (source.end_time) go into tumbling or hopping windows "
+                    f"(every window they overlap); {window.type} windows are for point events",
+                )
+
     @property
     def numeric_columns(self) -> frozenset[str]:
         """Columns that must hold numbers or null: the inputs of ``sum`` and ``avg``."""
@@ -496,7 +654,7 @@ class Job:
                 raise ConfigError(
                     key, "binds the names of a query: run it with --query FILE (docs/query.md)"
                 )
-        _check_keys(data, ("source", "ordering", "window", "output"), "")
+        _check_keys(data, ("source", "ordering", "window", "output", "punctuation"), "")
         if "source" not in data:
             raise ConfigError("source", "the [source] table is required")
         base = Path(base_dir) if base_dir is not None else None
@@ -525,12 +683,24 @@ class Job:
             if name in output_data:
                 output_data[name] = _resolve(output_data[name], base)
         output = _build(Output, output_data, "output")
-        return cls(source=source, ordering=ordering, window=window, output=output)
+        punctuation = (
+            _build(Punctuation, _table(data, "punctuation"), "punctuation")
+            if "punctuation" in data
+            else None
+        )
+        return cls(
+            source=source,
+            ordering=ordering,
+            window=window,
+            output=output,
+            punctuation=punctuation,
+        )
 
 
 _DURATION_KEYS = {
     "ordering": ("early_arrival", "late_arrival", "out_of_order"),
     "window": ("size", "hop", "gap", "max_duration", "offset", "allowed_lateness", "idle_timeout"),
+    "punctuation": ("every", "delay"),
 }
 
 

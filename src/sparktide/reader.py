@@ -19,7 +19,7 @@ from typing import Any
 
 from sparktide.core.records import InputRecord
 from sparktide.errors import InputError
-from sparktide.job import Source
+from sparktide.job import Punctuation, Source
 from sparktide.time import MILLISECOND, from_datetime, instant_or_problem
 
 __all__ = [
@@ -66,7 +66,12 @@ def file_arrival_time(path: Path) -> int:
     return os.stat(path).st_mtime_ns // 1_000_000 * MILLISECOND
 
 
-def read_records(source: Source, *, numeric: frozenset[str] = frozenset()) -> list[InputRecord]:
+def read_records(
+    source: Source,
+    *,
+    numeric: frozenset[str] = frozenset(),
+    punctuation: Punctuation | None = None,
+) -> list[InputRecord]:
     """Read every record of ``source``, numbering them from 0 across files.
 
     ``numeric`` names columns that must hold numbers or null (``sum``/``avg`` inputs).
@@ -76,10 +81,15 @@ def read_records(source: Source, *, numeric: frozenset[str] = frozenset()) -> li
     InputError
         If the path is missing or a file cannot be opened at all.
     """
-    return list(iter_records(source, numeric=numeric))
+    return list(iter_records(source, numeric=numeric, punctuation=punctuation))
 
 
-def iter_records(source: Source, *, numeric: frozenset[str] = frozenset()) -> Iterator[InputRecord]:
+def iter_records(
+    source: Source,
+    *,
+    numeric: frozenset[str] = frozenset(),
+    punctuation: Punctuation | None = None,
+) -> Iterator[InputRecord]:
     """The records of ``source`` one at a time, as :func:`read_records` reads them.
 
     Raises
@@ -96,7 +106,13 @@ def iter_records(source: Source, *, numeric: frozenset[str] = frozenset()) -> It
                     record = InputRecord(seq, None, raw=raw, error=error)
                 else:
                     record = parse_fields(
-                        seq, fields, source, default_arrival=mtime, raw=raw, numeric=numeric
+                        seq,
+                        fields,
+                        source,
+                        default_arrival=mtime,
+                        raw=raw,
+                        numeric=numeric,
+                        punctuation=punctuation,
                     )
                 record.file, record.line = file.name, line
                 seq += 1
@@ -428,6 +444,7 @@ def parse_fields(
     default_arrival: int | None = None,
     raw: str | None = None,
     numeric: frozenset[str] = frozenset(),
+    punctuation: Punctuation | None = None,
 ) -> InputRecord:
     """Turn one row's fields into an :class:`InputRecord` (malformed if anything is wrong).
 
@@ -446,10 +463,14 @@ def parse_fields(
         The raw text, kept for dead letters.
     numeric
         Columns that must hold a number or null.
+    punctuation
+        The job's CTI settings: a row marked as a CTI becomes a CTI record (its key may be
+        missing: it then punctuates every substream; no end time or numeric check).
 
     The checks run in a fixed order (arrival time, timestamp, processing time,
-    partition, key, numeric columns by name); the first failure is the error.
+    partition, key, end time, numeric columns by name); the first failure is the error.
     """
+    cti = punctuation is not None and punctuation.is_cti(fields)
     try:
         if source.arrival_time is not None:
             arrival = _time(fields, source.arrival_time, "arrival time")
@@ -468,8 +489,17 @@ def parse_fields(
             else arrival
         )
         partition = _partition(fields, source.partition) if source.partition is not None else 0
-        key = _key(fields, source.over) if source.over is not None else None
-        for column in sorted(numeric):
+        key = None
+        if source.over is not None and not (cti and fields.get(source.over) is None):
+            key = _key(fields, source.over)
+        end_time = None
+        if source.end_time is not None and not cti:
+            end_time = _time(fields, source.end_time, "end time")
+            if end_time <= event_time:
+                raise ValueError(
+                    f"column {source.end_time!r}: the end time must be after the start time"
+                )
+        for column in () if cti else sorted(numeric):
             value = fields.get(column)
             if value is not None and (
                 isinstance(value, bool) or not isinstance(value, (int, float))
@@ -487,4 +517,6 @@ def parse_fields(
         arrival_time=arrival,
         processing_time=processing,
         raw=raw,
+        end_time=end_time,
+        cti=cti,
     )

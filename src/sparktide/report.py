@@ -64,6 +64,10 @@ def _decisions_table(decisions: list[dict[str, Any]]) -> Table:
         "verdict",
         "reasons",
     ]
+    if any("cti" in d for d in decisions):  # jobs with punctuation (SPEC §7)
+        columns.insert(columns.index("watermark") + 1, "cti")
+    if any("end_time" in d for d in decisions):  # interval events
+        columns.insert(columns.index("event_time") + 1, "end_time")
     if any("windows" in d for d in decisions):
         columns.append("windows")
     return _table("Decisions", decisions, columns)

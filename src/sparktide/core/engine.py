@@ -21,6 +21,7 @@ from typing import Any
 from sparktide.core.diagnostics import LateInput, PartitionView, not_progressing
 from sparktide.core.instants import NEG_INF, POS_INF, is_finite
 from sparktide.core.policy import ACCEPTED, ADJUSTED, DEAD_LETTERED, DROPPED, OrderingPolicy
+from sparktide.core.punctuation import CtiGenerator
 from sparktide.core.records import InputRecord, jsonable, time_or_none
 from sparktide.core.release import OrderedRelease
 from sparktide.core.sink import Admitted, Sink
@@ -31,6 +32,10 @@ __all__ = ["ReferenceEngine", "Result", "simulate"]
 
 #: Output names that sparktide writes into event records itself.
 EVENT_RESERVED = ("timestamp",)
+#: ... and into event records of interval events (``source.end_time``).
+INTERVAL_RESERVED = ("timestamp", "end_timestamp")
+#: The verdict of an explicit CTI row in ``decision`` records: not an event.
+PUNCTUATION = "punctuation"
 
 
 @dataclass
@@ -113,6 +118,15 @@ class ReferenceEngine:
         self._ooo = ordering.out_of_order
         self.substreams = job.source.over is not None
         self.partitioned = ordering.partitioned
+        punctuation = job.punctuation
+        only_cti = punctuation is not None and punctuation.watermark == "cti"
+        # The watermark's heuristic terms (SPEC §4), absent when only CTIs move it.
+        self._terms = (None, None) if only_cti else (self._ooo, self._late)
+        self._generator = (
+            CtiGenerator(punctuation) if punctuation is not None and punctuation.generated else None
+        )
+        self.cti_floor = NEG_INF  # substreams: CTIs without a key punctuate every substream
+        self.intervals = job.source.end_time is not None
         self.partitions: dict[Any, PartitionClock] = {}
         self.timelines: dict[Any, Timeline] = {}
         self.arrival = NEG_INF  # the input's arrival clock: max over partitions
@@ -145,7 +159,7 @@ class ReferenceEngine:
         if clock is None:
             clock = self.partitions[pid] = PartitionClock(pid)
             if not self.substreams:
-                self.timelines[pid] = Timeline(pid, self._ooo, self._late)
+                self.timelines[pid] = Timeline(pid, *self._terms)
         return clock
 
     def _timeline(self, record: InputRecord) -> Timeline:
@@ -153,7 +167,7 @@ class ReferenceEngine:
             return self.timelines[record.partition]
         timeline = self.timelines.get(record.key)
         if timeline is None:
-            timeline = self.timelines[record.key] = Timeline(record.key, self._ooo, self._late)
+            timeline = self.timelines[record.key] = Timeline(record.key, *self._terms)
         return timeline
 
     def _scope(self, record: InputRecord) -> Any:
@@ -175,15 +189,25 @@ class ReferenceEngine:
             timeline = self.timelines.get(scope)
             if timeline is None:
                 return self._floor()
-            return timeline.refresh(self.arrival)
+            return self._refresh(timeline)
         if self.partitioned:
             return self.timelines[scope].watermark
         return self.job_watermark
 
     def _floor(self) -> int:
-        if self._late is None:
-            return NEG_INF
-        return self.arrival - self._late
+        """Substreams: the watermark every substream has reached (A − L, keyless CTIs)."""
+        late = self._terms[1]
+        base = NEG_INF if late is None else self.arrival - late
+        return max(base, self.cti_floor)
+
+    def _refresh(self, timeline: Timeline) -> int:
+        """Recompute ``timeline``'s watermark from its arrival clock (and the substreams'
+        floor of keyless CTIs)."""
+        watermark = timeline.refresh(self._clock_of(timeline))
+        if self.substreams and self.cti_floor > watermark:
+            timeline.advance_to(self.cti_floor)
+            watermark = self.cti_floor
+        return watermark
 
     def _publish(self, timeline: Timeline) -> None:
         """Tell the sink the watermark of ``timeline``'s scope may have moved."""
@@ -203,8 +227,8 @@ class ReferenceEngine:
     def _set_arrival(self, arrival: int) -> None:
         if arrival > self.arrival:
             self.arrival = arrival
-            if self.substreams and self._late is not None:
-                self.sink.advance_floor(self.arrival - self._late, self.now)
+            if self.substreams and self._terms[1] is not None:
+                self.sink.advance_floor(self._floor(), self.now)
 
     # ------------------------------------------------------------------ driving
     def observe(self, now: int, records: list[InputRecord]) -> None:
@@ -259,6 +283,9 @@ class ReferenceEngine:
             self._publish_job()
 
     def _event(self, record: InputRecord) -> None:
+        if record.cti:
+            self._punctuation(record)
+            return
         counts = self.counts
         pid = record.partition
         counts.add(pid, "input")
@@ -270,9 +297,11 @@ class ReferenceEngine:
         self.sink.delivered(self._scope(record), self.now)
         timeline = self._timeline(record)
         before = timeline.watermark
-        watermark = timeline.refresh(self._clock_of(timeline))
+        watermark = self._refresh(timeline)
         if watermark > before:
             self._publish(timeline)
+        cti = timeline.cti
+        newest_before = timeline.newest
         judgement = self.policy.judge(record.event_time, arrival, watermark)
         reasons = judgement.reasons
         for reason in reasons:
@@ -289,6 +318,11 @@ class ReferenceEngine:
         verdict = judgement.verdict
         timestamp = judgement.timestamp
         outcome = judgement.outcome
+        if timestamp is not None and record.end_time is not None and record.end_time <= timestamp:
+            # An interval event whose start was adjusted to its end or beyond (SPEC §7).
+            verdict = DROPPED
+            outcome = "out_of_order" if "out_of_order" in reasons else "late"
+            timestamp = None
         admitted = None
         bounds = None
         if timestamp is not None:
@@ -300,8 +334,15 @@ class ReferenceEngine:
                 outcome = "window_closed"
                 verdict = DEAD_LETTERED if self.job.window.late == "dead_letter" else DROPPED  # type: ignore[union-attr]
                 timestamp = None
-            if timeline.refresh(self._clock_of(timeline)) > watermark:
+            if self._refresh(timeline) > watermark:
                 self._publish(timeline)
+        if self._generator is not None:
+            timeline.events += 1
+            generated = self._generator.after_event(timeline.events, newest_before, timeline.newest)
+            if generated is not None:
+                counts.add(pid, "ctis_generated")
+                if timeline.punctuate(generated):
+                    self._publish(timeline)
         if verdict in (ACCEPTED, ADJUSTED):
             counts.add(pid, "admitted")
             if verdict == ADJUSTED:
@@ -314,6 +355,10 @@ class ReferenceEngine:
         if not self.explain:
             return
         decision = self._decision(record, watermark)
+        if self.job.punctuation is not None:
+            decision["cti"] = time_or_none(cti)
+        if self.intervals:
+            decision["end_time"] = time_or_none(record.end_time)
         decision["timestamp"] = time_or_none(timestamp)
         decision["verdict"] = verdict
         decision["reasons"] = list(reasons)
@@ -322,6 +367,37 @@ class ReferenceEngine:
                 [time_or_none(start), time_or_none(end)] for start, end in admitted.windows
             ]
         self.result.decisions.append(decision)
+
+    def _punctuation(self, record: InputRecord) -> None:
+        """An explicit CTI row: it moves its timeline's watermark (never backwards); it is
+        not an event. With substreams a CTI without a key punctuates every substream."""
+        pid = record.partition
+        self.counts.add(pid, "punctuations")
+        clock = self._partition(pid)
+        arrival = record.arrival_time
+        assert arrival is not None and record.event_time is not None
+        clock.deliver(arrival, self.now)
+        self._set_arrival(arrival)
+        instant = record.event_time
+        if self.substreams and record.key is None:
+            before = self._floor()
+            if instant > self.cti_floor:
+                self.cti_floor = instant
+                self.sink.advance_floor(self._floor(), self.now)
+        else:
+            self.sink.delivered(self._scope(record), self.now)
+            timeline = self._timeline(record)
+            old = timeline.watermark
+            before = self._refresh(timeline)
+            if before > old:
+                self._publish(timeline)
+            if timeline.punctuate(instant):
+                self._publish(timeline)
+        if self.explain:
+            decision = self._decision(record, before)
+            decision["cti"] = time_or_none(instant)
+            decision["verdict"] = PUNCTUATION
+            self.result.decisions.append(decision)
 
     def _decision(self, record: InputRecord, watermark: int) -> dict[str, Any]:
         return {
@@ -388,11 +464,12 @@ class ReferenceEngine:
     def _emit_event(self, event: Admitted, now: int) -> None:
         fields = event.record.fields or {}
         out: dict[str, Any] = {"type": "event"}
+        reserved = INTERVAL_RESERVED if self.intervals else EVENT_RESERVED
         for name, value in fields.items():
-            out[f"input_{name}" if name in EVENT_RESERVED or name == "type" else name] = jsonable(
-                value
-            )
+            out[f"input_{name}" if name in reserved or name == "type" else name] = jsonable(value)
         out["timestamp"] = time_or_none(event.timestamp)
+        if self.intervals:
+            out["end_timestamp"] = time_or_none(event.record.end_time)
         self.result.events.append(out)
 
     def _emit_window(self, record: dict[str, Any]) -> None:
@@ -545,6 +622,8 @@ def _summary(counter: Counter[str]) -> dict[str, Any]:
         "adjusted": counter["adjusted"],
         "dropped": dict(sorted(dropped.items())),
         "dead_lettered": dict(sorted(dead.items())),
+        "punctuations": counter["punctuations"],
+        "ctis_generated": counter["ctis_generated"],
     }
 
 
@@ -588,7 +667,7 @@ def simulate(
     if records is None:
         from sparktide.reader import read_records
 
-        records = read_records(job.source, numeric=job.numeric_columns)
+        records = read_records(job.source, numeric=job.numeric_columns, punctuation=job.punctuation)
     return ReferenceEngine(job, explain=explain).run(
         records, until=until, tick=tick, flush=flush, timers_at_due=timers_at_due
     )

@@ -31,10 +31,16 @@ class InputRecord:
         The record as read (column name → value).
     file, line
         The input file's name and the record's 1-based line (or row) in it.
+    end_time
+        Interval events: the (exclusive) end time; ``None`` for point events.
+    cti
+        True when the row is an explicit CTI at ``event_time`` (not an event).
     """
 
     __slots__ = (
         "arrival_time",
+        "cti",
+        "end_time",
         "error",
         "event_time",
         "fields",
@@ -61,6 +67,8 @@ class InputRecord:
         error: str | None = None,
         file: str | None = None,
         line: int | None = None,
+        end_time: int | None = None,
+        cti: bool = False,
     ) -> None:
         self.seq = seq
         self.fields = fields
@@ -73,6 +81,8 @@ class InputRecord:
         self.error = error
         self.file = file
         self.line = line
+        self.end_time = end_time
+        self.cti = cti
 
     @property
     def malformed(self) -> bool:

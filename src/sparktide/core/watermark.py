@@ -1,9 +1,11 @@
-"""Arrival clocks and timeline watermarks (SPEC §4).
+"""Arrival clocks and timeline watermarks (SPEC §4, §7).
 
-    W(τ) = max( newest(τ) − O ,  A(τ) − L )
+    W(τ) = max( newest(τ) − O ,  A(τ) − L ,  cti(τ) )
 
 A timeline's watermark never decreases. For partition timelines A is the partition's
-own arrival clock; for substreams A is the arrival clock of the whole input.
+own arrival clock; for substreams A is the arrival clock of the whole input. ``cti`` is
+the largest CTI the timeline has seen (explicit or generated); with
+``[punctuation] watermark = "cti"`` the first two terms are absent.
 """
 
 from __future__ import annotations
@@ -75,7 +77,7 @@ class Timeline:
         L, or ``None`` when the late check is disabled (the term is then absent).
     """
 
-    __slots__ = ("key", "late_arrival", "newest", "out_of_order", "watermark")
+    __slots__ = ("cti", "events", "key", "late_arrival", "newest", "out_of_order", "watermark")
 
     def __init__(self, key: Any, out_of_order: int | None, late_arrival: int | None) -> None:
         self.key = key
@@ -83,6 +85,8 @@ class Timeline:
         self.watermark = NEG_INF
         self.out_of_order = out_of_order
         self.late_arrival = late_arrival
+        self.cti = NEG_INF  # the largest CTI seen (explicit or generated)
+        self.events = 0  # events judged on this timeline (generated CTIs count them)
 
     def refresh(self, arrival_clock: int) -> int:
         """Recompute W from newest and the arrival clock A; never moves backwards."""
@@ -93,6 +97,12 @@ class Timeline:
             w = arrival_clock - self.late_arrival
         self.watermark = w
         return w
+
+    def punctuate(self, instant: int) -> bool:
+        """A CTI at ``instant``: no later event may start before it. True if W moved."""
+        if instant > self.cti:
+            self.cti = instant
+        return self.advance_to(instant)
 
     def admit(self, timestamp: int) -> None:
         """Step 5 of SPEC §3: an admitted event's system timestamp."""

@@ -33,16 +33,18 @@ Row = tuple[int, OrderKey, dict[str, Any]]
 Closed = tuple[int, int, dict[str, Any]]  # start, end, aggregates
 
 
-def grid_starts(x: int, size: int, period: int, offset: int) -> list[int]:
-    """Starts of the grid windows ``[start, start + size)`` that contain instant ``x``.
+def grid_starts(x: int, size: int, period: int, offset: int, first: int | None = None) -> list[int]:
+    """Starts of the grid windows ``[start, start + size)`` that contain instant ``x`` —
+    or, given ``first ≤ x``, some instant of ``[first, x]``.
 
     Windows start at ``offset + k * period``; with ``period > size`` some instants are in
     no window (an empty list).
     """
+    low = x if first is None else first
     last = x - (x - offset) % period
     starts = []
     start = last
-    while start + size > x:
+    while start + size > low:
         starts.append(start)
         start -= period
     starts.reverse()
@@ -57,7 +59,13 @@ class _Group:
     def __init__(self, op: WindowOperator) -> None:
         self.op = op
 
-    def insert(self, ts: int, order: OrderKey, fields: dict[str, Any], watermark: int) -> Any:
+    def insert(
+        self, ts: int, order: OrderKey, fields: dict[str, Any], watermark: int, end: int | None
+    ) -> Any:
+        """Add an event at ``ts`` (an interval event: ``[ts, end)``) to its open windows.
+
+        Returns the ``(start, end)`` pairs it joined, :data:`GAP`, or
+        ``("closed", start, end)`` naming the last window it would have joined."""
         raise NotImplementedError
 
     def close(self, watermark: int) -> list[Closed]:
@@ -80,9 +88,11 @@ class _GridGroup(_Group):
         self._windows: dict[int, Accumulator] = {}
         self._starts: list[int] = []  # heap of open window starts
 
-    def insert(self, ts: int, order: OrderKey, fields: dict[str, Any], watermark: int) -> Any:
+    def insert(
+        self, ts: int, order: OrderKey, fields: dict[str, Any], watermark: int, end: int | None
+    ) -> Any:
         op = self.op
-        starts = op.starts_of(ts)
+        starts = op.starts_of(ts, end)
         if not starts:
             return GAP
         joined = []
@@ -134,7 +144,9 @@ class _SlidingGroup(_Group):
         if i == len(self._points) or self._points[i] != point:
             self._points.insert(i, point)
 
-    def insert(self, ts: int, order: OrderKey, fields: dict[str, Any], watermark: int) -> Any:
+    def insert(
+        self, ts: int, order: OrderKey, fields: dict[str, Any], watermark: int, end: int | None
+    ) -> Any:
         op = self.op
         size = op.size
         entry_open = op.due(ts) > watermark
@@ -230,7 +242,9 @@ class _SessionGroup(_Group):
             out.append((start, op.session_end(start, last), members))
         return out
 
-    def insert(self, ts: int, order: OrderKey, fields: dict[str, Any], watermark: int) -> Any:
+    def insert(
+        self, ts: int, order: OrderKey, fields: dict[str, Any], watermark: int, end: int | None
+    ) -> Any:
         op = self.op
         if self._last_closed is not None and not op.after_end(ts, self._closed_until):
             return ("closed", *self._last_closed)
@@ -333,12 +347,15 @@ class WindowOperator:
         """The watermark at which a window ending at ``end`` closes."""
         return end + self.lateness + (1 if self.closed_end else 0)
 
-    def starts_of(self, ts: int) -> list[int]:
-        """Starts of the grid (or snapshot) windows an event at ``ts`` belongs to."""
+    def starts_of(self, ts: int, end: int | None = None) -> list[int]:
+        """Starts of the grid (or snapshot) windows an event at ``ts`` belongs to; an
+        interval event ``[ts, end)`` belongs to every window sharing an instant with it."""
         if self.kind == "snapshot":
             return [ts]
-        x = ts - 1 if self.closed_end else ts
-        return grid_starts(x, self.size, self.period, self.offset)
+        shift = 1 if self.closed_end else 0  # (start, end] holds the instants start+1 .. end
+        if end is None:
+            return grid_starts(ts - shift, self.size, self.period, self.offset)
+        return grid_starts(end - 1 - shift, self.size, self.period, self.offset, ts - shift)
 
     def end_of(self, start: int) -> int:
         """End of the grid window starting at ``start`` (snapshots: the same instant)."""
@@ -391,7 +408,7 @@ class WindowOperator:
         if group is None:
             group = self._groups[(scope, key)] = self._make(self)
         order = (event.timestamp, event.record.arrival_time or 0, event.record.seq)
-        outcome = group.insert(event.timestamp, order, fields, watermark)
+        outcome = group.insert(event.timestamp, order, fields, watermark, event.record.end_time)
         if outcome == GAP:
             self.in_no_window += 1
             event.windows = []

@@ -1,0 +1,201 @@
+"""Properties of CTIs and interval events in the reference engine (SPEC §7, issue 7).
+
+Generated streams: 1–3 partitions or substreams over 1–4 keys, events with disorder,
+explicit CTI rows (some with a key, some without, some behind), generated CTIs (every N
+events or every period, delays from −1 s to 5 s), ``watermark = "cti"`` or ``"both"``,
+every out-of-order action, point or interval events, no window or a tumbling window.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from hypothesis import HealthCheck, given, note, settings
+from hypothesis import strategies as st
+
+from sparktide.core.engine import Result, simulate
+from sparktide.job import Aggregate, Job, Ordering, Punctuation, Source, Window
+from sparktide.reader import parse_fields
+from sparktide.time import SECOND, format_instant, parse_instant
+
+BASE = parse_instant("2026-03-01T09:00:00Z")
+SETTINGS = settings(
+    max_examples=150,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+
+
+def iso(instant: int) -> str:
+    text = format_instant(instant)
+    assert text is not None
+    return text
+
+
+@st.composite
+def scenarios(draw: Any) -> tuple[Job, list[dict[str, Any]]]:
+    substreams = draw(st.booleans())
+    intervals = draw(st.booleans())
+    explicit = draw(st.booleans())
+    generated = draw(st.sampled_from([None, "events", "period"]))
+    if not explicit and generated is None:
+        generated = "events"
+    punctuation = Punctuation(
+        column="kind" if explicit else None,
+        value="cti" if explicit else None,
+        every_events=draw(st.integers(1, 4)) if generated == "events" else None,
+        every=draw(st.sampled_from([SECOND, 5 * SECOND])) if generated == "period" else None,
+        delay=draw(st.sampled_from([-SECOND, -1, 0, 2 * SECOND, 5 * SECOND]))
+        if generated
+        else None,
+        watermark=draw(st.sampled_from(["cti", "both"])),
+    )
+    ordering = Ordering(
+        early_arrival=draw(st.sampled_from([None, 30 * SECOND])),
+        late_arrival=draw(st.sampled_from([None, 5 * SECOND])),
+        out_of_order=draw(st.sampled_from([None, 0, 2 * SECOND])),
+        action=draw(st.sampled_from(["adjust", "drop"])),
+        on_out_of_order=draw(st.sampled_from([None, "dead_letter", "accept"])),
+        partitioned=not substreams and draw(st.booleans()),
+    )
+    window = None
+    if draw(st.booleans()):
+        group_by = ("device",) if substreams else ("p",) if ordering.partitioned else ()
+        window = Window(
+            type="tumbling",
+            size=draw(st.sampled_from([2 * SECOND, 10 * SECOND])),
+            group_by=group_by,
+            aggregates=(Aggregate("n", "count"),),
+        )
+    source = Source(
+        path="-",
+        timestamp_by="t",
+        arrival_time="a",
+        partition="p",
+        over="device" if substreams else None,
+        end_time="e" if intervals else None,
+    )
+    job = Job(source=source, ordering=ordering, window=window, punctuation=punctuation)
+    partitions = draw(st.integers(1, 3))
+    keys = draw(st.integers(1, 4))
+    rows: list[dict[str, Any]] = []
+    arrival = BASE
+    for n in range(draw(st.integers(1, 40))):
+        arrival += draw(st.sampled_from([0, 1, 300_000, SECOND, 3 * SECOND]))
+        row: dict[str, Any] = {
+            "id": n,
+            "p": draw(st.integers(0, partitions - 1)),
+            "a": iso(arrival),
+        }
+        if substreams:
+            row["device"] = f"d{draw(st.integers(0, keys - 1))}"
+        t = arrival + draw(st.sampled_from([0, -SECOND, -4 * SECOND, -20 * SECOND, SECOND, -1]))
+        row["t"] = iso(t)
+        if explicit and draw(st.integers(0, 4)) == 0:
+            row["kind"] = "cti"
+            if substreams and draw(st.booleans()):
+                del row["device"]
+        elif intervals:
+            row["e"] = iso(t + draw(st.sampled_from([1, SECOND, 3 * SECOND, 12 * SECOND])))
+        rows.append(row)
+    return job, rows
+
+
+def run(job: Job, rows: list[dict[str, Any]]) -> Result:
+    records = [
+        parse_fields(seq, dict(row), job.source, punctuation=job.punctuation)
+        for seq, row in enumerate(rows)
+    ]
+    for record in records:
+        assert not record.malformed, record.error
+    return simulate(job, records)
+
+
+def timeline(decision: dict[str, Any], job: Job) -> Any:
+    return decision["key"] if job.source.over else decision["partition"]
+
+
+@SETTINGS
+@given(scenarios())
+def test_every_record_is_accounted_for_once(scenario: tuple[Job, list[dict[str, Any]]]) -> None:
+    job, rows = scenario
+    result = run(job, rows)
+    metrics = result.metrics
+    ctis = sum(1 for row in rows if row.get("kind") == "cti")
+    assert metrics["punctuations"] == ctis
+    assert metrics["input"] == len(rows) - ctis
+    outcomes = (
+        metrics["admitted"]
+        + sum(metrics["dropped"].values())
+        + sum(metrics["dead_lettered"].values())
+    )
+    assert outcomes == metrics["input"]
+    verdicts = [d["verdict"] for d in result.decisions]
+    assert verdicts.count("punctuation") == ctis
+
+
+@SETTINGS
+@given(scenarios())
+def test_watermarks_never_go_back(scenario: tuple[Job, list[dict[str, Any]]]) -> None:
+    job, rows = scenario
+    result = run(job, rows)
+    last: dict[Any, str] = {}
+    for decision in result.decisions:
+        if decision["verdict"] == "punctuation" and job.source.over and decision["key"] is None:
+            continue  # a keyless CTI's watermark is the substreams' floor
+        scope = timeline(decision, job)
+        mark = decision["watermark"]
+        if mark is None:
+            assert scope not in last, decision
+            continue
+        if scope in last:
+            assert parse_instant(mark) >= parse_instant(last[scope]), decision
+        last[scope] = mark
+
+
+@SETTINGS
+@given(scenarios())
+def test_adjust_never_starts_before_the_cti(scenario: tuple[Job, list[dict[str, Any]]]) -> None:
+    job, rows = scenario
+    result = run(job, rows)
+    accept = job.ordering.out_of_order_action == "accept"
+    for decision in result.decisions:
+        if decision["verdict"] not in ("accepted", "adjusted"):
+            continue
+        note(str(decision))
+        start = parse_instant(decision["timestamp"])
+        if not accept:
+            if decision["cti"] is not None:
+                assert start >= parse_instant(decision["cti"])
+            if decision["watermark"] is not None:
+                assert start >= parse_instant(decision["watermark"])
+        if job.source.end_time is not None:
+            assert parse_instant(decision["end_time"]) > start
+
+
+@SETTINGS
+@given(scenarios())
+def test_generated_ctis_follow_the_count(scenario: tuple[Job, list[dict[str, Any]]]) -> None:
+    job, rows = scenario
+    punctuation = job.punctuation
+    assert punctuation is not None
+    result = run(job, rows)
+    if punctuation.every_events is None:
+        return
+    # A CTI after every N-th event of a timeline, once the timeline admitted an event.
+    events: dict[Any, int] = defaultdict(int)
+    admitted: dict[Any, bool] = defaultdict(bool)
+    expected = 0
+    for decision in result.decisions:
+        if decision["verdict"] == "punctuation":
+            continue
+        scope = timeline(decision, job)
+        events[scope] += 1
+        # (an event found late for its windows was admitted by the policy first)
+        admitted[scope] |= (
+            decision["timestamp"] is not None or "window_closed" in decision["reasons"]
+        )
+        if events[scope] % punctuation.every_events == 0 and admitted[scope]:
+            expected += 1
+    assert result.metrics["ctis_generated"] == expected
