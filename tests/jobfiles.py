@@ -287,6 +287,13 @@ CONFIG_ERRORS: list[tuple[str, dict[str, Any], str]] = [
         "punctuation",
     ),
     ("end-time-is-timestamp", {"source.end_time": "event_time"}, "source.end_time"),
+    ("shift-bare-number", {"source.shift": 5}, "source.shift"),
+    ("shift-bad", {"source.shift": "soon"}, "source.shift"),
+    (
+        "shift-without-timestamp",
+        {"source.shift": "1m", "source.timestamp_by": DELETE},
+        "source.shift",
+    ),
     (
         "end-time-without-timestamp",
         {"source.end_time": "end", "source.timestamp_by": DELETE},

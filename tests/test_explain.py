@@ -328,3 +328,35 @@ def test_bad_job_exits_2_with_one_line(tmp_path, capsys):
     assert code == 2
     assert_one_error_line(capsys, "source.path")
     assert not (tmp_path / "chart.png").exists()
+
+
+def test_cti_rows_are_decisions_but_not_chart_events(tmp_path):
+    """Punctuation (SPEC §7): a CTI row gets a ``punctuation`` decision with its time as
+    ``cti``, every event the CTI it was judged against; charts draw the events only."""
+    lines = [
+        {"id": 1, "t": "2026-03-01T09:00:05Z", "a": "2026-03-01T09:00:06Z"},
+        {"kind": "cti", "t": "2026-03-01T09:00:10Z", "a": "2026-03-01T09:00:07Z"},
+        {"id": 2, "t": "2026-03-01T09:00:08Z", "a": "2026-03-01T09:00:08Z"},
+    ]
+    (tmp_path / "events.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    job = write_job(
+        tmp_path,
+        {
+            "source": {"path": "events.jsonl", "timestamp_by": "t", "arrival_time": "a"},
+            "ordering": {"late_arrival": "none"},
+            "punctuation": {"column": "kind", "value": "cti"},
+        },
+    )
+    code, text = explain([str(job), "--format", "jsonl"])
+    assert code == 0
+    decisions = [json.loads(line) for line in text.splitlines()]
+    assert [d["verdict"] for d in decisions] == ["accepted", "punctuation", "adjusted"]
+    assert [d["cti"] for d in decisions] == [None, *["2026-03-01T09:00:10Z"] * 2]
+    assert decisions[2]["timestamp"] == "2026-03-01T09:00:10Z"
+    code, text = explain([str(job), "--format", "table"])
+    assert code == 0 and "cti" in text
+    assert "3 records: 1 accepted, 1 adjusted, 1 punctuation" in text
+    chart = tmp_path / "chart.png"
+    code, text = explain([str(job), "--plot", str(chart)])
+    assert code == 0
+    assert text == f"sparktide: wrote {chart}: 2 events (1 accepted, 1 adjusted)\n"

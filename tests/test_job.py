@@ -449,3 +449,64 @@ def test_generated_punctuation_defaults_to_no_delay():
     assert Punctuation(every="1m").delay == 0
     assert Punctuation(every="1m").every == MINUTE
     assert Punctuation(column="kind", value="cti").delay is None
+
+
+def _union(**inputs: dict) -> dict:
+    return {"inputs": inputs, "output": {"path": "out/"}}
+
+
+def test_a_union_of_inputs_loads(tmp_path):
+    job = Job.from_dict(
+        _union(
+            north={"path": "n/", "timestamp_by": "t", "partition": "p", "partitions": 2},
+            south={"path": "s/", "timestamp_by": "time", "format": "csv"},
+        ),
+        base_dir=tmp_path,
+    )
+    assert [name for name, _ in job.inputs] == ["north", "south"]
+    assert job.source == job.inputs[0][1]
+    assert job.source.path == str(tmp_path / "n/")
+    assert job.inputs[1][1].timestamp_by == "time"
+    assert job.declared_partitions == ["north/0", "north/1"]
+    assert [name for name, _ in job.input_sources] == ["north", "south"]
+
+
+@pytest.mark.parametrize(
+    ("data", "key"),
+    [
+        (_union(a={"path": "a/", "timestamp_by": "t", "colour": 1}), "inputs.a.colour"),
+        (_union(a={"timestamp_by": "t"}), "inputs.a.path"),
+        (_union(a={"path": "a/", "timestamp_by": "t; x"}), "inputs.a.timestamp_by"),
+        (
+            _union(a={"path": "a/", "timestamp_by": "t"}, b={"path": "b/"}),
+            "inputs.b.timestamp_by",
+        ),
+        (
+            _union(a={"path": "a/", "over": "d"}, b={"path": "b/", "over": "device"}),
+            "inputs.b.over",
+        ),
+        (
+            _union(a={"path": "a/", "timestamp_by": "t", "end_time": "e"}, b={"path": "b/"}),
+            "inputs.b.end_time",
+        ),
+        ({"inputs": {}, "output": {}}, "inputs"),
+        ({"inputs": {"a": "a/"}}, "inputs.a"),
+        ({"inputs": {"a b": {"path": "a/"}}}, "inputs"),
+        ({"source": {"path": "x"}, "inputs": {"a": {"path": "a/"}}}, "inputs"),
+        (
+            {
+                "inputs": {
+                    "a": {"path": "a/", "partition": "p"},
+                    "b": {"path": "b/", "partition": "q"},
+                },
+                "ordering": {"partitioned": True},
+                "window": {"type": "tumbling", "size": "1m", "group_by": ["p"]},
+            },
+            "inputs.b.partition",
+        ),
+    ],
+)
+def test_union_errors_name_the_key(tmp_path, data, key):
+    with pytest.raises(ConfigError) as info:
+        Job.from_dict(data, base_dir=tmp_path)
+    assert info.value.key == key, info.value

@@ -45,8 +45,8 @@ def load(path: Path) -> dict[str, Any]:
     for required in ("job", "run"):
         if required not in data:
             raise TranscriptError(f"[{required}] is required")
-    if "source" not in data["job"]:
-        raise TranscriptError("[job.source] is required")
+    if "source" not in data["job"] and "inputs" not in data["job"]:
+        raise TranscriptError("[job.source] (or [job.inputs.<name>] for a union) is required")
     _check_keys(data["run"], RUN_KEYS, "run.")
     if not isinstance(data["run"].get("input"), list):
         raise TranscriptError("run.input must be a list of rows")
@@ -63,25 +63,35 @@ def _check_keys(table: dict[str, Any], allowed: tuple[str, ...], prefix: str) ->
 def build_job(tables: dict[str, Any]) -> Job:
     """The job of a transcript; ``source.path`` is a placeholder (input comes inline)."""
     data = {name: dict(value) for name, value in tables.items()}
-    data["source"] = {"path": PLACEHOLDER_PATH, **data["source"]}
+    if "inputs" in data:  # a union: each row names its input in "_input"
+        data["inputs"] = {
+            name: {"path": PLACEHOLDER_PATH, **table} for name, table in data["inputs"].items()
+        }
+    else:
+        data["source"] = {"path": PLACEHOLDER_PATH, **data["source"]}
     return Job.from_dict(data)
 
 
 def build_records(rows: list[Any], job: Job) -> list[InputRecord]:
     """One input record per row: a table is a record's fields, a string is a raw line."""
     records = []
+    sources = dict(job.inputs)
     for seq, row in enumerate(rows):
         if isinstance(row, dict):
             fields = dict(row)
-            records.append(
-                parse_fields(
-                    seq,
-                    fields,
-                    job.source,
-                    raw=json.dumps(jsonable(fields)),
-                    punctuation=job.punctuation,
-                )
+            name = fields.pop("_input", None)
+            if (name is None) != (not sources) or (name is not None and name not in sources):
+                raise TranscriptError(f"run.input[{seq}]: _input must name an input of the union")
+            record = parse_fields(
+                seq,
+                fields,
+                sources[name] if name is not None else job.source,
+                raw=json.dumps(jsonable(fields)),
+                punctuation=job.punctuation,
             )
+            if name is not None and not record.malformed:
+                record.partition = f"{name}/{record.partition}"  # as reader.job_records
+            records.append(record)
         elif isinstance(row, str):
             records.append(_raw_line(seq, row, job))
         else:

@@ -143,15 +143,13 @@ def sample_records(job: Job, size: int) -> tuple[list[InputRecord], int]:
     InputError
         If the input cannot be read.
     """
-    from sparktide.reader import iter_records
+    from sparktide.reader import iter_job_records
 
     malformed = 0
 
     def good() -> Any:
         nonlocal malformed
-        for record in iter_records(
-            job.source, numeric=job.numeric_columns, punctuation=job.punctuation
-        ):
+        for record in iter_job_records(job):
             if record.malformed:
                 malformed += 1
             else:

@@ -292,10 +292,10 @@ def _translate(args: argparse.Namespace, out: TextIO) -> int:
 
 def _simulate(args: argparse.Namespace, out: TextIO) -> int:
     from sparktide.core.engine import simulate
-    from sparktide.reader import read_records
+    from sparktide.reader import job_records
 
     job = _load(args)
-    records = read_records(job.source, numeric=job.numeric_columns, punctuation=job.punctuation)
+    records = job_records(job)
     result = simulate(
         job, records, until=args.until, tick=args.tick, flush=args.flush, explain=args.explain
     )
@@ -314,14 +314,14 @@ def _explain(args: argparse.Namespace, out: TextIO) -> int:
 
     from sparktide.core.engine import simulate
     from sparktide.plot import X_AXES, check_chart_path
-    from sparktide.reader import read_records
+    from sparktide.reader import job_records
 
     if args.x not in X_AXES:
         raise ConfigError("--x", f"must be one of {', '.join(X_AXES)}; got {args.x!r}")
     max_timelines = _count_arg(args.max_timelines, "--max-timelines")
     plot = check_chart_path(args.plot) if args.plot is not None else None
     job = load_job(args.job)
-    records = read_records(job.source, numeric=job.numeric_columns, punctuation=job.punctuation)
+    records = job_records(job)
     if plot is None:
         result = simulate(job, records, until=args.until, tick=args.tick, flush=args.flush)
     else:

@@ -97,6 +97,21 @@ def _duration(
     _set(obj, name, parsed)
 
 
+def _signed_duration(obj: object, name: str, key: str) -> None:
+    """Normalise the duration field ``name`` of ``obj``, which may be negative."""
+    value = getattr(obj, name)
+    if isinstance(value, str):
+        try:
+            value = parse_duration(value, allow_negative=True)
+        except TimeFormatError as exc:
+            raise ConfigError(key, str(exc)) from None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ConfigError(key, f"expected a duration such as '-1h', got {value!r}")
+    if abs(value) > MAX_DURATION:
+        raise ConfigError(key, "must be within 36500d (100 years)")
+    _set(obj, name, value)
+
+
 def _choice(value: Any, allowed: tuple[str, ...], key: str) -> None:
     if value not in allowed:
         raise ConfigError(key, f"must be one of {', '.join(allowed)}; got {value!r}")
@@ -150,6 +165,10 @@ class Source:
     end_time
         Column with each event's end time: the events are *intervals* ``[start, end)``
         (SPEC §7) instead of points; ``None`` for point events.
+    shift
+        Time shifting (StreamInsight's ShiftEventTime, SPEC §7): every event time, end
+        time and CTI of this source is moved by this duration (negative: earlier) before
+        anything judges it; ``0`` by default.
     """
 
     path: str
@@ -161,9 +180,11 @@ class Source:
     partitions: int | None = None
     over: str | None = None
     end_time: str | None = None
+    shift: int | str = 0
 
     def __post_init__(self) -> None:
         _path(self.path, "source.path", optional=False)
+        _signed_duration(self, "shift", "source.shift")
         _choice(self.format, SOURCE_FORMATS, "source.format")
         for name in (
             "timestamp_by",
@@ -178,6 +199,8 @@ class Source:
             raise ConfigError(
                 "source.end_time", "needs source.timestamp_by (the column with each start time)"
             )
+        if self.shift and self.timestamp_by is None:
+            raise ConfigError("source.shift", "shifts event times: it needs source.timestamp_by")
         if self.end_time is not None and self.end_time == self.timestamp_by:
             raise ConfigError("source.end_time", "must name another column than timestamp_by")
         if self.partitions is not None:
@@ -306,17 +329,7 @@ class Punctuation:
                 raise ConfigError(
                     "punctuation.delay", "applies to generated CTIs: set every_events or every"
                 )
-            if isinstance(self.delay, str):
-                try:
-                    _set(self, "delay", parse_duration(self.delay, allow_negative=True))
-                except TimeFormatError as exc:
-                    raise ConfigError("punctuation.delay", str(exc)) from None
-            if isinstance(self.delay, bool) or not isinstance(self.delay, int):
-                raise ConfigError(
-                    "punctuation.delay", f"expected a duration such as '1s', got {self.delay!r}"
-                )
-            if abs(self.delay) > MAX_DURATION:
-                raise ConfigError("punctuation.delay", "must be within 36500d (100 years)")
+            _signed_duration(self, "delay", "punctuation.delay")
         elif self.generated:
             _set(self, "delay", 0)
         _choice(self.watermark, PUNCTUATION_WATERMARKS, "punctuation.watermark")
@@ -568,8 +581,10 @@ class Job:
     window: Window | None = None
     output: Output = field(default_factory=Output)
     punctuation: Punctuation | None = None
+    inputs: tuple[tuple[str, Source], ...] = ()
 
     def __post_init__(self) -> None:
+        self._check_inputs()
         self._check_punctuation()
         if self.ordering.partitioned and self.source.partition is None:
             raise ConfigError(
@@ -599,6 +614,58 @@ class Job:
                     f"must include the substream key {self.source.over!r} (source.over): "
                     "each substream's windows follow its own watermark",
                 )
+
+    def _check_inputs(self) -> None:
+        """A union of named inputs (SPEC §7): ``source`` is the first; the columns that
+        make timelines, and whether events carry their own times and ends, agree."""
+        if not self.inputs:
+            return
+        _set(self, "inputs", tuple((name, source) for name, source in self.inputs))
+        names = [name for name, _ in self.inputs]
+        for name in names:
+            if not isinstance(name, str) or not _COLUMN.match(name):
+                raise ConfigError(
+                    "inputs", f"an input name must be letters, digits, '_' or '-'; got {name!r}"
+                )
+        if len(set(names)) != len(names):
+            raise ConfigError("inputs", "names an input twice")
+        first_name, first = self.inputs[0]
+        if self.source != first:
+            raise ConfigError("inputs", "source must be the first input of a union")
+        for name, source in self.inputs[1:]:
+            for key in ("over", "end_time"):
+                if getattr(source, key) != getattr(first, key):
+                    raise ConfigError(
+                        f"inputs.{name}.{key}",
+                        f"must be the same in every input of a union ({key} = "
+                        f"{getattr(first, key)!r} in inputs.{first_name})",
+                    )
+            if (source.timestamp_by is None) != (first.timestamp_by is None):
+                raise ConfigError(
+                    f"inputs.{name}.timestamp_by",
+                    "every input of a union has a timestamp_by, or none has (arrival-time mode)",
+                )
+            if self.ordering.partitioned and source.partition != first.partition:
+                raise ConfigError(
+                    f"inputs.{name}.partition",
+                    "must be the same column in every input when ordering.partitioned = true "
+                    "(the windows group by it)",
+                )
+
+    @property
+    def declared_partitions(self) -> list[Any]:
+        """Partition ids that exist before they deliver (``source.partitions``); in a union
+        ``<input>/<id>``."""
+        out: list[Any] = []
+        for name, source in self.inputs or (("", self.source),):
+            if source.partitions is not None:
+                out += [f"{name}/{i}" if name else i for i in range(source.partitions)]
+        return out
+
+    @property
+    def input_sources(self) -> tuple[tuple[str | None, Source], ...]:
+        """``(name, source)`` of every input: ``((None, source),)`` for one plain source."""
+        return self.inputs or ((None, self.source),)
 
     def _check_punctuation(self) -> None:
         punctuation, source, window = self.punctuation, self.source, self.window
@@ -649,20 +716,44 @@ class Job:
         """Build a job from the parsed TOML tables; relative paths resolve against ``base_dir``."""
         if not isinstance(data, dict):
             raise ConfigError("", "a job must be a table")
-        for key in ("inputs", "outputs"):
-            if key in data:  # a query's job file (sparktide.query.bind)
-                raise ConfigError(
-                    key, "binds the names of a query: run it with --query FILE (docs/query.md)"
-                )
-        _check_keys(data, ("source", "ordering", "window", "output", "punctuation"), "")
-        if "source" not in data:
+        if "outputs" in data:  # a query's job file (sparktide.query.bind)
+            key = "inputs" if "inputs" in data else "outputs"
+            raise ConfigError(
+                key, "binds the names of a query: run it with --query FILE (docs/query.md)"
+            )
+        _check_keys(data, ("source", "inputs", "ordering", "window", "output", "punctuation"), "")
+        if "source" in data and "inputs" in data:
+            raise ConfigError(
+                "inputs", "cannot be combined with [source]: a union names each input"
+            )
+        if "source" not in data and "inputs" not in data:
             raise ConfigError("source", "the [source] table is required")
         base = Path(base_dir) if base_dir is not None else None
         _check_duration_strings(data)
-        source_data = _table(data, "source")
-        if "path" in source_data:
-            source_data["path"] = _resolve(source_data["path"], base)
-        source = _build(Source, source_data, "source")
+        inputs: list[tuple[str, Source]] = []
+        if "inputs" in data:  # a union of named inputs: [inputs.<name>]
+            tables = data["inputs"]
+            if not isinstance(tables, dict) or not tables:
+                raise ConfigError("inputs", "must hold one [inputs.<name>] table per input")
+            for name, table in tables.items():
+                if not isinstance(table, dict):
+                    raise ConfigError(f"inputs.{name}", f"must be a table, got {table!r}")
+                table = dict(table)
+                if "path" in table:
+                    table["path"] = _resolve(table["path"], base)
+                try:
+                    inputs.append((name, _build(Source, table, f"inputs.{name}")))
+                except ConfigError as exc:  # name the input's key, not [source]'s
+                    if exc.key.startswith("source."):
+                        key = f"inputs.{name}." + exc.key.removeprefix("source.")
+                        raise ConfigError(key, exc.message) from None
+                    raise
+            source = inputs[0][1]
+        else:
+            source_data = _table(data, "source")
+            if "path" in source_data:
+                source_data["path"] = _resolve(source_data["path"], base)
+            source = _build(Source, source_data, "source")
         ordering = _build(Ordering, _table(data, "ordering"), "ordering")
         window = None
         if "window" in data:
@@ -694,6 +785,7 @@ class Job:
             window=window,
             output=output,
             punctuation=punctuation,
+            inputs=tuple(inputs),
         )
 
 
@@ -701,13 +793,17 @@ _DURATION_KEYS = {
     "ordering": ("early_arrival", "late_arrival", "out_of_order"),
     "window": ("size", "hop", "gap", "max_duration", "offset", "allowed_lateness", "idle_timeout"),
     "punctuation": ("every", "delay"),
+    "source": ("shift",),
 }
 
 
 def _check_duration_strings(data: dict[str, Any]) -> None:
     """In a job file a duration is text with a unit: a bare number would be ambiguous."""
-    for table, keys in _DURATION_KEYS.items():
-        values = data.get(table)
+    tables = [(table, data.get(table), keys) for table, keys in _DURATION_KEYS.items()]
+    inputs = data.get("inputs")
+    if isinstance(inputs, dict):  # a union's inputs: the keys of [source]
+        tables += [(f"inputs.{n}", t, _DURATION_KEYS["source"]) for n, t in inputs.items()]
+    for table, values, keys in tables:
         if not isinstance(values, dict):
             continue
         for key in keys:

@@ -295,6 +295,8 @@ def _chart_data(job: Job, records: list[InputRecord], result: Result, *, x: str)
         if record.malformed:
             malformed += 1
             continue
+        if record.cti:  # not an event: its effect shows in the next events' watermarks
+            continue
         key = record.key if substreams else record.partition
         index = keys.setdefault(key, len(keys))
         across = record.arrival_time if x == "arrival" else record.processing_time

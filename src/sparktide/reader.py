@@ -19,7 +19,7 @@ from typing import Any
 
 from sparktide.core.records import InputRecord
 from sparktide.errors import InputError
-from sparktide.job import Punctuation, Source
+from sparktide.job import Job, Punctuation, Source
 from sparktide.time import MILLISECOND, from_datetime, instant_or_problem
 
 __all__ = [
@@ -33,7 +33,9 @@ __all__ = [
     "csv_cells",
     "file_arrival_time",
     "input_files",
+    "iter_job_records",
     "iter_records",
+    "job_records",
     "parse_fields",
     "read_records",
     "shown_number",
@@ -82,6 +84,35 @@ def read_records(
         If the path is missing or a file cannot be opened at all.
     """
     return list(iter_records(source, numeric=numeric, punctuation=punctuation))
+
+
+def job_records(job: Job) -> list[InputRecord]:
+    """Every input record of ``job``, numbered from 0 across its inputs
+    (:func:`iter_job_records`)."""
+    return list(iter_job_records(job))
+
+
+def iter_job_records(job: Job) -> Iterator[InputRecord]:
+    """The input records of ``job`` one at a time, numbered from 0 across its inputs.
+
+    A union's inputs (``[inputs.<name>]``) are read in the order of their names; each
+    record's partition and file are then ``<input>/<partition>`` and ``<input>/<file>``,
+    so partitions of different inputs are different timelines (SPEC §7: a union waits
+    for the slowest of its inputs), every record names where it came from, and ties in
+    arrival time go by that file name (SPEC §2), as on Spark.
+    """
+    seq = 0
+    for name, source in sorted(job.input_sources, key=lambda item: item[0] or ""):
+        for record in iter_records(
+            source, numeric=job.numeric_columns, punctuation=job.punctuation
+        ):
+            record.seq = seq
+            seq += 1
+            if name is not None:
+                record.file = f"{name}/{record.file}"
+                if not record.malformed:
+                    record.partition = f"{name}/{record.partition}"
+            yield record
 
 
 def iter_records(
@@ -479,7 +510,7 @@ def parse_fields(
         else:
             raise ValueError("no arrival time: set source.arrival_time")
         event_time = (
-            _time(fields, source.timestamp_by, "timestamp")
+            _time(fields, source.timestamp_by, "timestamp") + source.shift  # type: ignore[operator]
             if source.timestamp_by is not None
             else arrival
         )
@@ -494,7 +525,7 @@ def parse_fields(
             key = _key(fields, source.over)
         end_time = None
         if source.end_time is not None and not cti:
-            end_time = _time(fields, source.end_time, "end time")
+            end_time = _time(fields, source.end_time, "end time") + source.shift  # type: ignore[operator]
             if end_time <= event_time:
                 raise ValueError(
                     f"column {source.end_time!r}: the end time must be after the start time"

@@ -20,6 +20,7 @@ _VERDICT_STYLE = {
     "adjusted": "yellow",
     "dropped": "red",
     "dead_lettered": "magenta",
+    "punctuation": "cyan",  # a CTI row (SPEC §7): not an event
 }
 
 
@@ -122,6 +123,9 @@ def _metrics_table(metrics: dict[str, Any]) -> Table:
         "windows_emitted",
         "watermark",
     ]
+    for name in ("punctuations", "ctis_generated"):  # jobs with CTIs (SPEC §7)
+        if metrics.get(name):
+            names.insert(names.index("in_no_window"), name)
     table.add_column("partition")
     for name in names:
         table.add_column(name, overflow="fold")

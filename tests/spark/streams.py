@@ -11,7 +11,7 @@ from urllib.parse import unquote
 
 from sparktide.core.engine import simulate
 from sparktide.job import Job
-from sparktide.reader import read_records
+from sparktide.reader import job_records
 from sparktide.time import SECOND, format_instant, parse_instant
 
 BASE = parse_instant("2026-03-01T09:00:00Z")
@@ -35,11 +35,15 @@ def write_stream(
     devices: int = 4,
     malformed: int = 3,
     fmt: str = "jsonl",
+    ctis: float = 0.0,
+    intervals: bool = False,
 ) -> None:
     """Write a telemetry stream with disorder, late and early bursts and bad lines.
 
     Arrival times increase through the files (files are read in name order); each
-    device lives in one partition, as with keyed brokers.
+    device lives in one partition, as with keyed brokers. With ``ctis``, that share of
+    the rows are CTIs (``"kind": "cti"``, a little behind their arrival; a third of them
+    without a device); with ``intervals``, events carry an end time ``e``.
     """
     rng = random.Random(seed)
     directory.mkdir(parents=True, exist_ok=True)
@@ -48,6 +52,17 @@ def write_stream(
     for i in range(events):
         arrival += rng.choice([0, 0, 200_000, 1 * SECOND, 3 * SECOND, 9 * SECOND])
         device = rng.randrange(devices)
+        if ctis and rng.random() < ctis:
+            cti: dict[str, Any] = {
+                "kind": "cti",
+                "partition": device % partitions,
+                "t": format_instant(arrival - rng.randrange(0, 20) * SECOND),
+                "a": format_instant(arrival),
+            }
+            if rng.random() < 0.66:
+                cti["device"] = f"d{device}"
+            lines.append(json.dumps(cti))
+            continue
         roll = rng.random()
         if roll < 0.08:
             lag = rng.randrange(30, 150) * SECOND  # late
@@ -66,6 +81,9 @@ def write_stream(
                 [rng.randrange(0, 50), round(rng.uniform(0, 10), 2), float(i % 7), None]
             ),
         }
+        if intervals:
+            length = rng.choice([1, SECOND, 5 * SECOND, 20 * SECOND, 70 * SECOND])
+            record["e"] = format_instant(arrival - lag + length)
         lines.append(json.dumps(record))
     for _ in range(malformed):
         bad = rng.choice(
@@ -137,10 +155,16 @@ def _parquet(chunk: list[str], path: Path) -> None:
 def job_for(directory: Path, tables: dict[str, Any]) -> Job:
     """A job reading ``directory/in`` and writing under ``directory/out``."""
     data = json.loads(json.dumps(tables))
-    data.setdefault("source", {})
-    data["source"].setdefault("path", "in")
-    data["source"].setdefault("timestamp_by", "t")
-    data["source"].setdefault("arrival_time", "a")
+    if "inputs" in data:  # a union: input <name> reads in/<name>
+        for name, table in data["inputs"].items():
+            table.setdefault("path", f"in/{name}")
+            table.setdefault("timestamp_by", "t")
+            table.setdefault("arrival_time", "a")
+    else:
+        data.setdefault("source", {})
+        data["source"].setdefault("path", "in")
+        data["source"].setdefault("timestamp_by", "t")
+        data["source"].setdefault("arrival_time", "a")
     data["output"] = {
         "path": "out/results",
         "dead_letter": "out/dead_letter",
@@ -153,13 +177,15 @@ def job_for(directory: Path, tables: dict[str, Any]) -> Job:
 def file_batches(checkpoint: str) -> dict[str, int]:
     """Which micro-batch read each file, from Spark's file-source log."""
     out: dict[str, int] = {}
-    for path in glob.glob(f"{checkpoint}/spark/sources/0/*"):
+    for path in glob.glob(f"{checkpoint}/spark/sources/*/*"):  # (a union: one per input)
         if not Path(path).name.isdigit():
             continue
         for line in Path(path).read_text().splitlines()[1:]:
             entry = json.loads(line)
             # the log holds URIs: "a b.jsonl" is "a%20b.jsonl" there
-            out[unquote(entry["path"].rsplit("/", 1)[-1])] = int(entry["batchId"])
+            *_, folder, name = (unquote(part) for part in entry["path"].rsplit("/", 2))
+            out[name] = int(entry["batchId"])
+            out[f"{folder}/{name}"] = int(entry["batchId"])  # a union's <input>/<file>
     return out
 
 
@@ -177,7 +203,7 @@ def read_output(directory: str) -> list[dict[str, Any]]:
 
 def reference(job: Job, batches: dict[str, int], *, flush: bool = True):
     """The reference engine on the same input, observed at the Spark batches' times."""
-    records = read_records(job.source, numeric=job.numeric_columns)
+    records = job_records(job)
     for record in records:
         if not record.malformed:
             record.processing_time = clock(batches[record.file])

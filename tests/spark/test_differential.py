@@ -144,6 +144,107 @@ CASES = {
         "source": {"over": "device"},
         "ordering": {"late_arrival": "30s", "out_of_order": "0s"},
     },
+    # SPEC §7 (issue 7): CTIs, generated CTIs, interval events
+    "cti-merged-tumbling": {
+        "stream": {"ctis": 0.15},
+        "source": {"partition": "partition"},
+        "punctuation": {"column": "kind", "value": "cti"},
+        "window": {
+            "type": "tumbling",
+            "size": "30s",
+            "group_by": ["device"],
+            "aggregates": {"n": "count(*)", "ids": "collect_list(id)"},
+        },
+    },
+    "cti-substreams-both-drop-release": {
+        "stream": {"ctis": 0.2},
+        "source": {"partition": "partition", "over": "device"},
+        "ordering": {"late_arrival": "20s", "out_of_order": "5s", "action": "drop"},
+        "punctuation": {"column": "kind", "value": "cti", "watermark": "both"},
+    },
+    "cti-generated-partitioned-hopping": {
+        "source": {"partition": "partition", "partitions": 3},
+        "ordering": {"late_arrival": "none", "partitioned": True},
+        "punctuation": {"every_events": 4, "delay": "3s"},
+        "window": {
+            "type": "hopping",
+            "size": "30s",
+            "hop": "10s",
+            "group_by": ["partition"],
+            "aggregates": {"n": "count(*)", "hi": "max(value)"},
+        },
+    },
+    "cti-generated-ahead-adjust": {  # a negative delay: each CTI above the newest event
+        "source": {"partition": "partition"},
+        "ordering": {"late_arrival": "none", "out_of_order": "2s"},
+        "punctuation": {"every_events": 3, "delay": "-2s", "watermark": "both"},
+        "window": {
+            "type": "tumbling",
+            "size": "20s",
+            "group_by": ["device"],
+            "aggregates": {"n": "count(*)", "ids": "collect_list(id)"},
+        },
+    },
+    "cti-generated-period-substreams": {
+        "stream": {"ctis": 0.1},
+        "source": {"over": "device"},
+        "ordering": {"on_out_of_order": "dead_letter"},
+        "punctuation": {"column": "kind", "value": "cti", "every": "10s"},
+        "window": {
+            "type": "tumbling",
+            "size": "20s",
+            "group_by": ["device"],
+            "aggregates": {"n": "count(*)", "total": "sum(value)"},
+        },
+    },
+    "interval-cti-merged-tumbling": {
+        "stream": {"ctis": 0.1, "intervals": True},
+        "source": {"partition": "partition", "end_time": "e"},
+        "ordering": {"late_arrival": "30s"},
+        "punctuation": {"column": "kind", "value": "cti", "watermark": "both"},
+        "window": {
+            "type": "tumbling",
+            "size": "20s",
+            "boundary": "end",
+            "aggregates": {"n": "count(*)", "ids": "collect_list(id)"},
+        },
+    },
+    "interval-partitioned-accept-hopping": {
+        "stream": {"intervals": True},
+        "source": {"partition": "partition", "end_time": "e"},
+        "ordering": {"late_arrival": "none", "on_out_of_order": "accept", "partitioned": True},
+        "window": {
+            "type": "hopping",
+            "size": "20s",
+            "hop": "10s",
+            "allowed_lateness": "5s",
+            "group_by": ["partition"],
+            "aggregates": {"n": "count(*)", "ids": "collect_list(id)"},
+        },
+    },
+    "union-merged-tumbling": {  # a union: the job watermark is the inputs' minimum
+        "stream": {"ctis": 0.05},
+        "inputs": {
+            "north": {"partition": "partition", "partitions": 2},
+            "south": {"format": "csv", "partition": "partition", "shift": "-30s"},
+        },
+        "punctuation": {"column": "kind", "value": "cti", "watermark": "both"},
+        "window": {
+            "type": "tumbling",
+            "size": "30s",
+            "group_by": ["device"],
+            "aggregates": {"n": "count(*)", "ids": "collect_list(id)"},
+        },
+    },
+    "union-substreams-release": {
+        "inputs": {"a": {"over": "device"}, "b": {"format": "parquet", "over": "device"}},
+        "ordering": {"late_arrival": "15s", "out_of_order": "3s"},
+    },
+    "interval-substreams-release": {
+        "stream": {"intervals": True},
+        "source": {"over": "device", "end_time": "e"},
+        "ordering": {"late_arrival": "10s", "out_of_order": "2s"},
+    },
 }
 
 
@@ -183,11 +284,19 @@ RUNS = [(case, 1 + i % 3) for i, case in enumerate(sorted(CASES))]
 
 @pytest.mark.parametrize(("case", "files_per_batch"), RUNS)
 def test_spark_matches_reference(spark, tmp_path, case, files_per_batch):
-    fmt = CASES[case].get("source", {}).get("format", "jsonl")
-    write_stream(
-        tmp_path / "in", seed=zlib.crc32(case.encode()) % 1000, files=4, partitions=3, fmt=fmt
-    )
-    job = job_for(tmp_path, CASES[case])
+    tables = dict(CASES[case])
+    stream = tables.pop("stream", {})
+    seed = zlib.crc32(case.encode()) % 1000
+    if "inputs" in tables:  # a union: one stream per input, in/<name>
+        for i, (name, table) in enumerate(tables["inputs"].items()):
+            fmt = table.get("format", "jsonl")
+            write_stream(
+                tmp_path / "in" / name, seed=seed + i, files=4, partitions=3, fmt=fmt, **stream
+            )
+    else:
+        fmt = tables.get("source", {}).get("format", "jsonl")
+        write_stream(tmp_path / "in", seed=seed, files=4, partitions=3, fmt=fmt, **stream)
+    job = job_for(tmp_path, tables)
     metrics = run_job(
         job,
         once=True,
@@ -216,7 +325,7 @@ def test_spark_matches_reference(spark, tmp_path, case, files_per_batch):
         want_sorted = sorted(want, key=_key)
         got_sorted = sorted(got, key=_key)
         for g, w in zip(got_sorted, want_sorted, strict=True):
-            assert _close(g, w), (g, w)
+            assert _close(g, w), f"{g} != {w}"
     else:
         want = [strip(e, "type") for e in expected.events]
         if job.source.over is None and not job.ordering.partitioned:
@@ -226,7 +335,17 @@ def test_spark_matches_reference(spark, tmp_path, case, files_per_batch):
     assert len(batches) >= 4 // files_per_batch
 
 
-_COUNTED = ("input", "admitted", "early", "late", "out_of_order", "adjusted", "dropped")
+_COUNTED = (
+    "input",
+    "admitted",
+    "early",
+    "late",
+    "out_of_order",
+    "adjusted",
+    "dropped",
+    "punctuations",
+    "ctis_generated",
+)
 
 
 def assert_same_counters(spark_metrics: dict, reference_metrics: dict) -> None:

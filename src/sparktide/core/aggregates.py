@@ -25,15 +25,21 @@ OrderKey = tuple[int, int, int]
 _INT64 = (-(2**63), 2**63 - 1)
 
 
-def _rank(value: Any) -> tuple[int, Any]:
-    """A total order over scalars of mixed type: numbers, then text, then anything else."""
+def _rank(value: Any) -> tuple[int, Any, int]:
+    """A total order over scalars of mixed type: numbers, then text, then anything else.
+
+    Equal numbers of different JSON types are ordered integer < float < boolean (``5``,
+    ``5.0``, ``true`` for 1), as their JSON texts sort on Spark: ``min`` of ``5`` and
+    ``5.0`` is ``5``, ``max`` is ``5.0``, whatever order they came in."""
     if isinstance(value, bool):
-        return (0, int(value))
-    if isinstance(value, (int, float)):
-        return (0, value)
+        return (0, int(value), 2)
+    if isinstance(value, int):
+        return (0, value, 0)
+    if isinstance(value, float):
+        return (0, value, 1)
     if isinstance(value, str):
-        return (1, value)
-    return (2, repr(value))
+        return (1, value, 0)
+    return (2, repr(value), 0)
 
 
 def _hashable(value: Any) -> Any:
@@ -90,7 +96,8 @@ class Accumulator:
             elif function == "collect_list":
                 state[i].append((order, value))
             elif function == "count_distinct":
-                state[i].add(_hashable(value))
+                # equal numbers are one value (3 and 3.0), true is not 1 (JSON types)
+                state[i].add(("bool", value) if isinstance(value, bool) else _hashable(value))
 
     def results(self) -> dict[str, Any]:
         """The aggregate values, by output name."""

@@ -137,9 +137,8 @@ class ReferenceEngine:
         self.result = Result()
         self.counts = _Counts()
         self.sink: Sink = self._make_sink()
-        if job.source.partitions is not None:
-            for pid in range(job.source.partitions):
-                self._partition(pid)
+        for pid in job.declared_partitions:
+            self._partition(pid)
 
     # ------------------------------------------------------------------ set-up
     def _make_sink(self) -> Sink:
@@ -665,9 +664,9 @@ def simulate(
         Keep the ``decision`` records (see :class:`ReferenceEngine`).
     """
     if records is None:
-        from sparktide.reader import read_records
+        from sparktide.reader import job_records
 
-        records = read_records(job.source, numeric=job.numeric_columns, punctuation=job.punctuation)
+        records = job_records(job)
     return ReferenceEngine(job, explain=explain).run(
         records, until=until, tick=tick, flush=flush, timers_at_due=timers_at_due
     )

@@ -62,6 +62,27 @@ def json_text(v: str) -> str:
     )
 
 
+def _distinct_key(v: str) -> str:
+    """What ``count_distinct`` tells values apart by, as the reference engine's set does:
+    equal numbers are one value whatever their JSON form (``3``, ``3.0``, ``3e0``) —
+    integers by their exact digits, other numbers by their double (integral ones as the
+    integer they equal) — and anything else by its JSON text (``true`` is not ``1``)."""
+    schema = f"schema_of_variant({v})"
+    double = f"try_variant_get({v}, '$', 'double')"
+    return (
+        f"CASE WHEN {schema} RLIKE '^(TINYINT|SMALLINT|INT|BIGINT|DECIMAL[(][0-9]+,0[)])$' "
+        f"THEN CAST(try_variant_get({v}, '$', 'decimal(38,0)') AS STRING) "
+        f"WHEN {schema} RLIKE '^(FLOAT|DOUBLE|DECIMAL.*)$' THEN "
+        # doubles of 2^52 and more are all integral; below, compare with the integer part
+        f"CASE WHEN abs({double}) >= 4.5e15 THEN coalesce(CAST(try_cast({double} AS "
+        f"DECIMAL(38,0)) AS STRING), CAST({double} AS STRING)) "
+        f"WHEN {double} = CAST(CAST({double} AS BIGINT) AS DOUBLE) "
+        f"THEN CAST(CAST({double} AS BIGINT) AS STRING) "
+        f"ELSE CAST({double} AS STRING) END "
+        f"ELSE to_json({v}) END"
+    )
+
+
 def _value(column: str) -> tuple[str, str, str]:
     v = field(column)
     notnull = f"({v} IS NOT NULL AND schema_of_variant({v}) <> 'VOID')"
@@ -193,7 +214,7 @@ def plan_aggregates(aggregates: tuple[Aggregate, ...]) -> list[AggregatePlan]:
         elif function == "count_distinct":
             plans.append(
                 AggregatePlan(
-                    ((f"{p}_in", f"CASE WHEN {notnull} THEN {js} END"),),
+                    ((f"{p}_in", f"CASE WHEN {notnull} THEN {_distinct_key(v)} END"),),
                     ((p, f"collect_set({p}_in)"),),
                     ((p, f"array_distinct(flatten(collect_list({p})))"),),
                     f"CAST(size({p}) AS STRING)",

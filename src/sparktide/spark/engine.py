@@ -21,6 +21,7 @@ Each micro-batch (``foreachBatch``) runs these steps; ``docs/design.md`` says wh
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 from collections.abc import Callable
@@ -59,6 +60,8 @@ _COUNTERS = (
     "dropped.window_closed",
     "dead_lettered.out_of_order",
     "dead_lettered.window_closed",
+    "punctuations",
+    "ctis_generated",
 )
 _JSON_OPTS = {"ignoreNullFields": "false"}
 _log = logging.getLogger("sparktide")
@@ -102,6 +105,31 @@ def _check_supported(job: Job) -> None:
             f"{output.format!r} is not yet supported by the Spark engine (it writes JSON "
             'lines); use "jsonl"',
         )
+    punctuation = job.punctuation
+    if punctuation is not None and punctuation.generated:
+        ahead = punctuation.delay < 0  # type: ignore[operator]
+        if ahead and job.ordering.out_of_order_action in ("drop", "dead_letter"):
+            raise ConfigError(
+                "punctuation.delay",
+                "a negative delay with out-of-order events dropped or dead-lettered is not yet "
+                "supported by the Spark engine (simulate runs it)",
+            )
+        if (
+            ahead
+            and punctuation.every is not None
+            and (job.ordering.out_of_order_action == "adjust")
+        ):
+            raise ConfigError(
+                "punctuation.delay",
+                "a negative delay with CTIs every period of application time and adjust is "
+                "not yet supported by the Spark engine (simulate runs it; every_events works)",
+            )
+        if job.source.end_time is not None:
+            raise ConfigError(
+                "punctuation",
+                "generated CTIs with interval events (source.end_time) are not yet supported "
+                "by the Spark engine (simulate runs them)",
+            )
     if window is not None and window.type in ("sliding", "session"):
         if window.idle_timeout is not None:
             raise ConfigError(
@@ -145,6 +173,14 @@ class SparkEngine:
         self.O = ordering.out_of_order
         self.late_drop = ordering.action == "drop"
         self.ooo = ordering.out_of_order_action
+        self.punctuation = job.punctuation
+        only_cti = self.punctuation is not None and self.punctuation.watermark == "cti"
+        # The watermark's heuristic terms (SPEC §4): absent when only CTIs move it.
+        self.OT = None if only_cti else self.O
+        self.LT = None if only_cti else self.L
+        self.explicit = self.punctuation is not None and self.punctuation.explicit
+        self.generated = self.punctuation is not None and self.punctuation.generated
+        self.intervals = job.source.end_time is not None
         self.mode = (
             "substreams"
             if job.source.over is not None
@@ -171,9 +207,8 @@ class SparkEngine:
     # ------------------------------------------------------------------ clocks
     def _initial_clock(self) -> dict[str, Any]:
         partitions = {}
-        if self.job.source.partitions is not None:
-            for pid in range(self.job.source.partitions):
-                partitions[str(pid)] = _new_partition()
+        for pid in self.job.declared_partitions:
+            partitions[str(pid)] = _new_partition()
         counters: dict[str, dict[str, int]] = {}
         return {
             "partitions": partitions,
@@ -186,11 +221,17 @@ class SparkEngine:
 
     def _refresh(self, part: dict[str, Any], arrival: int) -> int:
         w = part["watermark"]
-        if self.O is not None:
-            w = max(w, part["newest"] - self.O)
-        if self.L is not None:
-            w = max(w, arrival - self.L)
+        if self.OT is not None:
+            w = max(w, part["newest"] - self.OT)
+        if self.LT is not None:
+            w = max(w, arrival - self.LT)
         return w
+
+    def _floor(self, arrival: int, clock: dict[str, Any]) -> int:
+        """Substreams: the watermark every substream has reached — the input's arrival
+        clock minus L, and the CTIs without a key (SPEC §7)."""
+        base = arrival - self.LT if self.LT is not None else NEG_INF
+        return max(base, clock.get("cti_floor", NEG_INF))
 
     def _estimate(self, clock: dict[str, Any], delivering: dict[str, Any], now: int) -> int:
         """Idle estimates for the partitions that deliver nothing at ``now`` (SPEC §4);
@@ -226,7 +267,9 @@ class SparkEngine:
         (parse, judge, count) saves persisting the parsed batch and a Spark job."""
         if self.mode == "substreams":
             return False
-        return not (self.mode == "merged" and (self.ooo == "accept" or self.O is None))
+        return not (
+            self.mode == "merged" and (self.ooo == "accept" or self.O is None or self.OT is None)
+        )
 
     # ------------------------------------------------------------------ one batch
     def process(
@@ -246,8 +289,30 @@ class SparkEngine:
 
     def _parse(self, lines: DataFrame) -> DataFrame:
         """Typed columns of a batch of lines, or of whole JSONL files (the Arrow fast path,
-        :mod:`sparktide.spark.arrowparse`)."""
+        :mod:`sparktide.spark.arrowparse`); a union's lines are parsed input by input,
+        each by its own ``[inputs.<name>]`` table, their partitions named
+        ``<input>/<partition>`` (as :func:`sparktide.reader.job_records` names them)."""
+        if self.job.inputs:
+            if "input" not in lines.columns:  # (the flush's empty batch)
+                lines = lines.withColumn("input", F.lit(None).cast("string"))
+            out = None
+            for name, source in self.job.inputs:
+                view = dataclasses.replace(self.job, source=source, inputs=())
+                parsed = parse_lines(lines.filter(F.col("input") == name).drop("input"), view)
+                columns = ["file", "line", "raw", "mtime", "pre_error", "error", "m", "t", "a"]
+                columns += [c for c in ("key", "cti", "e") if c in parsed.columns]
+                parsed = parsed.select(
+                    *columns,
+                    F.when(F.col("pid").isNotNull(), F.concat(F.lit(f"{name}/"), "pid")).alias(
+                        "pid"
+                    ),
+                )
+                out = parsed if out is None else out.unionByName(parsed)
+            assert out is not None
+            return out
         if "text" in lines.columns:
+            if self.explicit or self.intervals:  # the Arrow kernel knows neither (yet)
+                return parse_lines(split_lines(lines), self.job)
             return parse_files(lines, self.job)
         return parse_lines(lines, self.job)
 
@@ -298,6 +363,8 @@ class SparkEngine:
             f"{keep_raw} AS raw",
             "CASE WHEN error IS NOT NULL THEN m END AS m",
             *(f"{expr} AS {name}" for name, expr in self._inputs()),
+            *([] if "cti" in parsed.columns else ["false AS cti"]),  # SPEC §7: CTI rows
+            *([] if "e" in parsed.columns else ["CAST(NULL AS BIGINT) AS e"]),  # intervals
         )
         parts: dict[str, dict[str, Any]] = clock["partitions"]
         if self._fused:
@@ -322,13 +389,20 @@ class SparkEngine:
             global_a0 = self._estimate(clock, delivering, now)
             source = parsed.filter("error IS NULL")
         # 2. policy
-        decided = self._policy(source, parts, global_a0, batch_id)
+        decided = self._policy(source, parts, global_a0, batch_id, clock.get("cti_floor", NEG_INF))
         decided = self._keep(self._narrow(self._assign_windows(decided, parts)))
         keys_next = None
         if self.mode == "substreams":
             assert delivering is not None
-            batch_keys = decided.groupBy("key").agg(
-                F.max("h").alias("max_h"), F.count("*").alias("n")
+            batch_keys = (
+                decided.filter("key IS NOT NULL")  # (CTIs without a key: the floor)
+                .groupBy("key")
+                .agg(
+                    F.max("h").alias("max_h"),
+                    F.count("*").alias("n"),
+                    F.max("cti_w").alias("max_cti"),
+                    F.count(F.when(~F.col("cti"), 1)).alias("events"),
+                )
             )
             keys_next = self._next_keys(batch_keys, previous, global_a0, delivering, now)
         summary = (
@@ -337,6 +411,8 @@ class SparkEngine:
                 F.max("h").alias("max_h"),
                 F.max("a").alias("max_a"),
                 F.count(F.when(F.col("error").isNotNull(), 1)).alias("bad"),
+                F.max("cti_w").alias("max_cti"),  # the partition's last CTI (or generated)
+                F.max(F.expr("CASE WHEN cti AND key IS NULL THEN t END")).alias("max_y"),
                 *self._counter_columns(),
                 # the first late input event in arrival order (the diagnostic's example)
                 F.min_by(
@@ -367,6 +443,11 @@ class SparkEngine:
                 part = parts[pid]
                 if row["max_h"] is not None:
                     part["newest"] = max(part["newest"], row["max_h"])
+                if row["max_cti"] is not None:
+                    part["watermark"] = max(part["watermark"], row["max_cti"])
+                part["events"] = part.get("events", 0) + (row[_col("input")] or 0)
+            elif row["max_y"] is not None:
+                clock["cti_floor"] = max(clock.get("cti_floor", NEG_INF), row["max_y"])
             entry = counters.setdefault(pid, {})
             for name in _COUNTERS:
                 entry[name] = entry.get(name, 0) + (row[_col(name)] or 0)
@@ -406,11 +487,12 @@ class SparkEngine:
                         "k_watermark"
                     ),
                     "k_last",
+                    "k_events",
                 )
         else:
             self._release(decided, batch)
         if keys_next is not None:
-            self._write_keys(keys_next, batch_id, global_end)
+            self._write_keys(keys_next, batch_id, global_end, clock)
         written = clock.setdefault("written", {})
         for name, value in self._written.items():
             written[name] = written.get(name, 0) + value
@@ -494,68 +576,103 @@ class SparkEngine:
     ) -> DataFrame:
         """Substream key state after this batch: newest, watermark, last delivery per key."""
         global_end = max([global_a0, *(row["max_a"] for row in delivering.values())])
-        floor = lit_us(global_end - self.L) if self.L is not None else NEG
+        floor = lit_us(global_end - self.LT) if self.LT is not None else NEG
         old = self.store.load_table(previous, "keys", _KEYS_SCHEMA)
         joined = old.join(batch_keys, on="key", how="full_outer")
         joined = joined.withColumn(
             "k_newest", F.expr(f"greatest(coalesce(k_newest, {NEG}), coalesce(max_h, {NEG}))")
         )
-        newest = f", k_newest - {self.O}" if self.O is not None else ""
+        newest = f", k_newest - {self.OT}" if self.OT is not None else ""
         return joined.select(
             "key",
             "k_newest",
-            F.expr(f"greatest(coalesce(k_watermark, {NEG}), {floor}{newest})").alias("k_watermark"),
+            F.expr(
+                f"greatest(coalesce(k_watermark, {NEG}), {floor}{newest}, coalesce(max_cti, {NEG}))"
+            ).alias("k_watermark"),
             F.expr(f"CASE WHEN n IS NOT NULL THEN {lit_us(now)} ELSE k_last END").alias("k_last"),
+            F.expr("coalesce(k_events, 0) + coalesce(events, 0)").alias("k_events"),
         )
 
     # ------------------------------------------------------------------ policy (SQL)
     def _policy(
-        self, good: DataFrame, parts: dict[str, dict[str, Any]], global_a0: int, batch_id: int
+        self,
+        good: DataFrame,
+        parts: dict[str, dict[str, Any]],
+        global_a0: int,
+        batch_id: int,
+        cti_floor: int,
     ) -> Any:
-        E, L, delay = self.E, self.L, self.O
+        E, L = self.E, self.L
+        delay, late_term = self.OT, self.LT  # the watermark's heuristic terms
+        if self.mode == "substreams" and self.explicit:
+            # CTIs without a key punctuate every substream: the largest one before each
+            # row in the input's arrival order (they are few; one ordered pass)
+            good = good.withColumn(
+                "Y",
+                F.expr(
+                    "greatest("
+                    f"{lit_us(cti_floor)}, max(CASE WHEN cti AND key IS NULL THEN t END) "
+                    "OVER (ORDER BY a, file, line ROWS BETWEEN UNBOUNDED PRECEDING AND "
+                    "1 PRECEDING))"
+                ),
+            )
+        else:
+            good = good.withColumn("Y", F.expr(NEG))
         if self.mode == "substreams":
             keys = self.store.load_table(self.store.latest(below=batch_id), "keys", _KEYS_SCHEMA)
             rows = good.join(keys, on="key", how="left")
             rows = rows.withColumn("A0", F.expr(lit_us(global_a0)))
             rows = rows.withColumn("W0", F.expr(f"coalesce(k_watermark, {NEG})"))
             rows = rows.withColumn("newest0", F.expr(f"coalesce(k_newest, {NEG})"))
+            rows = rows.withColumn("n0", F.expr("coalesce(k_events, 0)"))
             timeline = "key"
         else:
             table = self.spark.createDataFrame(
-                [(pid, p["arrival"], p["watermark"], p["newest"]) for pid, p in parts.items()],
-                "pid string, A0 bigint, W0 bigint, newest0 bigint",
+                [
+                    (pid, p["arrival"], p["watermark"], p["newest"], p.get("events", 0))
+                    for pid, p in parts.items()
+                ],
+                "pid string, A0 bigint, W0 bigint, newest0 bigint, n0 bigint",
             )
             rows = good.join(F.broadcast(table), on="pid", how="left")
+            rows = rows.withColumn("n0", F.expr("coalesce(n0, 0)"))  # (a partition new here)
             timeline = "pid"
         arrival_mode = not self.job.event_time_mode  # the policy never triggers
         late = f"(a - t > {L})" if L is not None and not arrival_mode else "false"
         early = f"(t - a > {E})" if E is not None and not arrival_mode else "false"
-        floor = f"(greatest(A0, a) - {L})" if L is not None else NEG
-        rows = rows.withColumn("is_early", F.expr(early)).withColumn("is_late", F.expr(late))
+        floor = f"(greatest(A0, a) - {late_term})" if late_term is not None else NEG
+        rows = rows.withColumn("is_early", F.expr(f"NOT cti AND {early}"))
+        rows = rows.withColumn("is_late", F.expr(f"NOT cti AND {late}"))
         rows = rows.withColumn(
             "g", F.expr(f"CASE WHEN is_late THEN a - {L} ELSE t END" if L is not None else "t")
         )
         rows = rows.withColumn("floor_i", F.expr(floor))
-        gone = "is_early" + (" OR is_late" if self.late_drop else "")
-        if delay is None:
-            h = NEG
+        order = f"PARTITION BY {timeline} ORDER BY a, file, line"
+        before = f"OVER ({order} ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)"
+        # explicit CTIs of the timeline before the row (SPEC §7)
+        x = f"max(CASE WHEN cti THEN t END) {before}" if self.explicit else NEG
+        rows = rows.withColumn("X", F.expr(f"coalesce({x}, {NEG})"))
+        threshold = "greatest(W0, floor_i, X, Y)"
+        gone = "cti OR is_early" + (" OR is_late" if self.late_drop else "")
+        if delay is None and not self.generated:
+            h = NEG  # nothing reads the newest timestamp
         elif self.ooo == "adjust":
-            h = "greatest(g, W0, floor_i)"
+            h = f"greatest(g, {threshold})"
         elif self.ooo == "accept":
             h = "g"
         else:
-            h = f"CASE WHEN g >= greatest(W0, floor_i) THEN g ELSE {NEG} END"
+            h = f"CASE WHEN g >= {threshold} THEN g ELSE {NEG} END"
         rows = rows.withColumn("h", F.expr(f"CASE WHEN {gone} THEN {NEG} ELSE {h} END"))
-        order = f"PARTITION BY {timeline} ORDER BY a, file, line"
         rows = rows.withColumn(
             "newest_x",
-            F.expr(
-                f"greatest(newest0, coalesce(max(h) OVER ({order} ROWS BETWEEN UNBOUNDED "
-                f"PRECEDING AND 1 PRECEDING), {NEG}))"
-            ),
+            F.expr(f"greatest(newest0, coalesce(max(h) {before}, {NEG}))"),
         )
+        rows = rows.withColumn("cti_w", F.expr("CASE WHEN cti THEN t END"))
+        rows = rows.withColumn("C", F.expr(NEG))
+        if self.generated:
+            rows = self._generated(rows, order, before)
         newest_term = f", newest_x - {delay}" if delay is not None else ""
-        rows = rows.withColumn("W", F.expr(f"greatest(W0, floor_i{newest_term})"))
+        rows = rows.withColumn("W", F.expr(f"greatest({threshold}, C{newest_term})"))
         ooo = "false" if arrival_mode else f"(NOT ({gone}) AND g < W)"
         rows = rows.withColumn("is_ooo", F.expr(ooo))
         s_ooo = {"adjust": "W", "accept": "g"}.get(self.ooo, "CAST(NULL AS BIGINT)")
@@ -563,10 +680,14 @@ class SparkEngine:
             "s", F.expr(f"CASE WHEN {gone} THEN NULL WHEN is_ooo THEN {s_ooo} ELSE g END")
         )
         outcome_ooo = {"drop": "'dropped'", "dead_letter": "'dead_lettered'"}.get(self.ooo)
+        # an interval event whose start was adjusted to its end or beyond is dropped
+        ended = "e <= s"
         verdict = (
-            "CASE WHEN error IS NOT NULL THEN 'malformed' WHEN is_early THEN 'dropped' "
+            "CASE WHEN error IS NOT NULL THEN 'malformed' WHEN cti THEN 'punctuation' "
+            "WHEN is_early THEN 'dropped' "
             + ("WHEN is_late THEN 'dropped' " if self.late_drop else "")
             + (f"WHEN is_ooo THEN {outcome_ooo} " if outcome_ooo else "")
+            + f"WHEN {ended} THEN 'dropped' "
             + "WHEN s <> t THEN 'adjusted' ELSE 'accepted' END"
         )
         rows = rows.withColumn("verdict", F.expr(verdict))
@@ -575,9 +696,15 @@ class SparkEngine:
             F.expr(
                 "CASE WHEN is_early THEN 'early' "
                 + ("WHEN is_late THEN 'late' " if self.late_drop else "")
-                + "WHEN is_ooo AND verdict IN ('dropped', 'dead_lettered') THEN 'out_of_order' END"
+                + "WHEN is_ooo AND verdict IN ('dropped', 'dead_lettered') THEN 'out_of_order' "
+                + f"WHEN verdict = 'dropped' AND {ended} THEN "
+                "CASE WHEN is_ooo THEN 'out_of_order' ELSE 'late' END END"
             ),
         )
+        if self.intervals:
+            rows = rows.withColumn(
+                "s", F.expr("CASE WHEN verdict = 'dropped' THEN NULL ELSE s END")
+            )
         if self.mode == "substreams":
             rows = rows.withColumn("scope", F.col("key"))
             return rows.withColumn("G", F.col("W"))
@@ -585,12 +712,9 @@ class SparkEngine:
         if self.mode == "merged" and (self.ooo == "accept" or delay is None) and len(parts) == 1:
             rows = rows.withColumn("G", F.col("W"))  # the one partition's watermark is the job's
         elif self.mode == "merged" and (self.ooo == "accept" or delay is None):
-            rows = rows.withColumn(
-                "W_after",
-                F.expr(
-                    f"greatest(W, greatest(newest_x, h) - {delay})" if delay is not None else "W"
-                ),
-            )
+            # each partition's watermark just after the row: its own CTI or generated one too
+            newest_after = f", greatest(newest_x, h) - {delay}" if delay is not None else ""
+            rows = rows.withColumn("W_after", F.expr(f"greatest(W, cti_w{newest_after})"))
             columns = []
             for i, (pid, part) in enumerate(sorted(parts.items())):
                 fill = (
@@ -608,6 +732,97 @@ class SparkEngine:
         else:
             rows = rows.withColumn("G", F.col("W"))
         return rows
+
+    def _generated(self, rows: DataFrame, order: str, before: str) -> DataFrame:
+        """Generated CTIs (SPEC §7): ``gen`` marks the events after which one is due (every
+        N events of the timeline, or when the newest timestamp enters a new period), at
+        the newest timestamp minus ``delay``; ``C`` is the largest before each row.
+
+        With a delay of zero or more a generated CTI is never above the newest timestamp,
+        so the newest timestamp — a running maximum of ``h`` — does not depend on them and
+        everything stays in closed form; so it does under ``accept`` (``h = g``). A negative
+        delay under ``adjust``: :meth:`_generated_ahead`."""
+        punctuation = self.punctuation
+        assert punctuation is not None
+        delay = punctuation.delay
+        if delay < 0 and self.ooo == "adjust":  # type: ignore[operator]
+            return self._generated_ahead(rows, order, before)
+        newest = "greatest(newest_x, h)"  # the timeline's newest timestamp after the row
+        if punctuation.every_events is not None:
+            count = (
+                f"n0 + count(CASE WHEN NOT cti THEN 1 END) OVER ({order} ROWS BETWEEN "
+                "UNBOUNDED PRECEDING AND CURRENT ROW)"
+            )
+            due = f"pmod({count}, {punctuation.every_events}) = 0"
+        else:
+            period = punctuation.every
+            due = (
+                f"(newest_x = {NEG} OR ({newest} - pmod({newest}, {period})) > "
+                f"(newest_x - pmod(newest_x, {period})))"
+            )
+        rows = rows.withColumn(
+            "gen", F.expr(f"NOT cti AND error IS NULL AND {newest} > {NEG} AND {due}")
+        )
+        rows = rows.withColumn(
+            "cti_w", F.expr(f"CASE WHEN cti THEN t WHEN gen THEN {newest} - {delay} END")
+        )
+        return rows.withColumn(
+            "C",
+            F.expr(f"coalesce(max(CASE WHEN gen THEN {newest} - {delay} END) {before}, {NEG})"),
+        )
+
+    def _generated_ahead(self, rows: DataFrame, order: str, before: str) -> DataFrame:
+        """Generated CTIs every N events with a negative delay ``−δ`` under ``adjust``.
+
+        Each CTI is δ above the newest timestamp, and the next event is adjusted up to it,
+        so the newest timestamp depends on the CTIs: no longer a running maximum of a
+        per-row value. But the CTI events split the timeline into segments, and the newest
+        timestamp after the j-th CTI event is ``P_j = δ·S_j + max(N0, max z)`` over the
+        rows before it, where ``S`` counts the segments (after the first) holding an
+        admitted event up to a row and ``z = y − δ·S`` for each admitted row (``y`` = ``h``,
+        the row's value without generated CTIs): a recurrence ``P_{j+1} = max(M_j, P_j +
+        δ·A_j)`` unrolled into prefix sums and maxima (``docs/design.md``). The same form
+        gives the newest timestamp after every row; ``newest_x`` and ``h`` are replaced by
+        it (before and after the row), so the rest of the policy reads it unchanged."""
+        punctuation = self.punctuation
+        assert punctuation is not None
+        ahead = -punctuation.delay  # type: ignore[operator]
+        upto = f"OVER ({order} ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)"
+        admitted = f"h > {NEG}"  # adjust: every row that is not gone
+        rows = rows.withColumn(
+            "gen",
+            F.expr(
+                "NOT cti AND error IS NULL "
+                f"AND pmod(n0 + count(CASE WHEN NOT cti THEN 1 END) {upto}, "
+                f"{punctuation.every_events}) = 0 "
+                f"AND (newest0 > {NEG} OR count(CASE WHEN {admitted} THEN 1 END) {upto} > 0)"
+            ),
+        )
+        rows = rows.withColumn("_na", F.expr(f"count(CASE WHEN {admitted} THEN 1 END) {upto}"))
+        # an admitted row is the first of its segment when no admitted row lies between
+        # the last CTI event and it (segment 0, before any CTI event, is not counted)
+        rows = rows.withColumn(
+            "_first",
+            F.expr(
+                f"{admitted} AND count(CASE WHEN gen THEN 1 END) {before} > 0 AND "
+                f"_na - 1 = coalesce(max(CASE WHEN gen THEN _na END) {before}, 0)"
+            ),
+        )
+        rows = rows.withColumn("_s", F.expr(f"count(CASE WHEN _first THEN 1 END) {upto}"))
+        rows = rows.withColumn(
+            "_sx", F.expr(f"coalesce(count(CASE WHEN _first THEN 1 END) {before}, 0)")
+        )
+        rows = rows.withColumn("_z", F.expr(f"CASE WHEN {admitted} THEN h - {ahead} * _s END"))
+        newest = f"{ahead} * _s + greatest(newest0, coalesce(max(_z) {upto}, {NEG}))"
+        newest_before = f"{ahead} * _sx + greatest(newest0, coalesce(max(_z) {before}, {NEG}))"
+        rows = rows.withColumn("h", F.expr(newest))  # (δ·0 + newest0 before any row)
+        rows = rows.withColumn("newest_x", F.expr(newest_before))
+        rows = rows.withColumn(
+            "cti_w", F.expr(f"CASE WHEN cti THEN t WHEN gen THEN h + {ahead} END")
+        )
+        return rows.withColumn(
+            "C", F.expr(f"coalesce(max(CASE WHEN gen THEN h + {ahead} END) {before}, {NEG})")
+        )
 
     # ------------------------------------------------------------------ windows
     def _due(self, end: str) -> str:
@@ -635,7 +850,17 @@ class SparkEngine:
                 )
                 end = f"(x + {size})"
             one = w.type == "snapshot" or w.size == w.period  # one window per event
-            if one:  # no lambda: higher-order functions are interpreted, not compiled
+            if self.intervals:
+                # an interval [s, e) is in every window sharing an instant with it
+                shift = 1 if self.closed_end else 0
+                low, high = f"(s - {shift})", f"(e - 1 - {shift})"
+                first = f"({low} - pmod({low} - {offset}, {period}) - {count - 1} * {period})"
+                final = f"({high} - pmod({high} - {offset}, {period}))"
+                candidates = (
+                    f"filter(sequence({first}, {final}, {period}), st -> st + {size} > {low})"
+                )
+                one = False
+            elif one:  # no lambda: higher-order functions are interpreted, not compiled
                 candidates = "array(s)" if w.type == "snapshot" else f"array({last})"
             rows = rows.withColumn("starts", F.expr(f"CASE WHEN {admitted} THEN {candidates} END"))
             if one:
@@ -689,6 +914,9 @@ class SparkEngine:
             "starts",
             "open_starts",
             "closed_start",
+            "cti",
+            "cti_w",
+            "e",
         ]
         columns += ["error", "raw", "m"]  # the parsed batch keeps them only where needed
         columns += [name for name, _ in self._inputs()]
@@ -707,7 +935,7 @@ class SparkEngine:
             return F.count(F.when(F.expr(condition), 1)).alias(_col(name))
 
         return [
-            count("error IS NULL", "input"),
+            count("error IS NULL AND NOT cti", "input"),
             count("verdict IN ('accepted', 'adjusted')", "admitted"),
             count("is_early", "early"),
             count("is_late", "late"),
@@ -726,6 +954,8 @@ class SparkEngine:
                 "verdict = 'dead_lettered' AND reason = 'window_closed'",
                 "dead_lettered.window_closed",
             ),
+            count("cti", "punctuations"),
+            count("NOT cti AND cti_w IS NOT NULL", "ctis_generated"),
         ]
 
     def _scope_watermarks(self, batch: _Batch) -> tuple[str, str, DataFrame | None]:
@@ -748,7 +978,7 @@ class SparkEngine:
             )
             return f"CASE {cases} ELSE {NEG} END", f"CASE {lasts} ELSE {NEG} END", None
         assert batch.keys_next is not None
-        floor = lit_us(batch.global_end - self.L) if self.L is not None else NEG
+        floor = lit_us(self._floor(batch.global_end, batch.clock))
         table = batch.keys_next.select(
             F.col("key").alias("scope"),
             F.expr(f"greatest(k_watermark, {floor})").alias("scope_w"),
@@ -888,15 +1118,19 @@ class SparkEngine:
 
     # ------------------------------------------------------------------ ordered release
     def _release(self, decided: DataFrame, batch: _Batch) -> None:
+        reserved = "'timestamp', 'type'"
+        end = ""
+        if self.intervals:  # interval events carry their end (SPEC §7)
+            reserved += ", 'end_timestamp'"
+            end = f", 'end_timestamp', parse_json(concat('\"', {iso('e')}, '\"'))"
         event = (
             # from the line, not the variant ``m``, to keep the record's field order
             "to_json(map_concat(transform_keys(transform_values(from_json(raw, "
             "'map<string,variant>'), (k, v) -> CASE WHEN schema_of_variant(v) RLIKE "
             f"{INTEGRAL_FLOAT} THEN CAST(try_variant_get(v, '$', 'double') AS VARIANT) "
             "ELSE v END), "
-            "(k, x) -> CASE WHEN k IN ('timestamp', "
-            "'type') THEN concat('input_', k) ELSE k END), map('timestamp', "
-            f"parse_json(concat('\"', {iso('s')}, '\"')))))"
+            f"(k, x) -> CASE WHEN k IN ({reserved}) THEN concat('input_', k) ELSE k END), "
+            f"map('timestamp', parse_json(concat('\"', {iso('s')}, '\"')){end})))"
         )
         admitted = decided.filter("verdict IN ('accepted', 'adjusted')").select(
             "scope", "s", "a", "file", "line", F.expr(event).alias("value")
@@ -1036,11 +1270,13 @@ class SparkEngine:
         if observation is not None and gauge is not None:
             self._gauges[gauge] = _observed_count(observation)
 
-    def _write_keys(self, keys_next: DataFrame, batch_id: int, global_end: int) -> None:
-        floor = global_end - self.L if self.L is not None else NEG_INF
-        keep = "true"
-        if self.window is None or self.window.idle_timeout is None:
-            newest = f"k_newest - {self.O} > {floor}" if self.O is not None else "false"
+    def _write_keys(
+        self, keys_next: DataFrame, batch_id: int, global_end: int, clock: dict[str, Any]
+    ) -> None:
+        floor = self._floor(global_end, clock)
+        keep = "true"  # generated CTIs count a key's events and read its newest timestamp
+        if (self.window is None or self.window.idle_timeout is None) and not self.generated:
+            newest = f"k_newest - {self.OT} > {floor}" if self.OT is not None else "false"
             keep = f"({newest} OR k_watermark > {floor})"
         self._write_state(keys_next.filter(keep), batch_id, "keys", "substream_keys")
 
@@ -1055,7 +1291,7 @@ class SparkEngine:
         elif self.mode == "partitioned":
             watermark = min((p["watermark"] for p in parts.values()), default=NEG_INF)
         else:
-            watermark = clock["arrival"] - self.L if self.L is not None else NEG_INF
+            watermark = self._floor(clock["arrival"], clock)
         record = {"type": "metrics", "batch": batch_id, **_summary(totals)}
         record["input"] += clock.get("malformed", 0)
         if clock.get("malformed"):
@@ -1122,6 +1358,7 @@ _KEYS_SCHEMA = T.StructType(
         T.StructField("k_newest", T.LongType()),
         T.StructField("k_watermark", T.LongType()),
         T.StructField("k_last", T.LongType()),
+        T.StructField("k_events", T.LongType()),  # events judged (generated CTIs count them)
     ]
 )
 _HELD_SCHEMA = T.StructType(
@@ -1188,4 +1425,6 @@ def _summary(counter: dict[str, int]) -> dict[str, Any]:
         "adjusted": counter.get("adjusted", 0),
         "dropped": dict(sorted(dropped.items())),
         "dead_lettered": dict(sorted(dead.items())),
+        "punctuations": counter.get("punctuations", 0),
+        "ctis_generated": counter.get("ctis_generated", 0),
     }

@@ -307,12 +307,19 @@ def parse_lines(lines: DataFrame, job: Job) -> DataFrame:
                 ),
             ),
         ]
+    punctuation = job.punctuation
+    cti = "false"
+    if punctuation is not None and punctuation.column is not None:
+        # an explicit CTI row: its marker holds the value, with the value's JSON type
+        fields.add(punctuation.column)
+        cti = _marker(fields, punctuation.column, punctuation.value)  # type: ignore[arg-type]
     if source.over is not None:
         fields.add(source.over)
         kind = fields.kind(source.over)
         record_checks += [
             (
-                fields.missing(source.over),
+                # (a CTI row without a key punctuates every substream)
+                f"NOT ({cti}) AND {fields.missing(source.over)}",
                 sql_string(f"missing substream key column '{source.over}'"),
             ),
             (
@@ -320,11 +327,27 @@ def parse_lines(lines: DataFrame, job: Job) -> DataFrame:
                 sql_string(f"substream key column '{source.over}' must be a single value"),
             ),
         ]
+    if source.end_time is not None:  # interval events (not CTI rows)
+        fields.add(source.end_time, time=True)
+        record_checks += [
+            (f"NOT ({cti}) AND ({condition})", error)
+            for condition, error in _time_checks(fields, source.end_time, "end time")
+        ]
+        start = fields.micros(source.timestamp_by)  # type: ignore[arg-type]
+        record_checks.append(
+            (
+                f"NOT ({cti}) AND {fields.micros(source.end_time)} <= {start}",
+                sql_string(
+                    f"column '{source.end_time}': the end time must be after the start time"
+                ),
+            )
+        )
     for column in sorted(job.numeric_columns):
         fields.add(column)
         record_checks.append(
             (
-                f"NOT ({fields.missing(column)} OR {fields.kind(column)} RLIKE '{_NUMBER_TYPES}')",
+                f"NOT ({cti}) AND NOT ({fields.missing(column)} OR "
+                f"{fields.kind(column)} RLIKE '{_NUMBER_TYPES}')",
                 sql_string(f"column '{column}' must be a number"),
             )
         )
@@ -360,6 +383,13 @@ def parse_lines(lines: DataFrame, job: Job) -> DataFrame:
     internal |= {"fast", "_kt", "_ka", "_kpid", "_kkey", "_kmj"}
     kept = [c for c in out.columns if c not in internal]
     values = {"a": arrival, "pid": pid, "key": key, "t": event}
+    extra = []
+    if punctuation is not None and punctuation.column is not None:
+        extra.append(f"coalesce({ok} AND {cti}, false) AS cti")
+    if source.end_time is not None:
+        extra.append(
+            f"CASE WHEN {ok} AND NOT ({cti}) THEN {fields.micros(source.end_time)} END AS e"
+        )
     out = out.selectExpr(
         *kept,
         *(
@@ -368,5 +398,31 @@ def parse_lines(lines: DataFrame, job: Job) -> DataFrame:
             else f"CASE WHEN {ok} THEN {expr} END AS {name}"
             for name, expr in values.items()
         ),
+        *extra,
     )
-    return out.select(*kept, "t", "a", "pid", "key")
+    out = out.select(*kept, "t", "a", "pid", "key", *(e.rsplit(" AS ", 1)[1] for e in extra))
+    if source.shift:  # time shifting (SPEC §7): event times, ends and CTIs alike
+        out = out.withColumn("t", F.col("t") + F.lit(source.shift))
+        if source.end_time is not None:
+            out = out.withColumn("e", F.col("e") + F.lit(source.shift))
+    return out
+
+
+def _marker(fields: _Fields, column: str, value: str | int | bool) -> str:
+    """SQL: whether ``column`` holds ``value`` with the same JSON type (``[punctuation]``;
+    a float ``1.0`` or the text ``"1"`` is not the integer ``1``)."""
+    v, kind = fields.value(column), fields.kind(column)
+    if isinstance(value, bool):
+        flag = "true" if value else "false"
+        return (
+            f"coalesce({kind} = 'BOOLEAN' AND try_variant_get({v}, '$', 'boolean') = {flag}, false)"
+        )
+    if isinstance(value, int):
+        return (
+            f"coalesce({kind} IN ('TINYINT', 'SMALLINT', 'INT', 'BIGINT') AND "
+            f"try_variant_get({v}, '$', 'decimal(38,0)') = {value}BD, false)"
+        )
+    return (
+        f"coalesce({kind} = 'STRING' AND try_variant_get({v}, '$', 'string') = "
+        f"{sql_string(value)}, false)"
+    )

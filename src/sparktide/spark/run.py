@@ -19,7 +19,7 @@ from pyspark.sql import types as T
 from pyspark.sql.streaming import StreamingQuery
 
 from sparktide.errors import ConfigError, InputError, RunError
-from sparktide.job import Job
+from sparktide.job import Job, Source
 from sparktide.reader import (
     CSV_FIELD,
     CSV_QUOTED,
@@ -122,11 +122,66 @@ def file_lines(
 ) -> DataFrame:
     """The job's source directory as a stream: whole files (``file``, ``text``, ``mtime``)
     for JSONL and CSV; for Parquet the new files' names (``path``, ``file``, ``mtime``),
-    which :func:`parquet_rows` reads, each with its own schema."""
-    path = job.source.path
+    which :func:`parquet_rows` reads, each with its own schema.
+
+    A union's inputs (``[inputs.<name>]``) are one stream each (each with its own offsets
+    in the checkpoint), tagged with ``input`` and put together: ``input``, ``file``,
+    ``text``, ``path``, ``mtime`` (:func:`union_lines` turns a batch of it into lines)."""
+    if job.inputs:
+        frames = []
+        for name, source in job.inputs:
+            frame = _source_files(spark, source, max_files_per_trigger, f"inputs.{name}.path")
+            if source.format != "parquet":
+                frame = frame.withColumn("path", F.lit(None).cast("string"))
+            else:
+                frame = frame.withColumn("text", F.lit(None).cast("string"))
+            frames.append(frame.select(F.lit(name).alias("input"), "file", "text", "path", "mtime"))
+        out = frames[0]
+        for frame in frames[1:]:
+            out = out.unionByName(frame)
+        return out
+    return _source_files(spark, job.source, max_files_per_trigger, "source.path")
+
+
+def union_lines(frame: DataFrame, job: Job) -> DataFrame:
+    """A micro-batch of a union's stream (:func:`file_lines`) as lines: ``input``,
+    ``file`` (``<input>/<name>``), ``line``, ``raw``, ``mtime``, ``pre_error``.
+
+    Every input is split (and, for CSV and Parquet, turned into JSON objects) by its own
+    format; JSONL files are split in SQL here (the Arrow kernel reads one input's files)."""
+    out = None
+    for name, source in job.inputs:
+        files = frame.filter(F.col("input") == name)
+        if source.format == "csv":
+            lines = csv_rows(files)
+        elif source.format == "parquet":
+            lines = parquet_rows(files)
+        else:
+            lines = split_lines(files)
+        if "pre_error" not in lines.columns:
+            lines = lines.withColumn("pre_error", F.lit(None).cast("string"))
+        lines = lines.select(
+            F.lit(name).alias("input"),
+            F.concat(F.lit(f"{name}/"), "file").alias("file"),
+            "line",
+            "raw",
+            "mtime",
+            "pre_error",
+        )
+        out = lines if out is None else out.unionByName(lines)
+    assert out is not None
+    return out
+
+
+def _source_files(
+    spark: SparkSession, source: Source, max_files_per_trigger: int | None, key: str
+) -> DataFrame:
+    """One source directory as a stream (see :func:`file_lines`); ``key`` names its path
+    in errors."""
+    path = source.path
     if not os.path.exists(path):
-        raise InputError(f"source.path: no such file or directory: {path!r}")
-    if job.source.format == "parquet":
+        raise InputError(f"{key}: no such file or directory: {path!r}")
+    if source.format == "parquet":
         reader = spark.readStream.format("binaryFile").schema(_BINARY_FILE)
         if max_files_per_trigger is not None:
             reader = reader.option("maxFilesPerTrigger", str(max_files_per_trigger))
@@ -435,7 +490,9 @@ def start(
         files = file_lines(spark, job, max_files_per_trigger=max_files_per_trigger)
 
     def batch(frame: DataFrame, batch_id: int) -> None:
-        if "raw" in frame.columns:
+        if "input" in frame.columns:  # a union of inputs
+            lines = union_lines(frame, job)
+        elif "raw" in frame.columns:
             lines = frame
         elif job.source.format == "csv":
             lines = csv_rows(frame)
