@@ -199,3 +199,64 @@ def test_generated_ctis_follow_the_count(scenario: tuple[Job, list[dict[str, Any
         if events[scope] % punctuation.every_events == 0 and admitted[scope]:
             expected += 1
     assert result.metrics["ctis_generated"] == expected
+
+
+@st.composite
+def unions(draw: Any) -> tuple[Job, list[tuple[str, dict[str, Any]]]]:
+    """2–3 inputs of 2 declared partitions each, with their own lags and CTIs; merged, no
+    window."""
+    names = ["a", "b", "c"][: draw(st.integers(2, 3))]
+    explicit = draw(st.booleans())
+    inputs = tuple(
+        # declared partitions: one first seen late would start behind the job (jobfile.md)
+        (name, Source(path="-", timestamp_by="t", arrival_time="a", partition="p", partitions=2))
+        for name in names
+    )
+    job = Job(
+        source=inputs[0][1],
+        inputs=inputs,
+        ordering=Ordering(
+            early_arrival=None,
+            late_arrival=draw(st.sampled_from([None, 5 * SECOND])),
+            out_of_order=draw(st.sampled_from([0, 2 * SECOND])),
+            action=draw(st.sampled_from(["adjust", "drop"])),
+        ),
+        punctuation=Punctuation(column="kind", value="cti", watermark="both") if explicit else None,
+    )
+    rows = []
+    arrival = BASE
+    for n in range(draw(st.integers(1, 40))):
+        arrival += draw(st.sampled_from([0, 1, SECOND, 3 * SECOND]))
+        name = draw(st.sampled_from(names))
+        lag = draw(st.sampled_from([0, SECOND, 4 * SECOND, 30 * SECOND]))
+        row: dict[str, Any] = {"id": n, "p": draw(st.integers(0, 1)), "a": iso(arrival)}
+        row["t"] = iso(arrival - lag)
+        if explicit and draw(st.integers(0, 5)) == 0:
+            row["kind"] = "cti"
+        rows.append((name, row))
+    return job, rows
+
+
+@SETTINGS
+@given(unions())
+def test_a_union_releases_in_order_up_to_the_slowest_input(
+    scenario: tuple[Job, list[tuple[str, dict[str, Any]]]],
+) -> None:
+    job, rows = scenario
+    sources = dict(job.inputs)
+    records = []
+    for seq, (name, row) in enumerate(rows):
+        record = parse_fields(seq, dict(row), sources[name], punctuation=job.punctuation)
+        record.partition = f"{name}/{record.partition}"
+        records.append(record)
+    result = simulate(job, records, flush=False)
+    # output never goes back in time
+    stamps = [parse_instant(e["timestamp"]) for e in result.events]
+    assert stamps == sorted(stamps)
+    # nothing is released beyond the minimum of the inputs' watermarks
+    metrics = result.metrics
+    marks = [p["watermark"] for p in metrics["partitions"]]
+    if stamps:
+        assert None not in marks
+        assert stamps[-1] <= min(parse_instant(m) for m in marks)
+    assert metrics["input"] + metrics["punctuations"] == len(rows)
