@@ -288,6 +288,7 @@ CONFIG_ERRORS: list[tuple[str, dict[str, Any], str]] = [
     ),
     ("end-time-is-timestamp", {"source.end_time": "event_time"}, "source.end_time"),
     ("shift-bare-number", {"source.shift": 5}, "source.shift"),
+    ("import-ctis-without-union", {"source.import_ctis": "fast"}, "source.import_ctis"),
     ("shift-bad", {"source.shift": "soon"}, "source.shift"),
     (
         "shift-without-timestamp",

@@ -490,6 +490,18 @@ def test_a_union_of_inputs_loads(tmp_path):
             "inputs.b.end_time",
         ),
         ({"inputs": {}, "output": {}}, "inputs"),
+        (_union(a={"path": "a/", "import_ctis": "b"}), "inputs.a.import_ctis"),
+        (_union(a={"path": "a/", "import_ctis": "a"}), "inputs.a.import_ctis"),
+        (
+            _union(a={"path": "a/", "import_ctis": "b"}, b={"path": "b/", "import_ctis": "a"}),
+            "inputs.a.import_ctis",
+        ),
+        (
+            _union(
+                a={"path": "a/", "over": "d", "import_ctis": "b"}, b={"path": "b/", "over": "d"}
+            ),
+            "inputs.a.import_ctis",
+        ),
         ({"inputs": {"a": "a/"}}, "inputs.a"),
         ({"inputs": {"a b": {"path": "a/"}}}, "inputs"),
         ({"source": {"path": "x"}, "inputs": {"a": {"path": "a/"}}}, "inputs"),

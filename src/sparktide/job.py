@@ -169,6 +169,10 @@ class Source:
         Time shifting (StreamInsight's ShiftEventTime, SPEC §7): every event time, end
         time and CTI of this source is moved by this duration (negative: earlier) before
         anything judges it; ``0`` by default.
+    import_ctis
+        In a union (``[inputs.<name>]``): the name of another input whose watermark this
+        one takes at every observation instant (SPEC §7, imported CTIs), so a slow input
+        (reference data) does not hold the union back.
     """
 
     path: str
@@ -181,6 +185,7 @@ class Source:
     over: str | None = None
     end_time: str | None = None
     shift: int | str = 0
+    import_ctis: str | None = None
 
     def __post_init__(self) -> None:
         _path(self.path, "source.path", optional=False)
@@ -629,6 +634,21 @@ class Job:
                 )
         if len(set(names)) != len(names):
             raise ConfigError("inputs", "names an input twice")
+        for name, source in self.inputs:
+            exporter = source.import_ctis
+            if exporter is None:
+                continue
+            key = f"inputs.{name}.import_ctis"
+            if exporter not in names or exporter == name:
+                raise ConfigError(key, f"must name another input of the union, got {exporter!r}")
+            if dict(self.inputs)[exporter].import_ctis is not None:
+                raise ConfigError(
+                    key, f"{exporter!r} imports its CTIs itself: import from its source"
+                )
+            if source.over is not None:
+                raise ConfigError(
+                    key, "substreams follow their own keys' watermarks: nothing to import into"
+                )
         first_name, first = self.inputs[0]
         if self.source != first:
             raise ConfigError("inputs", "source must be the first input of a union")
@@ -667,8 +687,15 @@ class Job:
         """``(name, source)`` of every input: ``((None, source),)`` for one plain source."""
         return self.inputs or ((None, self.source),)
 
+    @property
+    def imports(self) -> dict[str, str]:
+        """``{importing input: exporting input}`` of a union (``import_ctis``)."""
+        return {n: s.import_ctis for n, s in self.inputs if s.import_ctis is not None}
+
     def _check_punctuation(self) -> None:
         punctuation, source, window = self.punctuation, self.source, self.window
+        if source.import_ctis is not None and not self.inputs:
+            raise ConfigError("source.import_ctis", "imports from another input of a union")
         if punctuation is not None:
             if source.timestamp_by is None:
                 raise ConfigError(

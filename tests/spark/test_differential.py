@@ -236,6 +236,20 @@ CASES = {
             "aggregates": {"n": "count(*)", "ids": "collect_list(id)"},
         },
     },
+    "union-import-ctis-hopping": {  # the slow input takes the fast one's watermark
+        "inputs": {
+            "fast": {"partition": "partition", "partitions": 2},
+            "meta": {"partition": "partition", "import_ctis": "fast"},
+        },
+        "ordering": {"late_arrival": "none", "out_of_order": "3s"},
+        "window": {
+            "type": "hopping",
+            "size": "30s",
+            "hop": "15s",
+            "group_by": ["device"],
+            "aggregates": {"n": "count(*)", "lo": "min(value)"},
+        },
+    },
     "union-substreams-release": {
         "inputs": {"a": {"over": "device"}, "b": {"format": "parquet", "over": "device"}},
         "ordering": {"late_arrival": "15s", "out_of_order": "3s"},

@@ -256,9 +256,26 @@ class ReferenceEngine:
                         self._publish(self.timelines[clock.pid])
                 else:
                     self._publish_job()
+        self._import_ctis()
         for record in records:
             self._event(record)
         self._fire_timers(now)
+
+    def _import_ctis(self) -> None:
+        """Imported CTIs (SPEC §7): at each observation instant, before its records, the
+        partitions of an input with ``import_ctis`` take the watermark of the input they
+        import from (the minimum over its partitions), never moving back."""
+        for importer, exporter in self.job.imports.items():
+            marks = [t.watermark for k, t in self.timelines.items() if _input_of(k) == exporter]
+            if not marks:
+                continue
+            mark = min(marks)
+            for key, timeline in self.timelines.items():
+                if _input_of(key) == importer and timeline.advance_to(mark):
+                    if self.partitioned:
+                        self._publish(timeline)
+            if not self.partitioned:
+                self._publish_job()
 
     def _fire_timers(self, now: int) -> None:
         due = self.sink.next_timer()
@@ -607,6 +624,11 @@ class ReferenceEngine:
                 not_progressing(views, now=self.now, started=self._started, late_arrival=self._late)
             )
         return out
+
+
+def _input_of(partition: Any) -> str:
+    """The input a union's partition ``<input>/<id>`` belongs to."""
+    return str(partition).split("/", 1)[0]
 
 
 def _summary(counter: Counter[str]) -> dict[str, Any]:

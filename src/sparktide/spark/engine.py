@@ -253,6 +253,18 @@ class SparkEngine:
             parts.setdefault(pid, _new_partition())
         return max([clock["arrival"], *(p["arrival"] for p in parts.values())])
 
+    def _import_ctis(self, parts: dict[str, dict[str, Any]]) -> None:
+        """Imported CTIs at the batch instant (after the idle estimates, before the rows):
+        an importing input's partitions take the watermark of the input they import from,
+        the minimum over its partitions (as :meth:`ReferenceEngine._import_ctis`)."""
+        for importer, exporter in self.job.imports.items():
+            marks = [p["watermark"] for pid, p in parts.items() if pid.split("/", 1)[0] == exporter]
+            if not marks:
+                continue
+            for pid, part in parts.items():
+                if pid.split("/", 1)[0] == importer:
+                    part["watermark"] = max(part["watermark"], min(marks))
+
     @property
     def _fused(self) -> bool:
         """Whether a batch is judged without first learning which partitions deliver.
@@ -265,7 +277,7 @@ class SparkEngine:
         partitions) and merged jobs whose within-batch watermark is the minimum over
         partitions (``accept``, or no out-of-order bound). Everywhere else one pass
         (parse, judge, count) saves persisting the parsed batch and a Spark job."""
-        if self.mode == "substreams":
+        if self.mode == "substreams" or self.job.imports:  # (imports read other partitions)
             return False
         return not (
             self.mode == "merged" and (self.ooo == "accept" or self.O is None or self.OT is None)
@@ -297,7 +309,8 @@ class SparkEngine:
                 lines = lines.withColumn("input", F.lit(None).cast("string"))
             out = None
             for name, source in self.job.inputs:
-                view = dataclasses.replace(self.job, source=source, inputs=())
+                one = dataclasses.replace(source, import_ctis=None)  # (a union's key)
+                view = dataclasses.replace(self.job, source=one, inputs=())
                 parsed = parse_lines(lines.filter(F.col("input") == name).drop("input"), view)
                 columns = ["file", "line", "raw", "mtime", "pre_error", "error", "m", "t", "a"]
                 columns += [c for c in ("key", "cti", "e") if c in parsed.columns]
@@ -387,6 +400,7 @@ class SparkEngine:
             malformed = sum(row["bad"] for row in stats.values())
             delivering = {pid: row for pid, row in stats.items() if pid is not None}
             global_a0 = self._estimate(clock, delivering, now)
+            self._import_ctis(parts)
             source = parsed.filter("error IS NULL")
         # 2. policy
         decided = self._policy(source, parts, global_a0, batch_id, clock.get("cti_floor", NEG_INF))
