@@ -14,6 +14,7 @@ from sparktide.job import (
     AGGREGATE_FUNCTIONS,
     Aggregate,
     Job,
+    Join,
     Ordering,
     Output,
     Punctuation,
@@ -521,4 +522,53 @@ def test_a_union_of_inputs_loads(tmp_path):
 def test_union_errors_name_the_key(tmp_path, data, key):
     with pytest.raises(ConfigError) as info:
         Job.from_dict(data, base_dir=tmp_path)
+    assert info.value.key == key, info.value
+
+
+def _join(**join: object) -> dict:
+    return {
+        "inputs": {
+            "entry": {"path": "e/", "timestamp_by": "t"},
+            "exit": {"path": "x/", "timestamp_by": "t"},
+        },
+        "join": {"left": "entry", "right": "exit", "on": ["plate"], **join},
+    }
+
+
+def test_a_join_loads(tmp_path):
+    job = Job.from_dict(_join(between=["-1m", "15m"]), base_dir=tmp_path)
+    assert job.join == Join("entry", "exit", ("plate",), (-MINUTE, 15 * MINUTE))
+
+
+@pytest.mark.parametrize(
+    ("changes", "key"),
+    [
+        ({"between": [0, 15]}, "join.between"),
+        ({"between": ["15m", "0s"]}, "join.between"),
+        ({"between": ["0s"]}, "join.between"),
+        ({"between": ["0s", "soon"]}, "join.between"),
+        ({"on": []}, "join.on"),
+        ({"on": "plate"}, "join.on"),
+        ({"right": "entry"}, "join.right"),
+        ({"right": "other"}, "join"),
+        ({"colour": 1}, "join.colour"),
+    ],
+)
+def test_join_errors_name_the_key(tmp_path, changes, key):
+    with pytest.raises(ConfigError) as info:
+        Job.from_dict(_join(**{"between": ["0s", "1m"], **changes}), base_dir=tmp_path)
+    assert info.value.key == key, info.value
+
+
+@pytest.mark.parametrize(
+    ("extra", "key"),
+    [
+        ({"window": {"type": "tumbling", "size": "1m"}}, "window"),
+        ({"ordering": {"on_out_of_order": "accept"}}, "ordering.on_out_of_order"),
+        ({"ordering": {"partitioned": True}}, "join"),
+    ],
+)
+def test_join_refuses_what_it_cannot_do_yet(tmp_path, extra, key):
+    with pytest.raises(ConfigError) as info:
+        Job.from_dict({**_join(between=["0s", "1m"]), **extra}, base_dir=tmp_path)
     assert info.value.key == key, info.value

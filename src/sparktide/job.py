@@ -22,6 +22,7 @@ __all__ = [
     "AGGREGATE_FUNCTIONS",
     "Aggregate",
     "Job",
+    "Join",
     "Ordering",
     "Output",
     "Punctuation",
@@ -364,6 +365,59 @@ class Punctuation:
 
 
 @dataclass(frozen=True)
+class Join:
+    """A temporal join of two inputs of a union (SPEC §7; Stream Analytics' ``JOIN … ON …
+    AND DATEDIFF(unit, left, right) BETWEEN low AND high``).
+
+    Parameters
+    ----------
+    left, right
+        The two inputs (``[inputs.<name>]``) joined.
+    on
+        Columns whose values must be equal on both sides (a missing or null value never
+        matches, as in SQL; numbers compare by value, ``true`` is not ``1``).
+    between
+        ``[low, high]``: a pair matches when ``right.timestamp − left.timestamp`` lies
+        within it, both ends included; durations, negative allowed.
+    """
+
+    left: str
+    right: str
+    on: tuple[str, ...] = ()
+    between: tuple[int | str, int | str] = (0, 0)
+
+    def __post_init__(self) -> None:
+        for name in ("left", "right"):
+            _column(getattr(self, name), f"join.{name}", optional=False)
+        if self.left == self.right:
+            raise ConfigError("join.right", "must name another input than join.left")
+        if isinstance(self.on, str) or not isinstance(self.on, (list, tuple)) or not self.on:
+            raise ConfigError(
+                "join.on", f"must be a non-empty list of column names, got {self.on!r}"
+            )
+        _set(self, "on", tuple(self.on))
+        for column in self.on:
+            _column(column, "join.on", optional=False)
+        bounds = self.between
+        if isinstance(bounds, str) or not isinstance(bounds, (list, tuple)) or len(bounds) != 2:
+            raise ConfigError(
+                "join.between", f'must be [low, high], e.g. ["0s", "15m"]; got {bounds!r}'
+            )
+        holder = _Bounds(*bounds)
+        _signed_duration(holder, "low", "join.between")
+        _signed_duration(holder, "high", "join.between")
+        if holder.low > holder.high:  # type: ignore[operator]
+            raise ConfigError("join.between", f"low must not be above high, got {bounds!r}")
+        _set(self, "between", (holder.low, holder.high))
+
+
+@dataclass
+class _Bounds:
+    low: int | str
+    high: int | str
+
+
+@dataclass(frozen=True)
 class Aggregate:
     """One named aggregate of a window, such as ``total = "sum(value)"``.
 
@@ -587,9 +641,11 @@ class Job:
     output: Output = field(default_factory=Output)
     punctuation: Punctuation | None = None
     inputs: tuple[tuple[str, Source], ...] = ()
+    join: Join | None = None
 
     def __post_init__(self) -> None:
         self._check_inputs()
+        self._check_join()
         self._check_punctuation()
         if self.ordering.partitioned and self.source.partition is None:
             raise ConfigError(
@@ -687,6 +743,32 @@ class Job:
         """``(name, source)`` of every input: ``((None, source),)`` for one plain source."""
         return self.inputs or ((None, self.source),)
 
+    def _check_join(self) -> None:
+        join = self.join
+        if join is None:
+            return
+        names = [name for name, _ in self.inputs]
+        if len(names) != 2 or set(names) != {join.left, join.right}:
+            raise ConfigError(
+                "join",
+                f"joins two inputs: the job must have exactly [inputs.{join.left}] and "
+                f"[inputs.{join.right}], got {names or 'a [source]'}",
+            )
+        if self.window is not None:
+            raise ConfigError("window", "a join's matches are released as events: no [window] yet")
+        if self.source.over is not None or self.ordering.partitioned:
+            raise ConfigError(
+                "join", "a join follows the merged watermark of both inputs: no over or partitioned"
+            )
+        if self.ordering.out_of_order_action == "accept":
+            raise ConfigError(
+                "ordering.on_out_of_order",
+                "'accept' would let an event come below a watermark, so a join could never "
+                "forget an event; use adjust, drop or dead_letter",
+            )
+        if self.source.end_time is not None:
+            raise ConfigError("join", "joins point events (no source.end_time) for now")
+
     @property
     def imports(self) -> dict[str, str]:
         """``{importing input: exporting input}`` of a union (``import_ctis``)."""
@@ -748,7 +830,9 @@ class Job:
             raise ConfigError(
                 key, "binds the names of a query: run it with --query FILE (docs/query.md)"
             )
-        _check_keys(data, ("source", "inputs", "ordering", "window", "output", "punctuation"), "")
+        _check_keys(
+            data, ("source", "inputs", "ordering", "window", "output", "punctuation", "join"), ""
+        )
         if "source" in data and "inputs" in data:
             raise ConfigError(
                 "inputs", "cannot be combined with [source]: a union names each input"
@@ -806,6 +890,21 @@ class Job:
             if "punctuation" in data
             else None
         )
+        join = None
+        if "join" in data:
+            join_data = _table(data, "join")
+            bounds = join_data.get("between")
+            if isinstance(bounds, list) and any(
+                isinstance(b, (int, float)) and not isinstance(b, bool) for b in bounds
+            ):
+                raise ConfigError(
+                    "join.between",
+                    f'write durations as text with a unit, e.g. ["0s", "15m"] (got {bounds!r})',
+                )
+            for key in ("on", "between"):
+                if isinstance(join_data.get(key), list):
+                    join_data[key] = tuple(join_data[key])
+            join = _build(Join, join_data, "join")
         return cls(
             source=source,
             ordering=ordering,
@@ -813,6 +912,7 @@ class Job:
             output=output,
             punctuation=punctuation,
             inputs=tuple(inputs),
+            join=join,
         )
 
 

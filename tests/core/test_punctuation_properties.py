@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
 from sparktide.core.engine import Result, simulate
-from sparktide.job import Aggregate, Job, Ordering, Punctuation, Source, Window
+from sparktide.job import Aggregate, Job, Join, Ordering, Punctuation, Source, Window
 from sparktide.reader import parse_fields
 from sparktide.time import SECOND, format_instant, parse_instant
 
@@ -260,3 +260,47 @@ def test_a_union_releases_in_order_up_to_the_slowest_input(
         assert None not in marks
         assert stamps[-1] <= min(parse_instant(m) for m in marks)
     assert metrics["input"] + metrics["punctuations"] == len(rows)
+
+
+@SETTINGS
+@given(unions(), st.sampled_from([(0, 0), (-2 * SECOND, 5 * SECOND), (SECOND, 30 * SECOND)]))
+def test_a_join_never_goes_back_in_time_and_finds_every_pair_once(
+    scenario: tuple[Job, list[tuple[str, dict[str, Any]]]], between: tuple[int, int]
+) -> None:
+    union, rows = scenario
+    left, right = (name for name, _ in union.inputs[:2])
+    job = Job(
+        source=union.source,
+        inputs=union.inputs[:2],
+        ordering=union.ordering,
+        punctuation=union.punctuation,
+        join=Join(left, right, ("p",), between),
+    )
+    sources = dict(job.inputs)
+    records = []
+    for name, row in rows:
+        if name not in sources:
+            continue
+        record = parse_fields(len(records), dict(row), sources[name], punctuation=job.punctuation)
+        record.partition = f"{name}/{record.partition}"
+        records.append(record)
+    result = simulate(job, records)
+    stamps = [parse_instant(e["timestamp"]) for e in result.events]
+    assert stamps == sorted(stamps)
+    # every pair of admitted events that matches is released once (flush releases all)
+    admitted = {d["seq"]: parse_instant(d["timestamp"]) for d in result.decisions if d["timestamp"]}
+    expected = sorted(
+        (max(admitted[a.seq], admitted[b.seq]), a.fields["id"], b.fields["id"])
+        for a in records
+        for b in records
+        if a.seq in admitted
+        and b.seq in admitted
+        and str(a.partition).startswith(f"{left}/")
+        and str(b.partition).startswith(f"{right}/")
+        and a.fields["p"] == b.fields["p"]
+        and between[0] <= admitted[b.seq] - admitted[a.seq] <= between[1]
+    )
+    got = sorted(
+        (parse_instant(e["timestamp"]), e[left]["id"], e[right]["id"]) for e in result.events
+    )
+    assert got == expected

@@ -250,6 +250,14 @@ CASES = {
             "aggregates": {"n": "count(*)", "lo": "min(value)"},
         },
     },
+    "join-devices": {  # a temporal join: same device, within 20 s either way
+        "inputs": {
+            "left": {"partition": "partition", "partitions": 3},
+            "right": {"format": "csv", "partition": "partition"},
+        },
+        "ordering": {"late_arrival": "30s", "out_of_order": "3s"},
+        "join": {"left": "left", "right": "right", "on": ["device"], "between": ["-20s", "20s"]},
+    },
     "union-substreams-release": {
         "inputs": {"a": {"over": "device"}, "b": {"format": "parquet", "over": "device"}},
         "ordering": {"late_arrival": "15s", "out_of_order": "3s"},

@@ -142,6 +142,10 @@ class ReferenceEngine:
 
     # ------------------------------------------------------------------ set-up
     def _make_sink(self) -> Sink:
+        if self.job.join is not None:
+            from sparktide.core.join import TemporalJoin
+
+            return TemporalJoin(self.job, self._emit_join)
         if self.job.window is not None:
             from sparktide.core.windows import WindowOperator
 
@@ -487,6 +491,9 @@ class ReferenceEngine:
         if self.intervals:
             out["end_timestamp"] = time_or_none(event.record.end_time)
         self.result.events.append(out)
+
+    def _emit_join(self, record: dict[str, Any], now: int) -> None:
+        self.result.events.append(record)
 
     def _emit_window(self, record: dict[str, Any]) -> None:
         self.result.windows.append(record)

@@ -14,7 +14,15 @@ from dataclasses import dataclass
 from sparktide.job import Aggregate
 from sparktide.spark.sql import field
 
-__all__ = ["INTEGRAL_FLOAT", "AggregatePlan", "group_inputs", "json_text", "plan_aggregates"]
+__all__ = [
+    "INTEGRAL_FLOAT",
+    "AggregatePlan",
+    "distinct_key",
+    "group_inputs",
+    "json_text",
+    "plan_aggregates",
+    "present",
+]
 
 _INTS = "('TINYINT', 'SMALLINT', 'INT', 'BIGINT')"
 _MAX_DOUBLE = "1.7976931348623157E308D"
@@ -62,7 +70,7 @@ def json_text(v: str) -> str:
     )
 
 
-def _distinct_key(v: str) -> str:
+def distinct_key(v: str) -> str:
     """What ``count_distinct`` tells values apart by, as the reference engine's set does:
     equal numbers are one value whatever their JSON form (``3``, ``3.0``, ``3e0``) —
     integers by their exact digits, other numbers by their double (integral ones as the
@@ -83,10 +91,14 @@ def _distinct_key(v: str) -> str:
     )
 
 
+def present(v: str) -> str:
+    """SQL: the variant ``v`` holds a value (not missing, not JSON null)."""
+    return f"({v} IS NOT NULL AND schema_of_variant({v}) <> 'VOID')"
+
+
 def _value(column: str) -> tuple[str, str, str]:
     v = field(column)
-    notnull = f"({v} IS NOT NULL AND schema_of_variant({v}) <> 'VOID')"
-    return v, notnull, json_text(v)
+    return v, present(v), json_text(v)
 
 
 def group_inputs(columns: tuple[str, ...] | list[str]) -> list[tuple[str, str]]:
@@ -214,7 +226,7 @@ def plan_aggregates(aggregates: tuple[Aggregate, ...]) -> list[AggregatePlan]:
         elif function == "count_distinct":
             plans.append(
                 AggregatePlan(
-                    ((f"{p}_in", f"CASE WHEN {notnull} THEN {_distinct_key(v)} END"),),
+                    ((f"{p}_in", f"CASE WHEN {notnull} THEN {distinct_key(v)} END"),),
                     ((p, f"collect_set({p}_in)"),),
                     ((p, f"array_distinct(flatten(collect_list({p})))"),),
                     f"CAST(size({p}) AS STRING)",

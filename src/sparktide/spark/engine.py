@@ -37,11 +37,17 @@ from sparktide.core.instants import NEG_INF, POS_INF
 from sparktide.core.watermark import NEVER_SEEN_LAG
 from sparktide.errors import ConfigError
 from sparktide.job import Job
-from sparktide.spark.aggregates import INTEGRAL_FLOAT, group_inputs, plan_aggregates
+from sparktide.spark.aggregates import (
+    INTEGRAL_FLOAT,
+    distinct_key,
+    group_inputs,
+    plan_aggregates,
+    present,
+)
 from sparktide.spark.arrowparse import parse_files
 from sparktide.spark.parse import parse_lines, split_lines
 from sparktide.spark.rowwindows import marks_schema, session_windows, sliding_windows
-from sparktide.spark.sql import NEG, iso, lit_us, sql_string
+from sparktide.spark.sql import NEG, field, iso, lit_us, sql_string
 from sparktide.spark.state import StateStore
 
 __all__ = ["SparkEngine", "check_job"]
@@ -310,7 +316,7 @@ class SparkEngine:
             out = None
             for name, source in self.job.inputs:
                 one = dataclasses.replace(source, import_ctis=None)  # (a union's key)
-                view = dataclasses.replace(self.job, source=one, inputs=())
+                view = dataclasses.replace(self.job, source=one, inputs=(), join=None)
                 parsed = parse_lines(lines.filter(F.col("input") == name).drop("input"), view)
                 columns = ["file", "line", "raw", "mtime", "pre_error", "error", "m", "t", "a"]
                 columns += [c for c in ("key", "cti", "e") if c in parsed.columns]
@@ -503,6 +509,8 @@ class SparkEngine:
                     "k_last",
                     "k_events",
                 )
+        elif self.job.join is not None:
+            self._join(decided, batch)
         else:
             self._release(decided, batch)
         if keys_next is not None:
@@ -939,6 +947,11 @@ class SparkEngine:
     def _inputs(self) -> list[tuple[str, str]]:
         """``(column, expression over m)``: the group-by values (``g<i>``, JSON text) and
         the aggregates' typed inputs, computed per row right after parsing."""
+        if self.job.join is not None:  # the values a join matches on (j<i>)
+            return [
+                (f"j{i}", f"CASE WHEN {present(field(c))} THEN {distinct_key(field(c))} END")
+                for i, c in enumerate(self.job.join.on)
+            ]
         if self.window is None:
             return []
         inputs = group_inputs(self.window.group_by)
@@ -1163,6 +1176,85 @@ class SparkEngine:
         finally:
             rows.unpersist()
 
+    # ------------------------------------------------------------------ temporal join
+    def _join(self, decided: DataFrame, batch: _Batch) -> None:
+        """A temporal join (SPEC §7, :mod:`sparktide.core.join`): the batch's admitted
+        events of each side meet the other side's — this batch's and those kept from
+        earlier ones — on equal ``j<i>`` values and ``low ≤ right.s − left.s ≤ high``;
+        a pair of two kept events was matched before, so at least one is new. Matches
+        (at the later timestamp) wait in state until the job watermark reaches them, and
+        are written in (timestamp, left's arrival order, right's) order. A kept event is
+        forgotten once no future event of the other side can match it: every later one
+        starts at or above that side's watermark (the minimum over its partitions, when
+        they are all declared; else events are kept)."""
+        join = self.job.join
+        assert join is not None
+        low, high = join.between
+        keys = [f"j{i}" for i in range(len(join.on))]
+        columns = ["side", *keys, "s", "a", "file", "line", "raw"]
+        admitted = (
+            decided.filter("verdict IN ('accepted', 'adjusted')")
+            .withColumn("side", F.expr("split(pid, '/')[0]"))
+            .select(*columns)
+        )
+        kept = self.store.load_table(batch.previous, "joined", _join_schema(keys))
+        every = admitted.withColumn("new", F.lit(True)).unionByName(
+            kept.withColumn("new", F.lit(False))
+        )
+        left = every.filter(F.col("side") == join.left).alias("l")
+        right = every.filter(F.col("side") == join.right).alias("r")
+        condition = " AND ".join(f"l.{k} = r.{k}" for k in keys)
+        condition += f" AND r.s - l.s BETWEEN {low} AND {high} AND (l.new OR r.new)"
+        pairs = left.join(right, F.expr(condition))
+        members = [
+            sql_string(json.dumps(join.left) + ":"),
+            "l.raw",
+            sql_string("," + json.dumps(join.right) + ":"),
+            "r.raw",
+            sql_string(',"timestamp":"'),
+            iso("greatest(l.s, r.s)"),
+            "'\"'",
+        ]
+        matches = pairs.selectExpr(
+            "greatest(l.s, r.s) AS s",
+            "l.a AS la",
+            "l.file AS lfile",
+            "l.line AS lline",
+            "r.a AS ra",
+            "r.file AS rfile",
+            "r.line AS rline",
+            f"concat('{{', {', '.join(members)}, '}}') AS value",
+        )
+        held = self.store.load_table(batch.previous, "matches", _MATCHES_SCHEMA)
+        scope_w, _, _ = self._scope_watermarks(batch)
+        rows = matches.unionByName(held).withColumn("ready", F.expr(f"s <= {scope_w}")).cache()
+        try:
+            out = rows.filter("ready").select(
+                *_ordered("s", "la", "lfile", "lline", "ra", "rfile", "rline"), "value"
+            )
+            self._write_text(out, self.output.path, batch.label, "released")
+            waiting = rows.filter("NOT ready").select(*_MATCHES_SCHEMA.names)
+            self._write_state(waiting, batch.id, "matches", "held")
+        finally:
+            rows.unpersist()
+        keep = {join.left: f"s + {high} >= {self._side_floor(join.right, batch)}"}
+        keep[join.right] = f"s - {low} >= {self._side_floor(join.left, batch)}"
+        still = every.filter(
+            " OR ".join(f"(side = {sql_string(side)} AND {c})" for side, c in keep.items())
+        )
+        self._write_state(still.select(*columns), batch.id, "joined", "join_events")
+
+    def _side_floor(self, name: str, batch: _Batch) -> str:
+        """SQL for the lowest timestamp a future event of input ``name`` can have: the
+        minimum watermark over its partitions when they are all declared, else −∞."""
+        if self._flushing:
+            return lit_us(POS_INF)
+        source = dict(self.job.inputs)[name]
+        if source.partitions is None:
+            return NEG
+        marks = [p["watermark"] for pid, p in batch.parts.items() if pid.split("/", 1)[0] == name]
+        return lit_us(min(marks)) if marks else NEG
+
     # ------------------------------------------------------------------ outputs
     def _write_dead_letters(
         self,
@@ -1375,6 +1467,36 @@ _KEYS_SCHEMA = T.StructType(
         T.StructField("k_events", T.LongType()),  # events judged (generated CTIs count them)
     ]
 )
+_MATCHES_SCHEMA = T.StructType(
+    [
+        T.StructField("s", T.LongType()),
+        T.StructField("la", T.LongType()),
+        T.StructField("lfile", T.StringType()),
+        T.StructField("lline", T.LongType()),
+        T.StructField("ra", T.LongType()),
+        T.StructField("rfile", T.StringType()),
+        T.StructField("rline", T.LongType()),
+        T.StructField("value", T.StringType()),
+    ]
+)
+
+
+def _join_schema(keys: list[str]) -> T.StructType:
+    """The events a join keeps (``joined``): side, join values, timestamp, arrival order
+    and the record's text."""
+    return T.StructType(
+        [
+            T.StructField("side", T.StringType()),
+            *(T.StructField(k, T.StringType()) for k in keys),
+            T.StructField("s", T.LongType()),
+            T.StructField("a", T.LongType()),
+            T.StructField("file", T.StringType()),
+            T.StructField("line", T.LongType()),
+            T.StructField("raw", T.StringType()),
+        ]
+    )
+
+
 _HELD_SCHEMA = T.StructType(
     [
         T.StructField("scope", T.StringType()),

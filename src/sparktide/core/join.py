@@ -1,0 +1,137 @@
+"""Temporal joins of two inputs (SPEC §7; Stream Analytics' ``JOIN … DATEDIFF … BETWEEN``).
+
+A sink in place of ordered release: every admitted event of either side is kept, and
+matched, when it is admitted, against the other side's events kept so far — the same
+``on`` values, and ``right.timestamp − left.timestamp`` within ``between`` — so each
+pair is found exactly once, by whichever of the two came later. A match takes the later
+timestamp of the two; matches are released in the order (timestamp, the left event's
+place in arrival order, the right one's) once the job watermark
+(the minimum over both inputs' partitions) has reached it, and an inner join never has
+to take one back. The reference engine keeps every event (obviously correct); the Spark
+engine forgets those no future event can match.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable
+from typing import Any
+
+from sparktide.core.records import jsonable, time_or_none
+from sparktide.core.sink import Admitted
+from sparktide.job import Job
+
+__all__ = ["TemporalJoin", "join_key"]
+
+
+def join_key(fields: dict[str, Any], columns: tuple[str, ...]) -> tuple[Any, ...] | None:
+    """The values an event joins on, or ``None`` when one is missing or null (such an
+    event matches nothing). Numbers compare by value (``3`` is ``3.0``), ``true`` is not
+    ``1``; lists and objects by their text."""
+    key = []
+    for column in columns:
+        value = fields.get(column)
+        if value is None:
+            return None
+        if isinstance(value, bool):
+            key.append(("bool", value))
+        elif isinstance(value, (list, dict)):
+            key.append(("json", repr(value)))
+        else:
+            key.append(value)
+    return tuple(key)
+
+
+class TemporalJoin:
+    """The join sink of a job with ``[join]``.
+
+    Parameters
+    ----------
+    job
+        The job (its ``join`` and the names of its two inputs).
+    emit
+        Called with each released ``event`` record (``{left: {...}, right: {...},
+        "timestamp": ...}``) and the processing time of its release.
+    """
+
+    def __init__(self, job: Job, emit: Callable[[dict[str, Any], int], None]) -> None:
+        join = job.join
+        assert join is not None
+        self._join = join
+        self._low, self._high = join.between  # type: ignore[misc]
+        self._emit = emit
+        self._kept: dict[str, dict[tuple[Any, ...], list[Admitted]]] = {
+            join.left: {},
+            join.right: {},
+        }
+        self._held: list[tuple[Any, ...]] = []
+        self.held = 0
+        self.matches = 0
+
+    def admit(self, event: Admitted, watermark: int, now: int) -> None:
+        """Match ``event`` against the other side's events; keep it; release what the job
+        watermark allows."""
+        join = self._join
+        side = str(event.record.partition).split("/", 1)[0]
+        key = join_key(event.record.fields or {}, join.on)
+        if key is not None:
+            other = join.right if side == join.left else join.left
+            for kept in self._kept[other].get(key, ()):
+                left, right = (event, kept) if side == join.left else (kept, event)
+                if self._low <= right.timestamp - left.timestamp <= self._high:  # type: ignore[operator]
+                    self._hold(left, right)
+            self._kept[side].setdefault(key, []).append(event)
+        self.advance(None, watermark, now)
+
+    def _hold(self, left: Admitted, right: Admitted) -> None:
+        timestamp = max(left.timestamp, right.timestamp)
+        order = (timestamp, _arrival(left), _arrival(right))
+        heapq.heappush(self._held, (order, left, right))
+        self.held += 1
+        self.matches += 1
+
+    def advance(self, scope: Any, watermark: int, now: int) -> None:
+        """The job watermark reached ``watermark``: release the matches it allows."""
+        while self._held and self._held[0][0][0] <= watermark:
+            order, left, right = heapq.heappop(self._held)
+            self._release(order[0], left, right, now)
+
+    def advance_floor(self, floor: int, now: int) -> None:
+        """Joins have no substreams."""
+
+    def flush(self, now: int) -> None:
+        """End of input: release every held match, in order."""
+        while self._held:
+            order, left, right = heapq.heappop(self._held)
+            self._release(order[0], left, right, now)
+
+    def delivered(self, scope: Any, now: int) -> None:
+        """Joins do not track deliveries."""
+
+    def open_windows(self) -> int:
+        """Joins have no windows."""
+        return 0
+
+    def next_timer(self) -> int | None:
+        """Joins have no timers."""
+        return None
+
+    def fire_timers(self, now: int) -> None:
+        """Joins have no timers."""
+
+    def _release(self, timestamp: int, left: Admitted, right: Admitted, now: int) -> None:
+        self.held -= 1
+        join = self._join
+        record = {
+            "type": "event",
+            join.left: jsonable(left.record.fields or {}),
+            join.right: jsonable(right.record.fields or {}),
+            "timestamp": time_or_none(timestamp),
+        }
+        self._emit(record, now)
+
+
+def _arrival(event: Admitted) -> tuple[Any, ...]:
+    """An event's place in arrival order: arrival time, file, line (as on Spark)."""
+    record = event.record
+    return (record.arrival_time, record.file or "", record.line or 0, record.seq)
