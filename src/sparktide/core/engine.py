@@ -25,6 +25,7 @@ from sparktide.core.records import InputRecord, jsonable, time_or_none
 from sparktide.core.release import OrderedRelease
 from sparktide.core.sink import Admitted, Sink
 from sparktide.core.watermark import PartitionClock, Timeline
+from sparktide.expr import Expr, evaluate, passes, value_of
 from sparktide.job import Job
 
 __all__ = ["ReferenceEngine", "Result", "simulate"]
@@ -122,6 +123,9 @@ class ReferenceEngine:
         self._late_input = LateInput(self._late) if self._late is not None else None
         self.result = Result()
         self.counts = _Counts()
+        self._where: Expr | None = job.filter.expression if job.filter is not None else None
+        self._having = job.window.having_expression if job.window is not None else None
+        self.windows_filtered = 0
         self.sink: Sink = self._make_sink()
         if job.source.partitions is not None:
             for pid in range(job.source.partitions):
@@ -291,6 +295,13 @@ class ReferenceEngine:
         outcome = judgement.outcome
         admitted = None
         bounds = None
+        if timestamp is not None and self._filtered(record):
+            # The filter runs after the policy: the event moved its timeline, then stops.
+            reasons, outcome, verdict = (*reasons, "filtered"), "filtered", DROPPED
+            timeline.admit(timestamp)
+            timestamp = None
+            if timeline.refresh(self._clock_of(timeline)) > watermark:
+                self._publish(timeline)
         if timestamp is not None:
             timeline.admit(timestamp)
             admitted = Admitted(record, timestamp, self._scope(record))
@@ -384,10 +395,19 @@ class ReferenceEngine:
             }
         )
 
+    def _filtered(self, record: InputRecord) -> bool:
+        """Whether the job's ``[filter]`` stops ``record`` (an event the policy admitted)."""
+        return self._where is not None and not passes(self._where, record.fields or {})
+
     # ------------------------------------------------------------------ outputs
     def _emit_event(self, event: Admitted, now: int) -> None:
         fields = event.record.fields or {}
         out: dict[str, Any] = {"type": "event"}
+        if self.job.select:
+            out.update(_project(self.job, lambda name: fields.get(name)))
+            out["timestamp"] = time_or_none(event.timestamp)
+            self.result.events.append(out)
+            return
         for name, value in fields.items():
             out[f"input_{name}" if name in EVENT_RESERVED or name == "type" else name] = jsonable(
                 value
@@ -396,6 +416,12 @@ class ReferenceEngine:
         self.result.events.append(out)
 
     def _emit_window(self, record: dict[str, Any]) -> None:
+        if self._having is not None or self.job.select:
+            shown = _window_result(self.job, record, self._having)
+            if shown is None:
+                self.windows_filtered += 1
+                return
+            record = shown
         self.result.windows.append(record)
 
     # ------------------------------------------------------------------ whole runs
@@ -489,6 +515,8 @@ class ReferenceEngine:
             record["dead_lettered"]["malformed"] = self.counts.malformed
         record["in_no_window"] = getattr(self.sink, "in_no_window", 0)
         record["windows_emitted"] = len(self.result.windows)
+        if self._having is not None:
+            record["windows_filtered"] = self.windows_filtered
         record["released"] = len(self.result.events)
         record["held"] = self.sink.held
         record["open_windows"] = self.sink.open_windows()
@@ -531,6 +559,39 @@ class ReferenceEngine:
                 not_progressing(views, now=self.now, started=self._started, late_arrival=self._late)
             )
         return out
+
+
+def _project(job: Job, lookup: Any) -> dict[str, Any]:
+    """The ``[select]`` columns of one record (``lookup(name)``: a column's raw value):
+    a bare column passes its value through, anything else is computed."""
+    from sparktide.expr import OTHER, Ref
+
+    out: dict[str, Any] = {}
+    for projection in job.select:
+        expr = projection.parsed
+        if isinstance(expr, Ref):
+            out[projection.name] = jsonable(lookup(expr.name))
+            continue
+        value = evaluate(expr, lambda name: value_of(lookup(name)))
+        out[projection.name] = None if value is OTHER else value
+    return out
+
+
+def _window_result(job: Job, record: dict[str, Any], having: Expr | None) -> dict[str, Any] | None:
+    """A window record after ``having`` (``None`` when the window fails it) and
+    ``[select]`` (``window_start``, ``window_end``, the selected columns, ``emitted_at``)."""
+    if having is not None and evaluate(having, lambda name: value_of(record.get(name))) is not True:
+        return None
+    if not job.select:
+        return record
+    out: dict[str, Any] = {
+        "type": "window",
+        "window_start": record["window_start"],
+        "window_end": record["window_end"],
+    }
+    out.update(_project(job, record.get))
+    out["emitted_at"] = record.get("emitted_at")
+    return out
 
 
 def _summary(counter: Counter[str]) -> dict[str, Any]:
