@@ -310,4 +310,18 @@ CONFIG_ERRORS: list[tuple[str, dict[str, Any], str]] = [
         },
         "window.type",
     ),
+    # [filter], having, [select]
+    ("filter-syntax", {"filter.where": "speed >"}, "filter.where"),
+    ("filter-not-text", {"filter.where": 5}, "filter.where"),
+    ("filter-double-quotes", {"filter.where": 'lane = "A"'}, "filter.where"),
+    ("filter-unknown-key", {"filter.when": "a = 1"}, "filter.when"),
+    ("filter-without-where", {"filter": {}}, "filter.where"),
+    ("filter-not-a-table", {"filter": "a = 1"}, "filter"),
+    ("having-syntax", {"window.having": "n >> 1"}, "window.having"),
+    ("having-reads-a-field", {"window.having": "value > 1"}, "window.having"),
+    ("select-unknown-column", {"select.mean": "total / count"}, "select.mean"),
+    ("select-reserved-name", {"select.window_end": "n"}, "select.window_end"),
+    ("select-not-text", {"select.x": 1}, "select.x"),
+    ("select-bad-name", {"select": {"a b": "n"}}, "select"),
+    ("select-like-a-column", {"select.x": "device LIKE device"}, "select.x"),
 ]

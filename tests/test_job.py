@@ -572,3 +572,45 @@ def test_join_refuses_what_it_cannot_do_yet(tmp_path, extra, key):
     with pytest.raises(ConfigError) as info:
         Job.from_dict({**_join(between=["0s", "1m"]), **extra}, base_dir=tmp_path)
     assert info.value.key == key, info.value
+
+
+def test_filter_having_and_select_load_and_build_the_same_job(tmp_path):
+    from sparktide.job import Filter, Projection
+
+    data = mutate(
+        BASE_JOB,
+        {
+            "filter.where": "speed > 50 AND [lane] = 'A'",
+            "window.having": "n > 1",
+            "select": {"device": "device", "mean": "total / n", "end": "window_end"},
+        },
+    )
+    job = Job.from_dict(data)
+    assert job.filter == Filter("speed > 50 AND [lane] = 'A'")
+    assert job.window.having == "n > 1"
+    assert job.select == (
+        Projection("device", "device"),
+        Projection("mean", "total / n"),
+        Projection("end", "window_end"),
+    )
+    assert dataclasses.replace(job) == job
+    # without a window, [select] reads the record's fields; 'timestamp' is sparktide's
+    data = mutate(BASE_JOB, {"window": DELETE, "select": {"v2": "value * 2", "id": "id"}})
+    assert [p.name for p in Job.from_dict(data).select] == ["v2", "id"]
+    with pytest.raises(ConfigError, match=r"^select\.timestamp: 'timestamp' is a name"):
+        Job.from_dict(mutate(data, {"select.timestamp": "t"}))
+
+
+def test_python_api_validates_expressions():
+    from sparktide.job import Filter, Projection
+
+    with pytest.raises(ConfigError, match=r"^filter\.where: column 7: unexpected"):
+        Filter("speed speed")
+    with pytest.raises(ConfigError, match=r"^select\.x: "):
+        Projection("x", "a +")
+    with pytest.raises(ConfigError, match=r"^window\.having: 'v' is not a column"):
+        Window(type="snapshot", aggregates=(Aggregate.parse("n", "count(*)"),), having="v > 1")
+    with pytest.raises(ConfigError, match=r"^select: expected Projection objects"):
+        Job(Source(path="p"), select=("a",))
+    with pytest.raises(ConfigError, match=r"^select\.a: is named twice"):
+        Job(Source(path="p"), select=(Projection("a", "x"), Projection("a", "y")))

@@ -16,18 +16,22 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from sparktide.errors import ConfigError, TimeFormatError
+from sparktide.expr import Expr, parse_expression, references
 from sparktide.time import MINUTE, SECOND, format_duration, parse_duration
 
 __all__ = [
     "AGGREGATE_FUNCTIONS",
     "Aggregate",
+    "Filter",
     "Job",
     "Join",
     "Ordering",
     "Output",
+    "Projection",
     "Punctuation",
     "Source",
     "Window",
+    "expression_fields",
     "load_job",
 ]
 
@@ -63,6 +67,11 @@ MAX_WINDOWS_PER_EVENT = 10_000
 _PATH_CHARACTERS = re.compile(r"[\x00-\x1f\x7f:*?\[\]{}\\]")
 #: Names sparktide itself writes into window records.
 RESERVED_WINDOW_COLUMNS = ("window_start", "window_end", "emitted_at", "type")
+#: Names sparktide itself writes into event records.
+RESERVED_EVENT_COLUMNS = ("timestamp", "type")
+#: Columns of a window's result that ``having`` and ``[select]`` may read besides the
+#: group-by columns and the aggregates.
+WINDOW_BOUNDS = ("window_start", "window_end")
 
 
 def _set(obj: object, name: str, value: Any) -> None:
@@ -493,6 +502,10 @@ class Window:
         Grouping columns.
     aggregates
         The aggregates, in output order.
+    having
+        A condition over the window's result (group-by columns, aggregate names,
+        ``window_start``, ``window_end``): a window for which it is not true is not
+        written (``docs/jobfile.md``).
     """
 
     type: str
@@ -507,6 +520,7 @@ class Window:
     late: str = "dead_letter"
     group_by: tuple[str, ...] = ()
     aggregates: tuple[Aggregate, ...] = ()
+    having: str | None = None
 
     _NEEDS: ClassVar[dict[str, tuple[str, ...]]] = {
         "tumbling": ("size",),
@@ -586,6 +600,21 @@ class Window:
                 raise ConfigError(
                     "window.group_by", f"{column!r} is a name sparktide writes itself"
                 )
+        if self.having is not None:
+            _check_references(
+                _expression(self.having, "window.having"), self.result_columns, "window.having"
+            )
+
+    @property
+    def result_columns(self) -> tuple[str, ...]:
+        """The columns of a window's result that ``having`` and ``[select]`` read: the
+        group-by columns, the aggregate names, ``window_start`` and ``window_end``."""
+        return (*self.group_by, *(a.name for a in self.aggregates), *WINDOW_BOUNDS)
+
+    @property
+    def having_expression(self) -> Expr | None:
+        """The parsed ``having`` condition, if any."""
+        return None if self.having is None else parse_expression(self.having, "window.having")
 
     @property
     def period(self) -> int | None:
@@ -595,6 +624,78 @@ class Window:
         if self.type == "tumbling":
             return self.size  # type: ignore[return-value]
         return None
+
+
+def _expression(text: Any, key: str) -> Expr:
+    if not isinstance(text, str):
+        raise ConfigError(
+            key, f'expected an expression as text, such as "speed > 50", got {text!r}'
+        )
+    return parse_expression(text, key)
+
+
+def _check_references(expr: Expr, allowed: tuple[str, ...], key: str) -> None:
+    for name in references(expr):
+        if name not in allowed:
+            raise ConfigError(
+                key,
+                f"{name!r} is not a column of the window's result; use one of {', '.join(allowed)}",
+            )
+
+
+@dataclass(frozen=True)
+class Filter:
+    """Which admitted events go on to the windows or the output (``[filter]``).
+
+    The filter applies after the ordering policy: an event that fails it has already
+    moved its timeline's watermark, and is counted as dropped with reason ``filtered``
+    (``docs/semantics.md``).
+
+    Parameters
+    ----------
+    where
+        A condition over the record's top-level fields, such as
+        ``"speed > 50 AND lane = 'A'"`` (:mod:`sparktide.expr`); an event passes when it
+        is true (not false, not null).
+    """
+
+    where: str
+
+    def __post_init__(self) -> None:
+        _expression(self.where, "filter.where")
+
+    @property
+    def expression(self) -> Expr:
+        """The parsed condition."""
+        return parse_expression(self.where, "filter.where")
+
+
+@dataclass(frozen=True)
+class Projection:
+    """One output column of ``[select]``: ``name = "expression"``.
+
+    Parameters
+    ----------
+    name
+        The output column.
+    expression
+        Its value: over the window's result (group-by columns, aggregate names,
+        ``window_start``, ``window_end``) in a windowed job, over the record's fields in a
+        job without a window. A bare column passes its value through unchanged.
+    """
+
+    name: str
+    expression: str
+
+    def __post_init__(self) -> None:
+        key = f"select.{self.name}"
+        _column(self.name, "select", optional=False)
+        _expression(self.expression, key)
+
+    @property
+    def parsed(self) -> Expr:
+        """The parsed expression."""
+        return parse_expression(self.expression, f"select.{self.name}")
 
 
 @dataclass(frozen=True)
@@ -629,10 +730,12 @@ class Output:
 
 @dataclass(frozen=True)
 class Job:
-    """A whole job: source, ordering policy, optional window, output.
+    """A whole job: source, ordering policy, optional window, output, and optionally a
+    filter (``[filter]``) and the output columns (``[select]``).
 
     Cross-table rules are checked here: ``partitioned`` needs a partition column and
-    excludes substreams; with substreams every window grouping includes the key.
+    excludes substreams; with substreams every window grouping includes the key;
+    ``[select]`` reads the window's result in a windowed job.
     """
 
     source: Source
@@ -642,11 +745,33 @@ class Job:
     punctuation: Punctuation | None = None
     inputs: tuple[tuple[str, Source], ...] = ()
     join: Join | None = None
+    filter: Filter | None = None
+    select: tuple[Projection, ...] = ()
 
     def __post_init__(self) -> None:
         self._check_inputs()
         self._check_join()
         self._check_punctuation()
+        if self.filter is not None and not isinstance(self.filter, Filter):
+            raise ConfigError("filter", f"expected a Filter, got {self.filter!r}")
+        if isinstance(self.select, (str, dict)) or not isinstance(self.select, (list, tuple)):
+            raise ConfigError(
+                "select", f"must be a list of Projection objects, got {self.select!r}"
+            )
+        object.__setattr__(self, "select", tuple(self.select))
+        seen: set[str] = set()
+        reserved = RESERVED_WINDOW_COLUMNS if self.window is not None else RESERVED_EVENT_COLUMNS
+        for projection in self.select:
+            if not isinstance(projection, Projection):
+                raise ConfigError("select", f"expected Projection objects, got {projection!r}")
+            key = f"select.{projection.name}"
+            if projection.name in seen:
+                raise ConfigError(key, "is named twice")
+            if projection.name in reserved:
+                raise ConfigError(key, f"{projection.name!r} is a name sparktide writes itself")
+            seen.add(projection.name)
+            if self.window is not None:
+                _check_references(projection.parsed, self.window.result_columns, key)
         if self.ordering.partitioned and self.source.partition is None:
             raise ConfigError(
                 "ordering.partitioned",
@@ -830,9 +955,8 @@ class Job:
             raise ConfigError(
                 key, "binds the names of a query: run it with --query FILE (docs/query.md)"
             )
-        _check_keys(
-            data, ("source", "inputs", "ordering", "window", "output", "punctuation", "join"), ""
-        )
+        tables = ("source", "inputs", "ordering", "window", "output", "punctuation", "join")
+        _check_keys(data, (*tables, "filter", "select"), "")
         if "source" in data and "inputs" in data:
             raise ConfigError(
                 "inputs", "cannot be combined with [source]: a union names each input"
@@ -905,6 +1029,15 @@ class Job:
                 if isinstance(join_data.get(key), list):
                     join_data[key] = tuple(join_data[key])
             join = _build(Join, join_data, "join")
+        job_filter = _build(Filter, _table(data, "filter"), "filter") if "filter" in data else None
+        select = []
+        for name, text in _table(data, "select").items():
+            if not isinstance(text, str):
+                raise ConfigError(
+                    f"select.{name}",
+                    f'expected an expression as text, such as "total / n", got {text!r}',
+                )
+            select.append(Projection(name, text))
         return cls(
             source=source,
             ordering=ordering,
@@ -913,6 +1046,8 @@ class Job:
             punctuation=punctuation,
             inputs=tuple(inputs),
             join=join,
+            filter=job_filter,
+            select=tuple(select),
         )
 
 
@@ -984,6 +1119,15 @@ def _resolve(value: Any, base: Path | None) -> Any:
         return value  # (an empty path is not the job's folder: the check rejects it)
     path = Path(value).expanduser()
     return str(path if path.is_absolute() else (base / path))
+
+
+def expression_fields(job: Job) -> list[str]:
+    """The record fields the job's expressions read: ``[filter] where`` and, in a job
+    without a window, ``[select]``."""
+    exprs = [job.filter.expression] if job.filter is not None else []
+    if job.window is None:
+        exprs += [p.parsed for p in job.select]
+    return list(dict.fromkeys(name for e in exprs for name in references(e)))
 
 
 def load_job(path: str | Path) -> Job:

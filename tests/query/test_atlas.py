@@ -118,8 +118,8 @@ def test_no_window_and_no_sink() -> None:
 
 
 def test_yaml_pipelines_keep_positions() -> None:
-    text = "- $source:\n    connectionName: c\n    timeField: $t\n- $match:\n    x: 1\n"
-    with pytest.raises(QueryError, match=r"^p.yaml:4:3: \$match is not supported yet"):
+    text = "- $source:\n    connectionName: c\n    timeField: $t\n- $match:\n    x: {$nin: [1]}\n"
+    with pytest.raises(QueryError, match=r"^p.yaml:5:9: \$nin in \$match is not supported yet"):
         translate_text(text, "yaml", None, "p.yaml")
     j = translate_text(text.split("- $match")[0], "yaml", None, "p.yaml").job
     assert j.source.timestamp_by == "t"
@@ -131,9 +131,36 @@ def test_yaml_pipelines_keep_positions() -> None:
         ('[{"$match": {}}]', "1:2", "starts with $source"),
         ("[]", "1:1", "non-empty list"),
         (
-            '[{"$source": {"connectionName": "c"}}, {"$match": {"a": 1}}]',
-            "1:41",
-            "$match is not supported yet",
+            '[{"$source": {"connectionName": "c"}}, {"$match": {"$expr": {}}}]',
+            "1:52",
+            "$expr in $match is not supported yet",
+        ),
+        (
+            '[{"$source": {"connectionName": "c"}}, {"$match": {"a.b": 1}}]',
+            "1:52",
+            "nested fields",
+        ),
+        (
+            '[{"$source": {"connectionName": "c"}}, {"$match": {"a": "$b"}}]',
+            "1:57",
+            "comparing two fields",
+        ),
+        (
+            '[{"$source": {"connectionName": "c"}}, {"$match": {"a": {"$gt": null}}}]',
+            "1:65",
+            "$gt: null is not supported",
+        ),
+        (
+            '[{"$source": {"connectionName": "c"}}, {"$match": {"a": {"b": 1}}}]',
+            "1:57",
+            "a document value",
+        ),
+        (
+            '[{"$source": {"connectionName": "c"}}, {"$tumblingWindow": {"interval": '
+            '{"size": 1, "unit": "second"}, "pipeline": [{"$group": {"_id": null}}]}}, '
+            '{"$match": {"a": 1}}]',
+            "1:148",
+            "$match after the window",
         ),
         (
             '[{"$source": {"connectionName": "c"}}, {"$lookup": {}}]',
@@ -308,3 +335,28 @@ def test_json_and_yaml_syntax_errors_have_positions() -> None:
         translate_text("{a: 1,\n  a: 2}", "yaml", None, "p.yaml")
     with pytest.raises(QueryError, match=r"^p.yaml:1:\d+: not valid YAML"):
         translate_text("[a, b", "yaml", None, "p.yaml")
+
+
+def test_match_becomes_the_filter() -> None:
+    j = job(
+        [
+            {"$source": {"connectionName": "c", "timeField": "$t"}},
+            {"$match": {"lane": "A", "speed": {"$gt": 50, "$lte": 120.5}}},
+            {
+                "$match": {
+                    "$or": [
+                        {"kind": {"$in": ["car", "truck", None]}},
+                        {"kind": {"$ne": "bus"}, "axles": {"$gte": 3}},
+                        {"gone": None},
+                        {"here": {"$ne": None}},
+                    ]
+                }
+            },
+        ]
+    )
+    assert j.filter is not None
+    assert j.filter.where == (
+        "lane = 'A' AND speed > 50 AND speed <= 120.5 AND (kind IN ('car', 'truck') OR "
+        "kind IS NULL OR (kind <> 'bus' OR (kind = 'bus') IS NULL) AND axles >= 3 OR "
+        "gone IS NULL OR here IS NOT NULL)"
+    )

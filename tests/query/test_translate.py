@@ -94,12 +94,27 @@ def test_pass_through_queries_and_with_steps() -> None:
 @pytest.mark.parametrize(
     ("text", "position", "message"),
     [
-        ("SELECT * FROM i WHERE x > 1", "1:17", "WHERE is not supported yet"),
+        ("SELECT * FROM i WHERE CAST(x AS float) > 1", "1:23", "CAST in WHERE is not supported"),
+        ("SELECT * FROM i WHERE CASE WHEN x THEN 1 END = 1", "1:23", "CASE in WHERE"),
+        ("SELECT * FROM i WHERE UPPER(x) = 'A'", "1:23", "UPPER(...) is not supported yet"),
+        ("SELECT * FROM i WHERE COUNT(*) > 1", "1:23", "COUNT(...) without GROUP BY"),
+        ("SELECT * FROM i WHERE x LIKE y", "1:30", "LIKE takes a 'string' pattern"),
+        ("SELECT * FROM i WHERE x LIKE '[ab]%'", "1:30", "[character classes]"),
+        ("SELECT * FROM i HAVING x > 1", "1:17", "HAVING without GROUP BY"),
         (
-            "SELECT COUNT(*) AS n FROM i GROUP BY TumblingWindow(s, 5) HAVING COUNT(*) > 1",
-            "1:59",
-            "HAVING is not supported yet",
+            "SELECT COUNT(*) AS n FROM i GROUP BY TumblingWindow(s, 5) HAVING x > 1",
+            "1:66",
+            "column x is neither in GROUP BY",
         ),
+        (
+            "WITH s AS (SELECT COUNT(*) AS n FROM i GROUP BY TumblingWindow(s, 5)) "
+            "SELECT * FROM s WHERE n > 1",
+            "1:87",
+            "WHERE over the results of the windowed step s",
+        ),
+        ("SELECT a, * FROM i", "1:11", "SELECT * with other columns"),
+        ("SELECT a AS timestamp FROM i", "1:8", "sparktide writes itself"),
+        ("SELECT System.Timestamp() AS ts FROM i", "1:8", "System.Timestamp() in SELECT"),
         ("SELECT * FROM a UNION SELECT * FROM b", "1:17", "UNION is not supported yet"),
         (
             "SELECT * FROM a JOIN b ON a.k = b.k AND DATEDIFF(minute, a, b) BETWEEN 0 AND 15",
@@ -111,9 +126,13 @@ def test_pass_through_queries_and_with_steps() -> None:
             "2:1",
             "a second SELECT statement (INTO b)",
         ),
-        ("SELECT a, b FROM i", "1:8", "SELECT a without GROUP BY"),
-        ("SELECT a + 1 AS b FROM i", "1:8", "without GROUP BY"),
-        ("SELECT COUNT(*) AS n FROM i", "1:8", "without GROUP BY"),
+        (
+            "WITH s AS (SELECT a, b FROM i) SELECT * FROM s",
+            "1:19",
+            "SELECT a without GROUP BY is not supported yet in a WITH step",
+        ),
+        ("SELECT a + 1 FROM i", "1:8", "needs a name"),
+        ("SELECT COUNT(*) AS n FROM i", "1:8", "COUNT(...) without GROUP BY"),
         ("SELECT COUNT(*) AS n FROM i GROUP BY k", "1:29", "GROUP BY without a window"),
         ("SELECT * FROM i GROUP BY TumblingWindow(s, 5)", "1:8", "SELECT * with GROUP BY"),
         (
@@ -122,15 +141,15 @@ def test_pass_through_queries_and_with_steps() -> None:
             "column x is neither in GROUP BY",
         ),
         (
-            "SELECT k AS key FROM i GROUP BY k, TumblingWindow(s, 5)",
-            "1:8",
-            "renaming the grouped column",
+            "SELECT SUM(v * 2) AS d FROM i GROUP BY TumblingWindow(s, 5)",
+            "1:12",
+            "an aggregate of an expression with '*' is not supported yet",
         ),
         ("SELECT COUNT(*) FROM i GROUP BY TumblingWindow(s, 5)", "1:8", "needs a name"),
         (
             "SELECT v * 2 AS d FROM i GROUP BY TumblingWindow(s, 5)",
             "1:8",
-            "the engines cannot compute",
+            "column v is neither in GROUP BY",
         ),
         (
             "SELECT UPPER(k) AS u FROM i GROUP BY TumblingWindow(s, 5)",
@@ -225,9 +244,9 @@ def test_pass_through_queries_and_with_steps() -> None:
             "INTO inside the WITH step s",
         ),
         (
-            "WITH s AS (SELECT * FROM i WHERE a = 1) SELECT * FROM s",
-            "1:28",
-            "WHERE is not supported",
+            "WITH s AS (SELECT * FROM i WHERE a = 1 + CAST(b AS bigint)) SELECT * FROM s",
+            "1:42",
+            "CAST in WHERE is not supported",
         ),
         (
             "WITH s AS (SELECT COUNT(*) AS n FROM i GROUP BY TumblingWindow(s, 5)) "
@@ -335,3 +354,48 @@ def test_unbound_names_are_refused_at_their_position(tmp_path: Path) -> None:
         job("SELECT * INTO z FROM a", b)
     with pytest.raises(QueryError, match=r"q.asaql:1:1: this SELECT has no INTO"):
         job("SELECT * FROM a", b)
+
+
+def test_where_having_and_computed_columns_are_translated() -> None:
+    j = job("SELECT * FROM i TIMESTAMP BY t WHERE speed > 50 AND [lane] IN ('A', 'B')")
+    assert j.filter is not None and j.filter.where == "speed > 50 AND lane IN ('A', 'B')"
+    assert j.window is None and j.select == ()
+    # conditions of pass-through steps and of the statement are joined by AND
+    j = job(
+        "WITH s AS (SELECT * FROM i TIMESTAMP BY t WHERE i.a IS NOT NULL) "
+        "SELECT * FROM s WHERE NOT b BETWEEN 1 AND -2.5 OR c LIKE 'x%'"
+    )
+    assert j.filter.where == "a IS NOT NULL AND (NOT b BETWEEN 1 AND -2.5 OR c LIKE 'x%')"
+    j = job(
+        "SELECT TollId, System.Timestamp() AS WindowEnd, COUNT(*) AS n, "
+        "SUM(Toll) / COUNT(*) AS avgToll, MAX(Toll) - MIN(Toll) AS spread "
+        "FROM i TIMESTAMP BY t GROUP BY TollId, TumblingWindow(minute, 3) "
+        "HAVING COUNT(*) > 1 AND SUM(Toll) <> 0"
+    )
+    window = j.window
+    assert [(a.name, str(a)) for a in window.aggregates] == [
+        ("n", "count(*)"),
+        ("_sum_Toll", "sum(Toll)"),
+        ("_max_Toll", "max(Toll)"),
+        ("_min_Toll", "min(Toll)"),
+    ]
+    assert window.having == "n > 1 AND _sum_Toll <> 0"
+    assert [(p.name, p.expression) for p in j.select] == [
+        ("TollId", "TollId"),
+        ("WindowEnd", "window_end"),
+        ("n", "n"),
+        ("avgToll", "_sum_Toll / n"),
+        ("spread", "_max_Toll - _min_Toll"),
+    ]
+    # a renamed grouped column needs [select]; without computed columns there is none
+    j = job("SELECT k AS key, COUNT(*) AS n FROM i GROUP BY k, TumblingWindow(s, 5)")
+    assert [(p.name, p.expression) for p in j.select] == [("key", "k"), ("n", "n")]
+    j = job("SELECT k, COUNT(*) AS n FROM i GROUP BY k, TumblingWindow(s, 5) HAVING COUNT(*) > 2")
+    assert j.select == () and j.window.having == "n > 2"
+    # projections without a window
+    j = job("SELECT a, b AS bee, a * 2 + -b % 3 AS c FROM i TIMESTAMP BY t WHERE a > 0")
+    assert [(p.name, p.expression) for p in j.select] == [
+        ("a", "a"),
+        ("bee", "b"),
+        ("c", "a * 2 + -b % 3"),
+    ]

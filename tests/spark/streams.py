@@ -37,15 +37,20 @@ def write_stream(
     fmt: str = "jsonl",
     ctis: float = 0.0,
     intervals: bool = False,
+    mixed: bool = False,
 ) -> None:
     """Write a telemetry stream with disorder, late and early bursts and bad lines.
 
     Arrival times increase through the files (files are read in name order); each
     device lives in one partition, as with keyed brokers. With ``ctis``, that share of
     the rows are CTIs (``"kind": "cti"``, a little behind their arrival; a third of them
-    without a device); with ``intervals``, events carry an end time ``e``.
+    without a device); with ``intervals``, events carry an end time ``e``. With ``mixed``
+    (JSON lines only), records also carry ``speed`` and ``lane`` of every JSON type (for
+    filters and computed columns), drawn from a generator of their own: the rest of the
+    stream is the same.
     """
     rng = random.Random(seed)
+    other = random.Random(seed + 1)
     directory.mkdir(parents=True, exist_ok=True)
     arrival = BASE
     lines: list[str] = []
@@ -84,6 +89,8 @@ def write_stream(
         if intervals:
             length = rng.choice([1, SECOND, 5 * SECOND, 20 * SECOND, 70 * SECOND])
             record["e"] = format_instant(arrival - lag + length)
+        if mixed:
+            record.update(_mixed(other))
         lines.append(json.dumps(record))
     for _ in range(malformed):
         bad = rng.choice(
@@ -107,6 +114,31 @@ def write_stream(
 
 
 _COLUMNS = ("id", "device", "partition", "t", "a", "value")
+
+
+def _mixed(rng: random.Random) -> dict[str, Any]:
+    """``speed`` and ``lane`` of mixed JSON types: integers, floats (integral ones too),
+    an integer beyond 64 bits, text, booleans, null, arrays, or missing."""
+    out: dict[str, Any] = {}
+    speed = rng.choice(
+        [
+            rng.randrange(-20, 120),
+            rng.randrange(0, 120),
+            round(rng.uniform(0, 120), 2),
+            float(rng.randrange(0, 120)),
+            "fast",
+            True,
+            None,
+            12345678901234567890123,
+            "missing",
+        ]
+    )
+    if speed != "missing":
+        out["speed"] = speed
+    lane = rng.choice(["A", "B", "a1", "A", "B", 1, 2.5, False, None, [1, 2], "missing"])
+    if lane != "missing":
+        out["lane"] = lane
+    return out
 
 
 def _csv(chunk: list[str]) -> str:

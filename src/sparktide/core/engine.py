@@ -26,6 +26,7 @@ from sparktide.core.records import InputRecord, jsonable, time_or_none
 from sparktide.core.release import OrderedRelease
 from sparktide.core.sink import Admitted, Sink
 from sparktide.core.watermark import PartitionClock, Timeline
+from sparktide.expr import Expr, evaluate, passes, value_of
 from sparktide.job import Job
 
 __all__ = ["ReferenceEngine", "Result", "simulate"]
@@ -136,6 +137,9 @@ class ReferenceEngine:
         self._late_input = LateInput(self._late) if self._late is not None else None
         self.result = Result()
         self.counts = _Counts()
+        self._where: Expr | None = job.filter.expression if job.filter is not None else None
+        self._having = job.window.having_expression if job.window is not None else None
+        self.windows_filtered = 0
         self.sink: Sink = self._make_sink()
         for pid in job.declared_partitions:
             self._partition(pid)
@@ -345,6 +349,13 @@ class ReferenceEngine:
             timestamp = None
         admitted = None
         bounds = None
+        if timestamp is not None and self._filtered(record):
+            # The filter runs after the policy: the event moved its timeline, then stops.
+            reasons, outcome, verdict = (*reasons, "filtered"), "filtered", DROPPED
+            timeline.admit(timestamp)
+            timestamp = None
+            if timeline.refresh(self._clock_of(timeline)) > watermark:
+                self._publish(timeline)
         if timestamp is not None:
             timeline.admit(timestamp)
             admitted = Admitted(record, timestamp, self._scope(record))
@@ -480,10 +491,21 @@ class ReferenceEngine:
             }
         )
 
+    def _filtered(self, record: InputRecord) -> bool:
+        """Whether the job's ``[filter]`` stops ``record`` (an event the policy admitted)."""
+        return self._where is not None and not passes(self._where, record.fields or {})
+
     # ------------------------------------------------------------------ outputs
     def _emit_event(self, event: Admitted, now: int) -> None:
         fields = event.record.fields or {}
         out: dict[str, Any] = {"type": "event"}
+        if self.job.select:
+            out.update(_project(self.job, lambda name: fields.get(name)))
+            out["timestamp"] = time_or_none(event.timestamp)
+            if self.intervals:
+                out["end_timestamp"] = time_or_none(event.record.end_time)
+            self.result.events.append(out)
+            return
         reserved = INTERVAL_RESERVED if self.intervals else EVENT_RESERVED
         for name, value in fields.items():
             out[f"input_{name}" if name in reserved or name == "type" else name] = jsonable(value)
@@ -496,6 +518,12 @@ class ReferenceEngine:
         self.result.events.append(record)
 
     def _emit_window(self, record: dict[str, Any]) -> None:
+        if self._having is not None or self.job.select:
+            shown = _window_result(self.job, record, self._having)
+            if shown is None:
+                self.windows_filtered += 1
+                return
+            record = shown
         self.result.windows.append(record)
 
     # ------------------------------------------------------------------ whole runs
@@ -589,6 +617,8 @@ class ReferenceEngine:
             record["dead_lettered"]["malformed"] = self.counts.malformed
         record["in_no_window"] = getattr(self.sink, "in_no_window", 0)
         record["windows_emitted"] = len(self.result.windows)
+        if self._having is not None:
+            record["windows_filtered"] = self.windows_filtered
         record["released"] = len(self.result.events)
         record["held"] = self.sink.held
         record["open_windows"] = self.sink.open_windows()
@@ -636,6 +666,39 @@ class ReferenceEngine:
 def _input_of(partition: Any) -> str:
     """The input a union's partition ``<input>/<id>`` belongs to."""
     return str(partition).split("/", 1)[0]
+
+
+def _project(job: Job, lookup: Any) -> dict[str, Any]:
+    """The ``[select]`` columns of one record (``lookup(name)``: a column's raw value):
+    a bare column passes its value through, anything else is computed."""
+    from sparktide.expr import OTHER, Ref
+
+    out: dict[str, Any] = {}
+    for projection in job.select:
+        expr = projection.parsed
+        if isinstance(expr, Ref):
+            out[projection.name] = jsonable(lookup(expr.name))
+            continue
+        value = evaluate(expr, lambda name: value_of(lookup(name)))
+        out[projection.name] = None if value is OTHER else value
+    return out
+
+
+def _window_result(job: Job, record: dict[str, Any], having: Expr | None) -> dict[str, Any] | None:
+    """A window record after ``having`` (``None`` when the window fails it) and
+    ``[select]`` (``window_start``, ``window_end``, the selected columns, ``emitted_at``)."""
+    if having is not None and evaluate(having, lambda name: value_of(record.get(name))) is not True:
+        return None
+    if not job.select:
+        return record
+    out: dict[str, Any] = {
+        "type": "window",
+        "window_start": record["window_start"],
+        "window_end": record["window_end"],
+    }
+    out.update(_project(job, record.get))
+    out["emitted_at"] = record.get("emitted_at")
+    return out
 
 
 def _summary(counter: Counter[str]) -> dict[str, Any]:

@@ -14,8 +14,9 @@ refused with its line and column.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
+from sparktide import expr as E
 from sparktide.errors import ConfigError, QueryError
 from sparktide.query.ast import Pos
 from sparktide.query.bind import Bindings
@@ -160,6 +161,7 @@ class _Pipeline:
         window: dict[str, Any] | None = None
         window_pos = stages[0].pos
         sink: tuple[str | None, Pos] = (None, stages[-1].pos)
+        matches: list[E.Expr] = []
         for index, stage in enumerate(stages[1:], start=1):
             name, body = self.stage_name(stage)
             pos = stage.keys[name]
@@ -173,11 +175,11 @@ class _Pipeline:
                 window = self.window_stage(_WINDOW_STAGES[name], name, body)
                 window_pos = pos
             elif name == "$match":
-                raise self.refuse(
-                    pos,
-                    "$match is not supported yet: the engines cannot filter events; filter the "
-                    "input before sparktide reads it",
-                )
+                if window is not None:
+                    raise self.refuse(
+                        pos, "$match after the window is not supported yet: it filters events"
+                    )
+                matches.append(self.match(body))
             elif name == "$source":
                 raise self.refuse(pos, "a second $source: a job reads one input")
             elif name in _KNOWN_STAGES:
@@ -194,6 +196,16 @@ class _Pipeline:
             "ordering": self.ordering(),
             "output": output_table,
         }
+        if matches:
+            condition = matches[0]
+            for more in matches[1:]:
+                condition = E.Binary("AND", condition, more)
+            data["filter"] = {"where": E.to_text(condition)}
+            self.notes.append(
+                "$match is [filter] where: it applies after the ordering policy; an event that "
+                "fails it is counted as dropped (filtered); a field holding an array matches "
+                "nothing (Atlas matches its elements)"
+            )
         if window is not None:
             for key, value in self.bindings.window.items():
                 if key in window and window[key] != value:
@@ -402,6 +414,96 @@ class _Pipeline:
                 + ("; null values are left out" if function == "collect_list" else "")
             )
         return f"{function}({column})"
+
+    # ------------------------------------------------------------------ $match
+    def match(self, node: Node) -> E.Expr:
+        """A ``$match`` query document → a filter condition: equality, ``$eq $ne $gt $gte
+        $lt $lte $in`` on top-level fields, ``$and``/``$or`` of such documents; several
+        keys are joined by AND."""
+        doc = self.mapping(node, "$match")
+        if not doc:
+            raise self.refuse(node.pos, "$match needs a condition")
+        parts = []
+        for key, value in doc.items():
+            pos = node.keys[key]
+            if key in ("$and", "$or"):
+                if not isinstance(value.value, list) or not value.value:
+                    raise self.refuse(value.pos, f"{key} takes a non-empty list of documents")
+                items = [self.match(item) for item in value.value]
+                combined = items[0]
+                for item in items[1:]:
+                    combined = E.Binary(key[1:].upper(), combined, item)
+                parts.append(combined)
+                continue
+            if key.startswith("$"):
+                raise self.refuse(pos, f"{key} in $match is not supported yet")
+            if "." in key:
+                raise self.refuse(
+                    pos, f"{key}: nested fields are not supported yet; flatten the input"
+                )
+            field = E.Ref(check_column(key, pos, self.refuse, "field"))
+            if isinstance(value.value, dict):
+                operators = value.value
+                if not operators or not all(k.startswith("$") for k in operators):
+                    raise self.refuse(
+                        value.pos, f"{key}: a document value is not supported yet (use $eq ...)"
+                    )
+                for op, operand in operators.items():
+                    parts.append(self.comparison(field, op, operand, value.keys[op]))
+            else:
+                parts.append(self.comparison(field, "$eq", value, pos))
+        result = parts[0]
+        for part in parts[1:]:
+            result = E.Binary("AND", result, part)
+        return result
+
+    _COMPARISONS: ClassVar[dict[str, str]] = {
+        "$eq": "=",
+        "$ne": "<>",
+        "$gt": ">",
+        "$gte": ">=",
+        "$lt": "<",
+        "$lte": "<=",
+    }
+
+    def comparison(self, field: E.Ref, op: str, operand: Node, pos: Pos) -> E.Expr:
+        if op == "$in":
+            if not isinstance(operand.value, list) or not operand.value:
+                raise self.refuse(operand.pos, "$in takes a non-empty list of values")
+            values = [self.literal(v) for v in operand.value]
+            present = [v for v in values if v.value is not None]
+            condition: E.Expr | None = E.In(field, tuple(present)) if present else None
+            if len(present) < len(values):  # null in the list matches missing and null
+                condition = (
+                    E.IsNull(field)
+                    if condition is None
+                    else E.Binary("OR", condition, E.IsNull(field))
+                )
+            assert condition is not None
+            return condition
+        sql = self._COMPARISONS.get(op)
+        if sql is None:
+            raise self.refuse(pos, f"{op} in $match is not supported yet")
+        value = self.literal(operand)
+        if value.value is None:
+            if op not in ("$eq", "$ne"):
+                raise self.refuse(operand.pos, f"{op}: null is not supported yet")
+            return E.IsNull(field, negated=op == "$ne")
+        if op == "$ne":  # Atlas: also a missing field, null, or a value of another type
+            return E.Binary(
+                "OR", E.Binary("<>", field, value), E.IsNull(E.Binary("=", field, value))
+            )
+        return E.Binary(sql, field, value)
+
+    def literal(self, node: Node) -> E.Lit:
+        value = node.value
+        if isinstance(value, (dict, list)):
+            raise self.refuse(node.pos, "documents and arrays in $match are not supported yet")
+        if isinstance(value, str) and value.startswith("$"):
+            raise self.refuse(node.pos, f"{value}: comparing two fields is not supported yet")
+        if isinstance(value, float) and value in (float("inf"), float("-inf")):
+            raise self.refuse(node.pos, "the number is beyond the range of a double")
+        return E.Lit(value)
 
     # ------------------------------------------------------------------ sinks
     def sink_stage(self, name: str, node: Node) -> str:

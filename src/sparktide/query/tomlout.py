@@ -74,6 +74,12 @@ def _value(key: str, value: Any) -> str:
     raise TypeError(f"cannot write {value!r} as TOML")  # pragma: no cover
 
 
+def _key(name: str) -> str:
+    """A TOML key: bare when it can be (letters, digits, ``_``, ``-``), else quoted."""
+    bare = name and all(c.isascii() and (c.isalnum() or c in "_-") for c in name)
+    return name if bare else json.dumps(name)
+
+
 def _table(name: str, obj: Source | Ordering | Window | Output, keys: tuple[str, ...]) -> list[str]:
     lines = [f"[{name}]"]
     for key in keys:
@@ -107,6 +113,15 @@ def job_to_toml(job: Job, comments: tuple[str, ...] | list[str] = ()) -> str:
         lines.append(f"group_by = {_value('', list(window.group_by))}")
         aggregates = ", ".join(f"{a.name} = {json.dumps(str(a))}" for a in window.aggregates)
         lines.append(f"aggregates = {{ {aggregates} }}" if aggregates else "aggregates = {}")
+        if window.having is not None:
+            lines.append(f"having = {_value('', window.having)}")
+    if job.filter is not None:
+        lines.append("")
+        lines += ["[filter]", f"where = {_value('', job.filter.where)}"]
+    if job.select:
+        lines.append("")
+        lines.append("[select]")
+        lines += [f"{_key(p.name)} = {_value('', p.expression)}" for p in job.select]
     output = _table("output", job.output, _OUTPUT_KEYS)
     lines.append("")
     lines += output

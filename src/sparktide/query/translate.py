@@ -1,8 +1,9 @@
 """Stream Analytics query → sparktide :class:`~sparktide.job.Job` (docs/query.md).
 
-The job model has one source, an optional window with grouping columns and named
-aggregates, and no filters, projections or joins. Everything that model expresses
-exactly is translated; every other construct is refused with a
+The job model has one source, an optional filter, an optional window with grouping
+columns, named aggregates and a ``having`` condition, optional output columns
+(``[select]``), and no joins. Everything that model expresses exactly is translated;
+every other construct is refused with a
 :class:`~sparktide.errors.QueryError` that names it and its line and column. Nothing is
 translated approximately.
 
@@ -15,7 +16,12 @@ What is translated:
 - ``SELECT`` grouped columns, ``COUNT(*)``, ``COUNT(x)``, ``COUNT(DISTINCT x)``,
   ``SUM``, ``AVG``, ``MIN``, ``MAX`` of a column ``AS name``, and ``System.Timestamp()``
   (the window records' ``window_end``) → ``window.aggregates``;
+- ``WHERE`` → ``[filter] where`` (conditions of pass-through steps are joined by
+  ``AND``); ``HAVING`` → ``[window] having``;
+- computed ``SELECT`` columns (and renamed grouped columns) → ``[select]``, with the
+  aggregates they use (``SUM(Toll) / COUNT(*)``) as aggregates of their own;
 - ``SELECT *`` without ``GROUP BY`` → a job without a window (ordered events);
+  ``SELECT a, b, expr AS c`` without ``GROUP BY`` → the same with ``[select]``;
 - ``WITH`` steps that pass events through (``SELECT * FROM ...``) around the one step
   that does the work.
 """
@@ -26,8 +32,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from sparktide import expr as E
 from sparktide.errors import ConfigError, QueryError
-from sparktide.job import RESERVED_WINDOW_COLUMNS, Job
+from sparktide.job import RESERVED_EVENT_COLUMNS, RESERVED_WINDOW_COLUMNS, Job
 from sparktide.query.ast import (
     Call,
     Column,
@@ -43,6 +50,7 @@ from sparktide.query.ast import (
     WindowSpec,
 )
 from sparktide.query.bind import Bindings
+from sparktide.query.exprs import convert
 from sparktide.time import DAY, format_duration
 
 __all__ = ["AGGREGATES", "Translation", "build_job", "check_column", "translate_query"]
@@ -127,6 +135,8 @@ class _Plan:
     source: FromSource  # the input read, with its TIMESTAMP BY
     window: Select | None = None
     partition: Column | None = None
+    wheres: tuple[E.Expr, ...] = ()  # WHERE conditions on the way, outermost last
+    projection: Select | None = None  # SELECT a, b, expr AS c without GROUP BY
 
 
 class _Translator:
@@ -136,6 +146,8 @@ class _Translator:
         self.refuse = _Refuse(query.source)
         self.notes: list[str] = []
         self.steps = {step.name.casefold(): (i, step) for i, step in enumerate(query.steps)}
+        self.select_table: dict[str, str] | None = None  # [select] of a windowed statement
+        self.having: str | None = None
 
     # ---------------------------------------------------------------- chains
     def statement(self) -> tuple[Union, Select]:
@@ -169,16 +181,9 @@ class _Translator:
                 f"JOIN is not supported yet: {join.kind} JOIN {join.source.name} needs a "
                 "job that reads two inputs",
             )
-        if select.where is not None:
+        if select.having is not None and not select.group_by:
             raise self.refuse(
-                select.where.pos,
-                "WHERE is not supported yet: the engines cannot filter events; "
-                "filter the input before sparktide reads it",
-            )
-        if select.having is not None:
-            raise self.refuse(
-                select.having.pos,
-                "HAVING is not supported yet: the engines cannot filter window results",
+                select.having.pos, "HAVING without GROUP BY: HAVING filters a window's results"
             )
         source = select.source
         found = self.steps.get(source.name.casefold())
@@ -197,8 +202,19 @@ class _Translator:
             inner = _Plan(source)
             from_step = None
         partition = self.partition(inner.partition, source)
+        wheres = inner.wheres
+        if select.where is not None:
+            if inner.window is not None:
+                raise self.refuse(
+                    select.where.pos,
+                    f"WHERE over the results of the windowed step {from_step} is not supported "
+                    "yet: a job filters events before its window (use HAVING in that step)",
+                )
+            wheres = (*wheres, self.condition(select.where.expr, source))
         if self.passes_through(select):
-            return _Plan(inner.source, inner.window, partition)
+            return _Plan(inner.source, inner.window, partition, wheres)
+        if not select.group_by and where == "statement" and inner.window is None:
+            return _Plan(inner.source, None, partition, wheres, projection=select)
         if not select.group_by:
             item = (
                 next(i for i in select.items if not isinstance(i.expr, Star))
@@ -207,9 +223,9 @@ class _Translator:
             )
             raise self.refuse(
                 item.pos,
-                f"SELECT {_describe(item.expr)} without GROUP BY is not supported yet: the "
-                "engines cannot project or compute columns; use SELECT * (every field is "
-                "kept), or GROUP BY a window",
+                f"SELECT {_describe(item.expr)} without GROUP BY is not supported yet "
+                f"{'in a WITH step' if inner.window is None else 'over a windowed step'}: "
+                "only the last statement may project or compute columns",
             )
         if inner.window is not None:
             raise self.refuse(
@@ -217,7 +233,51 @@ class _Translator:
                 f"a window over the results of the windowed step {from_step} is not "
                 "supported yet: a job has one window",
             )
-        return _Plan(inner.source, select, partition)
+        return _Plan(inner.source, select, partition, wheres)
+
+    def condition(self, expr: Expr, source: FromSource) -> E.Expr:
+        """A WHERE condition over the fields of ``source``."""
+        return convert(expr, lambda n: self.field_leaf(n, source, "WHERE"), self.refuse, "WHERE")
+
+    def field_leaf(self, node: Column | Call, source: FromSource, clause: str) -> E.Expr:
+        """An input field in a WHERE condition or a SELECT without GROUP BY."""
+        if _is_timestamp(node):
+            raise self.refuse(
+                node.pos,
+                f"System.Timestamp() in {clause} without a window is not supported yet "
+                "(event records carry it as timestamp)",
+            )
+        if isinstance(node, Column):
+            return E.Ref(self.column(node, source))
+        if node.function in AGGREGATES or node.function in _OTHER_AGGREGATES:
+            raise self.refuse(
+                node.pos,
+                f"{node.text[:-2].upper()}(...) without GROUP BY: aggregates need a window "
+                "(GROUP BY TumblingWindow(...) ...); conditions on them go in HAVING",
+            )
+        raise self.refuse(
+            node.pos,
+            f"{node.text[:-2]}(...) is not supported yet: functions are not translated "
+            "(only aggregates and System.Timestamp())",
+        )
+
+    def projection(self, select: Select, source: FromSource) -> dict[str, str]:
+        """``[select]`` of ``SELECT a, b, expr AS c`` without GROUP BY."""
+        out: dict[str, str] = {}
+        taken: dict[str, Pos] = {}
+        for item in select.items:
+            if isinstance(item.expr, Star):
+                raise self.refuse(
+                    item.pos, "SELECT * with other columns is not supported yet: name them"
+                )
+            if isinstance(item.expr, Call):
+                self.field_leaf(item.expr, source, "SELECT")  # refuses it
+            name = self.output_name(item, taken, RESERVED_EVENT_COLUMNS)
+            converted = convert(
+                item.expr, lambda n: self.field_leaf(n, source, "SELECT"), self.refuse, "SELECT"
+            )
+            out[name] = E.to_text(converted)
+        return out
 
     def passes_through(self, select: Select) -> bool:
         if select.group_by or len(select.items) != 1:
@@ -399,9 +459,14 @@ class _Translator:
         return window
 
     def aggregates(self, select: Select, group_by: list[str], source: FromSource) -> dict[str, str]:
+        """The window's aggregates; computed columns and renamed grouped columns set
+        :attr:`select_table`, ``HAVING`` sets :attr:`having`."""
         aggregates: dict[str, str] = {}
         selected: set[str] = set()
         taken: dict[str, Pos] = {}
+        grouped = {g.casefold(): g for g in group_by}
+        entries: list[tuple[str, E.Expr | SelectItem]] = []
+        project = False
         for item in select.items:
             expr = item.expr
             if isinstance(expr, Star):
@@ -413,32 +478,76 @@ class _Translator:
                     f"System.Timestamp(){f' AS {item.alias}' if item.alias else ''} is the "
                     "window end: the window records carry it as window_end"
                 )
+                if item.alias is not None:
+                    entries.append((self.output_name(item, taken), E.Ref("window_end")))
                 continue
             name = self.output_name(item, taken)
             if isinstance(expr, Column):
                 column = self.column(expr, source)
-                grouped = {g.casefold(): g for g in group_by}
                 if column.casefold() not in grouped:
                     raise self.refuse(
                         expr.pos,
                         f"column {expr.name} is neither in GROUP BY nor in an aggregate",
                     )
                 if item.alias is not None and item.alias != grouped[column.casefold()]:
-                    raise self.refuse(
-                        item.pos,
-                        f"renaming the grouped column {expr.name} (AS {item.alias}) is not "
-                        "supported yet: window records name it as the input does",
-                    )
+                    project = True  # a renamed grouped column: [select] names it
                 selected.add(column.casefold())
+                entries.append((name, E.Ref(grouped[column.casefold()])))
                 continue
             if isinstance(expr, Call):
                 aggregates[name] = self.aggregate(expr, item, source)
+                entries.append((name, E.Ref(name)))
                 continue
-            raise self.refuse(
-                _expr_pos(expr),
-                f"SELECT {_describe(expr)} is not supported yet: the engines cannot compute "
-                "columns; select grouped columns, aggregates of columns and System.Timestamp()",
+            entries.append((name, item))
+            project = True
+        invented: list[str] = []
+
+        def leaf(node: Column | Call) -> E.Expr:
+            if _is_timestamp(node):
+                return E.Ref("window_end")
+            if isinstance(node, Column):
+                column = self.column(node, source)
+                if column.casefold() not in grouped:
+                    raise self.refuse(
+                        node.pos,
+                        f"column {node.name} is neither in GROUP BY nor in an aggregate",
+                    )
+                return E.Ref(grouped[column.casefold()])
+            spec = self.aggregate(node, None, source)
+            for existing, text in aggregates.items():
+                if text == spec:
+                    return E.Ref(existing)
+            base = "_" + spec.replace("(*)", "").replace("(", "_").replace(")", "")
+            name, n = base, 1
+            used = {k.casefold() for k in (*aggregates, *group_by, *taken)}
+            while name.casefold() in used:
+                n += 1
+                name = f"{base}_{n}"
+            aggregates[name] = spec
+            invented.append(name)
+            return E.Ref(name)
+
+        table: dict[str, str] = {}
+        for name, entry in entries:
+            if isinstance(entry, SelectItem):
+                entry = convert(entry.expr, leaf, self.refuse, "SELECT")
+            table[name] = E.to_text(entry)
+        if select.having is not None:
+            self.having = E.to_text(convert(select.having.expr, leaf, self.refuse, "HAVING"))
+        if invented:
+            project = True
+            self.notes.append(
+                f"aggregate{'s' if len(invented) > 1 else ''} {', '.join(invented)} "
+                f"{'are' if len(invented) > 1 else 'is'} computed for the expressions that use "
+                f"{'them' if len(invented) > 1 else 'it'}"
             )
+        if project:
+            self.select_table = table
+            self.notes.append(
+                "[select] lists the SELECT's columns: the window records carry window_start, "
+                "window_end and them"
+            )
+            return aggregates
         missing = [g for g in group_by if g.casefold() not in selected]
         if missing:
             self.notes.append(
@@ -447,7 +556,12 @@ class _Translator:
             )
         return aggregates
 
-    def output_name(self, item: SelectItem, taken: dict[str, Pos]) -> str:
+    def output_name(
+        self,
+        item: SelectItem,
+        taken: dict[str, Pos],
+        reserved: tuple[str, ...] = RESERVED_WINDOW_COLUMNS,
+    ) -> str:
         expr = item.expr
         if item.alias is not None:
             name = check_column(item.alias, item.pos, self.refuse, "output name")
@@ -459,14 +573,14 @@ class _Translator:
                 f"{_describe(expr)} needs a name: add AS name (sparktide does not invent "
                 "output column names)",
             )
-        if name in RESERVED_WINDOW_COLUMNS:
+        if name in reserved:
             raise self.refuse(item.pos, f"{name!r} is a name sparktide writes itself; use another")
         if name.casefold() in taken:
             raise self.refuse(item.pos, f"the output column {name} is named twice")
         taken[name.casefold()] = item.pos
         return name
 
-    def aggregate(self, call: Call, item: SelectItem, source: FromSource) -> str:
+    def aggregate(self, call: Call, item: SelectItem | None, source: FromSource) -> str:
         function = call.function
         if function not in AGGREGATES:
             if function in _OTHER_AGGREGATES:
@@ -477,8 +591,8 @@ class _Translator:
                 )
             raise self.refuse(
                 call.pos,
-                f"{call.text[:-2]}(...) is not supported yet: the engines cannot compute "
-                "columns; select grouped columns, aggregates of columns and System.Timestamp()",
+                f"{call.text[:-2]}(...) is not supported yet: functions are not translated "
+                "(only aggregates of columns and System.Timestamp())",
             )
         name = AGGREGATES[function]
         if call.star:
@@ -539,8 +653,27 @@ class _Translator:
             "ordering": self.ordering(plan),
             "output": self.output(select),
         }
+        if plan.wheres:
+            condition = plan.wheres[0]
+            for more in plan.wheres[1:]:
+                condition = E.Binary("AND", condition, more)
+            data["filter"] = {"where": E.to_text(condition)}
+            self.notes.append(
+                "WHERE is [filter] where: it applies after the ordering policy; an event that "
+                "fails it is counted as dropped (filtered)"
+            )
         if plan.window is not None:
             data["window"] = self.window(plan.window, plan.source)
+            if self.having is not None:
+                data["window"]["having"] = self.having
+            if self.select_table is not None:
+                data["select"] = self.select_table
+        elif plan.projection is not None:
+            data["select"] = self.projection(plan.projection, plan.source)
+            self.notes.append(
+                "the job releases every admitted event that passes, in timestamp order, with "
+                "the SELECT's columns and its system timestamp as the field timestamp"
+            )
         else:
             self.notes.append(
                 "SELECT *: the job releases every admitted event, in timestamp order, "

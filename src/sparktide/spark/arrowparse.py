@@ -51,7 +51,7 @@ import pyarrow.compute as pc
 import pyarrow.json as pj
 from pyspark.sql import DataFrame
 
-from sparktide.job import Job
+from sparktide.job import Job, expression_fields
 from sparktide.reader import MAX_LINE_CHARS, NUMBER_CANDIDATE
 from sparktide.spark.parse import WHITE_SPACE, parse_lines
 
@@ -108,6 +108,7 @@ def _plan(job: Job) -> _Plan:
     if job.window is not None:
         carried += job.window.group_by
         carried += [a.column for a in job.window.aggregates if a.column is not None]
+    carried += expression_fields(job)  # what [filter] (and [select] without a window) read
     return _Plan(
         arrival=source.arrival_time,
         event=source.timestamp_by,

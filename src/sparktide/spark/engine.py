@@ -45,6 +45,13 @@ from sparktide.spark.aggregates import (
     present,
 )
 from sparktide.spark.arrowparse import parse_files
+from sparktide.spark.expr import (
+    add_record_columns,
+    filter_rows,
+    projected_event,
+    record_columns,
+    window_projection,
+)
 from sparktide.spark.parse import parse_lines, split_lines
 from sparktide.spark.rowwindows import marks_schema, session_windows, sliding_windows
 from sparktide.spark.sql import NEG, field, iso, lit_us, sql_string
@@ -64,6 +71,7 @@ _COUNTERS = (
     "dropped.late",
     "dropped.out_of_order",
     "dropped.window_closed",
+    "dropped.filtered",
     "dead_lettered.out_of_order",
     "dead_lettered.window_closed",
     "punctuations",
@@ -371,7 +379,7 @@ class SparkEngine:
         now = self.store.processing_time(
             journal_id, max(now or 0, clock["processing_time"]) if flush else now
         )
-        parsed = self._parse(lines)
+        parsed = add_record_columns(self._parse(lines), self.job)  # [filter], [select]
         # Persist no raw line that no later step reads: it is the widest column, and the
         # cost of persisting grows with the width of the rows (docs/design.md).
         # Nor the record variant ``m`` (needed for malformed records only): the values
@@ -409,7 +417,10 @@ class SparkEngine:
             self._import_ctis(parts)
             source = parsed.filter("error IS NULL")
         # 2. policy
-        decided = self._policy(source, parts, global_a0, batch_id, clock.get("cti_floor", NEG_INF))
+        decided = filter_rows(
+            self._policy(source, parts, global_a0, batch_id, clock.get("cti_floor", NEG_INF)),
+            self.job,
+        )
         decided = self._keep(self._narrow(self._assign_windows(decided, parts)))
         keys_next = None
         if self.mode == "substreams":
@@ -547,6 +558,8 @@ class SparkEngine:
             out["dead_lettered"]["malformed"] = malformed
         out["in_no_window"] = totals.get("in_no_window", 0)
         out["windows_emitted"] = self._written.get("windows_emitted", 0)
+        if self.window is not None and self.window.having is not None:
+            out["windows_filtered"] = self._written.get("windows_filtered", 0)
         out["released"] = self._written.get("released", 0)
         return out
 
@@ -942,6 +955,7 @@ class SparkEngine:
         ]
         columns += ["error", "raw", "m"]  # the parsed batch keeps them only where needed
         columns += [name for name, _ in self._inputs()]
+        columns += record_columns(self.job)
         return decided.selectExpr(*columns)
 
     def _inputs(self) -> list[tuple[str, str]]:
@@ -973,6 +987,7 @@ class SparkEngine:
             count("verdict = 'dropped' AND reason = 'late'", "dropped.late"),
             count("verdict = 'dropped' AND reason = 'out_of_order'", "dropped.out_of_order"),
             count("verdict = 'dropped' AND reason = 'window_closed'", "dropped.window_closed"),
+            count("verdict = 'dropped' AND reason = 'filtered'", "dropped.filtered"),
             count(
                 "verdict = 'dead_lettered' AND reason = 'out_of_order'",
                 "dead_lettered.out_of_order",
@@ -1086,6 +1101,21 @@ class SparkEngine:
         fields.append(("window_end", f"concat('\"', {iso('end')}, '\"')"))
         for aggregate, plan in zip(w.aggregates, self.plans, strict=True):
             fields.append((aggregate.name, f"coalesce({plan.final}, 'null')"))
+        kept = None
+        if w.having is not None or self.job.select:  # see sparktide.spark.expr
+            closed, having, selected = window_projection(
+                closed, self.job, dict(fields), ("start", "end")
+            )
+            fields = selected or fields
+            if having is not None:
+                # Windows that fail it are counted by a query of their own: an observation
+                # is lost when every closed window fails (Spark then prunes the write).
+                kept = closed = closed.cache()
+                failed = closed.agg(F.count_if(~F.col(having)).alias("n")).collect()[0]["n"]
+                self._written["windows_filtered"] = (
+                    self._written.get("windows_filtered", 0) + failed
+                )
+                closed = closed.filter(having)
         fields.append(("emitted_at", f"concat('\"', {iso(lit_us(now))}, '\"')"))
         members = ", ',', ".join(
             f"{sql_string(json.dumps(name) + ':')}, {text}" for name, text in fields
@@ -1094,6 +1124,8 @@ class SparkEngine:
         order = _ordered("end", "start", "scope", *groups)
         out = closed.select(*order, F.expr(record).alias("value"))
         self._write_text(out, self.output.path, label, "windows_emitted")
+        if kept is not None:
+            kept.unpersist()
 
     def _row_windows(self, decided: DataFrame, batch: _Batch) -> None:
         """Session and sliding windows (see :mod:`sparktide.spark.rowwindows`)."""
@@ -1159,6 +1191,8 @@ class SparkEngine:
             f"(k, x) -> CASE WHEN k IN ({reserved}) THEN concat('input_', k) ELSE k END), "
             f"map('timestamp', parse_json(concat('\"', {iso('s')}, '\"')){end})))"
         )
+        if self.job.select:  # [select]: the projected columns (computed after parsing)
+            event = projected_event(self.job, iso("s"))
         admitted = decided.filter("verdict IN ('accepted', 'adjusted')").select(
             "scope", "s", "a", "file", "line", F.expr(event).alias("value")
         )
@@ -1405,6 +1439,8 @@ class SparkEngine:
         record["in_no_window"] = totals.get("in_no_window", 0)
         written = clock.get("written", {})
         record["windows_emitted"] = written.get("windows_emitted", 0)
+        if self.window is not None and self.window.having is not None:
+            record["windows_filtered"] = written.get("windows_filtered", 0)
         record["released"] = written.get("released", 0)
         record["processing_time"] = _iso(now)
         record["watermark"] = _iso(watermark)

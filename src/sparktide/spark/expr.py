@@ -1,0 +1,447 @@
+"""Job-file expressions (:mod:`sparktide.expr`) compiled to Spark SQL.
+
+A value of an expression is dynamically typed (integer, float, string, boolean, null
+or *other*), a Spark column statically. So each value is compiled to up to four SQL
+expressions, one per kind, each non-null exactly when the value is of that kind: ``i``
+(``BIGINT``), ``d`` (``DOUBLE``), ``s`` (``STRING``), ``b`` (``BOOLEAN``), plus
+``null``, true when the value is null. A value that can never be of a kind has no
+expression for it, so ``speed > 50`` compiles to comparisons of the integer and the
+float reading of ``speed`` only. Every operator then follows the reference evaluator's
+rules (:func:`sparktide.expr.evaluate`) kind by kind: ``try_add``/``try_subtract``/
+``try_multiply`` (null when an integer result leaves 64 bits), ``try_divide``,
+``try_mod`` (the remainder with the dividend's sign, as the reference computes it),
+a float result beyond a double's range is null.
+
+Every compound value is computed into columns of its own, one projection per depth
+(:class:`Compiled`), so a child used several times by its parent is computed once and
+the SQL text grows linearly with the expression.
+
+Leaves:
+
+- record fields (the filter, a projection without a window) are read from the record
+  variant ``m`` right after parsing (:func:`add_record_columns`), before ``m`` is
+  dropped: the variant's own type says the kind (a ``DECIMAL`` is a float: Spark keeps
+  ``21.0`` as ``DECIMAL(2,0)``, and an integer beyond 64 bits as ``DECIMAL(p,0)``, which
+  the reference reads as a float too);
+- a window's columns come from the JSON text the window record is made of (the group
+  values ``g<i>``, each aggregate's final text), read back with ``try_parse_json``; the
+  bounds are their ISO text.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from typing import Any
+
+from pyspark.sql import DataFrame
+
+from sparktide.expr import (
+    ARITHMETIC,
+    COMPARISONS,
+    INT64,
+    Binary,
+    Expr,
+    IsNull,
+    Like,
+    Lit,
+    Ref,
+    Unary,
+    desugar,
+    references,
+)
+from sparktide.job import Job
+from sparktide.spark.aggregates import json_text
+from sparktide.spark.sql import field as variant_field
+from sparktide.spark.sql import iso, sql_string
+
+__all__ = [
+    "FILTER_COLUMN",
+    "Compiled",
+    "add_record_columns",
+    "filter_rows",
+    "projected_event",
+    "record_columns",
+    "window_projection",
+]
+
+#: The column holding whether a row passes ``[filter] where``.
+FILTER_COLUMN = "w_pass"
+_MAX_DOUBLE = "1.7976931348623157E308D"
+_NULL = {
+    "i": "CAST(NULL AS BIGINT)",
+    "d": "CAST(NULL AS DOUBLE)",
+    "s": "CAST(NULL AS STRING)",
+    "b": "CAST(NULL AS BOOLEAN)",
+}
+_SQL_OP = {"=": "=", "<>": "<>", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
+
+
+@dataclass(frozen=True)
+class Value:
+    """SQL of one expression value, by kind (``None``: never of that kind)."""
+
+    i: str | None = None
+    d: str | None = None
+    s: str | None = None
+    b: str | None = None
+    null: str = "false"
+    level: int = 0  # the projection that computes it (0: leaves)
+
+    def parts(self) -> dict[str, str]:
+        """The kinds it can have, with their SQL."""
+        return {k: v for k, v in (("i", self.i), ("d", self.d), ("s", self.s), ("b", self.b)) if v}
+
+
+def _get(value: Value, kind: str) -> str:
+    return getattr(value, kind) or _NULL[kind]
+
+
+def _number(value: Value) -> str | None:
+    """The value as a double when it is a number (``None`` if it never is)."""
+    if value.i and value.d:
+        return f"coalesce(CAST({value.i} AS DOUBLE), {value.d})"
+    if value.i:
+        return f"CAST({value.i} AS DOUBLE)"
+    return value.d
+
+
+def _finite(sql: str) -> str:
+    return f"CASE WHEN ({sql}) BETWEEN -{_MAX_DOUBLE} AND {_MAX_DOUBLE} THEN ({sql}) END"
+
+
+def _both(a: str, b: str) -> str:
+    return f"({a} IS NOT NULL AND {b} IS NOT NULL)"
+
+
+def json_of(value: Value) -> str:
+    """JSON text of a computed value (``'null'`` for null)."""
+    cases = []
+    if value.i:
+        cases.append(f"WHEN {value.i} IS NOT NULL THEN CAST({value.i} AS STRING)")
+    if value.d:
+        cases.append(f"WHEN {value.d} IS NOT NULL THEN CAST({value.d} AS STRING)")
+    if value.s:
+        text = f"to_json(array({value.s}))"
+        cases.append(f"WHEN {value.s} IS NOT NULL THEN substr({text}, 2, length({text}) - 2)")
+    if value.b:
+        cases.append(
+            f"WHEN {value.b} IS NOT NULL THEN CASE WHEN {value.b} THEN 'true' ELSE 'false' END"
+        )
+    if not cases:
+        return "'null'"
+    return f"CASE {' '.join(cases)} ELSE 'null' END"
+
+
+@dataclass
+class Compiled:
+    """Projections that add the columns of compiled expressions to a frame.
+
+    Parameters
+    ----------
+    prefix
+        Prefix of the columns made (unique per use).
+    leaves
+        The value of each column name an expression may read.
+    """
+
+    prefix: str
+    leaves: dict[str, Value]
+    stages: list[list[str]] = field(default_factory=list)
+    _ids: Any = field(default_factory=itertools.count)
+
+    def _keep(self, value: Value, level: int) -> Value:
+        """Compute ``value`` into columns at projection ``level``; return their names."""
+        while len(self.stages) < level:
+            self.stages.append([])
+        n = next(self._ids)
+        names: dict[str, str | None] = {}
+        for kind, sql in value.parts().items():
+            name = f"{self.prefix}{n}_{kind}"
+            self.stages[level - 1].append(f"{sql} AS {name}")
+            names[kind] = name
+        return Value(level=level, null=_null_of(names), **names)
+
+    def value(self, expr: Expr) -> Value:
+        """The value of ``expr`` (its parts may name columns of :attr:`stages`)."""
+        return self._value(desugar(expr))
+
+    def _value(self, expr: Expr) -> Value:
+        if isinstance(expr, Ref):
+            return self.leaves[expr.name]
+        if isinstance(expr, Lit):
+            return _literal(expr.value)
+        if isinstance(expr, Unary):
+            operand = self._value(expr.operand)
+            if expr.op == "NOT":
+                made = Value(b=f"(NOT {operand.b})" if operand.b else None)
+            else:
+                made = Value(
+                    i=f"try_subtract(CAST(0 AS BIGINT), {operand.i})" if operand.i else None,
+                    d=f"(- {operand.d})" if operand.d else None,
+                )
+            return self._made(made, operand.level)
+        if isinstance(expr, IsNull):
+            operand = self._value(expr.operand)
+            return self._made(Value(b=operand.null), operand.level)
+        if isinstance(expr, Like):
+            operand = self._value(expr.operand)
+            pattern = sql_string(expr.pattern.replace("\\", "\\\\"))
+            made = Value(b=f"({operand.s} LIKE {pattern})" if operand.s else None)
+            return self._made(made, operand.level)
+        assert isinstance(expr, Binary)
+        a, b = self._value(expr.left), self._value(expr.right)
+        level = max(a.level, b.level)
+        if expr.op in ("AND", "OR"):
+            made = Value(b=f"({_get(a, 'b')} {expr.op} {_get(b, 'b')})")
+        elif expr.op in COMPARISONS:
+            made = _compare(expr.op, a, b)
+        else:
+            assert expr.op in ARITHMETIC
+            made = _arith(expr.op, a, b)
+        return self._made(made, level)
+
+    def _made(self, value: Value, child_level: int) -> Value:
+        if not value.parts():
+            return Value(null="true")
+        return self._keep(value, child_level + 1)
+
+    def apply(self, frame: DataFrame) -> DataFrame:
+        """``frame`` with every column of :attr:`stages` added."""
+        for stage in self.stages:
+            if stage:
+                frame = frame.selectExpr("*", *stage)
+        return frame
+
+
+def _null_of(names: dict[str, str | None]) -> str:
+    parts = [f"{name} IS NULL" for name in names.values() if name]
+    return "(" + " AND ".join(parts) + ")" if parts else "true"
+
+
+def _literal(value: Any) -> Value:
+    if value is None:
+        return Value(null="true")
+    if isinstance(value, bool):
+        return Value(b="true" if value else "false")
+    if isinstance(value, int):
+        if INT64[0] <= value <= INT64[1]:
+            return Value(i=f"CAST({value} AS BIGINT)")
+        return Value(d=f"CAST('{float(value)!r}' AS DOUBLE)")
+    if isinstance(value, float):
+        return Value(d=f"CAST('{value!r}' AS DOUBLE)")
+    return Value(s=sql_string(value))
+
+
+def _compare(op: str, a: Value, b: Value) -> Value:
+    sql_op = _SQL_OP[op]
+    cases = []
+    if a.i and b.i:
+        cases.append(f"WHEN {_both(a.i, b.i)} THEN {a.i} {sql_op} {b.i}")
+    na, nb = _number(a), _number(b)
+    if na and nb and (a.d or b.d):
+        cases.append(f"WHEN {_both(na, nb)} THEN {na} {sql_op} {nb}")
+    for kind in ("s", "b"):
+        x, y = getattr(a, kind), getattr(b, kind)
+        if x and y:
+            cases.append(f"WHEN {_both(x, y)} THEN {x} {sql_op} {y}")
+    return Value(b=f"CASE {' '.join(cases)} END" if cases else None)
+
+
+def _arith(op: str, a: Value, b: Value) -> Value:
+    na, nb = _number(a), _number(b)
+    if not (na and nb):
+        return Value()
+    ints = bool(a.i and b.i)
+    both_int = _both(a.i, b.i) if ints else "false"  # type: ignore[arg-type]
+    if op == "/":
+        return Value(d=_finite(f"try_divide({na}, {nb})"))
+    if op == "%":
+        i = f"try_mod({a.i}, {b.i})" if ints else None
+        d = _finite(f"try_mod({na}, {nb})")
+    else:
+        function = {"+": "try_add", "-": "try_subtract", "*": "try_multiply"}[op]
+        i = f"{function}({a.i}, {b.i})" if ints else None
+        d = _finite(f"({na} {op} {nb})")
+    if not (a.d or b.d):
+        return Value(i=i)
+    if ints:
+        d = f"CASE WHEN {both_int} THEN NULL ELSE {d} END"
+    return Value(i=i, d=d)
+
+
+# ---------------------------------------------------------------------- record fields
+def _variant_leaves(
+    prefix: str, names: list[str], variant: Any
+) -> tuple[list[list[str]], dict[str, Value]]:
+    """Two projections reading each name's value (``variant(name)``: its variant SQL)
+    into per-kind columns, and the leaves naming them."""
+    first, second = [], []
+    leaves = {}
+    for j, name in enumerate(names):
+        v, k = f"{prefix}{j}_v", f"{prefix}{j}_k"
+        first.append(f"{variant(name)} AS {v}")
+        first.append(f"schema_of_variant({variant(name)}) AS {k}")
+        parts = {
+            "i": f"CASE WHEN {k} IN ('TINYINT', 'SMALLINT', 'INT', 'BIGINT') THEN "
+            f"try_variant_get({v}, '$', 'bigint') END",
+            "d": f"CASE WHEN {k} IN ('FLOAT', 'DOUBLE') OR {k} LIKE 'DECIMAL%' THEN "
+            f"try_variant_get({v}, '$', 'double') END",
+            "s": f"CASE WHEN {k} = 'STRING' THEN try_variant_get({v}, '$', 'string') END",
+            "b": f"CASE WHEN {k} = 'BOOLEAN' THEN try_variant_get({v}, '$', 'boolean') END",
+            "n": f"({v} IS NULL OR {k} = 'VOID')",
+        }
+        for kind, sql in parts.items():
+            second.append(f"{sql} AS {prefix}{j}_{kind}")
+        leaves[name] = Value(
+            i=f"{prefix}{j}_i",
+            d=f"{prefix}{j}_d",
+            s=f"{prefix}{j}_s",
+            b=f"{prefix}{j}_b",
+            null=f"{prefix}{j}_n",
+        )
+    return [first, second], leaves
+
+
+def record_columns(job: Job) -> list[str]:
+    """The columns :func:`add_record_columns` adds: the filter's verdict, and each
+    projected column's JSON text (``e<i>``) in a job without a window."""
+    out = [FILTER_COLUMN] if job.filter is not None else []
+    if job.window is None:
+        out += [f"e{i}" for i in range(len(job.select))]
+    return out
+
+
+def add_record_columns(parsed: DataFrame, job: Job) -> DataFrame:
+    """The parsed batch with :func:`record_columns`, computed from the record ``m``
+    before it is dropped (only those columns travel on)."""
+    if not record_columns(job):
+        return parsed
+    projections = job.select if job.window is None else ()
+    exprs = [job.filter.expression] if job.filter is not None else []
+    exprs += [p.parsed for p in projections]
+    names = list(dict.fromkeys(n for e in exprs for n in references(e)))
+    stages, leaves = _variant_leaves("_xf", names, variant_field)
+    compiled = Compiled("_xe", leaves)
+    outputs = []
+    if job.filter is not None:
+        value = compiled.value(job.filter.expression)
+        outputs.append(f"coalesce({_get(value, 'b')}, false) AS {FILTER_COLUMN}")
+    for i, projection in enumerate(projections):
+        expr = projection.parsed
+        if isinstance(expr, Ref):
+            text = f"coalesce({json_text(variant_field(expr.name))}, 'null')"
+        else:
+            text = json_of(compiled.value(expr))
+        outputs.append(f"{text} AS e{i}")
+    frame = parsed
+    for stage in stages:
+        frame = frame.selectExpr("*", *stage)
+    frame = compiled.apply(frame)
+    return frame.selectExpr(*(f"`{c}`" for c in parsed.columns), *outputs)
+
+
+def filter_rows(decided: DataFrame, job: Job) -> DataFrame:
+    """Judged rows after ``[filter]``: an event the policy admitted that fails the filter
+    is dropped with reason ``filtered`` and has no system timestamp for the windows (its
+    policy columns, which moved its timeline, stay as they are)."""
+    if job.filter is None:
+        return decided
+    stopped = f"(verdict IN ('accepted', 'adjusted') AND NOT {FILTER_COLUMN})"
+    return (
+        decided.withColumn("_stopped", _expr(stopped))
+        .withColumn("verdict", _expr("CASE WHEN _stopped THEN 'dropped' ELSE verdict END"))
+        .withColumn("reason", _expr("CASE WHEN _stopped THEN 'filtered' ELSE reason END"))
+        .withColumn("s", _expr("CASE WHEN _stopped THEN CAST(NULL AS BIGINT) ELSE s END"))
+        .drop("_stopped")
+    )
+
+
+def _expr(sql: str) -> Any:
+    from pyspark.sql import functions as F
+
+    return F.expr(sql)
+
+
+def projected_event(job: Job, timestamp: str) -> str:
+    """SQL of a released event's JSON text under ``[select]``: the ``e<i>`` columns, then
+    ``timestamp`` (``timestamp``: SQL of its ISO text)."""
+    import json
+
+    members = [f"{sql_string(json.dumps(p.name) + ':')}, e{i}" for i, p in enumerate(job.select)]
+    members.append(f"'\"timestamp\":', concat('\"', {timestamp}, '\"')")
+    separator = ", ',', "
+    return "concat('{', " + separator.join(members) + ", '}')"
+
+
+# ---------------------------------------------------------------------- windows
+def window_projection(
+    closed: DataFrame,
+    job: Job,
+    texts: dict[str, str],
+    bounds: tuple[str, str],
+) -> tuple[DataFrame, str | None, list[tuple[str, str]] | None]:
+    """Columns for ``having`` and ``[select]`` over closed windows.
+
+    Parameters
+    ----------
+    closed
+        The closed windows.
+    job
+        The job.
+    texts
+        JSON text SQL of each group-by column and aggregate, by name.
+    bounds
+        SQL of the window's start and end instants.
+
+    Returns
+    -------
+    The frame with the computed columns, the SQL of the ``having`` verdict (``None``
+    without ``having``), and the window record's fields as ``(name, JSON text SQL)``
+    under ``[select]`` (``None`` without it).
+    """
+    window = job.window
+    assert window is not None
+    having = window.having_expression
+    exprs = [having] if having is not None else []
+    exprs += [p.parsed for p in job.select]
+    names = list(dict.fromkeys(n for e in exprs for n in references(e)))
+    iso_of = {"window_start": iso(bounds[0]), "window_end": iso(bounds[1])}
+    variant_names = [n for n in names if n not in iso_of]
+    stages, leaves = _variant_leaves(
+        "_hf", variant_names, lambda name: f"try_parse_json({texts[name]})"
+    )
+    for name in names:
+        if name in iso_of:
+            leaves[name] = Value(s=iso_of[name])
+    compiled = Compiled("_he", leaves)
+    outputs = []
+    verdict = None
+    if having is not None:
+        value = compiled.value(having)
+        outputs.append(f"coalesce({_get(value, 'b')}, false) AS _having")
+        verdict = "_having"
+    fields = None
+    if job.select:
+        fields = [
+            ("window_start", f"concat('\"', {iso_of['window_start']}, '\"')"),
+            ("window_end", f"concat('\"', {iso_of['window_end']}, '\"')"),
+        ]
+        for i, projection in enumerate(job.select):
+            expr = projection.parsed
+            if isinstance(expr, Ref):
+                if expr.name in iso_of:
+                    fields.append((projection.name, f"concat('\"', {iso_of[expr.name]}, '\"')"))
+                else:
+                    fields.append((projection.name, texts[expr.name]))
+                continue
+            outputs.append(f"{json_of(compiled.value(expr))} AS _hs{i}")
+            fields.append((projection.name, f"_hs{i}"))
+    frame = closed
+    for stage in stages:
+        if stage:
+            frame = frame.selectExpr("*", *stage)
+    frame = compiled.apply(frame)
+    if outputs:
+        frame = frame.selectExpr("*", *outputs)
+    return frame, verdict, fields

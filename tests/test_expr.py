@@ -1,0 +1,254 @@
+"""The job-file expression language (sparktide.expr): parsing, canonical text, and the
+evaluator's null and type rules (docs/semantics.md, "Filters and computed columns")."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from sparktide.errors import ConfigError
+from sparktide.expr import (
+    OTHER,
+    Between,
+    Binary,
+    In,
+    IsNull,
+    Like,
+    Lit,
+    Ref,
+    Unary,
+    evaluate,
+    parse_expression,
+    passes,
+    references,
+    to_text,
+    value_of,
+)
+
+ROW = {
+    "i": 7,
+    "n": -7,
+    "z": 0,
+    "f": 2.5,
+    "g": 21.0,
+    "s": "abc",
+    "t": "ABC",
+    "b": True,
+    "nul": None,
+    "arr": [1, 2],
+    "obj": {"a": 1},
+    "big": 2**64,
+    "max": 2**63 - 1,
+    "line": "a\nb",
+}
+
+
+def ev(text: str) -> object:
+    return evaluate(parse_expression(text), lambda name: value_of(ROW.get(name)))
+
+
+def same(a: object, b: object) -> bool:
+    return type(a) is type(b) and (a == b or (isinstance(a, float) and math.isclose(a, b)))
+
+
+@pytest.mark.parametrize(
+    ("text", "tree"),
+    [
+        ("a", Ref("a")),
+        ("[lane-id]", Ref("lane-id")),
+        ("[and]", Ref("and")),
+        ("1", Lit(1)),
+        ("1.5", Lit(1.5)),
+        ("1e3", Lit(1000.0)),
+        ("'it''s'", Lit("it's")),
+        ("TRUE", Lit(True)),
+        ("false", Lit(False)),
+        ("Null", Lit(None)),
+        ("-a", Unary("-", Ref("a"))),
+        ("+a", Ref("a")),
+        ("not a", Unary("NOT", Ref("a"))),
+        ("a + b * c", Binary("+", Ref("a"), Binary("*", Ref("b"), Ref("c")))),
+        ("(a + b) * c", Binary("*", Binary("+", Ref("a"), Ref("b")), Ref("c"))),
+        ("a - b - c", Binary("-", Binary("-", Ref("a"), Ref("b")), Ref("c"))),
+        ("a % 2 = 1", Binary("=", Binary("%", Ref("a"), Lit(2)), Lit(1))),
+        ("a != 1", Binary("<>", Ref("a"), Lit(1))),
+        (
+            "a OR b AND NOT c",
+            Binary("OR", Ref("a"), Binary("AND", Ref("b"), Unary("NOT", Ref("c")))),
+        ),
+        ("a IS NULL", IsNull(Ref("a"))),
+        ("a is not null", IsNull(Ref("a"), True)),
+        ("a IN (1, 'x')", In(Ref("a"), (Lit(1), Lit("x")))),
+        ("a NOT IN (1)", In(Ref("a"), (Lit(1),), True)),
+        ("a BETWEEN 1 AND 2 AND b", Binary("AND", Between(Ref("a"), Lit(1), Lit(2)), Ref("b"))),
+        ("a NOT BETWEEN -1 AND 2", Between(Ref("a"), Unary("-", Lit(1)), Lit(2), True)),
+        ("a LIKE 'x%'", Like(Ref("a"), "x%")),
+        ("a NOT LIKE '_'", Like(Ref("a"), "_", True)),
+    ],
+)
+def test_parse(text: str, tree: object) -> None:
+    parsed = parse_expression(text)
+    assert parsed == tree
+    assert parse_expression(to_text(parsed)) == parsed  # the canonical text parses back
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "speed > 50 AND lane = 'A'",
+        "- -a",
+        "NOT (a AND b)",
+        "(a = b) = c",
+        "a - (b - c)",
+        "a / (b * c) % d",
+        "-(a + b)",
+        "a IN (1, 2.5, 'x', null, true)",
+        "(a OR b) AND c",
+        "[x-y] = 1",
+        "[Select] = 1",
+        "1e16 + 0.1",
+    ],
+)
+def test_canonical_text_round_trips(text: str) -> None:
+    tree = parse_expression(text)
+    assert parse_expression(to_text(tree)) == tree
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("a >", "ends too early"),
+        ('a = "x"', "column 5: unexpected character '\"' (strings use 'single quotes'"),
+        ("a LIKE b", "LIKE takes a 'string' pattern"),
+        ("a = 1e999", "beyond the range of a double"),
+        ("[a b] = 1", "'a b' is not a column name"),
+        ("a b", "column 3: unexpected 'b'"),
+        ("", "expected an expression"),
+        ("a = 1)", "column 6: unexpected ')'"),
+    ],
+)
+def test_syntax_errors_name_the_key_and_column(text: str, message: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        parse_expression(text, "filter.where")
+    assert caught.value.key == "filter.where"
+    assert message in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        # comparisons: numbers numerically, int and float alike; strings; booleans
+        ("i = 7", True),
+        ("g = 21", True),
+        ("i < f", False),
+        ("f >= 2.5", True),
+        ("s < 'abd'", True),
+        ("t < s", True),
+        ("b = true", True),
+        ("false < b", True),
+        ("i <> 7", False),
+        ("i != 8", True),
+        ("max = 9223372036854775807", True),
+        ("max > 9223372036854775806", True),
+        # incompatible kinds and nulls: null
+        ("s = 1", None),
+        ("b = 1", None),
+        ("i = '7'", None),
+        ("missing = 1", None),
+        ("nul = nul", None),
+        ("arr = arr", None),
+        ("obj = 1", None),
+        ("null = null", None),
+        # arithmetic
+        ("i + 1", 8),
+        ("i - 10", -3),
+        ("i * n", -49),
+        ("i / 2", 3.5),
+        ("i / 7", 1.0),
+        ("f * 2", 5.0),
+        ("i + f", 9.5),
+        ("i % 3", 1),
+        ("n % 3", -1),
+        ("i % -3", 1),
+        ("f % 2", 0.5),
+        ("-f % 2", -0.5),
+        ("-i", -7),
+        ("- -i", 7),
+        ("-g", -21.0),
+        ("i / z", None),
+        ("i % z", None),
+        ("f / 0.0", None),
+        ("max + 1", None),
+        ("max * 2", None),
+        ("-max - 2", None),
+        ("big + 0", float(2**64)),
+        ("big", float(2**64)),
+        ("1.5e308 * 10", None),
+        ("s + 1", None),
+        ("b + 1", None),
+        ("-s", None),
+        ("missing + 1", None),
+        # logic (Kleene), non-booleans are null
+        ("true AND missing = 1", None),
+        ("false AND missing = 1", False),
+        ("true OR missing = 1", True),
+        ("false OR missing = 1", None),
+        ("NOT missing = 1", None),
+        ("NOT b", False),
+        ("i AND true", None),
+        ("NOT i", None),
+        # IS NULL
+        ("missing IS NULL", True),
+        ("nul IS NULL", True),
+        ("arr IS NULL", False),
+        ("i / z IS NULL", True),
+        ("s IS NOT NULL", True),
+        # IN, BETWEEN
+        ("i IN (1, 7.0)", True),
+        ("i IN (1, 2)", False),
+        ("i IN (1, null)", None),
+        ("i NOT IN (1, 2)", True),
+        ("s IN ('abc', 1)", True),
+        ("i BETWEEN 7 AND 8", True),
+        ("i BETWEEN 8 AND 9", False),
+        ("i NOT BETWEEN 8 AND 9", True),
+        ("s BETWEEN 1 AND 2", None),
+        # LIKE: case-sensitive, % any text (newlines too), _ one character
+        ("s LIKE 'a%'", True),
+        ("s LIKE 'A%'", False),
+        ("s LIKE 'a_c'", True),
+        ("s LIKE 'a_'", False),
+        ("s NOT LIKE '%z%'", True),
+        ("line LIKE 'a%b'", True),
+        ("i LIKE '7'", None),
+        ("s LIKE '.*'", False),
+    ],
+)
+def test_evaluation(text: str, value: object) -> None:
+    assert same(ev(text), value), (text, ev(text))
+
+
+def test_values_as_expressions_see_them() -> None:
+    assert value_of(2**63) == float(2**63)
+    assert value_of(-(2**63)) == -(2**63)
+    assert value_of([1]) is OTHER and value_of({"a": 1}) is OTHER
+    assert value_of(True) is True
+    assert value_of(float("nan")) is None
+
+
+def test_a_row_passes_only_when_the_condition_is_true() -> None:
+    where = parse_expression("speed > 50")
+    assert passes(where, {"speed": 51})
+    assert not passes(where, {"speed": 50})
+    assert not passes(where, {"speed": "fast"})
+    assert not passes(where, {})
+
+
+def test_references_in_first_use_order() -> None:
+    assert references(parse_expression("b + a > 1 AND c IN (a, d) OR b IS NULL")) == [
+        "b",
+        "a",
+        "c",
+        "d",
+    ]
