@@ -324,7 +324,7 @@ class ReferenceEngine:
         watermark = self._refresh(timeline)
         if watermark > before:
             self._publish(timeline)
-        cti = timeline.cti
+        cti = max(timeline.cti, self.cti_floor)  # (keyless CTIs reach every substream)
         newest_before = timeline.newest
         judgement = self.policy.judge(record.event_time, arrival, watermark)
         reasons = judgement.reasons

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from sparktide.core.records import jsonable, time_or_none
-from sparktide.core.sink import Admitted
+from sparktide.core.sink import Admitted, Windowless
 from sparktide.job import Job
 
 __all__ = ["TemporalJoin", "join_key"]
@@ -42,7 +42,7 @@ def join_key(fields: dict[str, Any], columns: tuple[str, ...]) -> tuple[Any, ...
     return tuple(key)
 
 
-class TemporalJoin:
+class TemporalJoin(Windowless):
     """The join sink of a job with ``[join]``.
 
     Parameters
@@ -104,20 +104,6 @@ class TemporalJoin:
         while self._held:
             order, left, right = heapq.heappop(self._held)
             self._release(order[0], left, right, now)
-
-    def delivered(self, scope: Any, now: int) -> None:
-        """Joins do not track deliveries."""
-
-    def open_windows(self) -> int:
-        """Joins have no windows."""
-        return 0
-
-    def next_timer(self) -> int | None:
-        """Joins have no timers."""
-        return None
-
-    def fire_timers(self, now: int) -> None:
-        """Joins have no timers."""
 
     def _release(self, timestamp: int, left: Admitted, right: Admitted, now: int) -> None:
         self.held -= 1

@@ -11,12 +11,12 @@ import heapq
 from collections.abc import Callable
 from typing import Any
 
-from sparktide.core.sink import Admitted
+from sparktide.core.sink import Admitted, Windowless
 
 __all__ = ["OrderedRelease"]
 
 
-class OrderedRelease:
+class OrderedRelease(Windowless):
     """A sink that releases admitted events in timestamp order.
 
     Parameters
@@ -69,20 +69,6 @@ class OrderedRelease:
         self._heaps.clear()
         if self._all is not None:
             self._all.clear()
-
-    def delivered(self, scope: Any, now: int) -> None:
-        """Ordered release does not track deliveries."""
-
-    def open_windows(self) -> int:
-        """Ordered release has no windows."""
-        return 0
-
-    def next_timer(self) -> int | None:
-        """Ordered release has no timers."""
-        return None
-
-    def fire_timers(self, now: int) -> None:
-        """Ordered release has no timers."""
 
     def _release(self, event: Admitted, now: int) -> None:
         event.done = True

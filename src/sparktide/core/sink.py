@@ -6,7 +6,7 @@ from typing import Any, Protocol
 
 from sparktide.core.records import InputRecord
 
-__all__ = ["Admitted", "Sink"]
+__all__ = ["Admitted", "Sink", "Windowless"]
 
 
 class Admitted:
@@ -63,3 +63,22 @@ class Sink(Protocol):
     def open_windows(self) -> int: ...  # pragma: no cover
 
     def fire_timers(self, now: int) -> None: ...  # pragma: no cover
+
+
+class Windowless:
+    """The parts of the :class:`Sink` interface a sink without windows has nothing to do
+    for (ordered release, joins): no deliveries to track, no windows, no timers."""
+
+    def delivered(self, scope: Any, now: int) -> None:
+        """Nothing tracks deliveries."""
+
+    def open_windows(self) -> int:
+        """No windows."""
+        return 0
+
+    def next_timer(self) -> int | None:
+        """No timers."""
+        return None
+
+    def fire_timers(self, now: int) -> None:
+        """No timers."""
