@@ -566,6 +566,7 @@ def test_join_errors_name_the_key(tmp_path, changes, key):
         ({"window": {"type": "tumbling", "size": "1m"}}, "window"),
         ({"ordering": {"on_out_of_order": "accept"}}, "ordering.on_out_of_order"),
         ({"ordering": {"partitioned": True}}, "join"),
+        ({"select": {"plate": "plate"}}, "select"),
     ],
 )
 def test_join_refuses_what_it_cannot_do_yet(tmp_path, extra, key):

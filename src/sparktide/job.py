@@ -881,6 +881,10 @@ class Job:
             )
         if self.window is not None:
             raise ConfigError("window", "a join's matches are released as events: no [window] yet")
+        if self.select:
+            raise ConfigError(
+                "select", "a join writes both records whole ({left: ..., right: ...}) for now"
+            )
         if self.source.over is not None or self.ordering.partitioned:
             raise ConfigError(
                 "join", "a join follows the merged watermark of both inputs: no over or partitioned"
