@@ -32,7 +32,9 @@ __all__ = [
     "Source",
     "Window",
     "expression_fields",
+    "input_of",
     "load_job",
+    "union_partition",
 ]
 
 SOURCE_FORMATS = ("jsonl", "csv", "parquet")
@@ -860,7 +862,7 @@ class Job:
         out: list[Any] = []
         for name, source in self.inputs or (("", self.source),):
             if source.partitions is not None:
-                out += [f"{name}/{i}" if name else i for i in range(source.partitions)]
+                out += [union_partition(name, i) if name else i for i in range(source.partitions)]
         return out
 
     @property
@@ -1132,6 +1134,16 @@ def expression_fields(job: Job) -> list[str]:
     if job.window is None:
         exprs += [p.parsed for p in job.select]
     return list(dict.fromkeys(name for e in exprs for name in references(e)))
+
+
+def union_partition(name: str, partition: Any) -> str:
+    """The job-wide id of partition ``partition`` of a union's input ``name``."""
+    return f"{name}/{partition}"
+
+
+def input_of(partition: Any) -> str:
+    """The input a union's partition id (:func:`union_partition`) belongs to."""
+    return str(partition).split("/", 1)[0]
 
 
 def load_job(path: str | Path) -> Job:

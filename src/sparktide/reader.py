@@ -19,7 +19,7 @@ from typing import Any
 
 from sparktide.core.records import InputRecord
 from sparktide.errors import InputError
-from sparktide.job import Job, Punctuation, Source
+from sparktide.job import Job, Punctuation, Source, union_partition
 from sparktide.time import MILLISECOND, from_datetime, instant_or_problem
 
 __all__ = [
@@ -111,7 +111,7 @@ def iter_job_records(job: Job) -> Iterator[InputRecord]:
             if name is not None:
                 record.file = f"{name}/{record.file}"
                 if not record.malformed:
-                    record.partition = f"{name}/{record.partition}"
+                    record.partition = union_partition(name, record.partition)
             yield record
 
 

@@ -16,6 +16,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from sparktide.core.records import value_key
 from sparktide.job import Aggregate
 
 __all__ = ["Accumulator", "accumulate"]
@@ -40,12 +41,6 @@ def _rank(value: Any) -> tuple[int, Any, int]:
     if isinstance(value, str):
         return (1, value, 0)
     return (2, repr(value), 0)
-
-
-def _hashable(value: Any) -> Any:
-    if isinstance(value, (list, dict)):
-        return repr(value)
-    return value
 
 
 class Accumulator:
@@ -96,8 +91,7 @@ class Accumulator:
             elif function == "collect_list":
                 state[i].append((order, value))
             elif function == "count_distinct":
-                # equal numbers are one value (3 and 3.0), true is not 1 (JSON types)
-                state[i].add(("bool", value) if isinstance(value, bool) else _hashable(value))
+                state[i].add(value_key(value))
 
     def results(self) -> dict[str, Any]:
         """The aggregate values, by output name."""

@@ -27,7 +27,7 @@ from sparktide.core.release import OrderedRelease
 from sparktide.core.sink import Admitted, Sink
 from sparktide.core.watermark import PartitionClock, Timeline
 from sparktide.expr import Expr, evaluate, passes, value_of
-from sparktide.job import Job
+from sparktide.job import Job, input_of
 
 __all__ = ["ReferenceEngine", "Result", "simulate"]
 
@@ -274,12 +274,12 @@ class ReferenceEngine:
         partitions of an input with ``import_ctis`` take the watermark of the input they
         import from (the minimum over its partitions), never moving back."""
         for importer, exporter in self.job.imports.items():
-            marks = [t.watermark for k, t in self.timelines.items() if _input_of(k) == exporter]
+            marks = [t.watermark for k, t in self.timelines.items() if input_of(k) == exporter]
             if not marks:
                 continue
             mark = min(marks)
             for key, timeline in self.timelines.items():
-                if _input_of(key) == importer and timeline.advance_to(mark):
+                if input_of(key) == importer and timeline.advance_to(mark):
                     if self.partitioned:
                         self._publish(timeline)
             if not self.partitioned:
@@ -661,11 +661,6 @@ class ReferenceEngine:
                 not_progressing(views, now=self.now, started=self._started, late_arrival=self._late)
             )
         return out
-
-
-def _input_of(partition: Any) -> str:
-    """The input a union's partition ``<input>/<id>`` belongs to."""
-    return str(partition).split("/", 1)[0]
 
 
 def _project(job: Job, lookup: Any) -> dict[str, Any]:

@@ -17,9 +17,9 @@ import heapq
 from collections.abc import Callable
 from typing import Any
 
-from sparktide.core.records import jsonable, time_or_none
+from sparktide.core.records import jsonable, time_or_none, value_key
 from sparktide.core.sink import Admitted, Windowless
-from sparktide.job import Job
+from sparktide.job import Job, input_of
 
 __all__ = ["TemporalJoin", "join_key"]
 
@@ -28,18 +28,10 @@ def join_key(fields: dict[str, Any], columns: tuple[str, ...]) -> tuple[Any, ...
     """The values an event joins on, or ``None`` when one is missing or null (such an
     event matches nothing). Numbers compare by value (``3`` is ``3.0``), ``true`` is not
     ``1``; lists and objects by their text."""
-    key = []
-    for column in columns:
-        value = fields.get(column)
-        if value is None:
-            return None
-        if isinstance(value, bool):
-            key.append(("bool", value))
-        elif isinstance(value, (list, dict)):
-            key.append(("json", repr(value)))
-        else:
-            key.append(value)
-    return tuple(key)
+    values = [fields.get(column) for column in columns]
+    if any(value is None for value in values):
+        return None
+    return tuple(value_key(value) for value in values)
 
 
 class TemporalJoin(Windowless):
@@ -72,7 +64,7 @@ class TemporalJoin(Windowless):
         """Match ``event`` against the other side's events; keep it; release what the job
         watermark allows."""
         join = self._join
-        side = str(event.record.partition).split("/", 1)[0]
+        side = input_of(event.record.partition)
         key = join_key(event.record.fields or {}, join.on)
         if key is not None:
             other = join.right if side == join.left else join.left

@@ -8,7 +8,7 @@ from typing import Any
 from sparktide.core.instants import is_finite
 from sparktide.time import format_instant
 
-__all__ = ["InputRecord", "jsonable", "time_or_none"]
+__all__ = ["InputRecord", "jsonable", "time_or_none", "value_key"]
 
 
 class InputRecord:
@@ -106,6 +106,17 @@ def time_or_none(instant: int | None) -> str | None:
     if instant is None or not is_finite(instant):
         return None
     return format_instant(instant)
+
+
+def value_key(value: Any) -> Any:
+    """A hashable key under which two field values are the same value: equal numbers
+    whatever their JSON form (``3`` and ``3.0``), ``true`` never ``1``, lists and objects
+    by their text (``count_distinct``, join keys)."""
+    if isinstance(value, bool):
+        return ("bool", value)
+    if isinstance(value, (list, dict)):
+        return ("json", repr(value))
+    return value
 
 
 def jsonable(value: Any) -> Any:

@@ -36,7 +36,7 @@ from sparktide.core.diagnostics import LateInput, PartitionView, not_progressing
 from sparktide.core.instants import NEG_INF, POS_INF
 from sparktide.core.watermark import NEVER_SEEN_LAG
 from sparktide.errors import ConfigError
-from sparktide.job import Job
+from sparktide.job import Job, input_of
 from sparktide.spark.aggregates import (
     INTEGRAL_FLOAT,
     distinct_key,
@@ -272,11 +272,11 @@ class SparkEngine:
         an importing input's partitions take the watermark of the input they import from,
         the minimum over its partitions (as :meth:`ReferenceEngine._import_ctis`)."""
         for importer, exporter in self.job.imports.items():
-            marks = [p["watermark"] for pid, p in parts.items() if pid.split("/", 1)[0] == exporter]
+            marks = [p["watermark"] for pid, p in parts.items() if input_of(pid) == exporter]
             if not marks:
                 continue
             for pid, part in parts.items():
-                if pid.split("/", 1)[0] == importer:
+                if input_of(pid) == importer:
                     part["watermark"] = max(part["watermark"], min(marks))
 
     @property
@@ -293,9 +293,7 @@ class SparkEngine:
         (parse, judge, count) saves persisting the parsed batch and a Spark job."""
         if self.mode == "substreams" or self.job.imports:  # (imports read other partitions)
             return False
-        return not (
-            self.mode == "merged" and (self.ooo == "accept" or self.O is None or self.OT is None)
-        )
+        return not (self.mode == "merged" and (self.ooo == "accept" or self.OT is None))
 
     # ------------------------------------------------------------------ one batch
     def process(
@@ -1286,7 +1284,7 @@ class SparkEngine:
         source = dict(self.job.inputs)[name]
         if source.partitions is None:
             return NEG
-        marks = [p["watermark"] for pid, p in batch.parts.items() if pid.split("/", 1)[0] == name]
+        marks = [p["watermark"] for pid, p in batch.parts.items() if input_of(pid) == name]
         return lit_us(min(marks)) if marks else NEG
 
     # ------------------------------------------------------------------ outputs
