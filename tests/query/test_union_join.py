@@ -410,6 +410,27 @@ def test_a_plain_output_binds_one_statement(tmp_path: Path) -> None:
             "an expression with '+' in an equality of ON",
         ),
         (
+            "SELECT * FROM e JOIN x ON e.k.z = x.k AND DATEDIFF(s, e, x) BETWEEN 0 AND 1",
+            "1:27",
+            "e.k.z: nested fields (record.field) are not supported yet",
+        ),
+        (
+            "SELECT * FROM e JOIN x ON e.[a b] = x.[a b] AND DATEDIFF(s, e, x) BETWEEN 0 AND 1",
+            "1:27",
+            "column 'a b' cannot be a sparktide column name",
+        ),
+        (
+            "SELECT * FROM e JOIN x ON e.k = x.k AND DATEDIFF(s, e) BETWEEN 0 AND 1",
+            "1:41",
+            "DATEDIFF(unit, a, b) takes a unit and the two inputs",
+        ),
+        (
+            "WITH j AS (SELECT * FROM e JOIN x ON e.k = x.k AND DATEDIFF(s, e, x) BETWEEN 0 AND 1) "
+            "SELECT * FROM j PARTITION BY p",
+            "1:116",
+            "PARTITION BY over a JOIN is not supported yet",
+        ),
+        (
             "SELECT * FROM e JOIN x ON e.k = x.k AND e.v > 3 AND DATEDIFF(s, e, x) BETWEEN 0 AND 1",
             "1:41",
             "an expression with '>' in the ON of a JOIN is not supported yet",

@@ -563,6 +563,12 @@ class _Translator:
         written = " = ".join(_describe(o) for o in term.operands)
         for operand in term.operands:
             if not isinstance(operand, Column) or len(operand.parts) != 2:
+                if isinstance(operand, Column) and len(operand.parts) > 2:
+                    raise self.refuse(
+                        operand.pos,
+                        f"{operand.name}: nested fields (record.field) are not supported yet; "
+                        "flatten the input",
+                    )
                 if isinstance(operand, Column) and len(operand.parts) == 1:
                     raise self.refuse(
                         operand.pos,
