@@ -270,13 +270,38 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None) -> 
     return 2  # pragma: no cover - argparse rejects unknown commands
 
 
-def _load(args: argparse.Namespace) -> Job:
-    """The job of ``JOB.toml``, or of ``--query FILE`` with ``JOB.toml`` binding its names."""
+def _load(args: argparse.Namespace) -> list[tuple[dict[str, Any] | None, Job]]:
+    """The jobs to run: ``JOB.toml``'s, or one per statement of ``--query FILE`` (with
+    ``JOB.toml`` binding its names). When a query has several statements, each job comes
+    with its ``statement`` record (which statement, its line, its output); else ``None``."""
     if getattr(args, "query", None) is None:
-        return load_job(args.job)
+        return [(None, load_job(args.job))]
     from sparktide.query import translate_file
 
-    return translate_file(args.query, args.job).job
+    statements = translate_file(args.query, args.job).statements
+    if len(statements) == 1:
+        return [(None, statements[0].job)]
+    return [
+        (
+            {
+                "type": "statement",
+                "statement": number,
+                "statements": len(statements),
+                "line": statement.line,
+                "output": statement.output,
+            },
+            statement.job,
+        )
+        for number, statement in enumerate(statements, start=1)
+    ]
+
+
+def _label(record: dict[str, Any]) -> str:
+    """A statement record as a line for people."""
+    into = f"INTO {record['output']}" if record["output"] is not None else "no INTO"
+    return (
+        f"statement {record['statement']} of {record['statements']} (line {record['line']}): {into}"
+    )
 
 
 def _translate(args: argparse.Namespace, out: TextIO) -> int:
@@ -286,7 +311,16 @@ def _translate(args: argparse.Namespace, out: TextIO) -> int:
 
     translation = translate_file(args.query, args.job)
     origin = f"translated from {Path(args.query).name} by sparktide translate"
-    out.write(job_to_toml(translation.job, [origin, *translation.notes]))
+    statements = translation.statements
+    for number, statement in enumerate(statements, start=1):
+        comments = [origin, *statement.notes]
+        if len(statements) > 1:
+            into = f"INTO {statement.output}" if statement.output is not None else "no INTO"
+            head = f"=== statement {number} of {len(statements)} (line {statement.line}): {into}"
+            comments = [head + " ===", *comments]
+            if number > 1:
+                out.write("\n")
+        out.write(job_to_toml(statement.job, comments))
     return 0
 
 
@@ -294,18 +328,21 @@ def _simulate(args: argparse.Namespace, out: TextIO) -> int:
     from sparktide.core.engine import simulate
     from sparktide.reader import job_records
 
-    job = _load(args)
-    records = job_records(job)
-    result = simulate(
-        job, records, until=args.until, tick=args.tick, flush=args.flush, explain=args.explain
-    )
     fmt = args.format or ("table" if out.isatty() else "jsonl")
-    if fmt == "jsonl":
-        write_jsonl(result.records(explain=args.explain), out)
-    else:
-        from sparktide.report import print_tables
+    for label, job in _load(args):
+        records = job_records(job)
+        result = simulate(
+            job, records, until=args.until, tick=args.tick, flush=args.flush, explain=args.explain
+        )
+        if fmt == "jsonl":
+            write_jsonl([label] if label is not None else [], out)
+            write_jsonl(result.records(explain=args.explain), out)
+        else:
+            from sparktide.report import print_tables
 
-        print_tables(result, out, explain=args.explain)
+            if label is not None:
+                out.write(_label(label) + "\n")
+            print_tables(result, out, explain=args.explain)
     return 0
 
 
@@ -390,9 +427,16 @@ def _advise(args: argparse.Namespace, out: TextIO) -> int:
 def _run(args: argparse.Namespace, out: TextIO) -> int:
     from pathlib import Path
 
-    job = _load(args)
+    jobs = _load(args)
     if args.flush and not args.once:
         raise ConfigError("--flush", "only applies to a --once run")
+    if len(jobs) > 1 and not args.once:
+        raise ConfigError(
+            "--query",
+            f"the query has {len(jobs)} statements, one job each: run them with --once (one "
+            "after the other), or run each statement's job on its own (sparktide translate "
+            "prints them)",
+        )
     if args.max_files_per_trigger is not None and args.max_files_per_trigger < 1:
         raise ConfigError(
             "--max-files-per-trigger", f"must be at least 1, got {args.max_files_per_trigger}"
@@ -400,23 +444,29 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
     trigger = _trigger(args.trigger) if args.trigger is not None else None
     from sparktide.spark.engine import check_job
 
-    check_job(job)  # everything is checked before a Spark session starts
-    if not Path(job.source.path).exists():
-        raise InputError(f"source.path: no such file or directory: {job.source.path!r}")
+    for _, job in jobs:  # everything is checked before a Spark session starts
+        check_job(job)
+        for name, source in job.input_sources:
+            if not Path(source.path).exists():
+                key = f"inputs.{name}.path" if name is not None else "source.path"
+                raise InputError(f"{key}: no such file or directory: {source.path!r}")
     from sparktide.progress import RunProgress
     from sparktide.spark.run import run_job
 
-    with RunProgress() as progress:
-        metrics = run_job(
-            job,
-            once=args.once,
-            flush=args.flush,
-            max_files_per_trigger=args.max_files_per_trigger,
-            trigger=trigger,
-            on_metrics=progress,
-        )
-    if metrics is not None:
-        write_jsonl([metrics], out)
+    for label, job in jobs:
+        with RunProgress() as progress:
+            metrics = run_job(
+                job,
+                once=args.once,
+                flush=args.flush,
+                max_files_per_trigger=args.max_files_per_trigger,
+                trigger=trigger,
+                on_metrics=progress,
+            )
+        if label is not None:
+            write_jsonl([label], out)
+        if metrics is not None:
+            write_jsonl([metrics], out)
     return 0
 
 

@@ -104,3 +104,91 @@ def test_unreadable_query_file(tmp_path: Path, capsys: pytest.CaptureFixture[str
     code, _ = run(["translate", str(tmp_path / "missing.asaql")])
     assert code == 2
     assert "--query: cannot read" in capsys.readouterr().err
+
+
+_TWO_STATEMENTS = (
+    "-- every entry, and the counts per booth\n"
+    "SELECT * INTO AllEntries FROM TollEntry TIMESTAMP BY EntryTime;\n"
+    "SELECT TollId, COUNT(*) AS Count\n"
+    "INTO Counts\n"
+    "FROM TollEntry TIMESTAMP BY EntryTime\n"
+    "GROUP BY TumblingWindow(minute, 3), TollId\n"
+)
+
+
+def _two_statements(tmp_path: Path, checkpoints: bool = False) -> tuple[Path, Path]:
+    query = tmp_path / "q.asaql"
+    query.write_text(_TWO_STATEMENTS)
+    job = tmp_path / "job.toml"
+    extra = ['checkpoint = "cp-all/"\n', 'checkpoint = "cp-counts/"\n'] if checkpoints else ["", ""]
+    job.write_text(
+        f'[inputs.TollEntry]\npath = "{TOLLS / "input.jsonl"}"\narrival_time = "EnqueuedTime"\n'
+        f'[outputs.AllEntries]\npath = "all/"\n{extra[0]}'
+        f'[outputs.Counts]\npath = "counts/"\n{extra[1]}'
+    )
+    return query, job
+
+
+def test_translate_prints_each_statement_s_job_labelled(tmp_path: Path) -> None:
+    query, job = _two_statements(tmp_path)
+    code, text = run(["translate", str(query), "--job", str(job)])
+    assert code == 0
+    assert text.startswith("# === ")
+    blocks = ["# === " + b for b in text.removeprefix("# === ").split("\n# === ")]
+    assert blocks[0].startswith("# === statement 1 of 2 (line 2): INTO AllEntries ===\n")
+    assert blocks[1].startswith("# === statement 2 of 2 (line 3): INTO Counts ===\n")
+    jobs = translate_file(query, job).jobs
+    for block, expected in zip(blocks, jobs, strict=True):  # each block is a job file
+        assert Job.from_dict(tomllib.loads(block)) == expected
+    assert [j.window is None for j in jobs] == [True, False]
+
+
+def test_simulate_runs_each_statement_after_its_statement_record(tmp_path: Path) -> None:
+    query, job = _two_statements(tmp_path)
+    code, text = run(["simulate", str(job), "--query", str(query), "--format", "jsonl"])
+    assert code == 0
+    records = [json.loads(line) for line in text.splitlines()]
+    heads = [i for i, r in enumerate(records) if r["type"] == "statement"]
+    assert [records[i] for i in heads] == [
+        {"type": "statement", "statement": 1, "statements": 2, "line": 2, "output": "AllEntries"},
+        {"type": "statement", "statement": 2, "statements": 2, "line": 3, "output": "Counts"},
+    ]
+    first, second = records[heads[0] + 1 : heads[1]], records[heads[1] + 1 :]
+    inputs = (TOLLS / "input.jsonl").read_text().splitlines()
+    assert [r["type"] for r in first] == ["event"] * len(inputs) + ["metrics"]
+    counts = [(w["TollId"], w["Count"]) for w in second if w["type"] == "window"]
+    assert counts == [(1, 3), (2, 1), (1, 1), (2, 1), (3, 1), (2, 1)]  # as the one-statement run
+    code, table = run(["simulate", str(job), "--query", str(query), "--format", "table"])
+    assert code == 0
+    assert "statement 1 of 2 (line 2): INTO AllEntries" in table
+    assert table.index("INTO AllEntries") < table.index("INTO Counts")
+
+
+def test_run_runs_several_statements_only_once_each(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    query, job = _two_statements(tmp_path)
+    code, _ = run(["run", str(job), "--query", str(query)])
+    assert code == 2
+    assert "--query: the query has 2 statements, one job each: run them with --once" in (
+        capsys.readouterr().err
+    )
+    # with --once, every job is checked before Spark starts: here the missing checkpoints
+    code, _ = run(["run", str(job), "--query", str(query), "--once"])
+    assert code == 2
+    assert "output.checkpoint: is required to run on Spark" in capsys.readouterr().err
+
+
+def test_run_checks_every_input_of_a_union_before_spark(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    query = tmp_path / "q.asaql"
+    query.write_text("SELECT * INTO o FROM a UNION SELECT * FROM b")
+    job = tmp_path / "job.toml"
+    job.write_text(
+        f'[inputs.a]\npath = "{TOLLS / "input.jsonl"}"\n[inputs.b]\npath = "missing/"\n'
+        '[outputs.o]\npath = "o/"\ncheckpoint = "cp/"\n'
+    )
+    code, _ = run(["run", str(job), "--query", str(query), "--once"])
+    assert code == 2
+    assert "inputs.b.path: no such file or directory" in capsys.readouterr().err

@@ -3,10 +3,12 @@ each with input data and the output computed by hand, run through the reference 
 
 Each folder of ``tests/query/corpus`` holds a query (``query.asaql``) or a pipeline
 (``pipeline.json`` / ``pipeline.yaml``), the job file binding its names (``job.toml``),
-the input (``input.jsonl``) and ``expected.toml``: a ``description`` with the
-arithmetic, and ``[expect]`` lists of ``windows``, ``events``, ``dead_letters`` and a
-``metrics`` table. Each expected record must be a subset of the actual record at the
-same position (same length, same order); nested values are compared exactly.
+the input files it names (``input.jsonl``; a union or a join binds a file per input) and
+``expected.toml``: a ``description`` with the arithmetic, and ``[expect]`` lists of
+``windows``, ``events``, ``dead_letters`` and a ``metrics`` table — for a query of several
+statements, ``[[expect]]``, one table per statement in text order. Each expected record
+must be a subset of the actual record at the same position (same length, same order);
+nested values are compared exactly.
 """
 
 from __future__ import annotations
@@ -71,30 +73,47 @@ def compare(expect: dict[str, Any], result: Any) -> list[str]:
     return problems
 
 
+def expectations(case: Path) -> list[dict[str, Any]]:
+    """The ``[expect]`` table of each statement of ``case``, in text order."""
+    expected = tomllib.loads((case / "expected.toml").read_text("utf-8"))
+    assert set(expected) <= {"description", "expect"}
+    expect = expected["expect"]
+    return [expect] if isinstance(expect, dict) else list(expect)
+
+
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_corpus_case(case: Path) -> None:
     translation = translate_file(query_file(case), case / "job.toml")
-    expected = tomllib.loads((case / "expected.toml").read_text("utf-8"))
-    assert set(expected) <= {"description", "expect"}
-    result = simulate(translation.job)
-    problems = compare(expected["expect"], result)
-    shown = "\n".join(f"  {w}" for w in result.windows + result.dead_letters)
-    assert not problems, "\n".join(problems) + "\nactual:\n" + shown
+    expects = expectations(case)
+    assert len(expects) == len(translation.statements)
+    for number, (statement, expect) in enumerate(
+        zip(translation.statements, expects, strict=True), start=1
+    ):
+        result = simulate(statement.job)
+        problems = compare(expect, result)
+        shown = "\n".join(f"  {r}" for r in result.windows + result.events + result.dead_letters)
+        assert not problems, f"statement {number}:\n" + "\n".join(problems) + "\nactual:\n" + shown
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_corpus_job_round_trips(case: Path, tmp_path: Path) -> None:
     """What ``sparktide translate`` prints loads back into the same job."""
     translation = translate_file(query_file(case), case / "job.toml")
-    text = job_to_toml(translation.job, translation.notes)
-    assert Job.from_dict(tomllib.loads(text)) == translation.job
-    written = tmp_path / "job.toml"
-    written.write_text(text, "utf-8")
-    assert load_job(written) == translation.job  # (its paths are absolute)
+    for statement in translation.statements:
+        text = job_to_toml(statement.job, statement.notes)
+        assert Job.from_dict(tomllib.loads(text)) == statement.job
+        written = tmp_path / "job.toml"
+        written.write_text(text, "utf-8")
+        assert load_job(written) == statement.job  # (its paths are absolute)
 
 
-def test_corpus_covers_both_languages_and_every_window_kind() -> None:
+def test_corpus_covers_both_languages_every_window_kind_unions_joins_and_statements() -> None:
     kinds = {query_file(c).suffix for c in CASES}
     assert kinds == {".asaql", ".json", ".yaml"}
-    windows = {translate_file(query_file(c), c / "job.toml").job.window.type for c in CASES}  # type: ignore[union-attr]
+    translations = [translate_file(query_file(c), c / "job.toml") for c in CASES]
+    jobs = [j for t in translations for j in t.jobs]
+    windows = {j.window.type for j in jobs if j.window is not None}
     assert {"tumbling", "hopping", "session"} <= windows
+    assert any(j.join is None and len(j.inputs) > 1 for j in jobs)  # a union
+    assert any(j.join is not None for j in jobs)
+    assert any(len(t.statements) > 1 for t in translations)

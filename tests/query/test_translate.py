@@ -115,17 +115,6 @@ def test_pass_through_queries_and_with_steps() -> None:
         ("SELECT a, * FROM i", "1:11", "SELECT * with other columns"),
         ("SELECT a AS timestamp FROM i", "1:8", "sparktide writes itself"),
         ("SELECT System.Timestamp() AS ts FROM i", "1:8", "System.Timestamp() in SELECT"),
-        ("SELECT * FROM a UNION SELECT * FROM b", "1:17", "UNION is not supported yet"),
-        (
-            "SELECT * FROM a JOIN b ON a.k = b.k AND DATEDIFF(minute, a, b) BETWEEN 0 AND 15",
-            "1:17",
-            "JOIN is not supported yet",
-        ),
-        (
-            "SELECT * INTO a FROM x\nSELECT * INTO b FROM x",
-            "2:1",
-            "a second SELECT statement (INTO b)",
-        ),
         (
             "WITH s AS (SELECT a, b FROM i) SELECT * FROM s",
             "1:19",

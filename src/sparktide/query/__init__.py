@@ -3,8 +3,9 @@ sparktide jobs (docs/query.md).
 
 Pure Python (no Spark). :func:`translate_file` reads a query (``.asaql``) or a pipeline
 (``.json``, ``.yaml``) and the job file that binds its input and output names, and
-returns the :class:`~sparktide.job.Job` it becomes; :func:`job_to_toml` writes a job as
-a job file.
+returns its :class:`Translation`: the :class:`~sparktide.job.Job` of each statement
+(:class:`StatementJob`; ``translation.job`` when there is one); :func:`job_to_toml`
+writes a job as a job file.
 """
 
 from __future__ import annotations
@@ -17,12 +18,13 @@ from sparktide.query.atlas import translate_pipeline
 from sparktide.query.bind import Bindings, load_bindings
 from sparktide.query.located import parse_json, parse_yaml
 from sparktide.query.tomlout import job_to_toml
-from sparktide.query.translate import Translation, translate_query
+from sparktide.query.translate import StatementJob, Translation, translate_query
 
 __all__ = [
     "QUERY_SUFFIXES",
     "Bindings",
     "QueryError",
+    "StatementJob",
     "Translation",
     "job_to_toml",
     "load_bindings",

@@ -21,7 +21,7 @@ from sparktide.errors import ConfigError, QueryError
 from sparktide.query.ast import Pos
 from sparktide.query.bind import Bindings
 from sparktide.query.located import Node
-from sparktide.query.translate import Translation, build_job, check_column
+from sparktide.query.translate import StatementJob, Translation, build_job, check_column
 from sparktide.time import DAY, HOUR, MILLISECOND, MINUTE, SECOND, format_duration
 
 __all__ = ["ATLAS_ORDERING", "TIME_UNITS", "translate_pipeline"]
@@ -220,7 +220,9 @@ class _Pipeline:
                 "them in arrival order)"
             )
         job = build_job(data, self.bindings.base_dir, self.refuse, window_pos)
-        return Translation(job, tuple(self.notes), self.source)
+        start = stages[0].pos
+        statement = StatementJob(job, tuple(self.notes), sink[0], start.line, start.column)
+        return Translation((statement,), self.source)
 
     # ----------------------------------------------------------------- source
     def source_stage(self, node: Node) -> dict[str, Any]:

@@ -2,7 +2,9 @@
 
 The text loads back, through :func:`sparktide.job.load_job` or
 :meth:`sparktide.job.Job.from_dict`, into an equal job: every value is written as the
-job holds it (durations as their shortest exact text, paths as they are).
+job holds it (durations as their shortest exact text, paths as they are). A union or a
+join is written as its ``[inputs.<name>]`` tables (and ``[join]``) instead of
+``[source]``.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ _DURATIONS = {
     "offset",
     "allowed_lateness",
     "idle_timeout",
+    "shift",
 }
 _SOURCE_KEYS = (
     "path",
@@ -36,6 +39,9 @@ _SOURCE_KEYS = (
     "partition",
     "partitions",
     "over",
+    "end_time",
+    "shift",
+    "import_ctis",
 )
 _ORDERING_KEYS = (
     "early_arrival",
@@ -86,6 +92,8 @@ def _table(name: str, obj: Source | Ordering | Window | Output, keys: tuple[str,
         value = getattr(obj, key)
         if value is None and key not in ("early_arrival", "late_arrival", "out_of_order"):
             continue  # (a disabled ordering check is written "none"; other None keys are absent)
+        if key == "shift" and not value:
+            continue  # (no time shifting: the default)
         lines.append(f"{key} = {_value(key, value)}")
     return lines
 
@@ -103,8 +111,24 @@ def job_to_toml(job: Job, comments: tuple[str, ...] | list[str] = ()) -> str:
     lines = [f"# {line}" if line else "#" for line in comments]
     if lines:
         lines.append("")
-    lines += _table("source", job.source, _SOURCE_KEYS)
-    lines.append("")
+    if job.inputs:
+        for name, source in job.inputs:
+            lines += _table(f"inputs.{_key(name)}", source, _SOURCE_KEYS)
+            lines.append("")
+    else:
+        lines += _table("source", job.source, _SOURCE_KEYS)
+        lines.append("")
+    if job.join is not None:
+        join = job.join
+        bounds = ", ".join(json.dumps(format_duration(b)) for b in join.between)  # type: ignore[arg-type]
+        lines += [
+            "[join]",
+            f"left = {_value('', join.left)}",
+            f"right = {_value('', join.right)}",
+            f"on = {_value('', list(join.on))}",
+            f"between = [{bounds}]",
+            "",
+        ]
     lines += _table("ordering", job.ordering, _ORDERING_KEYS)
     if job.window is not None:
         window = job.window

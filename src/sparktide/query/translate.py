@@ -1,11 +1,11 @@
-"""Stream Analytics query → sparktide :class:`~sparktide.job.Job` (docs/query.md).
+"""Stream Analytics queries → sparktide jobs (:class:`~sparktide.job.Job`; docs/query.md).
 
-The job model has one source, an optional filter, an optional window with grouping
-columns, named aggregates and a ``having`` condition, optional output columns
-(``[select]``), and no joins. Everything that model expresses exactly is translated;
-every other construct is refused with a
-:class:`~sparktide.errors.QueryError` that names it and its line and column. Nothing is
-translated approximately.
+The job model reads one input, or the union of several (``[inputs.<name>]``), or joins
+two (``[join]``); it has an optional filter, an optional window with grouping columns,
+named aggregates and a ``having`` condition, and optional output columns (``[select]``).
+Everything that model expresses exactly is translated; every other construct is
+refused with a :class:`~sparktide.errors.QueryError` that names it and its line and
+column. Nothing is translated approximately.
 
 What is translated:
 
@@ -23,24 +23,37 @@ What is translated:
 - ``SELECT *`` without ``GROUP BY`` → a job without a window (ordered events);
   ``SELECT a, b, expr AS c`` without ``GROUP BY`` → the same with ``[select]``;
 - ``WITH`` steps that pass events through (``SELECT * FROM ...``) around the one step
-  that does the work.
+  that does the work;
+- ``UNION`` (= ``UNION ALL``: Stream Analytics keeps duplicates) of SELECTs that each
+  read another input → a union, ``[inputs.<name>]`` per branch with its ``TIMESTAMP
+  BY``; a ``WHERE`` or a column list only when every branch has the same one (the job
+  has one ``[filter]`` and one ``[select]``); a window over the union in a later step;
+- ``FROM a ... JOIN b ... ON a.k = b.k AND DATEDIFF(unit, a, b) BETWEEN x AND y`` with
+  ``SELECT *`` → ``[join]`` (``on`` the equal columns, ``between`` the bounds of
+  ``b − a`` turned into ``right − left``), matches written whole;
+- several ``SELECT ... INTO`` statements → one job per statement (:class:`Translation`),
+  each bound to its output.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 from sparktide import expr as E
 from sparktide.errors import ConfigError, QueryError
 from sparktide.job import RESERVED_EVENT_COLUMNS, RESERVED_WINDOW_COLUMNS, Job
+from sparktide.query.asaql import TIME_UNITS
 from sparktide.query.ast import (
     Call,
     Column,
     Expr,
     FromSource,
+    Join,
     Literal,
+    Operation,
     Pos,
     Query,
     Select,
@@ -53,7 +66,15 @@ from sparktide.query.bind import Bindings
 from sparktide.query.exprs import convert
 from sparktide.time import DAY, format_duration
 
-__all__ = ["AGGREGATES", "Translation", "build_job", "check_column", "translate_query"]
+__all__ = [
+    "AGGREGATES",
+    "MAX_JOIN_BOUND",
+    "StatementJob",
+    "Translation",
+    "build_job",
+    "check_column",
+    "translate_query",
+]
 
 #: Stream Analytics aggregates and the sparktide functions they become.
 AGGREGATES = {"count": "count", "sum": "sum", "avg": "avg", "min": "min", "max": "max"}
@@ -70,12 +91,14 @@ _OTHER_AGGREGATES = (
     "varp",
     "countif",
 )
+#: Stream Analytics' largest time bound of a JOIN (``DATEDIFF`` up to seven days).
+MAX_JOIN_BOUND = 7 * DAY
 _COLUMN_CHARS = set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
 
 
 @dataclass(frozen=True)
-class Translation:
-    """A translated query or pipeline.
+class StatementJob:
+    """The job one statement of a query (or a whole pipeline) becomes.
 
     Attributes
     ----------
@@ -84,13 +107,72 @@ class Translation:
     notes
         What a reader of the job should know about the mapping (``System.Timestamp() AS
         WindowEnd`` is the window records' ``window_end`` ...), one sentence each.
+    output
+        The output the statement writes to, as the query names it (``INTO TollCounts``; a
+        pipeline's sink), or ``None`` when it names none.
+    line, column
+        Where the statement starts in the text (1-based).
+    """
+
+    job: Job
+    notes: tuple[str, ...] = ()
+    output: str | None = None
+    line: int = 1
+    column: int = 1
+
+
+@dataclass(frozen=True)
+class Translation:
+    """A translated query or pipeline: one job per statement.
+
+    Stream Analytics runs every ``SELECT ... INTO`` statement of a query, each writing to
+    its own output; the translation has one job per statement, in text order (a
+    pipeline has one). ``sparktide translate`` prints them all, ``simulate --query`` and
+    ``run --query --once`` run them one after the other.
+
+    Attributes
+    ----------
+    statements
+        The statements' jobs, in text order (at least one).
     source
         The name of the query or pipeline text.
     """
 
-    job: Job
-    notes: tuple[str, ...]
+    statements: tuple[StatementJob, ...]
     source: str
+
+    @property
+    def jobs(self) -> tuple[Job, ...]:
+        """Every statement's job, in text order."""
+        return tuple(s.job for s in self.statements)
+
+    @property
+    def job(self) -> Job:
+        """The job of a query with one statement.
+
+        Raises
+        ------
+        QueryError
+            At the second statement, when there are several: read :attr:`statements`.
+        """
+        return self._single().job
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """The notes of a query with one statement (see :attr:`job`)."""
+        return self._single().notes
+
+    def _single(self) -> StatementJob:
+        if len(self.statements) != 1:
+            second = self.statements[1]
+            raise QueryError(
+                self.source,
+                second.line,
+                second.column,
+                f"the query has {len(self.statements)} statements, each a job of its own: "
+                "take them from Translation.statements",
+            )
+        return self.statements[0]
 
 
 class _Refuse:
@@ -128,79 +210,187 @@ def _describe(expr: Expr | Star) -> str:
     return f"an expression with {expr.operator or expr.kind}"
 
 
-@dataclass
+@dataclass(frozen=True)
+class _JoinPlan:
+    """A JOIN of two inputs: ``left`` is the FROM input, ``right`` the JOIN input."""
+
+    left: FromSource
+    right: FromSource
+    on: tuple[str, ...]
+    between: tuple[int, int]  # bounds of right.timestamp - left.timestamp
+    pos: Pos
+
+
+@dataclass(frozen=True)
 class _Plan:
     """What one statement reads and computes once its WITH steps are followed."""
 
-    source: FromSource  # the input read, with its TIMESTAMP BY
+    sources: tuple[FromSource, ...]  # the inputs read (a union: several), with TIMESTAMP BY
     window: Select | None = None
     partition: Column | None = None
     wheres: tuple[E.Expr, ...] = ()  # WHERE conditions on the way, outermost last
     projection: Select | None = None  # SELECT a, b, expr AS c without GROUP BY
+    join: _JoinPlan | None = None
+    union: Pos | None = None  # the first UNION keyword of a union
+
+    @property
+    def combined(self) -> str | None:
+        """The WHERE conditions joined by ``AND``, as text (``None``: no condition)."""
+        if not self.wheres:
+            return None
+        condition = self.wheres[0]
+        for more in self.wheres[1:]:
+            condition = E.Binary("AND", condition, more)
+        return E.to_text(condition)
 
 
 class _Translator:
-    def __init__(self, query: Query, bindings: Bindings) -> None:
+    """Translates statement number ``index`` of ``query``."""
+
+    def __init__(self, query: Query, bindings: Bindings, index: int = 0) -> None:
         self.query = query
         self.bindings = bindings
+        self.index = index
         self.refuse = _Refuse(query.source)
         self.notes: list[str] = []
         self.steps = {step.name.casefold(): (i, step) for i, step in enumerate(query.steps)}
         self.select_table: dict[str, str] | None = None  # [select] of a windowed statement
         self.having: str | None = None
+        self.output_key = ""  # the job-file table the statement's output comes from
 
     # ---------------------------------------------------------------- chains
-    def statement(self) -> tuple[Union, Select]:
-        statements = self.query.statements
-        if len(statements) > 1:
-            second = statements[1].selects[0]
-            into = f" (INTO {second.into})" if second.into else ""
-            raise self.refuse(
-                second.pos,
-                f"a second SELECT statement{into} is not supported yet: each statement needs "
-                "a job of its own; put each statement in a query file of its own",
-            )
-        union = statements[0]
-        return union, union.selects[0]
-
     def plan(self, union: Union, visible: int, where: str) -> _Plan:
         """Follow ``union`` through the WITH steps defined before index ``visible``."""
         if len(union.selects) > 1:
-            raise self.refuse(
-                union.union_pos[0],
-                "UNION is not supported yet: a job reads one input",
-            )
-        select = union.selects[0]
+            return self.union_plan(union, visible, where)
+        return self.select_plan(union.selects[0], visible, where)
+
+    def union_plan(self, union: Union, visible: int, where: str) -> _Plan:
+        """``SELECT ... UNION SELECT ...``: the union of the branches' inputs."""
+        for select in union.selects[1:]:
+            if select.into is not None:
+                assert select.into_pos is not None
+                raise self.refuse(
+                    select.into_pos,
+                    f"INTO in a later branch of UNION: write INTO {select.into} in the first "
+                    "SELECT (it names the output of the whole UNION)",
+                )
+        branches = [self.select_plan(s, visible, where) for s in union.selects]
+        sources: list[FromSource] = []
+        seen: dict[str, FromSource] = {}
+        for select, branch in zip(union.selects, branches, strict=True):
+            if branch.window is not None:
+                raise self.refuse(
+                    select.group_pos or select.pos,
+                    "a window in a branch of UNION is not supported yet: a job has one window "
+                    "over all its inputs; UNION the events in a WITH step and GROUP BY over it",
+                )
+            if branch.join is not None:
+                raise self.refuse(
+                    branch.join.pos,
+                    "a JOIN in a branch of UNION is not supported yet: a job either joins two "
+                    "inputs or reads the union of several",
+                )
+            if branch.partition is not None:
+                raise self.refuse(
+                    branch.partition.pos,
+                    "PARTITION BY in a UNION is not supported yet: sparktide keeps each input's "
+                    "partitions apart (<input>/<id>), Stream Analytics unions partition i of "
+                    "every input",
+                )
+            for source in branch.sources:
+                known = seen.get(source.name.casefold())
+                if known is not None:
+                    raise self.refuse(
+                        source.pos,
+                        f"UNION reads the input {source.name} twice (also at {known.pos}): "
+                        "each branch must read another input",
+                    )
+                seen[source.name.casefold()] = source
+                sources.append(source)
+        conditions = [b.combined for b in branches]
+        for i, condition in enumerate(conditions[1:], start=1):
+            if condition != conditions[0]:
+                culprit = i if union.selects[i].where is not None else 0
+                select = union.selects[culprit]
+                at = select.where.pos if select.where is not None else select.pos
+                raise self.refuse(
+                    at,
+                    "the branches of UNION filter differently ("
+                    + "; ".join(c or "no WHERE" for c in (conditions[0], condition))
+                    + "): a job has one [filter] for all its inputs; give every branch the "
+                    "same WHERE, or UNION in a WITH step and filter over it",
+                )
+        projection = self.union_projection(union, branches)
+        return _Plan(
+            tuple(sources),
+            wheres=branches[0].wheres,
+            projection=projection,
+            union=union.union_pos[0] if union.union_pos else union.pos,
+        )
+
+    def union_projection(self, union: Union, branches: list[_Plan]) -> Select | None:
+        """The column list of the statement's UNION: the same in every branch, or none."""
+        tables: list[list[tuple[str, str]] | None] = []
+        for branch in branches:
+            if branch.projection is None:
+                tables.append(None)
+            else:
+                selected = self.projection(branch.projection, branch.projection.source)
+                tables.append(list(selected.items()))
+        for i, table in enumerate(tables[1:], start=1):
+            if table != tables[0]:
+                shown = [
+                    "*" if t is None else ", ".join(e if e == n else f"{e} AS {n}" for n, e in t)
+                    for t in (tables[0], table)
+                ]
+                raise self.refuse(
+                    union.selects[i].pos,
+                    f"the branches of UNION select different columns ({shown[0]}; {shown[1]}): "
+                    "a job has one [select] for all its inputs; select the same columns in "
+                    "every branch",
+                )
+        return branches[0].projection
+
+    def select_plan(self, select: Select, visible: int, where: str) -> _Plan:
+        """One SELECT: its FROM (an input, a step or a JOIN), WHERE, window or columns."""
         if select.into is not None and where != "statement":
             assert select.into_pos is not None
             raise self.refuse(select.into_pos, f"INTO inside the WITH step {where}")
-        if select.joins:
-            join = select.joins[0]
-            raise self.refuse(
-                join.pos,
-                f"JOIN is not supported yet: {join.kind} JOIN {join.source.name} needs a "
-                "job that reads two inputs",
-            )
         if select.having is not None and not select.group_by:
             raise self.refuse(
                 select.having.pos, "HAVING without GROUP BY: HAVING filters a window's results"
             )
         source = select.source
-        found = self.steps.get(source.name.casefold())
-        if found is not None and found[0] < visible:
-            index, step = found
-            if source.timestamp_by is not None:
-                assert source.timestamp_pos is not None
-                raise self.refuse(
-                    source.timestamp_pos,
-                    f"TIMESTAMP BY on the step {step.name}: Stream Analytics takes TIMESTAMP BY "
-                    "on inputs only; move it to the step that reads the input",
-                )
-            inner = self.plan(step.body, index, step.name)
-            from_step = step.name
+        from_step = None
+        if select.joins:
+            inner = self.join_plan(select, visible)
         else:
-            inner = _Plan(source)
-            from_step = None
+            found = self.steps.get(source.name.casefold())
+            if found is not None and found[0] < visible:
+                index, step = found
+                if source.timestamp_by is not None:
+                    assert source.timestamp_pos is not None
+                    raise self.refuse(
+                        source.timestamp_pos,
+                        f"TIMESTAMP BY on the step {step.name}: Stream Analytics takes TIMESTAMP "
+                        "BY on inputs only; move it to the step that reads the input",
+                    )
+                inner = self.plan(step.body, index, step.name)
+                from_step = step.name
+            else:
+                inner = _Plan((source,))
+        if source.partition_by is not None and (len(inner.sources) > 1 or inner.join):
+            what = "a JOIN" if inner.join else "a UNION"
+            raise self.refuse(
+                source.partition_by.pos,
+                f"PARTITION BY over {what} is not supported yet: "
+                + (
+                    "a join follows the merged watermark of both inputs"
+                    if inner.join
+                    else "sparktide keeps each input's partitions apart (<input>/<id>)"
+                ),
+            )
         partition = self.partition(inner.partition, source)
         wheres = inner.wheres
         if select.where is not None:
@@ -210,11 +400,24 @@ class _Translator:
                     f"WHERE over the results of the windowed step {from_step} is not supported "
                     "yet: a job filters events before its window (use HAVING in that step)",
                 )
+            if inner.join is not None:
+                raise self.refuse(
+                    select.where.pos,
+                    "WHERE over a JOIN is not supported yet: the job's [filter] applies to each "
+                    "input's events, not to the matches",
+                )
             wheres = (*wheres, self.condition(select.where.expr, source))
+        if select.joins and any(
+            isinstance(i.expr, Star) and i.expr.qualifier is not None for i in select.items
+        ):
+            assert inner.join is not None
+            self.refuse_over_join(select, inner.join)
         if self.passes_through(select):
-            return _Plan(inner.source, inner.window, partition, wheres)
+            return replace(inner, partition=partition, wheres=wheres)
+        if inner.join is not None:
+            self.refuse_over_join(select, inner.join)
         if not select.group_by and where == "statement" and inner.window is None:
-            return _Plan(inner.source, None, partition, wheres, projection=select)
+            return replace(inner, partition=partition, wheres=wheres, projection=select)
         if not select.group_by:
             item = (
                 next(i for i in select.items if not isinstance(i.expr, Star))
@@ -233,7 +436,251 @@ class _Translator:
                 f"a window over the results of the windowed step {from_step} is not "
                 "supported yet: a job has one window",
             )
-        return _Plan(inner.source, select, partition, wheres)
+        return replace(inner, window=select, partition=partition, wheres=wheres)
+
+    def refuse_over_join(self, select: Select, join: _JoinPlan) -> None:
+        """A window or a column list over a JOIN: refused (the job writes matches whole)."""
+        if select.group_by:
+            raise self.refuse(
+                select.group_pos or select.pos,
+                "a window over a JOIN is not supported yet: the job releases each match as an "
+                "event; aggregate the matches in a job of their own",
+            )
+        item = next((i for i in select.items if not isinstance(i.expr, Star)), select.items[0])
+        raise self.refuse(
+            item.pos,
+            f"SELECT {_describe(item.expr)} over a JOIN is not supported yet: the job writes "
+            f"each match whole ({{{join.left.name}: {{...}}, {join.right.name}: {{...}}, "
+            "timestamp}); use SELECT *",
+        )
+
+    # ------------------------------------------------------------------- join
+    def join_plan(self, select: Select, visible: int) -> _Plan:
+        """``FROM a ... JOIN b ... ON a.k = b.k AND DATEDIFF(unit, a, b) BETWEEN x AND y``."""
+        if len(select.joins) > 1:
+            raise self.refuse(
+                select.joins[1].pos, "a second JOIN is not supported yet: a job joins two inputs"
+            )
+        join = select.joins[0]
+        if join.kind != "INNER":
+            why = (
+                "the job's join is an inner join (a match needs events on both sides)"
+                if join.kind.startswith("LEFT")
+                else "Stream Analytics joins need a time bound (DATEDIFF)"
+            )
+            raise self.refuse(join.pos, f"{join.kind} JOIN is not supported yet: {why}")
+        left, right = select.source, join.source
+        for side in (left, right):
+            found = self.steps.get(side.name.casefold())
+            if found is not None and found[0] < visible:
+                raise self.refuse(
+                    side.pos,
+                    f"a JOIN of the step {side.name} is not supported yet: join the inputs "
+                    "themselves (FROM input TIMESTAMP BY ... JOIN input TIMESTAMP BY ...)",
+                )
+            if side.partition_by is not None:
+                raise self.refuse(
+                    side.partition_by.pos,
+                    "PARTITION BY in a JOIN is not supported yet: a join follows the merged "
+                    "watermark of both inputs",
+                )
+            if side.over:
+                raise self.refuse(
+                    side.over[0].pos,
+                    "TIMESTAMP BY ... OVER in a JOIN is not supported yet: a join follows the "
+                    "merged watermark of both inputs",
+                )
+        if left.name.casefold() == right.name.casefold():
+            raise self.refuse(
+                right.pos,
+                f"a self-join ({left.name} JOIN {right.name}) is not supported yet: the job "
+                "joins two inputs",
+            )
+        if self.names(left) & self.names(right):
+            raise self.refuse(
+                right.pos,
+                f"{right.alias or right.name} names both inputs of the JOIN; give them "
+                "different aliases",
+            )
+        on, between = self.join_condition(join, left, right)
+        plan = _JoinPlan(left, right, on, between, join.pos)
+        return _Plan((left, right), join=plan)
+
+    def join_condition(
+        self, join: Join, left: FromSource, right: FromSource
+    ) -> tuple[tuple[str, ...], tuple[int, int]]:
+        """The join columns and the time bound of ``ON``."""
+        terms: list[Expr] = []
+
+        def flatten(node: Expr) -> None:
+            if isinstance(node, Operation) and node.kind == "AND":
+                for operand in node.operands:
+                    flatten(operand)
+            else:
+                terms.append(node)
+
+        flatten(join.condition)
+        on: list[str] = []
+        between: tuple[int, int] | None = None
+        for term in terms:
+            if isinstance(term, Operation) and term.kind == "BETWEEN":
+                call = term.operands[0]
+                if isinstance(call, Call) and call.function == "datediff":
+                    if between is not None:
+                        raise self.refuse(
+                            call.pos, "a second DATEDIFF in ON: a JOIN has one time bound"
+                        )
+                    between = self.time_bound(term, call, left, right)
+                    continue
+            if isinstance(term, Operation) and term.kind == "comparison" and term.operator == "=":
+                column = self.join_key(term, left, right)
+                if column not in on:
+                    on.append(column)
+                continue
+            raise self.refuse(
+                _expr_pos(term),
+                f"{_describe(term)} in the ON of a JOIN is not supported yet: ON holds "
+                "equalities of same-named columns (a.k = b.k) AND one DATEDIFF(unit, a, b) "
+                "BETWEEN low AND high",
+            )
+        if between is None:
+            raise self.refuse(
+                join.pos,
+                "JOIN without DATEDIFF(unit, a, b) BETWEEN low AND high in ON: Stream Analytics "
+                "joins need a time bound",
+            )
+        if not on:
+            raise self.refuse(
+                join.pos,
+                "JOIN without an equality of columns (a.k = b.k) in ON is not supported yet: "
+                "the job joins on columns",
+            )
+        return tuple(on), between
+
+    def join_key(self, term: Operation, left: FromSource, right: FromSource) -> str:
+        """The column of ``a.k = b.k`` (one side each, the same name)."""
+        sides: dict[str, str] = {}
+        written = " = ".join(_describe(o) for o in term.operands)
+        for operand in term.operands:
+            if not isinstance(operand, Column) or len(operand.parts) != 2:
+                if isinstance(operand, Column) and len(operand.parts) > 2:
+                    raise self.refuse(
+                        operand.pos,
+                        f"{operand.name}: nested fields (record.field) are not supported yet; "
+                        "flatten the input",
+                    )
+                if isinstance(operand, Column) and len(operand.parts) == 1:
+                    raise self.refuse(
+                        operand.pos,
+                        f"{operand.name} in the ON of a JOIN: qualify it with its input "
+                        f"({left.alias or left.name}.{operand.name} = "
+                        f"{right.alias or right.name}.{operand.name})",
+                    )
+                raise self.refuse(
+                    _expr_pos(operand),
+                    f"{_describe(operand)} in an equality of ON is not supported yet: the job "
+                    "joins on columns (a.k = b.k)",
+                )
+            qualifier = operand.parts[0].casefold()
+            side = (
+                "left"
+                if qualifier in self.names(left)
+                else "right"
+                if qualifier in self.names(right)
+                else None
+            )
+            if side is None:
+                raise self.refuse(
+                    operand.pos, f"{operand.parts[0]} names neither input of the JOIN"
+                )
+            if side in sides:
+                raise self.refuse(
+                    term.pos,
+                    f"{written} compares two columns of one input: ON equalities compare a "
+                    "column of each input (a.k = b.k)",
+                )
+            sides[side] = check_column(operand.parts[1], operand.pos, self.refuse)
+        if sides["left"] != sides["right"]:
+            raise self.refuse(
+                term.pos,
+                f"JOIN ON {written}: the job joins on columns of the same name on both sides "
+                "(names are case-sensitive)",
+            )
+        return sides["left"]
+
+    def time_bound(
+        self, term: Operation, call: Call, left: FromSource, right: FromSource
+    ) -> tuple[int, int]:
+        """``DATEDIFF(unit, a, b) BETWEEN low AND high`` as bounds of ``right − left``.
+
+        Stream Analytics' DATEDIFF(unit, a, b) is ``b − a``: with ``a`` the FROM input
+        (left) it bounds ``right − left`` directly, the other way round its negation.
+        """
+        if term.operator != "BETWEEN":
+            raise self.refuse(
+                call.pos, f"DATEDIFF(...) {term.operator} in ON: the time bound is BETWEEN"
+            )
+        if call.star or call.distinct or len(call.args) != 3:
+            raise self.refuse(call.pos, "DATEDIFF(unit, a, b) takes a unit and the two inputs")
+        unit_arg, first, second = call.args
+        unit = (
+            TIME_UNITS.get(unit_arg.parts[0].lower())
+            if isinstance(unit_arg, Column) and len(unit_arg.parts) == 1
+            else None
+        )
+        if unit is None:
+            raise self.refuse(
+                _expr_pos(unit_arg),
+                f"DATEDIFF({_describe(unit_arg)}, ...) in a JOIN: use day, hour, minute, "
+                "second, millisecond or microsecond",
+            )
+        sides = []
+        for arg in (first, second):
+            name = arg.parts[0].casefold() if isinstance(arg, Column) else None
+            if not isinstance(arg, Column) or len(arg.parts) != 1:
+                raise self.refuse(
+                    _expr_pos(arg),
+                    f"DATEDIFF(unit, {_describe(arg)}, ...) in the ON of a JOIN is not supported "
+                    "yet: name the two inputs (DATEDIFF(minute, a, b)), whose timestamps it "
+                    "bounds",
+                )
+            if name in self.names(left):
+                sides.append("left")
+            elif name in self.names(right):
+                sides.append("right")
+            else:
+                raise self.refuse(arg.pos, f"{arg.name} names neither input of the JOIN")
+        if sides[0] == sides[1]:
+            raise self.refuse(call.pos, "DATEDIFF(unit, a, b) in a JOIN names both inputs")
+        low = self.amount(term.operands[1], unit)
+        high = self.amount(term.operands[2], unit)
+        if low > high:
+            raise self.refuse(
+                _expr_pos(term.operands[1]),
+                "BETWEEN low AND high with low above high matches nothing",
+            )
+        if max(abs(low), abs(high)) > MAX_JOIN_BOUND:
+            raise self.refuse(
+                _expr_pos(term.operands[1]),
+                "Stream Analytics bounds a JOIN's DATEDIFF to 7 days",
+            )
+        return (low, high) if sides[0] == "left" else (-high, -low)
+
+    def amount(self, expr: Expr, unit: int) -> int:
+        """A signed number of ``unit`` s, in microseconds."""
+        node, negative = expr, False
+        if isinstance(node, Operation) and node.kind == "sign":
+            negative, node = node.operator == "-", node.operands[0]
+        value = node.value if isinstance(node, Literal) else None
+        if isinstance(value, bool) or not isinstance(value, (int, Decimal)):
+            raise self.refuse(
+                _expr_pos(expr),
+                f"{_describe(expr)} as a bound of DATEDIFF: use a number of the unit",
+            )
+        micros = Decimal(node.value) * unit
+        if micros != micros.to_integral_value():
+            raise self.refuse(node.pos, f"{node.value} is not a whole number of microseconds")
+        return -int(micros) if negative else int(micros)
 
     def condition(self, expr: Expr, source: FromSource) -> E.Expr:
         """A WHERE condition over the fields of ``source``."""
@@ -322,8 +769,52 @@ class _Translator:
         return check_column(parts[0], expr.pos, self.refuse, what)
 
     # ----------------------------------------------------------------- source
-    def source(self, plan: _Plan) -> dict[str, Any]:
-        source = plan.source
+    def inputs(self, plan: _Plan) -> dict[str, Any]:
+        """``{"source": table}``, or for a union or a join ``{"inputs": {name: table}}``."""
+        if len(plan.sources) == 1:
+            return {"source": self.input_table(plan.sources[0], plan.partition)}
+        if self.bindings.source is not None:
+            names = " and ".join(s.name for s in plan.sources)
+            raise ConfigError(
+                "source",
+                f"binds one input, but the query reads {names}: bind each with an "
+                "[inputs.<name>] table",
+            )
+        tables: dict[str, dict[str, Any]] = {}
+        for source in plan.sources:
+            if not (source.name[0].isalpha() or source.name[0] == "_") or not (
+                set(source.name) <= _COLUMN_CHARS
+            ):
+                raise self.refuse(
+                    source.pos,
+                    f"the input {source.name!r} cannot name an input of a job's "
+                    f"{'join' if plan.join else 'union'} (letters, digits, '_' and '-', not "
+                    "starting with a digit)",
+                )
+            tables[source.name] = self.input_table(source, None)
+        stamped = [t.get("timestamp_by") is not None for t in tables.values()]
+        if any(stamped) and not all(stamped):
+            missing = plan.sources[stamped.index(False)]
+            given = plan.sources[stamped.index(True)]
+            raise self.refuse(
+                missing.pos,
+                f"{missing.name} has no TIMESTAMP BY but {given.name} has: every input of a "
+                f"{'JOIN' if plan.join else 'UNION'} has TIMESTAMP BY, or none has (arrival "
+                "time)",
+            )
+        overs = [t.get("over") for t in tables.values()]
+        for source, over in zip(plan.sources, overs, strict=True):
+            if over != overs[0]:
+                at = source.over[0].pos if source.over else source.pos
+                raise self.refuse(
+                    at,
+                    f"OVER {over or '(none)'} differs from OVER {overs[0] or '(none)'} of "
+                    f"{plan.sources[0].name}: the inputs of a UNION share their substream key",
+                )
+        return {"inputs": tables}
+
+    def input_table(self, source: FromSource, partition: Column | None) -> dict[str, Any]:
+        """The job-file table of the input ``source``, with what the query says of it."""
         try:
             prefix, table = self.bindings.require_input(source.name)
         except LookupError as exc:
@@ -343,8 +834,8 @@ class _Translator:
                     source.over[1].pos, "TIMESTAMP BY ... OVER several columns is not supported yet"
                 )
             self.bind(table, prefix, "over", self.column(source.over[0], source), "OVER")
-        if plan.partition is not None:
-            column = self.column(plan.partition, source, "partition column")
+        if partition is not None:
+            column = self.column(partition, source, "partition column")
             self.bind(table, prefix, "partition", column, "PARTITION BY")
         return table
 
@@ -632,6 +1123,9 @@ class _Translator:
                 f"no output named {select.into!r} in the job file (outputs bound: {names}); "
                 f"add an [outputs.{select.into}] table",
             )
+        self.output_key = found[0]
+        if not self.bindings.has_job_file:  # (each name its placeholder folder)
+            self.output_key = f"output.{(select.into or '').casefold()}"
         return found[1]
 
     def ordering(self, plan: _Plan) -> dict[str, Any]:
@@ -645,36 +1139,60 @@ class _Translator:
             ordering["partitioned"] = True
         return ordering
 
-    def run(self) -> Translation:
-        union, select = self.statement()
+    def run(self) -> StatementJob:
+        union = self.query.statements[self.index]
+        select = union.selects[0]
         plan = self.plan(union, len(self.query.steps), "statement")
         data: dict[str, Any] = {
-            "source": self.source(plan),
+            **self.inputs(plan),
             "ordering": self.ordering(plan),
             "output": self.output(select),
         }
+        names = [s.name for s in plan.sources]
+        if plan.join is not None:
+            join = plan.join
+            data["join"] = {
+                "left": join.left.name,
+                "right": join.right.name,
+                "on": list(join.on),
+                "between": [format_duration(b) for b in join.between],
+            }
+            self.notes.append(
+                f"JOIN is [join]: an inner join of {join.left.name} and {join.right.name} on "
+                f"{', '.join(join.on)}, {join.right.name}'s timestamp minus {join.left.name}'s "
+                f"within [{', '.join(format_duration(b) for b in join.between)}]"
+            )
+            self.notes.append(
+                f"SELECT * over a JOIN: each match is an event record {{{join.left.name}: "
+                f"{{...}}, {join.right.name}: {{...}}, timestamp}} at the later of the two "
+                "timestamps, released in timestamp order (Stream Analytics itself refuses "
+                "SELECT * in a JOIN)"
+            )
+        elif len(names) > 1:
+            self.notes.append(
+                f"UNION is a union of the inputs {', '.join(names)} (Stream Analytics' UNION "
+                "keeps duplicates, as UNION ALL): their partitions are named <input>/<id> and "
+                "the job watermark is the minimum over all of them"
+            )
         if plan.wheres:
-            condition = plan.wheres[0]
-            for more in plan.wheres[1:]:
-                condition = E.Binary("AND", condition, more)
-            data["filter"] = {"where": E.to_text(condition)}
+            data["filter"] = {"where": plan.combined}
             self.notes.append(
                 "WHERE is [filter] where: it applies after the ordering policy; an event that "
                 "fails it is counted as dropped (filtered)"
             )
         if plan.window is not None:
-            data["window"] = self.window(plan.window, plan.source)
+            data["window"] = self.window(plan.window, plan.window.source)
             if self.having is not None:
                 data["window"]["having"] = self.having
             if self.select_table is not None:
                 data["select"] = self.select_table
         elif plan.projection is not None:
-            data["select"] = self.projection(plan.projection, plan.source)
+            data["select"] = self.projection(plan.projection, plan.projection.source)
             self.notes.append(
                 "the job releases every admitted event that passes, in timestamp order, with "
                 "the SELECT's columns and its system timestamp as the field timestamp"
             )
-        else:
+        elif plan.join is None:
             self.notes.append(
                 "SELECT *: the job releases every admitted event, in timestamp order, "
                 "with its system timestamp as the field timestamp"
@@ -682,8 +1200,12 @@ class _Translator:
         at = select.pos
         if plan.window is not None:
             at = plan.window.group_pos or plan.window.pos
+        elif plan.join is not None:
+            at = plan.join.pos
+        elif plan.union is not None:
+            at = plan.union
         job = build_job(data, self.bindings.base_dir, self.refuse, at)
-        return Translation(job, tuple(self.notes), self.query.source)
+        return StatementJob(job, tuple(self.notes), select.into, select.pos.line, select.pos.column)
 
 
 def _is_timestamp(expr: Expr) -> bool:
@@ -706,7 +1228,11 @@ def build_job(data: dict[str, Any], base_dir: Path | None, refuse: Any, at: Pos)
 
 
 def translate_query(query: Query, bindings: Bindings) -> Translation:
-    """Translate a parsed Stream Analytics query into a job.
+    """Translate a parsed Stream Analytics query into jobs, one per statement.
+
+    Several statements (``SELECT ... INTO a ...; SELECT ... INTO b ...``) must write to
+    different outputs, and their outputs must not share a folder (each job has its own
+    output, dead letters, metrics and checkpoint).
 
     Parameters
     ----------
@@ -721,6 +1247,39 @@ def translate_query(query: Query, bindings: Bindings) -> Translation:
     QueryError
         For a construct the engines cannot run yet, naming it and its place.
     ConfigError
-        When the job file contradicts the query (naming the key).
+        When the job file contradicts the query (naming the key), or two statements'
+        outputs share a folder.
     """
-    return _Translator(query, bindings).run()
+    statements: list[StatementJob] = []
+    keys: dict[str, int] = {}
+    folders: dict[str, tuple[int, str]] = {}
+    refuse = _Refuse(query.source)
+    for index, union in enumerate(query.statements):
+        translator = _Translator(query, bindings, index)
+        statement = translator.run()
+        select = union.selects[0]
+        earlier = keys.get(translator.output_key)
+        if earlier is not None:
+            first = query.statements[earlier].selects[0].pos
+            target = f"INTO {select.into}" if select.into else "this SELECT (no INTO)"
+            raise refuse(
+                select.into_pos or select.pos,
+                f"{target} writes to the output of the statement at {first}: each statement "
+                "is a job with an output of its own; bind another output, or UNION the two "
+                "SELECTs",
+            )
+        keys[translator.output_key] = index
+        for key in ("path", "dead_letter", "metrics", "checkpoint"):
+            folder = getattr(statement.job.output, key)
+            if folder is None:
+                continue
+            where = f"{translator.output_key}.{key}"
+            if folder in folders and folders[folder][0] != index:
+                raise ConfigError(
+                    where,
+                    f"is also {folders[folder][1]}: each statement's job needs folders of its "
+                    "own (outputs, dead letters, metrics, checkpoint)",
+                )
+            folders.setdefault(folder, (index, where))
+        statements.append(statement)
+    return Translation(tuple(statements), query.source)

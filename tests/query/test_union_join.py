@@ -1,0 +1,603 @@
+"""Stream Analytics UNION, JOIN and several statements → jobs: what is translated, the
+sign of DATEDIFF, the jobs' behaviour on data, and every refusal with its position."""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from sparktide.core.engine import simulate
+from sparktide.errors import ConfigError, QueryError
+from sparktide.job import Job
+from sparktide.query import Bindings, job_to_toml, load_bindings, translate_text
+from sparktide.time import MINUTE, SECOND
+
+
+def translate(text: str, bindings: Bindings | None = None):  # type: ignore[no-untyped-def]
+    return translate_text(text, "asaql", bindings, "q.asaql")
+
+
+def job(text: str, bindings: Bindings | None = None) -> Job:
+    return translate(text, bindings).job
+
+
+def round_trips(j: Job) -> bool:
+    return Job.from_dict(tomllib.loads(job_to_toml(j))) == j
+
+
+# ------------------------------------------------------------------------ UNION
+
+
+def test_a_union_reads_each_branch_input_with_its_timestamp() -> None:
+    j = job(
+        "SELECT * INTO o FROM North TIMESTAMP BY t1 UNION SELECT * FROM South s TIMESTAMP BY s.t2"
+    )
+    assert [(name, s.path, s.timestamp_by) for name, s in j.inputs] == [
+        ("North", "North", "t1"),
+        ("South", "South", "t2"),
+    ]
+    assert j.source == j.inputs[0][1] and j.join is None and j.window is None
+    assert j.output.path == "o" and round_trips(j)
+
+
+def test_union_all_is_union_and_three_branches_keep_their_order() -> None:
+    plain = job("SELECT * FROM a UNION SELECT * FROM b UNION SELECT * FROM c")
+    every = job("SELECT * FROM a UNION ALL SELECT * FROM b UNION ALL SELECT * FROM c")
+    assert plain == every
+    assert [name for name, _ in plain.inputs] == ["a", "b", "c"]
+
+
+def test_a_window_over_a_union_step() -> None:
+    j = job(
+        "WITH Tolls AS (\n"
+        "  SELECT * FROM TollA TIMESTAMP BY EntryTime\n"
+        "  UNION\n"
+        "  SELECT * FROM TollB TIMESTAMP BY EntryTime)\n"
+        "SELECT TollId, COUNT(*) AS Count INTO Counts FROM Tolls t\n"
+        "GROUP BY t.TollId, TumblingWindow(minute, 3)"
+    )
+    assert [name for name, _ in j.inputs] == ["TollA", "TollB"]
+    assert {s.timestamp_by for _, s in j.inputs} == {"EntryTime"}
+    assert j.window is not None and j.window.size == 3 * MINUTE
+    assert j.window.group_by == ("TollId",) and round_trips(j)
+
+
+def test_a_union_step_in_a_union_flattens() -> None:
+    j = job(
+        "WITH ab AS (SELECT * FROM a UNION SELECT * FROM b) SELECT * FROM c UNION SELECT * FROM ab"
+    )
+    assert [name for name, _ in j.inputs] == ["c", "a", "b"]
+
+
+def test_the_same_where_or_columns_in_every_branch_become_the_job_s() -> None:
+    j = job(
+        "SELECT * FROM a TIMESTAMP BY t WHERE a.speed > 50 "
+        "UNION SELECT * FROM b TIMESTAMP BY t WHERE speed > 50"
+    )
+    assert j.filter is not None and j.filter.where == "speed > 50"
+    # a pass-through step's WHERE counts as its branch's
+    j = job(
+        "WITH fast AS (SELECT * FROM a WHERE speed > 50) "
+        "SELECT * FROM fast UNION SELECT * FROM b WHERE speed > 50"
+    )
+    assert j.filter is not None and j.filter.where == "speed > 50"
+    # a WHERE over a union step applies to every input
+    j = job("WITH u AS (SELECT * FROM a UNION SELECT * FROM b) SELECT * FROM u WHERE x = 1")
+    assert j.filter is not None and j.filter.where == "x = 1"
+    j = job("SELECT k, v * 2 AS w FROM a UNION SELECT b.k, v * 2 AS w FROM b")
+    assert [(p.name, p.expression) for p in j.select] == [("k", "k"), ("w", "v * 2")]
+    assert round_trips(j)
+
+
+def test_a_union_needs_inputs_bound_by_name(tmp_path: Path) -> None:
+    (tmp_path / "job.toml").write_text('[source]\npath = "in"\n')
+    with pytest.raises(ConfigError) as caught:
+        job("SELECT * FROM a UNION SELECT * FROM b", load_bindings(tmp_path / "job.toml"))
+    assert caught.value.key == "source" and "bind each with an [inputs.<name>]" in str(caught.value)
+    (tmp_path / "job.toml").write_text(
+        '[inputs.A]\npath = "in/a"\narrival_time = "e"\n[inputs.b]\npath = "in/b"\n'
+    )
+    j = job("SELECT * FROM a UNION SELECT * FROM B", load_bindings(tmp_path / "job.toml"))
+    assert [(name, s.path, s.arrival_time) for name, s in j.inputs] == [
+        ("a", str(tmp_path / "in/a"), "e"),
+        ("B", str(tmp_path / "in/b"), None),
+    ]
+
+
+# ------------------------------------------------------------------------- JOIN
+
+_TOLL_JOIN = (
+    "SELECT * INTO o FROM Entry {ea} TIMESTAMP BY EntryTime "
+    "JOIN [Exit] {xa} TIMESTAMP BY ExitTime "
+    "ON {e}.TollId = {x}.TollId AND {x}.Plate = {e}.Plate "
+    "AND DATEDIFF({unit}, {first}, {second}) BETWEEN {low} AND {high}"
+)
+
+
+@pytest.mark.parametrize(
+    ("aliases", "order", "unit", "low", "high", "between"),
+    [
+        # DATEDIFF(unit, a, b) is b − a; the job bounds right − left (Exit − Entry)
+        (False, "entry-exit", "minute", "0", "15", (0, 15 * MINUTE)),
+        (False, "exit-entry", "minute", "0", "15", (-15 * MINUTE, 0)),
+        (True, "entry-exit", "second", "-5", "10", (-5 * SECOND, 10 * SECOND)),
+        (True, "exit-entry", "second", "-5", "10", (-10 * SECOND, 5 * SECOND)),
+        (True, "exit-entry", "ms", "1500", "1500", (-1500_000, -1500_000)),
+        (False, "entry-exit", "hh", "0.5", "1", (30 * MINUTE, 60 * MINUTE)),
+    ],
+)
+def test_datediff_bounds_the_right_minus_the_left_timestamp(
+    aliases: bool, order: str, unit: str, low: str, high: str, between: tuple[int, int]
+) -> None:
+    e, x = ("e", "x") if aliases else ("Entry", "[Exit]")
+    first, second = (e, x) if order == "entry-exit" else (x, e)
+    j = job(
+        _TOLL_JOIN.format(
+            ea=e if aliases else "",
+            xa=x if aliases else "",
+            e=e,
+            x=x,
+            unit=unit,
+            first=first,
+            second=second,
+            low=low,
+            high=high,
+        )
+    )
+    assert j.join is not None
+    assert (j.join.left, j.join.right) == ("Entry", "Exit")
+    assert j.join.on == ("TollId", "Plate")
+    assert j.join.between == between
+    assert [name for name, _ in j.inputs] == ["Entry", "Exit"]
+    assert (j.inputs[0][1].timestamp_by, j.inputs[1][1].timestamp_by) == ("EntryTime", "ExitTime")
+    assert round_trips(j)
+
+
+def test_a_join_key_said_twice_is_one_key() -> None:
+    j = job(
+        "SELECT * FROM a JOIN b ON a.k = b.k AND b.k = a.k AND DATEDIFF(s, a, b) BETWEEN 0 AND 1"
+    )
+    assert j.join is not None and j.join.on == ("k",)
+
+
+def _write(path: Path, records: list[dict[str, object]]) -> str:
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), "utf-8")
+    return str(path)
+
+
+def _matches(text: str, tmp_path: Path) -> list[tuple[str, str, str]]:
+    (tmp_path / "job.toml").write_text(
+        '[inputs.Entry]\npath = "entry.jsonl"\narrival_time = "a"\n'
+        '[inputs.Exit]\npath = "exit.jsonl"\narrival_time = "a"\n'
+        '[ordering]\nlate_arrival = "none"\nearly_arrival = "none"\n'
+    )
+    result = simulate(job(text, load_bindings(tmp_path / "job.toml")))
+    return [(e["Entry"]["Plate"], e["Exit"]["ExitTime"], e["timestamp"]) for e in result.events]
+
+
+def test_both_orders_of_datediff_join_the_same_events(tmp_path: Path) -> None:
+    """On data: DATEDIFF(second, Entry, Exit) BETWEEN 0 AND 15 and DATEDIFF(second, Exit,
+    Entry) BETWEEN -15 AND 0 match the exits 0 to 15 s after their entry (both ends
+    included), and the other sign matches the exits before it."""
+    t = "2026-03-01T09:00:{:02d}Z"
+    _write(
+        tmp_path / "entry.jsonl",
+        [{"Plate": p, "EntryTime": t.format(s), "a": t.format(s)} for p, s in (("A", 10),)],
+    )
+    _write(
+        tmp_path / "exit.jsonl",
+        [{"Plate": "A", "ExitTime": t.format(s), "a": t.format(s)} for s in (4, 9, 10, 18, 25, 26)],
+    )
+    query = (
+        "SELECT * FROM Entry TIMESTAMP BY EntryTime JOIN Exit TIMESTAMP BY ExitTime "
+        "ON Entry.Plate = Exit.Plate AND DATEDIFF(second, {}, {}) BETWEEN {} AND {}"
+    )
+    after = [("A", t.format(s), t.format(s)) for s in (10, 18, 25)]
+    assert _matches(query.format("Entry", "Exit", 0, 15), tmp_path) == after
+    assert _matches(query.format("Exit", "Entry", -15, 0), tmp_path) == after
+    before = [("A", t.format(s), t.format(10)) for s in (4, 9, 10)]
+    assert _matches(query.format("Exit", "Entry", 0, 6), tmp_path) == before
+
+
+# ---------------------------------------------------------- several statements
+
+
+def test_each_statement_is_a_job_of_its_own(tmp_path: Path) -> None:
+    (tmp_path / "job.toml").write_text(
+        '[inputs.TollEntry]\npath = "in"\n'
+        '[outputs.All]\npath = "all"\n'
+        '[outputs.Counts]\npath = "counts"\ncheckpoint = "cp"\n'
+    )
+    t = translate(
+        "-- every entry, and counts per booth\n"
+        "SELECT * INTO [All] FROM TollEntry TIMESTAMP BY EntryTime;\n"
+        "SELECT TollId, COUNT(*) AS n\n"
+        "INTO Counts FROM TollEntry TIMESTAMP BY EntryTime\n"
+        "GROUP BY TollId, TumblingWindow(minute, 3)",
+        load_bindings(tmp_path / "job.toml"),
+    )
+    assert [(s.output, s.line, s.column) for s in t.statements] == [("All", 2, 1), ("Counts", 3, 1)]
+    first, second = t.jobs
+    assert first.window is None and first.output.path == str(tmp_path / "all")
+    assert second.window is not None and second.output.checkpoint == str(tmp_path / "cp")
+    assert first.source == second.source
+    with pytest.raises(QueryError, match=r"^q.asaql:3:1: the query has 2 statements"):
+        t.job  # noqa: B018
+    with pytest.raises(QueryError, match=r"^q.asaql:3:1: the query has 2 statements"):
+        t.notes  # noqa: B018
+
+
+def test_statements_share_the_with_steps() -> None:
+    t = translate(
+        "WITH fast AS (SELECT * FROM i TIMESTAMP BY t WHERE speed > 50)\n"
+        "SELECT * INTO a FROM fast\n"
+        "SELECT COUNT(*) AS n INTO b FROM fast GROUP BY TumblingWindow(s, 10)"
+    )
+    a, b = t.jobs
+    assert a.filter == b.filter and a.filter is not None and a.filter.where == "speed > 50"
+    assert (a.output.path, b.output.path) == ("a", "b")
+
+
+@pytest.mark.parametrize(
+    ("toml", "key"),
+    [
+        ('[outputs.a]\npath = "o"\n[outputs.b]\npath = "o"\n', "outputs.b.path"),
+        (
+            '[outputs.a]\npath = "x"\ncheckpoint = "cp"\n'
+            '[outputs.b]\npath = "y"\ncheckpoint = "cp"\n',
+            "outputs.b.checkpoint",
+        ),
+        (
+            '[outputs.a]\npath = "x"\n[outputs.b]\npath = "y"\ndead_letter = "x"\n',
+            "outputs.b.dead_letter",
+        ),
+    ],
+)
+def test_statements_outputs_do_not_share_folders(tmp_path: Path, toml: str, key: str) -> None:
+    (tmp_path / "job.toml").write_text('[inputs.i]\npath = "in"\n' + toml)
+    with pytest.raises(ConfigError) as caught:
+        translate(
+            "SELECT * INTO a FROM i\nSELECT * INTO b FROM i", load_bindings(tmp_path / "job.toml")
+        )
+    assert caught.value.key == key, str(caught.value)
+
+
+def test_a_plain_output_binds_one_statement(tmp_path: Path) -> None:
+    (tmp_path / "job.toml").write_text('[source]\npath = "in"\n[output]\npath = "o"\n')
+    with pytest.raises(QueryError, match=r"^q.asaql:2:15: INTO b writes to the output of"):
+        translate(
+            "SELECT * INTO a FROM i\nSELECT * INTO b FROM i", load_bindings(tmp_path / "job.toml")
+        )
+
+
+# --------------------------------------------------------------------- refusals
+
+
+@pytest.mark.parametrize(
+    ("text", "position", "message"),
+    [
+        # UNION
+        (
+            "SELECT * FROM a WHERE x > 1 UNION SELECT * FROM b",
+            "1:17",
+            "the branches of UNION filter differently (x > 1; no WHERE)",
+        ),
+        (
+            "SELECT * FROM a UNION SELECT * FROM b WHERE x > 1",
+            "1:39",
+            "the branches of UNION filter differently (no WHERE; x > 1)",
+        ),
+        (
+            "SELECT * FROM a WHERE x > 1 UNION SELECT * FROM b WHERE x >= 1",
+            "1:51",
+            "filter differently (x > 1; x >= 1)",
+        ),
+        (
+            "SELECT k, v FROM a UNION SELECT k, w AS v FROM b",
+            "1:26",
+            "the branches of UNION select different columns (k, v; k, w AS v)",
+        ),
+        ("SELECT * FROM a UNION SELECT k FROM b", "1:23", "select different columns (*; k)"),
+        ("SELECT * FROM a UNION SELECT * FROM A", "1:37", "UNION reads the input A twice"),
+        (
+            "WITH u AS (SELECT * FROM a UNION SELECT * FROM b) "
+            "SELECT * FROM u UNION SELECT * FROM a",
+            "1:87",
+            "UNION reads the input a twice (also at 1:26)",
+        ),
+        (
+            "SELECT * FROM a PARTITION BY p UNION SELECT * FROM b PARTITION BY p",
+            "1:30",
+            "PARTITION BY in a UNION is not supported yet",
+        ),
+        (
+            "WITH u AS (SELECT * FROM a UNION SELECT * FROM b) SELECT * FROM u PARTITION BY p",
+            "1:80",
+            "PARTITION BY over a UNION is not supported yet",
+        ),
+        (
+            "SELECT COUNT(*) AS n FROM a GROUP BY TumblingWindow(s, 5) "
+            "UNION SELECT COUNT(*) AS n FROM b GROUP BY TumblingWindow(s, 5)",
+            "1:29",
+            "a window in a branch of UNION is not supported yet",
+        ),
+        (
+            "WITH w AS (SELECT COUNT(*) AS n FROM a GROUP BY TumblingWindow(s, 5)) "
+            "SELECT * FROM w UNION SELECT * FROM b",
+            "1:71",
+            "a window in a branch of UNION",
+        ),
+        (
+            "SELECT * FROM a TIMESTAMP BY t UNION SELECT * FROM b",
+            "1:52",
+            "b has no TIMESTAMP BY but a has",
+        ),
+        (
+            "SELECT * FROM a TIMESTAMP BY t OVER d UNION SELECT * FROM b TIMESTAMP BY t OVER e",
+            "1:81",
+            "OVER e differs from OVER d of a",
+        ),
+        (
+            "SELECT * FROM a UNION SELECT * INTO o FROM b",
+            "1:37",
+            "INTO in a later branch of UNION",
+        ),
+        (
+            "SELECT * FROM [toll a] UNION SELECT * FROM b",
+            "1:15",
+            "the input 'toll a' cannot name an input of a job's union",
+        ),
+        (
+            "SELECT * FROM a UNION SELECT * FROM e JOIN x ON e.k = x.k "
+            "AND DATEDIFF(s, e, x) BETWEEN 0 AND 1",
+            "1:39",
+            "a JOIN in a branch of UNION is not supported yet",
+        ),
+        (
+            "WITH s AS (SELECT a.k FROM a UNION SELECT k FROM b) SELECT * FROM s",
+            "1:19",
+            "SELECT a.k without GROUP BY is not supported yet in a WITH step",
+        ),
+        # JOIN
+        (
+            "SELECT * FROM e LEFT OUTER JOIN x ON e.k = x.k AND DATEDIFF(s, e, x) BETWEEN 0 AND 1",
+            "1:28",
+            "LEFT OUTER JOIN is not supported yet: the job's join is an inner join",
+        ),
+        ("SELECT * FROM e LEFT JOIN x ON e.k = x.k", "1:22", "LEFT JOIN is not supported yet"),
+        ("SELECT * FROM e CROSS JOIN x ON e.k = x.k", "1:23", "CROSS JOIN is not supported yet"),
+        (
+            "SELECT * FROM e JOIN x ON e.k = x.k",
+            "1:17",
+            "JOIN without DATEDIFF(unit, a, b) BETWEEN low AND high",
+        ),
+        (
+            "SELECT * FROM e JOIN x ON DATEDIFF(s, e, x) BETWEEN 0 AND 1",
+            "1:17",
+            "JOIN without an equality of columns",
+        ),
+        (
+            "SELECT * FROM e JOIN x ON e.k = x.j AND DATEDIFF(s, e, x) BETWEEN 0 AND 1",
+            "1:27",
+            "JOIN ON e.k = x.j: the job joins on columns of the same name",
+        ),
+        (
+            "SELECT * FROM e JOIN x ON e.k = x.K AND DATEDIFF(s, e, x) BETWEEN 0 AND 1",
+            "1:27",
+            "(names are case-sensitive)",
+        ),
+        (
+            "SELECT * FROM e JOIN x ON e.k = e.k AND DATEDIFF(s, e, x) BETWEEN 0 AND 1",
+            "1:27",
+            "e.k = e.k compares two columns of one input",
+        ),
+        (
+            "SELECT * FROM e JOIN x ON k = x.k AND DATEDIFF(s, e, x) BETWEEN 0 AND 1",
+            "1:27",
+            "k in the ON of a JOIN: qualify it with its input (e.k = x.k)",
+        ),
+        (
+            "SELECT * FROM e JOIN x ON e.k = y.k AND DATEDIFF(s, e, x) BETWEEN 0 AND 1",
+            "1:33",
+            "y names neither input of the JOIN",
+        ),
+        (
+            "SELECT * FROM e JOIN x ON e.k = x.k + 1 AND DATEDIFF(s, e, x) BETWEEN 0 AND 1",
+            "1:33",
+            "an expression with '+' in an equality of ON",
+        ),
+        (
+            "SELECT * FROM e JOIN x ON e.k.z = x.k AND DATEDIFF(s, e, x) BETWEEN 0 AND 1",
+            "1:27",
+            "e.k.z: nested fields (record.field) are not supported yet",
+        ),
+        (
+            "SELECT * FROM e JOIN x ON e.[a b] = x.[a b] AND DATEDIFF(s, e, x) BETWEEN 0 AND 1",
+            "1:27",
+            "column 'a b' cannot be a sparktide column name",
+        ),
+        (
+            "SELECT * FROM e JOIN x ON e.k = x.k AND DATEDIFF(s, e) BETWEEN 0 AND 1",
+            "1:41",
+            "DATEDIFF(unit, a, b) takes a unit and the two inputs",
+        ),
+        (
+            "WITH j AS (SELECT * FROM e JOIN x ON e.k = x.k AND DATEDIFF(s, e, x) BETWEEN 0 AND 1) "
+            "SELECT * FROM j PARTITION BY p",
+            "1:116",
+            "PARTITION BY over a JOIN is not supported yet",
+        ),
+        (
+            "SELECT * FROM e JOIN x ON e.k = x.k AND e.v > 3 AND DATEDIFF(s, e, x) BETWEEN 0 AND 1",
+            "1:41",
+            "an expression with '>' in the ON of a JOIN is not supported yet",
+        ),
+        (
+            "SELECT * FROM e JOIN x ON e.k = x.k OR DATEDIFF(s, e, x) BETWEEN 0 AND 1",
+            "1:27",
+            "an expression with OR in the ON of a JOIN",
+        ),
+        (
+            "SELECT * FROM e JOIN x ON e.k = x.k AND DATEDIFF(s, e.t, x.t) BETWEEN 0 AND 1",
+            "1:53",
+            "DATEDIFF(unit, e.t, ...) in the ON of a JOIN is not supported yet",
+        ),
+        (
+            "SELECT * FROM e JOIN x ON e.k = x.k AND DATEDIFF(s, e, e) BETWEEN 0 AND 1",
+            "1:41",
+            "DATEDIFF(unit, a, b) in a JOIN names both inputs",
+        ),
+        (
+            "SELECT * FROM e JOIN x ON e.k = x.k AND DATEDIFF(s, e, z) BETWEEN 0 AND 1",
+            "1:56",
+            "z names neither input of the JOIN",
+        ),
+        (
+            "SELECT * FROM e JOIN x ON e.k = x.k AND DATEDIFF(month, e, x) BETWEEN 0 AND 1",
+            "1:50",
+            "DATEDIFF(month, ...) in a JOIN: use day, hour",
+        ),
+        (
+            "SELECT * FROM e JOIN x ON e.k = x.k AND DATEDIFF(s, e, x) NOT BETWEEN 0 AND 1",
+            "1:41",
+            "DATEDIFF(...) NOT BETWEEN in ON",
+        ),
+        (
+            "SELECT * FROM e JOIN x ON e.k = x.k AND DATEDIFF(s, e, x) > 0",
+            "1:41",
+            "an expression with '>' in the ON of a JOIN",
+        ),
+        (
+            "SELECT * FROM e JOIN x ON e.k = x.k AND DATEDIFF(s, e, x) BETWEEN 5 AND 1",
+            "1:67",
+            "with low above high matches nothing",
+        ),
+        (
+            "SELECT * FROM e JOIN x ON e.k = x.k AND DATEDIFF(day, e, x) BETWEEN 0 AND 8",
+            "1:69",
+            "bounds a JOIN's DATEDIFF to 7 days",
+        ),
+        (
+            "SELECT * FROM e JOIN x ON e.k = x.k AND DATEDIFF(mcs, e, x) BETWEEN 0 AND 0.5",
+            "1:75",
+            "0.5 is not a whole number of microseconds",
+        ),
+        (
+            "SELECT * FROM e JOIN x ON e.k = x.k AND DATEDIFF(s, e, x) BETWEEN 'a' AND 1",
+            "1:67",
+            "a constant as a bound of DATEDIFF",
+        ),
+        (
+            "SELECT * FROM e JOIN x ON e.k = x.k AND DATEDIFF(s, e, x) BETWEEN 0 AND 1 "
+            "AND DATEDIFF(s, e, x) BETWEEN 0 AND 2",
+            "1:79",
+            "a second DATEDIFF in ON",
+        ),
+        (
+            "SELECT * FROM e JOIN x ON e.k = x.k AND DATEDIFF(s, e, x) BETWEEN 0 AND 1 "
+            "JOIN y ON e.k = y.k AND DATEDIFF(s, e, y) BETWEEN 0 AND 1",
+            "1:75",
+            "a second JOIN is not supported yet",
+        ),
+        (
+            "SELECT * FROM e JOIN e ON e.k = e.k AND DATEDIFF(s, e, e) BETWEEN 0 AND 1",
+            "1:22",
+            "a self-join (e JOIN e) is not supported yet",
+        ),
+        (
+            "SELECT * FROM e a JOIN x a ON a.k = a.k AND DATEDIFF(s, a, a) BETWEEN 0 AND 1",
+            "1:24",
+            "a names both inputs of the JOIN",
+        ),
+        (
+            "WITH s AS (SELECT * FROM i) "
+            "SELECT * FROM s JOIN x ON s.k = x.k AND DATEDIFF(s, s, x) BETWEEN 0 AND 1",
+            "1:43",
+            "a JOIN of the step s is not supported yet",
+        ),
+        (
+            "SELECT * FROM e PARTITION BY p JOIN x "
+            "ON e.k = x.k AND DATEDIFF(s, e, x) BETWEEN 0 AND 1",
+            "1:30",
+            "PARTITION BY in a JOIN is not supported yet",
+        ),
+        (
+            "SELECT * FROM e TIMESTAMP BY t OVER d JOIN x TIMESTAMP BY t "
+            "ON e.k = x.k AND DATEDIFF(s, e, x) BETWEEN 0 AND 1",
+            "1:37",
+            "TIMESTAMP BY ... OVER in a JOIN is not supported yet",
+        ),
+        (
+            "SELECT * FROM e TIMESTAMP BY t JOIN x "
+            "ON e.k = x.k AND DATEDIFF(s, e, x) BETWEEN 0 AND 1",
+            "1:37",
+            "x has no TIMESTAMP BY but e has: every input of a JOIN",
+        ),
+        (
+            "SELECT * FROM e JOIN x ON e.k = x.k AND DATEDIFF(s, e, x) BETWEEN 0 AND 1 "
+            "WHERE e.v > 1",
+            "1:75",
+            "WHERE over a JOIN is not supported yet",
+        ),
+        (
+            "WITH j AS (SELECT * FROM e JOIN x ON e.k = x.k AND DATEDIFF(s, e, x) BETWEEN 0 AND 1) "
+            "SELECT * FROM j WHERE v > 1",
+            "1:103",
+            "WHERE over a JOIN is not supported yet",
+        ),
+        (
+            "SELECT e.Plate, x.Exit FROM e JOIN x "
+            "ON e.k = x.k AND DATEDIFF(s, e, x) BETWEEN 0 AND 1",
+            "1:8",
+            "SELECT e.Plate over a JOIN is not supported yet: the job writes each match whole "
+            "({e: {...}, x: {...}, timestamp}); use SELECT *",
+        ),
+        (
+            "SELECT e.* FROM e JOIN x ON e.k = x.k AND DATEDIFF(s, e, x) BETWEEN 0 AND 1",
+            "1:8",
+            "SELECT e.* over a JOIN is not supported yet",
+        ),
+        (
+            "SELECT DATEDIFF(minute, e.t, x.t) AS d FROM e JOIN x "
+            "ON e.k = x.k AND DATEDIFF(s, e, x) BETWEEN 0 AND 1",
+            "1:8",
+            "SELECT DATEDIFF(...) over a JOIN is not supported yet",
+        ),
+        (
+            "SELECT e.k, COUNT(*) AS n FROM e JOIN x ON e.k = x.k AND DATEDIFF(s, e, x) "
+            "BETWEEN 0 AND 1 GROUP BY e.k, TumblingWindow(s, 5)",
+            "1:92",
+            "a window over a JOIN is not supported yet",
+        ),
+        (
+            "WITH j AS (SELECT * FROM e JOIN x ON e.k = x.k AND DATEDIFF(s, e, x) BETWEEN 0 AND 1) "
+            "SELECT COUNT(*) AS n FROM j GROUP BY TumblingWindow(s, 5)",
+            "1:115",
+            "a window over a JOIN is not supported yet",
+        ),
+        # several statements
+        (
+            "SELECT * INTO a FROM x; SELECT * INTO A FROM y",
+            "1:39",
+            "INTO A writes to the output of the statement at 1:1",
+        ),
+        (
+            "SELECT * FROM x\nSELECT * FROM y",
+            "2:1",
+            "this SELECT (no INTO) writes to the output of the statement at 1:1",
+        ),
+        (
+            "SELECT * INTO a FROM x\nSELECT * INTO b FROM y WHERE CAST(v AS float) > 1",
+            "2:30",
+            "CAST in WHERE is not supported yet",
+        ),
+    ],
+)
+def test_refusals_name_construct_and_position(text: str, position: str, message: str) -> None:
+    with pytest.raises(QueryError) as caught:
+        translate(text)
+    assert str(caught.value).startswith(f"q.asaql:{position}: "), str(caught.value)
+    assert message in str(caught.value), str(caught.value)
