@@ -123,3 +123,18 @@ def test_not_progressing_rules():
     assert stuck["idle_us"] == 60 * s and stuck["last_delivery"] is None
     # one partition alone holds nothing back
     assert not not_progressing(views[:1], now=100 * s, started=0, late_arrival=5 * s)
+
+
+def test_a_join_is_not_advised_to_partition():
+    """A join refuses ordering.partitioned: its diagnostic must not suggest it."""
+    s = SECOND
+    views = [PartitionView("left/0", 10 * s, 0), PartitionView("right/0", 50 * s, 90 * s)]
+    (merged,) = not_progressing(views, now=100 * s, started=0, late_arrival=5 * s)
+    assert "ordering.partitioned = true" in merged["message"]
+    (joined,) = not_progressing(
+        views, now=100 * s, started=0, late_arrival=5 * s, can_partition=False
+    )
+    assert "partitioned" not in joined["message"]
+    assert joined["message"].endswith(
+        "(a join follows the lowest watermark of all its inputs' partitions)"
+    )

@@ -112,6 +112,7 @@ def not_progressing(
     now: int,
     started: int,
     late_arrival: int | None,
+    can_partition: bool = True,
 ) -> list[dict[str, Any]]:
     """``partition_not_progressing`` diagnostics of a merged job at processing time ``now``.
 
@@ -119,6 +120,8 @@ def not_progressing(
     ``late_arrival`` (a partition that never delivered counts from ``started``), its
     watermark is the job's (the minimum), and some other partition's watermark is ahead.
     Without a late-arrival bound nothing is reported (there is no "longer than L").
+    The message advises ``ordering.partitioned = true`` only when ``can_partition`` (a
+    join cannot: it follows the minimum over both inputs' partitions).
     """
     views = list(partitions)
     if late_arrival is None or len(views) < 2:
@@ -141,11 +144,17 @@ def not_progressing(
             else f"has delivered nothing since the job started {round_duration(idle)} ago"
         )
         held = time_or_none(lowest) or "-infinity"
+        advice = (
+            "send data to it, or set ordering.partitioned = true so each partition keeps "
+            "its own watermark"
+            if can_partition
+            else "send data to it (a join follows the lowest watermark of all its inputs' "
+            "partitions)"
+        )
         message = (
             f"partition {view.partition} {delivered} (longer than late_arrival "
             f"{format_duration(late_arrival)}) and holds the job watermark back at {held}: "
-            "send data to it, or set ordering.partitioned = true so each partition keeps "
-            "its own watermark"
+            f"{advice}"
         )
         out.append(
             {

@@ -658,7 +658,13 @@ class ReferenceEngine:
                 for pid, clock in self.partitions.items()
             ]
             out.extend(
-                not_progressing(views, now=self.now, started=self._started, late_arrival=self._late)
+                not_progressing(
+                    views,
+                    now=self.now,
+                    started=self._started,
+                    late_arrival=self._late,
+                    can_partition=self.job.join is None,
+                )
             )
         return out
 

@@ -595,7 +595,13 @@ class SparkEngine:
                 for pid, part in sorted(clock["partitions"].items())
             ]
             out.extend(
-                not_progressing(views, now=now, started=clock["started"], late_arrival=self.L)
+                not_progressing(
+                    views,
+                    now=now,
+                    started=clock["started"],
+                    late_arrival=self.L,
+                    can_partition=self.job.join is None,
+                )
             )
         return out
 
