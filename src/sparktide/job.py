@@ -29,6 +29,7 @@ __all__ = [
     "Output",
     "Projection",
     "Punctuation",
+    "Reference",
     "Source",
     "Window",
     "expression_fields",
@@ -39,6 +40,8 @@ __all__ = [
 
 SOURCE_FORMATS = ("jsonl", "csv", "parquet")
 OUTPUT_FORMATS = ("jsonl", "parquet")
+#: The kinds of join: ``left`` (every event, matched or not) only with reference data.
+JOIN_TYPES = ("inner", "left")
 ACTIONS = ("adjust", "drop")
 OUT_OF_ORDER_ACTIONS = ("adjust", "drop", "dead_letter", "accept")
 WINDOW_TYPES = ("tumbling", "hopping", "sliding", "session", "snapshot")
@@ -234,6 +237,38 @@ class Source:
 
 
 @dataclass(frozen=True)
+class Reference:
+    """Reference data (Stream Analytics' reference input): a table, not a stream.
+
+    Written ``[inputs.<name>]`` with ``reference = true`` and joined to the job's stream
+    by ``[join]`` (its ``right``): every released event meets the rows whose ``on``
+    values equal its own. The table is read whole when a run starts (``simulate``: once;
+    ``run``: at every start, on the driver) and must not change while a job runs; it has
+    no time, partitions or watermark. A row that cannot be read stops the job before it
+    starts, naming the file and line (reference data is configuration more than input).
+
+    Parameters
+    ----------
+    path
+        A file or a directory of files (read in name order).
+    format
+        ``jsonl``, ``csv`` or ``parquet``.
+    """
+
+    path: str
+    format: str = "jsonl"
+
+    def __post_init__(self) -> None:
+        _path(self.path, "source.path", optional=False)
+        _choice(self.format, SOURCE_FORMATS, "source.format")
+
+    @property
+    def as_source(self) -> Source:
+        """The table as a :class:`Source` (its path and format), for the file readers."""
+        return Source(path=self.path, format=self.format)
+
+
+@dataclass(frozen=True)
 class Ordering:
     """The event-ordering policy (SPEC §3).
 
@@ -389,13 +424,20 @@ class Join:
         matches, as in SQL; numbers compare by value, ``true`` is not ``1``).
     between
         ``[low, high]``: a pair matches when ``right.timestamp − left.timestamp`` lies
-        within it, both ends included; durations, negative allowed.
+        within it, both ends included; durations, negative allowed. Required for a join
+        of two streams; absent when ``right`` is reference data (:class:`Reference`),
+        which has no time.
+    type
+        ``inner`` (default): only matches are released. ``left`` (reference data only,
+        Stream Analytics' ``LEFT OUTER JOIN``): an event with no matching row is released
+        once, its right side ``null``.
     """
 
     left: str
     right: str
     on: tuple[str, ...] = ()
-    between: tuple[int | str, int | str] = (0, 0)
+    between: tuple[int | str, int | str] | None = None
+    type: str = "inner"
 
     def __post_init__(self) -> None:
         for name in ("left", "right"):
@@ -409,7 +451,10 @@ class Join:
         _set(self, "on", tuple(self.on))
         for column in self.on:
             _column(column, "join.on", optional=False)
+        _choice(self.type, JOIN_TYPES, "join.type")
         bounds = self.between
+        if bounds is None:
+            return
         if isinstance(bounds, str) or not isinstance(bounds, (list, tuple)) or len(bounds) != 2:
             raise ConfigError(
                 "join.between", f'must be [low, high], e.g. ["0s", "15m"]; got {bounds!r}'
@@ -749,6 +794,7 @@ class Job:
     join: Join | None = None
     filter: Filter | None = None
     select: tuple[Projection, ...] = ()
+    references: tuple[tuple[str, Reference], ...] = ()
 
     def __post_init__(self) -> None:
         self._check_inputs()
@@ -872,8 +918,31 @@ class Job:
 
     def _check_join(self) -> None:
         join = self.join
+        _set(self, "references", tuple((name, ref) for name, ref in self.references))
         if join is None:
+            if self.references:
+                name = self.references[0][0]
+                raise ConfigError(
+                    f"inputs.{name}.reference",
+                    "reference data is joined to the stream: the job needs a [join] with "
+                    f'right = "{name}"',
+                )
             return
+        if self.references:
+            self._check_lookup(join)
+            return
+        if join.between is None:
+            raise ConfigError(
+                "join.between",
+                'is required for a join of two streams, e.g. ["0s", "15m"] (only a join with '
+                "reference data has no time bounds)",
+            )
+        if join.type != "inner":
+            raise ConfigError(
+                "join.type",
+                "a join of two streams is inner: left needs reference data on the right "
+                "([inputs.<name>] reference = true)",
+            )
         names = [name for name, _ in self.inputs]
         if len(names) != 2 or set(names) != {join.left, join.right}:
             raise ConfigError(
@@ -896,6 +965,31 @@ class Job:
                 "ordering.on_out_of_order",
                 "'accept' would let an event come below a watermark, so a join could never "
                 "forget an event; use adjust, drop or dead_letter",
+            )
+        if self.source.end_time is not None:
+            raise ConfigError("join", "joins point events (no source.end_time) for now")
+
+    def _check_lookup(self, join: Join) -> None:
+        """A join with reference data: one stream input (``left``) and one table (``right``)."""
+        names = [name for name, _ in self.inputs]
+        tables = [name for name, _ in self.references]
+        if names != [join.left] or tables != [join.right]:
+            raise ConfigError(
+                "join",
+                f"a join with reference data reads one stream and one table: the job must have "
+                f"[inputs.{join.left}] and [inputs.{join.right}] with reference = true, got "
+                f"streams {names} and reference data {tables}",
+            )
+        if join.between is not None:
+            raise ConfigError(
+                "join.between",
+                f"{join.right!r} is reference data, which has no time: leave between out",
+            )
+        if self.window is not None:
+            raise ConfigError("window", "a join's matches are released as events: no [window] yet")
+        if self.select:
+            raise ConfigError(
+                "select", "a join with reference data writes both records whole for now"
             )
         if self.source.end_time is not None:
             raise ConfigError("join", "joins point events (no source.end_time) for now")
@@ -972,6 +1066,7 @@ class Job:
         base = Path(base_dir) if base_dir is not None else None
         _check_duration_strings(data)
         inputs: list[tuple[str, Source]] = []
+        references: list[tuple[str, Reference]] = []
         if "inputs" in data:  # a union of named inputs: [inputs.<name>]
             tables = data["inputs"]
             if not isinstance(tables, dict) or not tables:
@@ -982,6 +1077,15 @@ class Job:
                 table = dict(table)
                 if "path" in table:
                     table["path"] = _resolve(table["path"], base)
+                if "reference" in table:
+                    flag = table.pop("reference")
+                    if not isinstance(flag, bool):
+                        raise ConfigError(
+                            f"inputs.{name}.reference", f"must be true or false, got {flag!r}"
+                        )
+                    if flag:
+                        references.append((name, _reference(name, table)))
+                        continue
                 try:
                     inputs.append((name, _build(Source, table, f"inputs.{name}")))
                 except ConfigError as exc:  # name the input's key, not [source]'s
@@ -989,6 +1093,10 @@ class Job:
                         key = f"inputs.{name}." + exc.key.removeprefix("source.")
                         raise ConfigError(key, exc.message) from None
                     raise
+            if not inputs:
+                raise ConfigError(
+                    "inputs", "needs a stream: every [inputs.<name>] table is reference data"
+                )
             source = inputs[0][1]
         else:
             source_data = _table(data, "source")
@@ -1054,7 +1162,26 @@ class Job:
             join=join,
             filter=job_filter,
             select=tuple(select),
+            references=tuple(references),
         )
+
+
+def _reference(name: str, table: dict[str, Any]) -> Reference:
+    """``[inputs.<name>]`` with ``reference = true``: only ``path`` and ``format``."""
+    for key in table:
+        if key not in ("path", "format"):
+            raise ConfigError(
+                f"inputs.{name}.{key}",
+                "reference data is a table without time, partitions or keys: it takes only "
+                "path and format",
+            )
+    try:
+        return _build(Reference, table, f"inputs.{name}")
+    except ConfigError as exc:
+        if exc.key.startswith("source."):
+            key = f"inputs.{name}." + exc.key.removeprefix("source.")
+            raise ConfigError(key, exc.message) from None
+        raise
 
 
 _DURATION_KEYS = {

@@ -19,7 +19,7 @@ from typing import Any
 
 from sparktide.core.records import InputRecord
 from sparktide.errors import InputError
-from sparktide.job import Job, Punctuation, Source, union_partition
+from sparktide.job import Job, Punctuation, Reference, Source, union_partition
 from sparktide.time import MILLISECOND, from_datetime, instant_or_problem
 
 __all__ = [
@@ -38,6 +38,7 @@ __all__ = [
     "job_records",
     "parse_fields",
     "read_records",
+    "read_reference",
     "shown_number",
     "shown_text",
 ]
@@ -150,6 +151,37 @@ def iter_records(
                 yield record
         except OSError as exc:
             raise InputError(f"cannot read input file {str(file)!r}: {exc.strerror}") from None
+
+
+def read_reference(name: str, reference: Reference) -> list[dict[str, Any]]:
+    """The rows of reference data ``[inputs.<name>]`` (:class:`~sparktide.job.Reference`),
+    in file and line order, typed as the reader types any record's fields.
+
+    Both engines read the table through this function (Spark on its driver), so they
+    see the same values.
+
+    Raises
+    ------
+    InputError
+        If the path is missing, a file cannot be read, or a row is malformed (reference
+        data stops the job before it starts rather than joining half a table).
+    """
+    rows: list[dict[str, Any]] = []
+    try:
+        files = input_files(reference.as_source)
+    except InputError as exc:
+        raise InputError(str(exc).replace("source.path", f"inputs.{name}.path", 1)) from None
+    for file in files:
+        try:
+            for _, fields, _, error in _rows(file, reference.format):
+                if error is not None:  # (the error names the line, as for any input)
+                    raise InputError(f"inputs.{name}: reference data {str(file)!r}: {error}")
+                rows.append(fields)
+        except OSError as exc:
+            raise InputError(
+                f"inputs.{name}: cannot read reference data {str(file)!r}: {exc.strerror}"
+            ) from None
+    return rows
 
 
 Row = tuple[int, dict[str, Any], str | None, str | None]  # line, fields, raw, error

@@ -190,6 +190,8 @@ def job_for(directory: Path, tables: dict[str, Any]) -> Job:
     if "inputs" in data:  # a union: input <name> reads in/<name>
         for name, table in data["inputs"].items():
             table.setdefault("path", f"in/{name}")
+            if table.get("reference"):  # reference data: a table without time
+                continue
             table.setdefault("timestamp_by", "t")
             table.setdefault("arrival_time", "a")
     else:
@@ -245,3 +247,25 @@ def reference(job: Job, batches: dict[str, int], *, flush: bool = True):
 def strip(record: dict[str, Any], *names: str) -> dict[str, Any]:
     """``record`` without the named keys."""
     return {k: v for k, v in record.items() if k not in names}
+
+
+def write_reference(directory: Path, fmt: str = "csv") -> None:
+    """Reference data for the devices of :func:`write_stream` (``d0`` … ``d3``): ``d1``
+    has two rows, ``d3`` none, one row names a device no event has, and ``rank`` mixes
+    integers and floats (CSV: as the reader types them)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    rows = [
+        {"device": "d0", "model": "TX-100", "rank": 1},
+        {"device": "d1", "model": "TX-200", "rank": 2.5},
+        {"device": "d7", "model": "spare", "rank": 0},
+        {"device": "d1", "model": "TX-200b", "rank": 3},
+        {"device": "d2", "model": 'TX, "quoted"', "rank": -1},
+    ]
+    if fmt == "csv":
+        lines = ["device,model,rank"]
+        for row in rows:
+            model = '"' + str(row["model"]).replace('"', '""') + '"'
+            lines.append(f"{row['device']},{model},{row['rank']}")
+        (directory / "devices.csv").write_text("\n".join(lines) + "\n")
+    else:
+        (directory / "devices.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))

@@ -15,6 +15,7 @@ from tests.spark.streams import (
     read_output,
     reference,
     strip,
+    write_reference,
     write_stream,
 )
 
@@ -258,6 +259,14 @@ CASES = {
         "ordering": {"late_arrival": "30s", "out_of_order": "3s"},
         "join": {"left": "left", "right": "right", "on": ["device"], "between": ["-20s", "20s"]},
     },
+    "reference-left-join": {  # reference data: each released event meets the table
+        "inputs": {
+            "readings": {"partition": "partition", "partitions": 3},
+            "devices": {"reference": True, "format": "csv"},
+        },
+        "ordering": {"late_arrival": "20s", "out_of_order": "5s", "action": "drop"},
+        "join": {"left": "readings", "right": "devices", "on": ["device"], "type": "left"},
+    },
     "union-substreams-release": {
         "inputs": {"a": {"over": "device"}, "b": {"format": "parquet", "over": "device"}},
         "ordering": {"late_arrival": "15s", "out_of_order": "3s"},
@@ -370,6 +379,9 @@ def test_spark_matches_reference(spark, tmp_path, case, files_per_batch):
     if "inputs" in tables:  # a union: one stream per input, in/<name>
         for i, (name, table) in enumerate(tables["inputs"].items()):
             fmt = table.get("format", "jsonl")
+            if table.get("reference"):
+                write_reference(tmp_path / "in" / name, fmt)
+                continue
             write_stream(
                 tmp_path / "in" / name, seed=seed + i, files=4, partitions=3, fmt=fmt, **stream
             )

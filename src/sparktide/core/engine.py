@@ -146,6 +146,10 @@ class ReferenceEngine:
 
     # ------------------------------------------------------------------ set-up
     def _make_sink(self) -> Sink:
+        if self.job.references:  # a join with reference data: released events meet rows
+            from sparktide.core.join import ReferenceJoin
+
+            return ReferenceJoin(self.job, self._emit_join, shared_floor=self.substreams)
         if self.job.join is not None:
             from sparktide.core.join import TemporalJoin
 
@@ -663,7 +667,7 @@ class ReferenceEngine:
                     now=self.now,
                     started=self._started,
                     late_arrival=self._late,
-                    can_partition=self.job.join is None,
+                    can_partition=self.job.join is None or bool(self.job.references),
                 )
             )
         return out

@@ -18,10 +18,11 @@ from collections.abc import Callable
 from typing import Any
 
 from sparktide.core.records import jsonable, time_or_none, value_key
+from sparktide.core.release import OrderedRelease
 from sparktide.core.sink import Admitted, Windowless
 from sparktide.job import Job, input_of
 
-__all__ = ["TemporalJoin", "join_key"]
+__all__ = ["ReferenceJoin", "TemporalJoin", "join_key"]
 
 
 def join_key(fields: dict[str, Any], columns: tuple[str, ...]) -> tuple[Any, ...] | None:
@@ -113,3 +114,60 @@ def _arrival(event: Admitted) -> tuple[Any, ...]:
     """An event's place in arrival order: arrival time, file, line (as on Spark)."""
     record = event.record
     return (record.arrival_time, record.file or "", record.line or 0, record.seq)
+
+
+class ReferenceJoin(OrderedRelease):
+    """The sink of a job joining its stream with reference data (``[join]`` whose
+    ``right`` is ``[inputs.<name>] reference = true``; Stream Analytics' reference-data
+    JOIN).
+
+    Admitted events are released as by :class:`~sparktide.core.release.OrderedRelease`
+    (timestamp, then arrival order, once the governing watermark reaches them); each
+    released event meets the table's rows with equal ``on`` values (compared as
+    :func:`join_key` does) and is written once per such row, in the table's order, as
+    ``{left: {...}, right: {...}, timestamp}`` at the event's timestamp. An event that
+    meets no row is written once with ``right: null`` under ``type = "left"``, and not at
+    all under ``inner``. The table has no time: it never holds the stream back.
+
+    Parameters
+    ----------
+    job
+        The job (its ``join`` and its one ``references`` table).
+    emit
+        Called with each written ``event`` record and the processing time of its release.
+    shared_floor
+        True for substreams (see :class:`~sparktide.core.release.OrderedRelease`).
+    """
+
+    def __init__(
+        self, job: Job, emit: Callable[[dict[str, Any], int], None], *, shared_floor: bool
+    ) -> None:
+        from sparktide.reader import read_reference
+
+        join = job.join
+        assert join is not None
+        ((name, reference),) = job.references
+        self._join = join
+        self._rows: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+        for row in read_reference(name, reference):
+            key = join_key(row, join.on)
+            if key is not None:
+                self._rows.setdefault(key, []).append(row)
+        self._write = emit
+        super().__init__(self._meet, shared_floor=shared_floor)
+
+    def _meet(self, event: Admitted, now: int) -> None:
+        join = self._join
+        fields = event.record.fields or {}
+        key = join_key(fields, join.on)
+        rows: list[dict[str, Any] | None] = list(self._rows.get(key, ())) if key is not None else []
+        if not rows and join.type == "left":
+            rows = [None]
+        for row in rows:
+            record = {
+                "type": "event",
+                join.left: jsonable(fields),
+                join.right: jsonable(row) if row is not None else None,
+                "timestamp": time_or_none(event.timestamp),
+            }
+            self._write(record, now)

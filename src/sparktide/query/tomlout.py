@@ -115,20 +115,31 @@ def job_to_toml(job: Job, comments: tuple[str, ...] | list[str] = ()) -> str:
         for name, source in job.inputs:
             lines += _table(f"inputs.{_key(name)}", source, _SOURCE_KEYS)
             lines.append("")
+        for name, reference in job.references:  # reference data: a table, not a stream
+            lines += [
+                f"[inputs.{_key(name)}]",
+                "reference = true",
+                f"path = {_value('', reference.path)}",
+                f"format = {_value('', reference.format)}",
+                "",
+            ]
     else:
         lines += _table("source", job.source, _SOURCE_KEYS)
         lines.append("")
     if job.join is not None:
         join = job.join
-        bounds = ", ".join(json.dumps(format_duration(b)) for b in join.between)  # type: ignore[arg-type]
         lines += [
             "[join]",
             f"left = {_value('', join.left)}",
             f"right = {_value('', join.right)}",
             f"on = {_value('', list(join.on))}",
-            f"between = [{bounds}]",
-            "",
         ]
+        if join.between is not None:
+            bounds = ", ".join(json.dumps(format_duration(b)) for b in join.between)  # type: ignore[arg-type]
+            lines.append(f"between = [{bounds}]")
+        if join.type != "inner":
+            lines.append(f"type = {_value('', join.type)}")
+        lines.append("")
     lines += _table("ordering", job.ordering, _ORDERING_KEYS)
     if job.window is not None:
         window = job.window

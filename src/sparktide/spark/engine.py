@@ -179,6 +179,7 @@ class SparkEngine:
         output = job.output
         assert output.checkpoint is not None
         self.spark = spark
+        self._reference: DataFrame | None = None  # reference data (_reference_table)
         self.job = job
         self.window = job.window
         ordering = job.ordering
@@ -322,7 +323,9 @@ class SparkEngine:
             out = None
             for name, source in self.job.inputs:
                 one = dataclasses.replace(source, import_ctis=None)  # (a union's key)
-                view = dataclasses.replace(self.job, source=one, inputs=(), join=None)
+                view = dataclasses.replace(
+                    self.job, source=one, inputs=(), join=None, references=()
+                )
                 parsed = parse_lines(lines.filter(F.col("input") == name).drop("input"), view)
                 columns = ["file", "line", "raw", "mtime", "pre_error", "error", "m", "t", "a"]
                 columns += [c for c in ("key", "cti", "e") if c in parsed.columns]
@@ -518,9 +521,9 @@ class SparkEngine:
                     "k_last",
                     "k_events",
                 )
-        elif self.job.join is not None:
+        elif self.job.join is not None and not self.job.references:
             self._join(decided, batch)
-        else:
+        else:  # (a join with reference data is a release that meets the table)
             self._release(decided, batch)
         if keys_next is not None:
             self._write_keys(keys_next, batch_id, global_end, clock)
@@ -600,7 +603,7 @@ class SparkEngine:
                     now=now,
                     started=clock["started"],
                     late_arrival=self.L,
-                    can_partition=self.job.join is None,
+                    can_partition=self.job.join is None or bool(self.job.references),
                 )
             )
         return out
@@ -1197,6 +1200,8 @@ class SparkEngine:
         )
         if self.job.select:  # [select]: the projected columns (computed after parsing)
             event = projected_event(self.job, iso("s"))
+        if self.job.references:  # a join with reference data: the record, met on release
+            event = "raw"
         admitted = decided.filter("verdict IN ('accepted', 'adjusted')").select(
             "scope", "s", "a", "file", "line", F.expr(event).alias("value")
         )
@@ -1207,12 +1212,70 @@ class SparkEngine:
             rows = rows.join(table, on="scope", how="left")
         rows = rows.withColumn("ready", F.expr(f"s <= {scope_w}")).cache()
         try:
-            out = rows.filter("ready").select(*_ordered("s", "a", "file", "line"), "value")
+            ready = rows.filter("ready")
+            if self.job.references:
+                out = self._meet(ready)
+            else:
+                out = ready.select(*_ordered("s", "a", "file", "line"), "value")
             self._write_text(out, self.output.path, batch.label, "released")
             held = rows.filter("NOT ready").select(*_HELD_SCHEMA.names)
             self._write_state(held, batch.id, "held", "held")
         finally:
             rows.unpersist()
+
+    # ------------------------------------------------------------------ reference data
+    def _meet(self, ready: DataFrame) -> DataFrame:
+        """Released events (``value``: the record's JSON text) joined with the reference
+        data (:class:`sparktide.core.join.ReferenceJoin`): one record per matching row,
+        in (timestamp, arrival order, the row's place in the table) order; under
+        ``type = "left"`` an event without a match once, its right side ``null``. Both
+        sides' keys are the same SQL (:func:`distinct_key` of each ``on`` field of a
+        variant), so they match as the reference engine's :func:`join_key` does."""
+        join = self.job.join
+        assert join is not None
+        keys = [f"j{i}" for i in range(len(join.on))]
+        events = self._with_keys(ready.selectExpr("s", "a", "file", "line", "value"), "value")
+        events = events.alias("e")
+        table = F.broadcast(self._reference_table()).alias("r")
+        condition = " AND ".join(f"e.{k} = r.{k}" for k in keys)
+        met = events.join(table, F.expr(condition), "left" if join.type == "left" else "inner")
+        members = [
+            sql_string(json.dumps(join.left) + ":"),
+            "e.value",
+            sql_string("," + json.dumps(join.right) + ":"),
+            "coalesce(r.text, 'null')",
+            sql_string(',"timestamp":"'),
+            iso("e.s"),
+            "'\"'",
+        ]
+        return met.select(
+            *_ordered("e.s", "e.a", "e.file", "e.line", "r.ro"),
+            F.expr(f"concat('{{', {', '.join(members)}, '}}')").alias("value"),
+        )
+
+    def _reference_table(self) -> DataFrame:
+        """The reference data as ``ro`` (its place), ``text`` (the row's JSON) and the
+        ``j<i>`` keys: read on the driver by the reference engine's reader, once."""
+        if self._reference is None:
+            from sparktide.core.records import jsonable
+            from sparktide.reader import read_reference
+
+            ((name, reference),) = self.job.references
+            rows = [
+                (i, json.dumps(jsonable(row), ensure_ascii=False))
+                for i, row in enumerate(read_reference(name, reference))
+            ]
+            frame = self.spark.createDataFrame(rows, "ro bigint, text string")
+            self._reference = self._with_keys(frame, "text").cache()
+        return self._reference
+
+    def _with_keys(self, frame: DataFrame, text: str) -> DataFrame:
+        """``frame`` with the ``j<i>`` keys of the JSON record in column ``text``, by the
+        expressions the stream's keys are computed with (:meth:`_inputs`)."""
+        keyed = frame.withColumn("m", F.expr(f"parse_json({text})"))
+        return keyed.selectExpr(
+            *frame.columns, *(f"{expr} AS {name}" for name, expr in self._inputs())
+        )
 
     # ------------------------------------------------------------------ temporal join
     def _join(self, decided: DataFrame, batch: _Batch) -> None:
@@ -1227,6 +1290,7 @@ class SparkEngine:
         they are all declared; else events are kept)."""
         join = self.job.join
         assert join is not None
+        assert join.between is not None
         low, high = join.between
         keys = [f"j{i}" for i in range(len(join.on))]
         columns = ["side", *keys, "s", "a", "file", "line", "raw"]
