@@ -48,6 +48,7 @@ from sparktide.spark.arrowparse import parse_files
 from sparktide.spark.expr import (
     add_record_columns,
     filter_rows,
+    join_projection,
     projected_event,
     record_columns,
     window_projection,
@@ -322,7 +323,7 @@ class SparkEngine:
             out = None
             for name, source in self.job.inputs:
                 one = dataclasses.replace(source, import_ctis=None)  # (a union's key)
-                view = dataclasses.replace(self.job, source=one, inputs=(), join=None)
+                view = dataclasses.replace(self.job, source=one, inputs=(), join=None, select=())
                 parsed = parse_lines(lines.filter(F.col("input") == name).drop("input"), view)
                 columns = ["file", "line", "raw", "mtime", "pre_error", "error", "m", "t", "a"]
                 columns += [c for c in ("key", "cti", "e") if c in parsed.columns]
@@ -1238,15 +1239,6 @@ class SparkEngine:
         condition = " AND ".join(f"l.{k} = r.{k}" for k in keys)
         condition += f" AND r.s - l.s BETWEEN {low} AND {high} AND (l.new OR r.new)"
         pairs = left.join(right, F.expr(condition))
-        members = [
-            sql_string(json.dumps(join.left) + ":"),
-            "l.raw",
-            sql_string("," + json.dumps(join.right) + ":"),
-            "r.raw",
-            sql_string(',"timestamp":"'),
-            iso("greatest(l.s, r.s)"),
-            "'\"'",
-        ]
         matches = pairs.selectExpr(
             "greatest(l.s, r.s) AS s",
             "l.a AS la",
@@ -1255,7 +1247,24 @@ class SparkEngine:
             "r.a AS ra",
             "r.file AS rfile",
             "r.line AS rline",
-            f"concat('{{', {', '.join(members)}, '}}') AS value",
+            "l.raw AS lraw",
+            "r.raw AS rraw",
+        )
+        if self.job.select:  # [select] over the match (sparktide.spark.expr)
+            matches, value = join_projection(matches, self.job, ("lraw", "rraw"), "s")
+        else:  # both records whole
+            members = [
+                sql_string(json.dumps(join.left) + ":"),
+                "lraw",
+                sql_string("," + json.dumps(join.right) + ":"),
+                "rraw",
+                sql_string(',"timestamp":"'),
+                iso("s"),
+                "'\"'",
+            ]
+            value = f"concat('{{', {', '.join(members)}, '}}')"
+        matches = matches.selectExpr(
+            *(f.name for f in _MATCHES_SCHEMA.fields[:-1]), f"{value} AS value"
         )
         held = self.store.load_table(batch.previous, "matches", _MATCHES_SCHEMA)
         scope_w, _, _ = self._scope_watermarks(batch)
