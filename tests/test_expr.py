@@ -277,7 +277,7 @@ TIMES = {
 #: boundaries crossed from start to end, floor(end / unit) - floor(start / unit) in UTC
 #: microseconds; null when either side is not an ISO-8601 time with a zone.
 DATEDIFF_CASES: list[tuple[str, object]] = [
-    # one microsecond apart, one boundary: SQL Server's documented behaviour
+    # one second apart, one boundary crossed (as SQL Server documents it)
     ("DATEDIFF(minute, t0, t1)", 1),
     ("DATEDIFF(minute, t1, t0)", -1),
     ("DATEDIFF(hour, t0, t1)", 0),
