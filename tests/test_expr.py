@@ -12,6 +12,7 @@ from sparktide.expr import (
     OTHER,
     Between,
     Binary,
+    DateDiff,
     In,
     IsNull,
     Like,
@@ -85,6 +86,16 @@ def same(a: object, b: object) -> bool:
         ("a NOT BETWEEN -1 AND 2", Between(Ref("a"), Unary("-", Lit(1)), Lit(2), True)),
         ("a LIKE 'x%'", Like(Ref("a"), "x%")),
         ("a NOT LIKE '_'", Like(Ref("a"), "_", True)),
+        ("e.TollId", Ref("TollId", "e")),
+        ("[in-1].[x-y] + 1", Binary("+", Ref("x-y", "in-1"), Lit(1))),
+        ("DATEDIFF(minute, a.t, b.t)", DateDiff("minute", Ref("t", "a"), Ref("t", "b"))),
+        ("datediff(MI, t, timestamp)", DateDiff("minute", Ref("t"), Ref("timestamp"))),
+        (
+            "DateDiff(mcs, 'x', t) * 2",
+            Binary("*", DateDiff("microsecond", Lit("x"), Ref("t")), Lit(2)),
+        ),
+        ("-datediff(dd, a, b)", Unary("-", DateDiff("day", Ref("a"), Ref("b")))),
+        ("datediff = 1", Binary("=", Ref("datediff"), Lit(1))),  # a column, not a call
     ],
 )
 def test_parse(text: str, tree: object) -> None:
@@ -108,6 +119,9 @@ def test_parse(text: str, tree: object) -> None:
         "[x-y] = 1",
         "[Select] = 1",
         "1e16 + 0.1",
+        "[and].[or] = a.b",
+        "DATEDIFF(hh, [x-y-z].t, u) BETWEEN 0 AND 15",
+        "DATEDIFF(s, DATEDIFF(d, a, b), c) IS NULL",
     ],
 )
 def test_canonical_text_round_trips(text: str) -> None:
@@ -126,6 +140,13 @@ def test_canonical_text_round_trips(text: str) -> None:
         ("a b", "column 3: unexpected 'b'"),
         ("", "expected an expression"),
         ("a = 1)", "column 6: unexpected ')'"),
+        ("a.b.c = 1", "column 4: unexpected '.': a name is a column or input.column"),
+        ("1 + upper(a)", "column 5: unknown function upper(...); the one function is DATEDIFF"),
+        ("DATEDIFF(minute, a)", "column 1: DATEDIFF(...) takes a unit and two times"),
+        ("datediff(week, a, b)", "DATEDIFF(week, ...): the unit is day (dd, d), hour (hh)"),
+        ("datediff('minute', a, b)", "written as a bare word (DATEDIFF(minute, start, end))"),
+        ("datediff(t.minute, a, b)", "DATEDIFF(t.minute, ...): the unit is"),
+        ("[a].[b c] = 1", "'b c' is not a column name"),
     ],
 )
 def test_syntax_errors_name_the_key_and_column(text: str, message: str) -> None:
@@ -229,6 +250,92 @@ def test_evaluation(text: str, value: object) -> None:
     assert same(ev(text), value), (text, ev(text))
 
 
+#: A record of times for DATEDIFF (both engines evaluate DATEDIFF_CASES over it:
+#: tests/spark/test_expr.py compiles the same table to Spark SQL).
+TIMES = {
+    "t0": "2026-03-01T09:00:59Z",
+    "t1": "2026-03-01T09:01:00Z",
+    "paris": "2026-03-02T00:30:00+01:00",  # 2026-03-01T23:30:00Z: still March 1st in UTC
+    "pre": "1969-12-31T23:59:59.9995Z",  # 500 us before the epoch
+    "post": "1970-01-01T00:00:00.0005Z",
+    "noon_before": "1969-12-31T12:00:00Z",
+    "noon_after": "1970-01-01T12:00:00Z",
+    "first": "0001-01-01T00:00:00Z",
+    "last": "9999-12-31T23:59:59.999999Z",
+    "naive": "2026-03-01T09:00:00",
+    "feb30": "2026-02-30T00:00:00Z",
+    "far_zone": "2026-03-01T09:00:00+19:00",
+    "nanos": "2026-03-01T09:00:00.1234567Z",
+    "word": "soon",
+    "num": 5,
+    "yes": True,
+    "nul": None,
+    "arr": ["2026-03-01T09:00:00Z"],
+}
+
+#: (expression, value): Stream Analytics' (SQL Server's) DATEDIFF counts the unit
+#: boundaries crossed from start to end, floor(end / unit) - floor(start / unit) in UTC
+#: microseconds; null when either side is not an ISO-8601 time with a zone.
+DATEDIFF_CASES: list[tuple[str, object]] = [
+    # one second apart, one boundary crossed (as SQL Server documents it)
+    ("DATEDIFF(minute, t0, t1)", 1),
+    ("DATEDIFF(minute, t1, t0)", -1),
+    ("DATEDIFF(hour, t0, t1)", 0),
+    ("DATEDIFF(second, t0, t1)", 1),
+    ("DATEDIFF(ms, t0, t1)", 1000),
+    ("DATEDIFF(mcs, t0, t1)", 1_000_000),
+    ("DATEDIFF(minute, '2026-03-01T09:00:00Z', '2026-03-01T09:00:59.999999Z')", 0),
+    ("DATEDIFF(n, '2026-03-01T09:00:00Z', '2026-03-01T09:15:59Z')", 15),
+    # days are UTC days, whatever the text's zone
+    ("DATEDIFF(day, '2026-03-01T23:59:59.999999Z', '2026-03-02T00:00:00Z')", 1),
+    ("DATEDIFF(dd, '2026-03-01T00:00:00Z', paris)", 0),
+    ("DATEDIFF(d, paris, '2026-03-02T00:00:00+00:00')", 1),
+    ("DATEDIFF(hh, t0, paris)", 14),
+    # before the epoch: floor division, not truncation (which would say 0 for both)
+    ("DATEDIFF(millisecond, pre, post)", 1),
+    ("DATEDIFF(day, noon_before, noon_after)", 1),
+    ("DATEDIFF(second, pre, '1970-01-01T00:00:00Z')", 1),
+    ("DATEDIFF(microsecond, pre, post)", 1000),
+    ("DATEDIFF(ss, '1969-12-31T23:59:58.5Z', pre)", 1),
+    # the whole range of years, exactly (no floating point)
+    ("DATEDIFF(microsecond, first, last)", 315_537_897_599_999_999),
+    ("DATEDIFF(day, first, last)", 3_652_058),
+    ("DATEDIFF(mcs, last, first)", -315_537_897_599_999_999),
+    # computed with, compared
+    ("DATEDIFF(second, t0, t1) * 2 + 1", 3),
+    ("DATEDIFF(minute, t0, t1) BETWEEN 0 AND 15", True),
+    ("DATEDIFF(minute, t0, t1) = 1.0", True),
+    # not times: null
+    ("DATEDIFF(minute, t0, naive)", None),
+    ("DATEDIFF(minute, feb30, t0)", None),
+    ("DATEDIFF(minute, t0, far_zone)", None),
+    ("DATEDIFF(minute, nanos, t0)", None),
+    ("DATEDIFF(minute, word, t0)", None),
+    ("DATEDIFF(minute, t0, num)", None),
+    ("DATEDIFF(minute, yes, t0)", None),
+    ("DATEDIFF(minute, t0, nul)", None),
+    ("DATEDIFF(minute, missing, t0)", None),
+    ("DATEDIFF(minute, arr, t0)", None),
+    ("DATEDIFF(minute, t0, null)", None),
+    ("DATEDIFF(minute, t0, '0000-12-31T00:00:00Z')", None),
+    ("DATEDIFF(minute, t0, t1 + 1)", None),
+    ("DATEDIFF(minute, t0, word) IS NULL", True),
+]
+
+
+@pytest.mark.parametrize(("text", "value"), DATEDIFF_CASES)
+def test_datediff_counts_unit_boundaries(text: str, value: object) -> None:
+    got = evaluate(parse_expression(text), lambda name: value_of(TIMES.get(name)))
+    assert same(got, value), (text, got)
+
+
+def test_qualified_names_are_looked_up_by_input_and_field() -> None:
+    match = {"e.t": "2026-03-01T09:00:10Z", "x.t": "2026-03-01T09:03:10Z"}
+    expr = parse_expression("DATEDIFF(minute, e.t, x.t)")
+    assert references(expr) == ["e.t", "x.t"]
+    assert evaluate(expr, lambda key: value_of(match.get(key))) == 3
+
+
 def test_values_as_expressions_see_them() -> None:
     assert value_of(2**63) == float(2**63)
     assert value_of(-(2**63)) == -(2**63)
@@ -246,6 +353,7 @@ def test_a_row_passes_only_when_the_condition_is_true() -> None:
 
 
 def test_references_in_first_use_order() -> None:
+    assert references(parse_expression("DATEDIFF(s, a.t, t) > a.t + b.t")) == ["a.t", "t", "b.t"]
     assert references(parse_expression("b + a > 1 AND c IN (a, d) OR b IS NULL")) == [
         "b",
         "a",

@@ -10,6 +10,7 @@ import pytest
 
 from jobfiles import BASE_JOB, CONFIG_ERRORS, DELETE, SPEC_JOB_TOML, mutate, write_job
 from sparktide.errors import ConfigError, SparktideError
+from sparktide.expr import references
 from sparktide.job import (
     AGGREGATE_FUNCTIONS,
     Aggregate,
@@ -566,13 +567,87 @@ def test_join_errors_name_the_key(tmp_path, changes, key):
         ({"window": {"type": "tumbling", "size": "1m"}}, "window"),
         ({"ordering": {"on_out_of_order": "accept"}}, "ordering.on_out_of_order"),
         ({"ordering": {"partitioned": True}}, "join"),
-        ({"select": {"plate": "plate"}}, "select"),
     ],
 )
 def test_join_refuses_what_it_cannot_do_yet(tmp_path, extra, key):
     with pytest.raises(ConfigError) as info:
         Job.from_dict({**_join(between=["0s", "1m"]), **extra}, base_dir=tmp_path)
     assert info.value.key == key, info.value
+
+
+def test_select_over_a_join_reads_qualified_fields_and_the_timestamp(tmp_path):
+    select = {
+        "plate": "entry.plate",
+        "minutes": "DATEDIFF(minute, entry.t, exit.t)",
+        "at": "timestamp",
+        "late": "datediff(s, [entry].[t], timestamp) > 60",
+    }
+    job = Job.from_dict({**_join(between=["0s", "1m"]), "select": select}, base_dir=tmp_path)
+    assert [p.name for p in job.select] == ["plate", "minutes", "at", "late"]
+    assert references(job.select[3].parsed) == ["entry.t", "timestamp"]
+
+
+@pytest.mark.parametrize(
+    ("select", "key", "message"),
+    [
+        # unqualified fields are refused: no field is known to be unambiguous
+        (
+            {"p": "plate"},
+            "select.p",
+            "'plate' over a join: qualify it with its input (entry.plate or exit.plate)",
+        ),
+        ({"d": "DATEDIFF(minute, t, exit.t)"}, "select.d", "'t' over a join: qualify"),
+        (
+            {"p": "Entry.plate"},
+            "select.p",
+            "'Entry' is not an input of the join (entry or exit; names are case-sensitive)",
+        ),
+        ({"p": "other.plate + 1"}, "select.p", "'other' is not an input of the join"),
+        ({"timestamp": "entry.t"}, "select.timestamp", "'timestamp' is a name sparktide"),
+        (
+            {"d": "DATEDIFF(month, entry.t, exit.t)"},
+            "select.d",
+            "DATEDIFF(month, ...): the "
+            "unit is day (dd, d), hour (hh), minute (mi, n), second (ss, s), millisecond (ms) "
+            "or microsecond (mcs)",
+        ),
+        ({"d": "upper(entry.plate)"}, "select.d", "unknown function upper(...)"),
+        (
+            {"d": "entry.plate.x"},
+            "select.d",
+            "column 12: unexpected '.': a name is a column or input.column",
+        ),
+    ],
+)
+def test_select_over_a_join_errors_name_the_key(tmp_path, select, key, message):
+    with pytest.raises(ConfigError) as info:
+        Job.from_dict({**_join(between=["0s", "1m"]), "select": select}, base_dir=tmp_path)
+    assert info.value.key == key, info.value
+    assert message in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("changes", "key"),
+    [
+        ({"filter.where": "x.speed > 1"}, "filter.where"),
+        ({"window.having": "x.n > 1"}, "window.having"),
+        ({"select": {"m": "x.total / n"}}, "select.m"),
+        ({"window": DELETE, "select": {"v": "x.value"}}, "select.v"),
+    ],
+)
+def test_qualified_names_outside_a_join_are_refused(changes, key):
+    with pytest.raises(ConfigError) as info:
+        Job.from_dict(mutate(BASE_JOB, changes))
+    assert info.value.key == key, info.value
+    assert "'x." in str(info.value)
+
+
+def test_a_join_filters_each_inputs_events_by_plain_names(tmp_path):
+    data = {**_join(between=["0s", "1m"]), "filter": {"where": "plate <> 'X'"}}
+    assert Job.from_dict(data, base_dir=tmp_path).filter is not None
+    data["filter"] = {"where": "entry.plate <> 'X'"}
+    with pytest.raises(ConfigError, match=r"^filter\.where: 'entry\.plate': the filter reads "):
+        Job.from_dict(data, base_dir=tmp_path)
 
 
 def test_filter_having_and_select_load_and_build_the_same_job(tmp_path):

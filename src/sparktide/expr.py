@@ -1,9 +1,10 @@
 """Expressions of a job file: ``[filter] where``, ``[window] having`` and ``[select]``.
 
 A small SQL subset (grammar ``expr.lark``, LALR(1), parsed by lark): column references
-(``speed``, ``[lane-id]``), numbers, ``'strings'``, ``true``/``false``/``null``,
-``= <> != < <= > >=``, ``AND OR NOT``, ``+ - * / %``, unary minus, ``IS [NOT] NULL``,
-``[NOT] IN (...)``, ``[NOT] BETWEEN a AND b`` and ``[NOT] LIKE 'pattern'``.
+(``speed``, ``[lane-id]``, and ``input.field`` for the records of a join), numbers,
+``'strings'``, ``true``/``false``/``null``, ``= <> != < <= > >=``, ``AND OR NOT``,
+``+ - * / %``, unary minus, ``IS [NOT] NULL``, ``[NOT] IN (...)``,
+``[NOT] BETWEEN a AND b``, ``[NOT] LIKE 'pattern'`` and ``DATEDIFF(unit, start, end)``.
 
 The values are those of JSON, with SQL's three-valued logic (``docs/semantics.md``):
 
@@ -21,7 +22,14 @@ The values are those of JSON, with SQL's three-valued logic (``docs/semantics.md
 - ``AND``, ``OR``, ``NOT`` are Kleene's; an operand that is not a boolean is null;
 - ``x IN (a, b)`` is ``x = a OR x = b``; ``x BETWEEN a AND b`` is ``x >= a AND x <= b``;
 - ``LIKE`` takes a string literal pattern (``%`` any text, ``_`` one character, no
-  escape character) and matches strings only, case-sensitively.
+  escape character) and matches strings only, case-sensitively;
+- ``DATEDIFF(unit, start, end)`` is Stream Analytics' (and SQL Server's): the number of
+  ``unit`` boundaries crossed from ``start`` to ``end`` (``DATEDIFF(minute,
+  '...T09:00:59Z', '...T09:01:00Z')`` is 1), an integer, negative when ``end`` is
+  before ``start``; the times are ISO-8601 text with a zone (as sparktide reads every
+  time); null when either is null, not a string, or not such a time. Units: ``day``
+  (``dd``, ``d``), ``hour`` (``hh``), ``minute`` (``mi``, ``n``), ``second`` (``ss``,
+  ``s``), ``millisecond`` (``ms``), ``microsecond`` (``mcs``); days are UTC days.
 
 A row passes a filter only when the predicate is true. :func:`evaluate` is the reference
 engine's evaluator; ``sparktide.spark.expr`` compiles the same trees to Spark SQL.
@@ -40,11 +48,14 @@ from lark import Lark, Token, Transformer
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from sparktide.errors import ConfigError
+from sparktide.time import DAY, HOUR, MILLISECOND, MINUTE, SECOND, instant_or_problem
 
 __all__ = [
+    "DATEDIFF_UNITS",
     "OTHER",
     "Between",
     "Binary",
+    "DateDiff",
     "Expr",
     "In",
     "IsNull",
@@ -52,11 +63,13 @@ __all__ = [
     "Lit",
     "Ref",
     "Unary",
+    "datediff",
     "desugar",
     "evaluate",
     "like_regex",
     "parse_expression",
     "passes",
+    "ref_nodes",
     "references",
     "to_text",
     "value_of",
@@ -68,6 +81,19 @@ _COLUMN = re.compile(r"[A-Za-z_][A-Za-z0-9_\-]*\Z")
 _KEYWORDS = {"and", "or", "not", "between", "is", "null", "like", "in", "true", "false"}
 COMPARISONS = ("=", "<>", "<", "<=", ">", ">=")
 ARITHMETIC = ("+", "-", "*", "/", "%")
+#: ``DATEDIFF``'s units, Stream Analytics' names and abbreviations (any case): the
+#: canonical name and the length in microseconds.
+DATEDIFF_UNITS: dict[str, tuple[str, int]] = {
+    **dict.fromkeys(("day", "dd", "d"), ("day", DAY)),
+    **dict.fromkeys(("hour", "hh"), ("hour", HOUR)),
+    **dict.fromkeys(("minute", "mi", "n"), ("minute", MINUTE)),
+    **dict.fromkeys(("second", "ss", "s"), ("second", SECOND)),
+    **dict.fromkeys(("millisecond", "ms"), ("millisecond", MILLISECOND)),
+    **dict.fromkeys(("microsecond", "mcs"), ("microsecond", 1)),
+}
+_UNIT_HELP = (
+    "day (dd, d), hour (hh), minute (mi, n), second (ss, s), millisecond (ms) or microsecond (mcs)"
+)
 
 
 class _Other:
@@ -90,9 +116,17 @@ OTHER = _Other()
 
 @dataclass(frozen=True)
 class Ref:
-    """A column (a top-level field, or a window record's column)."""
+    """A column: a top-level field, or a window record's column; with ``input``, the
+    field ``name`` of that input's record in a join's match (``EntryStream.TollId``)."""
 
     name: str
+    input: str | None = None
+
+    @property
+    def key(self) -> str:
+        """``name``, or ``input.name`` for a qualified name (column names hold no dot, so
+        the two never meet)."""
+        return self.name if self.input is None else f"{self.input}.{self.name}"
 
 
 @dataclass(frozen=True)
@@ -156,7 +190,22 @@ class Like:
     negated: bool = False
 
 
-Expr = Ref | Lit | Unary | Binary | IsNull | In | Between | Like
+@dataclass(frozen=True)
+class DateDiff:
+    """``DATEDIFF(unit, start, end)``: the number of ``unit`` boundaries crossed from
+    ``start`` to ``end`` (``unit``: the canonical name, see :data:`DATEDIFF_UNITS`)."""
+
+    unit: str
+    start: Expr
+    end: Expr
+
+    @property
+    def micros(self) -> int:
+        """The unit's length in microseconds."""
+        return DATEDIFF_UNITS[self.unit][1]
+
+
+Expr = Ref | Lit | Unary | Binary | IsNull | In | Between | Like | DateDiff
 
 
 # ---------------------------------------------------------------------- parsing
@@ -196,8 +245,7 @@ class _Build(Transformer[Token, Expr]):
     def false(self, items: list[Token]) -> Expr:
         return Lit(False)
 
-    def ref(self, items: list[Token]) -> Expr:
-        (token,) = items
+    def _column(self, token: Token) -> str:
         text = str(token)
         name = text[1:-1].replace("]]", "]") if token.type == "BRACKETED" else text
         if not _COLUMN.match(name):
@@ -206,7 +254,44 @@ class _Build(Transformer[Token, Expr]):
                 f"{name!r} is not a column name (letters, digits, '_' or '-', not starting "
                 "with a digit)",
             )
-        return Ref(name)
+        return name
+
+    def ref(self, items: list[Token]) -> Expr:
+        (token,) = items
+        return Ref(self._column(token))
+
+    def qualified(self, items: list[Token]) -> Expr:
+        first, second = items
+        return Ref(self._column(second), self._column(first))
+
+    def call(self, items: list[Any]) -> Expr:
+        token, *args = items
+        function = str(token)
+        if function.lower() != "datediff":
+            raise self.fail(
+                token,
+                f"unknown function {function}(...); the one function is DATEDIFF(unit, start, end)",
+            )
+        if len(args) != 3:
+            raise self.fail(
+                token,
+                f"{function}(...) takes a unit and two times, as DATEDIFF(minute, start, end); "
+                f"got {len(args)} argument{'' if len(args) == 1 else 's'}",
+            )
+        unit, start, end = args
+        found = (
+            DATEDIFF_UNITS.get(unit.name.lower())
+            if isinstance(unit, Ref) and unit.input is None
+            else None
+        )
+        if found is None:
+            shown = to_text(unit)
+            raise self.fail(
+                token,
+                f"DATEDIFF({shown}, ...): the unit is {_UNIT_HELP}, written as a bare word "
+                "(DATEDIFF(minute, start, end))",
+            )
+        return DateDiff(found[0], start, end)
 
     def sign(self, items: list[Any]) -> Expr:
         op, operand = items
@@ -298,6 +383,11 @@ def _syntax_message(text: str, exc: UnexpectedInput) -> str:
     ):
         return f"the expression {text!r} ends too early"
     assert isinstance(exc, UnexpectedToken)
+    if str(exc.token) == ".":
+        return (
+            f"column {exc.column}: unexpected '.': a name is a column or input.column "
+            "(nested fields are not read)"
+        )
     return f"column {exc.column}: unexpected {str(exc.token)!r}"
 
 
@@ -342,7 +432,11 @@ def _name(name: str) -> str:
 def to_text(expr: Expr) -> str:
     """The canonical text of ``expr``: it parses back into an equal tree."""
     if isinstance(expr, Ref):
+        if expr.input is not None:
+            return f"{_name(expr.input)}.{_name(expr.name)}"
         return _name(expr.name)
+    if isinstance(expr, DateDiff):
+        return f"DATEDIFF({expr.unit}, {to_text(expr.start)}, {to_text(expr.end)})"
     if isinstance(expr, Lit):
         return _literal(expr.value)
     if isinstance(expr, Unary):
@@ -369,12 +463,21 @@ def to_text(expr: Expr) -> str:
 
 
 def references(expr: Expr) -> list[str]:
-    """The column names ``expr`` reads, in first-use order."""
-    out: dict[str, None] = {}
+    """The column names ``expr`` reads (:attr:`Ref.key`: ``input.field`` for qualified
+    names), in first-use order."""
+    return list(dict.fromkeys(ref.key for ref in ref_nodes(expr)))
+
+
+def ref_nodes(expr: Expr) -> list[Ref]:
+    """The columns ``expr`` reads, each once, in first-use order."""
+    out: dict[Ref, None] = {}
 
     def walk(node: Expr) -> None:
         if isinstance(node, Ref):
-            out.setdefault(node.name)
+            out.setdefault(node)
+        elif isinstance(node, DateDiff):
+            walk(node.start)
+            walk(node.end)
         elif isinstance(node, Unary):
             walk(node.operand)
         elif isinstance(node, Binary):
@@ -414,6 +517,8 @@ def desugar(expr: Expr) -> Expr:
         for item in expr.items[1:]:
             inner = Binary("OR", inner, Binary("=", operand, desugar(item)))
         return Unary("NOT", inner) if expr.negated else inner
+    if isinstance(expr, DateDiff):
+        return DateDiff(expr.unit, desugar(expr.start), desugar(expr.end))
     if isinstance(expr, Between):
         operand = desugar(expr.operand)
         inner = Binary(
@@ -501,6 +606,22 @@ def _arith(op: str, a: Any, b: Any) -> Any:
     return _finite(r2)
 
 
+def _instant(value: Any) -> int | None:
+    """A value as ``DATEDIFF`` reads it: the instant of an ISO-8601 time text with a zone
+    (microseconds), else ``None``."""
+    if not isinstance(value, str):
+        return None
+    instant = instant_or_problem(value)
+    return instant if isinstance(instant, int) else None
+
+
+def datediff(unit: int, start: int, end: int) -> int:
+    """``DATEDIFF``: the number of boundaries of ``unit`` (microseconds; a unit of a day
+    or less, so its boundaries are multiples of it since the epoch) crossed from the
+    instant ``start`` to ``end``: ``floor(end / unit) - floor(start / unit)``."""
+    return end // unit - start // unit
+
+
 def _truth(value: Any) -> bool | None:
     return value if isinstance(value, bool) else None
 
@@ -516,15 +637,19 @@ def like_regex(pattern: str) -> re.Pattern[str]:
 
 def evaluate(expr: Expr, lookup: Any) -> Any:
     """The value of ``expr`` (see the module docstring), with ``lookup(name)`` giving a
-    column's value as :func:`value_of` reads it.
+    column's value as :func:`value_of` reads it (``name``: :attr:`Ref.key`).
 
     Returns ``None`` (null), a ``bool``, an ``int``, a ``float``, a ``str`` or
     :data:`OTHER`.
     """
     if isinstance(expr, Ref):
-        return lookup(expr.name)
+        return lookup(expr.key)
     if isinstance(expr, Lit):
         return value_of(expr.value)
+    if isinstance(expr, DateDiff):
+        start = _instant(evaluate(expr.start, lookup))
+        end = _instant(evaluate(expr.end, lookup))
+        return None if start is None or end is None else datediff(expr.micros, start, end)
     if isinstance(expr, Unary):
         value = evaluate(expr.operand, lookup)
         if expr.op == "NOT":

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from sparktide.errors import ConfigError, TimeFormatError
-from sparktide.expr import Expr, parse_expression, references
+from sparktide.expr import Expr, parse_expression, ref_nodes, references
 from sparktide.time import MINUTE, SECOND, format_duration, parse_duration
 
 __all__ = [
@@ -648,9 +648,9 @@ class Window:
                     "window.group_by", f"{column!r} is a name sparktide writes itself"
                 )
         if self.having is not None:
-            _check_references(
-                _expression(self.having, "window.having"), self.result_columns, "window.having"
-            )
+            having = _expression(self.having, "window.having")
+            _no_input_fields(having, "window.having")
+            _check_references(having, self.result_columns, "window.having")
 
     @property
     def result_columns(self) -> tuple[str, ...]:
@@ -681,6 +681,37 @@ def _expression(text: Any, key: str) -> Expr:
     return parse_expression(text, key)
 
 
+def _no_input_fields(expr: Expr, key: str) -> None:
+    """Refuse ``input.field`` names where no join's match is read."""
+    for ref in ref_nodes(expr):
+        if ref.input is not None:
+            raise ConfigError(
+                key,
+                f"{ref.key!r} names a field of a join's input: input.field names are read by "
+                f"[select] over a [join] only; here write {ref.name!r}",
+            )
+
+
+def _check_join_references(expr: Expr, join: Join, key: str) -> None:
+    """``[select]`` over a join reads ``<input>.<field>`` of either input and the match's
+    ``timestamp``; an unqualified field is refused (the inputs' fields are not known before
+    the data, so no name is unambiguous)."""
+    inputs = (join.left, join.right)
+    for ref in ref_nodes(expr):
+        if ref.input is None and ref.name != "timestamp":
+            raise ConfigError(
+                key,
+                f"{ref.name!r} over a join: qualify it with its input ({join.left}.{ref.name} "
+                f"or {join.right}.{ref.name}); the match's own time is timestamp",
+            )
+        if ref.input is not None and ref.input not in inputs:
+            raise ConfigError(
+                key,
+                f"{ref.key!r}: {ref.input!r} is not an input of the join ({join.left} or "
+                f"{join.right}; names are case-sensitive)",
+            )
+
+
 def _check_references(expr: Expr, allowed: tuple[str, ...], key: str) -> None:
     for name in references(expr):
         if name not in allowed:
@@ -709,7 +740,14 @@ class Filter:
     where: str
 
     def __post_init__(self) -> None:
-        _expression(self.where, "filter.where")
+        where = _expression(self.where, "filter.where")
+        for ref in ref_nodes(where):
+            if ref.input is not None:
+                raise ConfigError(
+                    "filter.where",
+                    f"{ref.key!r}: the filter reads each input's own events, before any join "
+                    f"(and a union's inputs share it): write {ref.name!r}",
+                )
 
     @property
     def expression(self) -> Expr:
@@ -727,8 +765,10 @@ class Projection:
         The output column.
     expression
         Its value: over the window's result (group-by columns, aggregate names,
-        ``window_start``, ``window_end``) in a windowed job, over the record's fields in a
-        job without a window. A bare column passes its value through unchanged.
+        ``window_start``, ``window_end``) in a windowed job, over a join's match
+        (``<input>.<field>`` of either input, and ``timestamp``) in a job with
+        ``[join]``, over the record's fields in a job without either. A bare column
+        passes its value through unchanged.
     """
 
     name: str
@@ -782,7 +822,8 @@ class Job:
 
     Cross-table rules are checked here: ``partitioned`` needs a partition column and
     excludes substreams; with substreams every window grouping includes the key;
-    ``[select]`` reads the window's result in a windowed job.
+    ``[select]`` reads the window's result in a windowed job, a join's match
+    (``<input>.<field>``, ``timestamp``) in a job with ``[join]``.
     """
 
     source: Source
@@ -818,6 +859,10 @@ class Job:
             if projection.name in reserved:
                 raise ConfigError(key, f"{projection.name!r} is a name sparktide writes itself")
             seen.add(projection.name)
+            if self.join is not None:
+                _check_join_references(projection.parsed, self.join, key)
+                continue
+            _no_input_fields(projection.parsed, key)
             if self.window is not None:
                 _check_references(projection.parsed, self.window.result_columns, key)
         if self.ordering.partitioned and self.source.partition is None:
@@ -952,10 +997,6 @@ class Job:
             )
         if self.window is not None:
             raise ConfigError("window", "a join's matches are released as events: no [window] yet")
-        if self.select:
-            raise ConfigError(
-                "select", "a join writes both records whole ({left: ..., right: ...}) for now"
-            )
         if self.source.over is not None or self.ordering.partitioned:
             raise ConfigError(
                 "join", "a join follows the merged watermark of both inputs: no over or partitioned"
@@ -987,10 +1028,6 @@ class Job:
             )
         if self.window is not None:
             raise ConfigError("window", "a join's matches are released as events: no [window] yet")
-        if self.select:
-            raise ConfigError(
-                "select", "a join with reference data writes both records whole for now"
-            )
         if self.source.end_time is not None:
             raise ConfigError("join", "joins point events (no source.end_time) for now")
 
@@ -1256,9 +1293,9 @@ def _resolve(value: Any, base: Path | None) -> Any:
 
 def expression_fields(job: Job) -> list[str]:
     """The record fields the job's expressions read: ``[filter] where`` and, in a job
-    without a window, ``[select]``."""
+    without a window or a join, ``[select]`` (over a join it reads the matches)."""
     exprs = [job.filter.expression] if job.filter is not None else []
-    if job.window is None:
+    if job.window is None and job.join is None:
         exprs += [p.parsed for p in job.select]
     return list(dict.fromkeys(name for e in exprs for name in references(e)))
 

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from sparktide.core.engine import simulate
 from sparktide.core.records import InputRecord
-from sparktide.job import Aggregate, Filter, Job, Ordering, Projection, Source, Window
+from sparktide.job import Aggregate, Filter, Job, Join, Ordering, Projection, Source, Window
 from sparktide.time import SECOND, parse_instant
 from tests.core.test_properties import FEW, Scenario, scenarios
 
@@ -126,6 +126,72 @@ def test_select_projects_released_events() -> None:
             "timestamp": "2026-03-01T09:00:02Z",
         },
     ]
+
+
+def test_select_projects_a_joins_matches() -> None:
+    """Over a join, [select] reads <input>.<field> of either record and the match's
+    timestamp; the released events carry the selected columns, then timestamp. The
+    filter still reads each input's own events (plain names) before the join."""
+    entry = Source(path="-", timestamp_by="t")
+    job = Job(
+        entry,
+        Ordering(late_arrival=None, early_arrival=None),
+        inputs=(("entry", entry), ("exit", Source(path="-", timestamp_by="t"))),
+        join=Join("entry", "exit", ("plate",), ("0s", "15m")),
+        filter=Filter("plate <> 'SKIP'"),
+        select=(
+            Projection("plate", "entry.plate"),
+            Projection("tags", "exit.tags"),
+            Projection("minutes", "DATEDIFF(minute, entry.t, exit.t)"),
+            Projection("late", "DATEDIFF(second, entry.t, timestamp) >= 900"),
+            Projection("none", "exit.missing"),
+            Projection("at", "timestamp"),
+        ),
+    )
+    rows = [
+        ("entry/0", 0, {"plate": "A", "t": "2026-03-01T09:00:59Z"}),
+        ("entry/0", 10, {"plate": "SKIP", "t": "2026-03-01T09:00:10Z"}),
+        ("exit/0", 61, {"plate": "A", "t": "2026-03-01T09:01:00Z", "tags": {"lane": [2]}}),
+        ("exit/0", 70, {"plate": "SKIP", "t": "2026-03-01T09:01:10Z"}),
+        ("exit/0", 959, {"plate": "A", "t": "2026-03-01T09:15:59Z"}),
+    ]
+    result = simulate(
+        job,
+        [
+            InputRecord(
+                seq,
+                fields,
+                partition=partition,
+                event_time=parse_instant(fields["t"]),
+                arrival_time=T0 + second * SECOND,
+            )
+            for seq, (partition, second, fields) in enumerate(rows)
+        ],
+    )
+    # 09:00:59 -> 09:01:00 crosses one minute boundary; -> 09:15:59 fifteen, 900 s
+    assert result.events == [
+        {
+            "type": "event",
+            "plate": "A",
+            "tags": {"lane": [2]},
+            "minutes": 1,
+            "late": False,
+            "none": None,
+            "at": "2026-03-01T09:01:00Z",
+            "timestamp": "2026-03-01T09:01:00Z",
+        },
+        {
+            "type": "event",
+            "plate": "A",
+            "tags": None,
+            "minutes": 15,
+            "late": True,
+            "none": None,
+            "at": "2026-03-01T09:15:59Z",
+            "timestamp": "2026-03-01T09:15:59Z",
+        },
+    ]
+    assert result.metrics["dropped"] == {"filtered": 2}
 
 
 @FEW

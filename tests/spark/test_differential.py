@@ -251,13 +251,26 @@ CASES = {
             "aggregates": {"n": "count(*)", "lo": "min(value)"},
         },
     },
-    "join-devices": {  # a temporal join: same device, within 20 s either way
+    "join-devices": {  # a temporal join: same device, within 20 s either way; columns
         "inputs": {
             "left": {"partition": "partition", "partitions": 3},
             "right": {"format": "csv", "partition": "partition"},
         },
         "ordering": {"late_arrival": "30s", "out_of_order": "3s"},
         "join": {"left": "left", "right": "right", "on": ["device"], "between": ["-20s", "20s"]},
+        "select": {  # [select] over the matches: input.field, timestamp, DATEDIFF
+            "device": "left.device",
+            "lid": "left.id",
+            "rid": "right.id",
+            "rvalue": "right.value",
+            "sum": "left.value + right.value * 2",
+            "lag_s": "DATEDIFF(second, left.t, right.t)",
+            "lag_ms": "DATEDIFF(ms, right.t, timestamp)",
+            "same_minute": "DATEDIFF(minute, left.t, right.t) = 0",
+            "ahead": "right.t > left.t",
+            "none": "DATEDIFF(hour, left.device, right.t)",
+            "at": "timestamp",
+        },
     },
     "reference-left-join": {  # reference data: each released event meets the table
         "inputs": {
@@ -266,6 +279,12 @@ CASES = {
         },
         "ordering": {"late_arrival": "20s", "out_of_order": "5s", "action": "drop"},
         "join": {"left": "readings", "right": "devices", "on": ["device"], "type": "left"},
+        "select": {
+            "id": "readings.id",
+            "model": "devices.model",
+            "score": "readings.value * devices.rank",
+            "known": "devices.model IS NOT NULL",
+        },
     },
     "union-substreams-release": {
         "inputs": {"a": {"over": "device"}, "b": {"format": "parquet", "over": "device"}},

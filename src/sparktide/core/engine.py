@@ -519,6 +519,12 @@ class ReferenceEngine:
         self.result.events.append(out)
 
     def _emit_join(self, record: dict[str, Any], now: int) -> None:
+        if self.job.select:  # [select] over the match: <input>.<field>, timestamp
+            record = {
+                "type": "event",
+                **_project(self.job, lambda key: _match_value(record, key)),
+                "timestamp": record["timestamp"],
+            }
         self.result.events.append(record)
 
     def _emit_window(self, record: dict[str, Any]) -> None:
@@ -674,19 +680,31 @@ class ReferenceEngine:
 
 
 def _project(job: Job, lookup: Any) -> dict[str, Any]:
-    """The ``[select]`` columns of one record (``lookup(name)``: a column's raw value):
-    a bare column passes its value through, anything else is computed."""
+    """The ``[select]`` columns of one record (``lookup(key)``: a column's raw value,
+    ``key`` as :attr:`sparktide.expr.Ref.key`): a bare column passes its value through,
+    anything else is computed."""
     from sparktide.expr import OTHER, Ref
 
     out: dict[str, Any] = {}
     for projection in job.select:
         expr = projection.parsed
         if isinstance(expr, Ref):
-            out[projection.name] = jsonable(lookup(expr.name))
+            out[projection.name] = jsonable(lookup(expr.key))
             continue
         value = evaluate(expr, lambda name: value_of(lookup(name)))
         out[projection.name] = None if value is OTHER else value
     return out
+
+
+def _match_value(record: dict[str, Any], key: str) -> Any:
+    """The value a ``[select]`` over a join reads (``key``: ``timestamp``, the match's
+    time, or ``<input>.<field>``, a field of that input's record) from the match
+    ``record`` (``{left: {...}, right: {...}, "timestamp": ...}``)."""
+    if key == "timestamp":
+        return record["timestamp"]
+    side, name = key.split(".", 1)
+    fields = record[side]  # (null: a left join's event that met no reference row)
+    return fields.get(name) if fields is not None else None
 
 
 def _window_result(job: Job, record: dict[str, Any], having: Expr | None) -> dict[str, Any] | None:

@@ -28,9 +28,13 @@ What is translated:
   read another input → a union, ``[inputs.<name>]`` per branch with its ``TIMESTAMP
   BY``; a ``WHERE`` or a column list only when every branch has the same one (the job
   has one ``[filter]`` and one ``[select]``); a window over the union in a later step;
-- ``FROM a ... JOIN b ... ON a.k = b.k AND DATEDIFF(unit, a, b) BETWEEN x AND y`` with
-  ``SELECT *`` → ``[join]`` (``on`` the equal columns, ``between`` the bounds of
-  ``b − a`` turned into ``right − left``), matches written whole;
+- ``FROM a ... JOIN b ... ON a.k = b.k AND DATEDIFF(unit, a, b) BETWEEN x AND y`` →
+  ``[join]`` (``on`` the equal columns, ``between`` the bounds of ``b − a`` turned into
+  ``right − left``); with ``SELECT *`` matches written whole, with ``SELECT a.k, b.t AS
+  t, DATEDIFF(minute, a.t, b.t) AS d`` a ``[select]`` over the matches
+  (``a.k`` → ``input.field``);
+- ``DATEDIFF(unit, start, end)`` outside ``ON`` (columns, ``System.Timestamp()``,
+  ISO-8601 text) → the expression language's ``DATEDIFF``;
 - several ``SELECT ... INTO`` statements → one job per statement (:class:`Translation`),
   each bound to its output.
 """
@@ -411,11 +415,13 @@ class _Translator:
             isinstance(i.expr, Star) and i.expr.qualifier is not None for i in select.items
         ):
             assert inner.join is not None
-            self.refuse_over_join(select, inner.join)
+            self.refuse_over_join(select, inner.join, where)
         if self.passes_through(select):
             return replace(inner, partition=partition, wheres=wheres)
         if inner.join is not None:
-            self.refuse_over_join(select, inner.join)
+            if select.group_by or not select.joins or where != "statement":
+                self.refuse_over_join(select, inner.join, where)
+            return replace(inner, partition=partition, wheres=wheres, projection=select)
         if not select.group_by and where == "statement" and inner.window is None:
             return replace(inner, partition=partition, wheres=wheres, projection=select)
         if not select.group_by:
@@ -438,21 +444,107 @@ class _Translator:
             )
         return replace(inner, window=select, partition=partition, wheres=wheres)
 
-    def refuse_over_join(self, select: Select, join: _JoinPlan) -> None:
-        """A window or a column list over a JOIN: refused (the job writes matches whole)."""
+    def refuse_over_join(self, select: Select, join: _JoinPlan, where: str) -> None:
+        """What a job cannot compute over a JOIN: a window, ``SELECT a.*``, columns in a
+        ``WITH`` step or over a JOIN step (only the JOIN's own SELECT projects)."""
         if select.group_by:
             raise self.refuse(
                 select.group_pos or select.pos,
                 "a window over a JOIN is not supported yet: the job releases each match as an "
                 "event; aggregate the matches in a job of their own",
             )
+        star = next(
+            (i for i in select.items if isinstance(i.expr, Star) and i.expr.qualifier), None
+        )
+        if star is not None:
+            raise self.refuse(
+                star.pos,
+                f"SELECT {_describe(star.expr)} over a JOIN is not supported yet: name the "
+                f"columns ({join.left.alias or join.left.name}.k, ...), or SELECT * for "
+                f"each match whole ({{{join.left.name}: {{...}}, {join.right.name}: {{...}}, "
+                "timestamp})",
+            )
         item = next((i for i in select.items if not isinstance(i.expr, Star)), select.items[0])
+        if not select.joins:
+            raise self.refuse(
+                item.pos,
+                f"SELECT {_describe(item.expr)} over the JOIN of the step {select.source.name} "
+                "is not supported yet: select the columns in the JOIN's own SELECT",
+            )
         raise self.refuse(
             item.pos,
-            f"SELECT {_describe(item.expr)} over a JOIN is not supported yet: the job writes "
-            f"each match whole ({{{join.left.name}: {{...}}, {join.right.name}: {{...}}, "
-            "timestamp}); use SELECT *",
+            f"SELECT {_describe(item.expr)} over a JOIN in the WITH step {where} is not "
+            "supported yet: only the last statement may project or compute columns",
         )
+
+    def join_projection(self, select: Select, join: _JoinPlan) -> dict[str, str]:
+        """``[select]`` of ``SELECT a.k, b.t AS t, DATEDIFF(minute, a.t, b.t) AS d`` over a
+        JOIN's matches: ``a.k`` is ``<input>.k`` (the input's name, not its alias),
+        ``System.Timestamp()`` the match's ``timestamp``."""
+        out: dict[str, str] = {}
+        taken: dict[str, Pos] = {}
+        for item in select.items:
+            if isinstance(item.expr, Star):
+                raise self.refuse(
+                    item.pos, "SELECT * with other columns is not supported yet: name them"
+                )
+            name = self.output_name(item, taken, RESERVED_EVENT_COLUMNS)
+            converted = convert(
+                item.expr, lambda n: self.match_leaf(n, join), self.refuse, "SELECT"
+            )
+            out[name] = E.to_text(converted)
+        return out
+
+    def match_leaf(self, node: Column | Call, join: _JoinPlan) -> E.Expr:
+        """A column of a JOIN's match: ``a.k`` (either input, by name or alias), or
+        ``System.Timestamp()`` (the match's timestamp)."""
+        if _is_timestamp(node):
+            return E.Ref("timestamp")
+        if isinstance(node, Call):
+            if node.function in AGGREGATES or node.function in _OTHER_AGGREGATES:
+                raise self.refuse(
+                    node.pos,
+                    f"{node.text[:-2].upper()}(...) over a JOIN is not supported yet: "
+                    "aggregate the matches in a job of their own",
+                )
+            raise self.refuse(
+                node.pos,
+                f"{node.text[:-2]}(...) is not supported yet: functions are not translated "
+                "(only DATEDIFF, aggregates and System.Timestamp())",
+            )
+        left, right = join.left, join.right
+        parts = node.parts
+        if len(parts) == 1:
+            if parts[0].casefold() in self.names(left) | self.names(right):
+                raise self.refuse(
+                    node.pos,
+                    f"{node.name} names an input of the JOIN: outside ON a column is "
+                    f"input.field ({node.name}.Time), the match's time System.Timestamp()",
+                )
+            raise self.refuse(
+                node.pos,
+                f"{node.name} over a JOIN: qualify it with its input "
+                f"({left.alias or left.name}.{node.name} or "
+                f"{right.alias or right.name}.{node.name}); sparktide does not know which "
+                "input's events hold it",
+            )
+        if len(parts) > 2:
+            raise self.refuse(
+                node.pos,
+                f"{node.name}: nested fields (record.field) are not supported yet; flatten "
+                "the input",
+            )
+        qualifier = parts[0].casefold()
+        side = (
+            left
+            if qualifier in self.names(left)
+            else right
+            if qualifier in self.names(right)
+            else None
+        )
+        if side is None:
+            raise self.refuse(node.pos, f"{parts[0]} names neither input of the JOIN")
+        return E.Ref(check_column(parts[1], node.pos, self.refuse), side.name)
 
     # ------------------------------------------------------------------- join
     def join_plan(self, select: Select, visible: int) -> _Plan:
@@ -705,7 +797,7 @@ class _Translator:
         raise self.refuse(
             node.pos,
             f"{node.text[:-2]}(...) is not supported yet: functions are not translated "
-            "(only aggregates and System.Timestamp())",
+            "(only DATEDIFF, aggregates and System.Timestamp())",
         )
 
     def projection(self, select: Select, source: FromSource) -> dict[str, str]:
@@ -717,7 +809,7 @@ class _Translator:
                 raise self.refuse(
                     item.pos, "SELECT * with other columns is not supported yet: name them"
                 )
-            if isinstance(item.expr, Call):
+            if isinstance(item.expr, Call) and item.expr.function != "datediff":
                 self.field_leaf(item.expr, source, "SELECT")  # refuses it
             name = self.output_name(item, taken, RESERVED_EVENT_COLUMNS)
             converted = convert(
@@ -985,7 +1077,7 @@ class _Translator:
                 selected.add(column.casefold())
                 entries.append((name, E.Ref(grouped[column.casefold()])))
                 continue
-            if isinstance(expr, Call):
+            if isinstance(expr, Call) and expr.function != "datediff":
                 aggregates[name] = self.aggregate(expr, item, source)
                 entries.append((name, E.Ref(name)))
                 continue
@@ -1083,7 +1175,7 @@ class _Translator:
             raise self.refuse(
                 call.pos,
                 f"{call.text[:-2]}(...) is not supported yet: functions are not translated "
-                "(only aggregates of columns and System.Timestamp())",
+                "(only DATEDIFF, aggregates of columns and System.Timestamp())",
             )
         name = AGGREGATES[function]
         if call.star:
@@ -1162,12 +1254,13 @@ class _Translator:
                 f"{', '.join(join.on)}, {join.right.name}'s timestamp minus {join.left.name}'s "
                 f"within [{', '.join(format_duration(b) for b in join.between)}]"
             )
-            self.notes.append(
-                f"SELECT * over a JOIN: each match is an event record {{{join.left.name}: "
-                f"{{...}}, {join.right.name}: {{...}}, timestamp}} at the later of the two "
-                "timestamps, released in timestamp order (Stream Analytics itself refuses "
-                "SELECT * in a JOIN)"
-            )
+            if plan.projection is None:
+                self.notes.append(
+                    f"SELECT * over a JOIN: each match is an event record {{{join.left.name}: "
+                    f"{{...}}, {join.right.name}: {{...}}, timestamp}} at the later of the two "
+                    "timestamps, released in timestamp order (Stream Analytics itself refuses "
+                    "SELECT * in a JOIN)"
+                )
         elif len(names) > 1:
             self.notes.append(
                 f"UNION is a union of the inputs {', '.join(names)} (Stream Analytics' UNION "
@@ -1186,6 +1279,14 @@ class _Translator:
                 data["window"]["having"] = self.having
             if self.select_table is not None:
                 data["select"] = self.select_table
+        elif plan.join is not None and plan.projection is not None:
+            data["select"] = self.join_projection(plan.projection, plan.join)
+            self.notes.append(
+                "[select] reads each match: input.field is that input's field (by the "
+                "input's name, not its alias), timestamp the match's time (System.Timestamp(), "
+                "the later of the two); the job releases each match as an event with the "
+                "SELECT's columns and timestamp, in timestamp order"
+            )
         elif plan.projection is not None:
             data["select"] = self.projection(plan.projection, plan.projection.source)
             self.notes.append(

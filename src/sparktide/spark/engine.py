@@ -48,6 +48,7 @@ from sparktide.spark.arrowparse import parse_files
 from sparktide.spark.expr import (
     add_record_columns,
     filter_rows,
+    join_projection,
     projected_event,
     record_columns,
     window_projection,
@@ -324,7 +325,7 @@ class SparkEngine:
             for name, source in self.job.inputs:
                 one = dataclasses.replace(source, import_ctis=None)  # (a union's key)
                 view = dataclasses.replace(
-                    self.job, source=one, inputs=(), join=None, references=()
+                    self.job, source=one, inputs=(), join=None, references=(), select=()
                 )
                 parsed = parse_lines(lines.filter(F.col("input") == name).drop("input"), view)
                 columns = ["file", "line", "raw", "mtime", "pre_error", "error", "m", "t", "a"]
@@ -1239,19 +1240,27 @@ class SparkEngine:
         table = F.broadcast(self._reference_table()).alias("r")
         condition = " AND ".join(f"e.{k} = r.{k}" for k in keys)
         met = events.join(table, F.expr(condition), "left" if join.type == "left" else "inner")
-        members = [
-            sql_string(json.dumps(join.left) + ":"),
-            "e.value",
-            sql_string("," + json.dumps(join.right) + ":"),
-            "coalesce(r.text, 'null')",
-            sql_string(',"timestamp":"'),
-            iso("e.s"),
-            "'\"'",
-        ]
-        return met.select(
+        met = met.select(
             *_ordered("e.s", "e.a", "e.file", "e.line", "r.ro"),
-            F.expr(f"concat('{{', {', '.join(members)}, '}}')").alias("value"),
+            F.col("e.s").alias("s"),
+            F.col("e.value").alias("lraw"),
+            F.col("r.text").alias("rraw"),
         )
+        if self.job.select:  # [select] over the match (sparktide.spark.expr)
+            met, value = join_projection(met, self.job, ("lraw", "rraw"), "s")
+        else:  # both records whole
+            members = [
+                sql_string(json.dumps(join.left) + ":"),
+                "lraw",
+                sql_string("," + json.dumps(join.right) + ":"),
+                "coalesce(rraw, 'null')",
+                sql_string(',"timestamp":"'),
+                iso("s"),
+                "'\"'",
+            ]
+            value = f"concat('{{', {', '.join(members)}, '}}')"
+        order = [c for c in met.columns if c.startswith("_o")]
+        return met.selectExpr(*order, f"{value} AS value")
 
     def _reference_table(self) -> DataFrame:
         """The reference data as ``ro`` (its place), ``text`` (the row's JSON) and the
@@ -1308,15 +1317,6 @@ class SparkEngine:
         condition = " AND ".join(f"l.{k} = r.{k}" for k in keys)
         condition += f" AND r.s - l.s BETWEEN {low} AND {high} AND (l.new OR r.new)"
         pairs = left.join(right, F.expr(condition))
-        members = [
-            sql_string(json.dumps(join.left) + ":"),
-            "l.raw",
-            sql_string("," + json.dumps(join.right) + ":"),
-            "r.raw",
-            sql_string(',"timestamp":"'),
-            iso("greatest(l.s, r.s)"),
-            "'\"'",
-        ]
         matches = pairs.selectExpr(
             "greatest(l.s, r.s) AS s",
             "l.a AS la",
@@ -1325,7 +1325,24 @@ class SparkEngine:
             "r.a AS ra",
             "r.file AS rfile",
             "r.line AS rline",
-            f"concat('{{', {', '.join(members)}, '}}') AS value",
+            "l.raw AS lraw",
+            "r.raw AS rraw",
+        )
+        if self.job.select:  # [select] over the match (sparktide.spark.expr)
+            matches, value = join_projection(matches, self.job, ("lraw", "rraw"), "s")
+        else:  # both records whole
+            members = [
+                sql_string(json.dumps(join.left) + ":"),
+                "lraw",
+                sql_string("," + json.dumps(join.right) + ":"),
+                "rraw",
+                sql_string(',"timestamp":"'),
+                iso("s"),
+                "'\"'",
+            ]
+            value = f"concat('{{', {', '.join(members)}, '}}')"
+        matches = matches.selectExpr(
+            *(f.name for f in _MATCHES_SCHEMA.fields[:-1]), f"{value} AS value"
         )
         held = self.store.load_table(batch.previous, "matches", _MATCHES_SCHEMA)
         scope_w, _, _ = self._scope_watermarks(batch)

@@ -25,7 +25,14 @@ Leaves:
   the reference reads as a float too);
 - a window's columns come from the JSON text the window record is made of (the group
   values ``g<i>``, each aggregate's final text), read back with ``try_parse_json``; the
-  bounds are their ISO text.
+  bounds are their ISO text;
+- a join's match (:func:`join_projection`) reads ``<input>.<field>`` from each side's
+  record text, parsed back with ``try_parse_json``, and ``timestamp`` as its ISO text.
+
+``DATEDIFF(unit, start, end)`` reads the text kind of its arguments as instants
+(:func:`sparktide.spark.parse.instant_of`, the reference reader's verdicts) and counts
+unit boundaries with integer floor division (``x - pmod(x, unit)) div unit``): no
+floating point touches a duration.
 """
 
 from __future__ import annotations
@@ -41,6 +48,7 @@ from sparktide.expr import (
     COMPARISONS,
     INT64,
     Binary,
+    DateDiff,
     Expr,
     IsNull,
     Like,
@@ -52,6 +60,7 @@ from sparktide.expr import (
 )
 from sparktide.job import Job
 from sparktide.spark.aggregates import json_text
+from sparktide.spark.parse import instant_of
 from sparktide.spark.sql import field as variant_field
 from sparktide.spark.sql import iso, sql_string
 
@@ -60,6 +69,7 @@ __all__ = [
     "Compiled",
     "add_record_columns",
     "filter_rows",
+    "join_projection",
     "projected_event",
     "record_columns",
     "window_projection",
@@ -168,9 +178,11 @@ class Compiled:
 
     def _value(self, expr: Expr) -> Value:
         if isinstance(expr, Ref):
-            return self.leaves[expr.name]
+            return self.leaves[expr.key]
         if isinstance(expr, Lit):
             return _literal(expr.value)
+        if isinstance(expr, DateDiff):
+            return self._datediff(expr)
         if isinstance(expr, Unary):
             operand = self._value(expr.operand)
             if expr.op == "NOT":
@@ -201,6 +213,19 @@ class Compiled:
             made = _arith(expr.op, a, b)
         return self._made(made, level)
 
+    def _datediff(self, expr: DateDiff) -> Value:
+        """``DATEDIFF``: the instants of both texts (each computed once, into a column of
+        its own), then the difference of their floor divisions by the unit."""
+        start, end = self._value(expr.start), self._value(expr.end)
+        if not (start.s and end.s):  # never a text: always null
+            return Value(null="true")
+        a = self._made(Value(i=instant_of(start.s)), start.level)
+        b = self._made(Value(i=instant_of(end.s)), end.level)
+        assert a.i and b.i
+        unit = expr.micros
+        made = Value(i=f"({_floor_div(b.i, unit)} - {_floor_div(a.i, unit)})")
+        return self._made(made, max(a.level, b.level))
+
     def _made(self, value: Value, child_level: int) -> Value:
         if not value.parts():
             return Value(null="true")
@@ -212,6 +237,15 @@ class Compiled:
             if stage:
                 frame = frame.selectExpr("*", *stage)
         return frame
+
+
+def _floor_div(sql: str, unit: int) -> str:
+    """``floor(sql / unit)`` of a ``BIGINT`` in integers (``div`` truncates towards zero;
+    taking the non-negative remainder off first makes it a floor)."""
+    if unit == 1:
+        return sql
+    u = f"CAST({unit} AS BIGINT)"
+    return f"(({sql} - pmod({sql}, {u})) div {u})"
 
 
 def _null_of(names: dict[str, str | None]) -> str:
@@ -303,11 +337,17 @@ def _variant_leaves(
     return [first, second], leaves
 
 
+def _projects_records(job: Job) -> bool:
+    """Whether ``[select]`` reads each record (no window, no join): its columns are then
+    computed right after parsing."""
+    return job.window is None and job.join is None
+
+
 def record_columns(job: Job) -> list[str]:
     """The columns :func:`add_record_columns` adds: the filter's verdict, and each
-    projected column's JSON text (``e<i>``) in a job without a window."""
+    projected column's JSON text (``e<i>``) in a job without a window or a join."""
     out = [FILTER_COLUMN] if job.filter is not None else []
-    if job.window is None:
+    if _projects_records(job):
         out += [f"e{i}" for i in range(len(job.select))]
     return out
 
@@ -317,7 +357,7 @@ def add_record_columns(parsed: DataFrame, job: Job) -> DataFrame:
     before it is dropped (only those columns travel on)."""
     if not record_columns(job):
         return parsed
-    projections = job.select if job.window is None else ()
+    projections = job.select if _projects_records(job) else ()
     exprs = [job.filter.expression] if job.filter is not None else []
     exprs += [p.parsed for p in projections]
     names = list(dict.fromkeys(n for e in exprs for n in references(e)))
@@ -372,6 +412,61 @@ def projected_event(job: Job, timestamp: str) -> str:
     members.append(f"'\"timestamp\":', concat('\"', {timestamp}, '\"')")
     separator = ", ',', "
     return "concat('{', " + separator.join(members) + ", '}')"
+
+
+# ---------------------------------------------------------------------- joins
+def join_projection(
+    matches: DataFrame, job: Job, records: tuple[str, str], timestamp: str
+) -> tuple[DataFrame, str]:
+    """``[select]`` over a join's matches.
+
+    Parameters
+    ----------
+    matches
+        The matches, one row each.
+    job
+        The job (its ``[join]`` and ``[select]``).
+    records
+        The columns holding the left and the right record's JSON text.
+    timestamp
+        The column holding the match's timestamp (microseconds).
+
+    Returns
+    -------
+    The frame with the selected columns' JSON text (``e<i>``), and SQL of each released
+    event's text: the selected columns, then ``timestamp``.
+    """
+    join = job.join
+    assert join is not None
+    variants = {join.left: "_jl", join.right: "_jr"}
+    frame = matches.selectExpr(
+        "*", f"try_parse_json({records[0]}) AS _jl", f"try_parse_json({records[1]}) AS _jr"
+    )
+
+    def variant(key: str) -> str:
+        side, name = key.split(".", 1)
+        return variant_field(name, variants[side])
+
+    exprs = [p.parsed for p in job.select]
+    names = [n for n in dict.fromkeys(k for e in exprs for k in references(e)) if "." in n]
+    stages, leaves = _variant_leaves("_jf", names, variant)
+    when = iso(timestamp)
+    leaves["timestamp"] = Value(s=when)
+    compiled = Compiled("_je", leaves)
+    outputs = []
+    for i, projection in enumerate(job.select):
+        expr = projection.parsed
+        if isinstance(expr, Ref) and expr.key == "timestamp":
+            text = f"concat('\"', {when}, '\"')"
+        elif isinstance(expr, Ref):
+            text = f"coalesce({json_text(variant(expr.key))}, 'null')"
+        else:
+            text = json_of(compiled.value(expr))
+        outputs.append(f"{text} AS e{i}")
+    for stage in stages:
+        frame = frame.selectExpr("*", *stage)
+    frame = compiled.apply(frame).selectExpr("*", *outputs)
+    return frame, projected_event(job, when)
 
 
 # ---------------------------------------------------------------------- windows

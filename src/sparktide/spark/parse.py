@@ -24,6 +24,7 @@ from sparktide.time import INSTANT_PATTERN, NAIVE_PATTERN, parse_instant
 __all__ = [
     "NAIVE_PATTERN",
     "WHITE_SPACE",
+    "instant_of",
     "java_pattern",
     "lines_of",
     "parse_lines",
@@ -110,6 +111,18 @@ def java_pattern(pattern: str) -> str:
 
 _INSTANT_SQL = sql_string(java_pattern(INSTANT_PATTERN))
 _NAIVE_SQL = sql_string(java_pattern(NAIVE_PATTERN))
+
+
+def instant_of(text: str) -> str:
+    """SQL of the instant (``BIGINT`` microseconds) of the SQL string ``text`` read as the
+    reference reads a time (:func:`sparktide.time.instant_or_problem`): ISO-8601 with a
+    zone, a real date in years 1-9999 once taken to UTC; ``NULL`` otherwise (and for
+    ``NULL``). ``text`` is evaluated up to three times: pass a column or a literal."""
+    micros = f"unix_micros(try_to_timestamp({text}))"
+    return (
+        f"CASE WHEN {text} RLIKE {_INSTANT_SQL} AND {micros} BETWEEN {_FIRST_INSTANT} AND "
+        f"{_LAST_INSTANT} THEN {micros} END"
+    )
 
 
 def _time_checks(fields: _Fields, column: str, what: str) -> list[tuple[str, str]]:

@@ -54,14 +54,17 @@ def quote(name: str) -> str:
     return f"`{name}`"
 
 
-def field(name: str) -> str:
-    """The variant value of top-level field ``name`` of the record ``m`` (a variant
-    object); SQL ``NULL`` when the field is missing, a ``VOID`` variant for JSON null.
-    ``name`` must be a column name of the job grammar (no quote can end the path)."""
+def field(name: str, record: str = "m") -> str:
+    """The variant value of top-level field ``name`` of the record ``record`` (a variant
+    object column, ``m`` by default); SQL ``NULL`` when the field is missing, a ``VOID``
+    variant for JSON null. ``name`` must be a column name of the job grammar (no quote
+    can end the path), ``record`` a plain column name."""
     if not _NAME.match(name):
         raise ValueError(f"not a column name of the job grammar: {name!r}")
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", record):
+        raise ValueError(f"not a plain column name: {record!r}")
     path = sql_string("$['" + name + "']")
-    return f"variant_get(m, {path})"
+    return f"variant_get({record}, {path})"
 
 
 def lit_us(value: int | None) -> str:
