@@ -19,6 +19,7 @@ from sparktide.job import (
     Ordering,
     Output,
     Punctuation,
+    Reference,
     Source,
     Window,
     load_job,
@@ -690,3 +691,75 @@ def test_python_api_validates_expressions():
         Job(Source(path="p"), select=("a",))
     with pytest.raises(ConfigError, match=r"^select\.a: is named twice"):
         Job(Source(path="p"), select=(Projection("a", "x"), Projection("a", "y")))
+
+
+# ---------------------------------------------------------------- reference data (a lookup)
+def _lookup(**changes):
+    data = {
+        "inputs": {
+            "readings": {"path": "r/", "timestamp_by": "t"},
+            "devices": {"path": "devices.csv", "format": "csv", "reference": True},
+        },
+        "join": {"left": "readings", "right": "devices", "on": ["device"]},
+    }
+    for key, value in changes.items():
+        if "__" not in key:  # a whole table
+            data[key] = value
+            continue
+        table, _, name = key.partition("__")  # an input's key, or a key of [join]
+        target = data["inputs"][table] if table in data["inputs"] else data[table]
+        target[name] = value
+    return data
+
+
+def test_reference_data_loads_apart_from_the_streams(tmp_path):
+    job = Job.from_dict(_lookup(join__type="left"), base_dir=tmp_path)
+    assert [name for name, _ in job.inputs] == ["readings"]
+    ((name, table),) = job.references
+    assert name == "devices" and table == Reference(str(tmp_path / "devices.csv"), "csv")
+    assert job.join == Join("readings", "devices", ("device",), None, "left")
+    assert job.declared_partitions == []  # the table is no timeline
+
+
+@pytest.mark.parametrize(
+    ("changes", "key"),
+    [
+        ({"devices__timestamp_by": "t"}, "inputs.devices.timestamp_by"),
+        ({"devices__partition": "p"}, "inputs.devices.partition"),
+        ({"devices__format": "xml"}, "inputs.devices.format"),
+        ({"devices__reference": "yes"}, "inputs.devices.reference"),
+        ({"join__between": ["0s", "1m"]}, "join.between"),
+        ({"join__type": "outer"}, "join.type"),
+        ({"join__right": "readings"}, "join.right"),
+        ({"join__left": "devices", "join__right": "readings"}, "join"),
+        ({"window": {"type": "tumbling", "size": "1m"}}, "window"),
+        ({"readings__end_time": "e"}, "join"),
+    ],
+)
+def test_reference_data_errors_name_the_key(tmp_path, changes, key):
+    with pytest.raises(ConfigError) as info:
+        Job.from_dict(_lookup(**changes), base_dir=tmp_path)
+    assert info.value.key == key, info.value
+
+
+def test_reference_data_needs_a_join_and_a_stream(tmp_path):
+    data = _lookup()
+    del data["join"]
+    with pytest.raises(ConfigError) as info:
+        Job.from_dict(data, base_dir=tmp_path)
+    assert info.value.key == "inputs.devices.reference"
+    data = _lookup()
+    del data["inputs"]["readings"]
+    with pytest.raises(ConfigError) as info:
+        Job.from_dict(data, base_dir=tmp_path)
+    assert info.value.key == "inputs"
+
+
+def test_a_join_of_two_streams_needs_between_and_is_inner(tmp_path):
+    for join, key in (
+        ({}, "join.between"),
+        ({"between": ["0s", "1m"], "type": "left"}, "join.type"),
+    ):
+        with pytest.raises(ConfigError) as info:
+            Job.from_dict(_join(**join), base_dir=tmp_path)
+        assert info.value.key == key, info.value

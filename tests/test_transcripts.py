@@ -8,6 +8,7 @@ transcript, runs it through the reference engine and compares.
 from __future__ import annotations
 
 import json
+import tempfile
 import tomllib
 from datetime import date, datetime, time
 from pathlib import Path
@@ -27,7 +28,7 @@ PATHS = sorted(TRANSCRIPTS.glob("*.toml"))
 #: Written in an expectation where the record holds ``null`` (TOML has no null).
 NULL = "<null>"
 TOP_KEYS = ("description", "job", "run", "expect")
-RUN_KEYS = ("input", "until", "tick", "flush")
+RUN_KEYS = ("input", "until", "tick", "flush", "reference")
 EXPECT_KEYS = ("decisions", "events", "windows", "dead_letters", "metrics")
 PLACEHOLDER_PATH = "-"
 
@@ -60,12 +61,15 @@ def _check_keys(table: dict[str, Any], allowed: tuple[str, ...], prefix: str) ->
         raise TranscriptError(f"unknown key {prefix}{unknown[0]} (allowed: {', '.join(allowed)})")
 
 
-def build_job(tables: dict[str, Any]) -> Job:
-    """The job of a transcript; ``source.path`` is a placeholder (input comes inline)."""
+def build_job(tables: dict[str, Any], references: dict[str, str] | None = None) -> Job:
+    """The job of a transcript; ``source.path`` is a placeholder (input comes inline),
+    a reference input's path the file ``references`` names for it."""
     data = {name: dict(value) for name, value in tables.items()}
+    references = references or {}
     if "inputs" in data:  # a union: each row names its input in "_input"
         data["inputs"] = {
-            name: {"path": PLACEHOLDER_PATH, **table} for name, table in data["inputs"].items()
+            name: {"path": references.get(name, PLACEHOLDER_PATH), **table}
+            for name, table in data["inputs"].items()
         }
     else:
         data["source"] = {"path": PLACEHOLDER_PATH, **data["source"]}
@@ -132,10 +136,18 @@ def _iso(value: Any) -> str:
 
 
 def run_transcript(data: dict[str, Any]) -> Result:
-    """Run a loaded transcript through the reference engine."""
-    job = build_job(data["job"])
-    records = build_records(data["run"]["input"], job)
-    return simulate(job, records, **run_options(data["run"]))
+    """Run a loaded transcript through the reference engine. ``[run] reference`` holds
+    the rows of each reference input (``{name = [rows]}``): written to a JSONL file its
+    ``[job.inputs.<name>]`` reads."""
+    tables = data["run"].get("reference", {})
+    with tempfile.TemporaryDirectory() as directory:
+        paths = {}
+        for name, rows in tables.items():
+            paths[name] = str(Path(directory) / f"{name}.jsonl")
+            Path(paths[name]).write_text("".join(json.dumps(jsonable(r)) + "\n" for r in rows))
+        job = build_job(data["job"], paths)
+        records = build_records(data["run"]["input"], job)
+        return simulate(job, records, **run_options(data["run"]))
 
 
 # ---------------------------------------------------------------------------- comparing

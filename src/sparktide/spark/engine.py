@@ -180,7 +180,10 @@ class SparkEngine:
         output = job.output
         assert output.checkpoint is not None
         self.spark = spark
-        self._reference: DataFrame | None = None  # reference data (_reference_table)
+        # Reference data is read now, before any query starts: a table that cannot be
+        # read stops the run here (InputError), as it stops simulate.
+        self._reference_rows = _read_reference(job) if job.references else []
+        self._reference: DataFrame | None = None  # its DataFrame (_reference_table)
         self.job = job
         self.window = job.window
         ordering = job.ordering
@@ -1266,15 +1269,7 @@ class SparkEngine:
         """The reference data as ``ro`` (its place), ``text`` (the row's JSON) and the
         ``j<i>`` keys: read on the driver by the reference engine's reader, once."""
         if self._reference is None:
-            from sparktide.core.records import jsonable
-            from sparktide.reader import read_reference
-
-            ((name, reference),) = self.job.references
-            rows = [
-                (i, json.dumps(jsonable(row), ensure_ascii=False))
-                for i, row in enumerate(read_reference(name, reference))
-            ]
-            frame = self.spark.createDataFrame(rows, "ro bigint, text string")
+            frame = self.spark.createDataFrame(self._reference_rows, "ro bigint, text string")
             self._reference = self._with_keys(frame, "text").cache()
         return self._reference
 
@@ -1628,6 +1623,20 @@ _HELD_SCHEMA = T.StructType(
         T.StructField("value", T.StringType()),
     ]
 )
+
+
+def _read_reference(job: Job) -> list[tuple[int, str]]:
+    """The rows of a job's reference data as ``(place, JSON text)``, read on the driver
+    by the reference engine's reader (:func:`sparktide.reader.read_reference`), so both
+    engines see the same values."""
+    from sparktide.core.records import jsonable
+    from sparktide.reader import read_reference
+
+    ((name, reference),) = job.references
+    return [
+        (i, json.dumps(jsonable(row), ensure_ascii=False))
+        for i, row in enumerate(read_reference(name, reference))
+    ]
 
 
 def _observed_count(observation: Observation) -> int:
