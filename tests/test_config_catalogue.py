@@ -256,6 +256,16 @@ def test_input_path_that_does_not_exist(tmp_path, capsys, command):
     _check(capsys, command, job, ("source.path", "nowhere"))
 
 
+def test_run_needs_a_directory_to_watch(tmp_path, capsys):
+    """simulate reads a single input file; run watches a directory, and says so before
+    Spark starts (not a Spark trace from inside the query)."""
+    (tmp_path / "events.jsonl").write_text("")
+    job = write_job(tmp_path, mutate(BASE_JOB, {"source.path": "events.jsonl"}))
+    _check(capsys, "run", job, ("source.path", "events.jsonl", "is a file", "directory"))
+    code, _ = _cli(capsys, "simulate", job)
+    assert code == 0
+
+
 @pytest.mark.parametrize(
     ("changes", "options", "words"),
     [pytest.param(c, o, w, id=name) for name, c, o, w in RUN_ONLY],
@@ -271,7 +281,9 @@ def test_mistakes_only_run_can_see(tmp_path, capsys, changes, options, words):
 def test_the_base_job_is_valid_for_both_commands(tmp_path, capsys):
     """The catalogue's base job passes every check: ``run`` gets as far as starting Spark
     (which the guard refuses), ``simulate`` runs it."""
-    job = write_job(_folder(tmp_path), BASE_JOB)
+    (tmp_path / "in").mkdir()
+    _folder(tmp_path / "in")
+    job = write_job(tmp_path, mutate(BASE_JOB, {"source.path": "in"}))  # run watches it
     code, out = _cli(capsys, "simulate", job)
     assert code == 0 and out
     with pytest.raises(AssertionError, match="started Spark"):

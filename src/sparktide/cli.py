@@ -15,7 +15,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
 
-from sparktide.errors import ConfigError, InputError, RunError, SparktideError
+from sparktide.errors import ConfigError, RunError, SparktideError
 from sparktide.job import Job, load_job
 from sparktide.time import parse_duration, parse_instant
 
@@ -425,7 +425,6 @@ def _advise(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _run(args: argparse.Namespace, out: TextIO) -> int:
-    from pathlib import Path
 
     jobs = _load(args)
     if args.flush and not args.once:
@@ -443,13 +442,12 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
         )
     trigger = _trigger(args.trigger) if args.trigger is not None else None
     from sparktide.spark.engine import check_job
+    from sparktide.spark.run import check_watchable
 
     for _, job in jobs:  # everything is checked before a Spark session starts
         check_job(job)
         for name, source in job.input_sources:
-            if not Path(source.path).exists():
-                key = f"inputs.{name}.path" if name is not None else "source.path"
-                raise InputError(f"{key}: no such file or directory: {source.path!r}")
+            check_watchable(source.path, f"inputs.{name}.path" if name else "source.path")
     from sparktide.progress import RunProgress
     from sparktide.spark.run import run_job
 

@@ -33,6 +33,7 @@ from sparktide.spark.sql import iso, sql_string
 
 __all__ = [
     "broker_lines",
+    "check_watchable",
     "csv_rows",
     "file_lines",
     "local_session",
@@ -173,14 +174,32 @@ def union_lines(frame: DataFrame, job: Job) -> DataFrame:
     return out
 
 
+def check_watchable(path: str, key: str) -> None:
+    """Check that ``run`` can watch ``path`` (the input named ``key``) for new files.
+
+    Raises
+    ------
+    InputError
+        If the path is missing, or is a file: a streaming run watches a directory (SPEC
+        §10), and Spark's file source would otherwise fail inside the query with a long
+        trace (``simulate`` reads a single file; ``run`` needs its directory).
+    """
+    if not os.path.exists(path):
+        raise InputError(f"{key}: no such file or directory: {path!r}")
+    if not os.path.isdir(path):
+        raise InputError(
+            f"{key}: {path!r} is a file, and run watches a directory for new files: move the "
+            "file into a directory and name the directory"
+        )
+
+
 def _source_files(
     spark: SparkSession, source: Source, max_files_per_trigger: int | None, key: str
 ) -> DataFrame:
     """One source directory as a stream (see :func:`file_lines`); ``key`` names its path
     in errors."""
+    check_watchable(source.path, key)
     path = source.path
-    if not os.path.exists(path):
-        raise InputError(f"{key}: no such file or directory: {path!r}")
     if source.format == "parquet":
         reader = spark.readStream.format("binaryFile").schema(_BINARY_FILE)
         if max_files_per_trigger is not None:
