@@ -286,6 +286,14 @@ CASES = {
             "known": "devices.model IS NOT NULL",
         },
     },
+    "reference-inner-substreams": {  # both records whole; each substream's release
+        "inputs": {
+            "readings": {"over": "device"},
+            "devices": {"reference": True, "format": "jsonl"},
+        },
+        "ordering": {"late_arrival": "15s", "out_of_order": "3s"},
+        "join": {"left": "readings", "right": "devices", "on": ["device"]},
+    },
     "union-substreams-release": {
         "inputs": {"a": {"over": "device"}, "b": {"format": "parquet", "over": "device"}},
         "ordering": {"late_arrival": "15s", "out_of_order": "3s"},

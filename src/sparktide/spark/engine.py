@@ -1249,21 +1249,30 @@ class SparkEngine:
             F.col("e.value").alias("lraw"),
             F.col("r.text").alias("rraw"),
         )
-        if self.job.select:  # [select] over the match (sparktide.spark.expr)
-            met, value = join_projection(met, self.job, ("lraw", "rraw"), "s")
-        else:  # both records whole
-            members = [
-                sql_string(json.dumps(join.left) + ":"),
-                "lraw",
-                sql_string("," + json.dumps(join.right) + ":"),
-                "coalesce(rraw, 'null')",
-                sql_string(',"timestamp":"'),
-                iso("s"),
-                "'\"'",
-            ]
-            value = f"concat('{{', {', '.join(members)}, '}}')"
+        met, value = self._match_record(met)
         order = [c for c in met.columns if c.startswith("_o")]
         return met.selectExpr(*order, f"{value} AS value")
+
+    def _match_record(self, matches: DataFrame) -> tuple[DataFrame, str]:
+        """SQL of the event record a join writes for each match (columns ``lraw`` and
+        ``rraw``, both records' JSON text, the right one null when a left join met no
+        row; ``s``, the match's timestamp): ``[select]``'s columns then ``timestamp``
+        (:func:`join_projection`), else ``{left: ..., right: ..., "timestamp": ...}``.
+        Returns the frame (with what the projection needs) and the SQL."""
+        join = self.job.join
+        assert join is not None
+        if self.job.select:
+            return join_projection(matches, self.job, ("lraw", "rraw"), "s")
+        members = [
+            sql_string(json.dumps(join.left) + ":"),
+            "lraw",
+            sql_string("," + json.dumps(join.right) + ":"),
+            "coalesce(rraw, 'null')",
+            sql_string(',"timestamp":"'),
+            iso("s"),
+            "'\"'",
+        ]
+        return matches, f"concat('{{', {', '.join(members)}, '}}')"
 
     def _reference_table(self) -> DataFrame:
         """The reference data as ``ro`` (its place), ``text`` (the row's JSON) and the
@@ -1323,19 +1332,7 @@ class SparkEngine:
             "l.raw AS lraw",
             "r.raw AS rraw",
         )
-        if self.job.select:  # [select] over the match (sparktide.spark.expr)
-            matches, value = join_projection(matches, self.job, ("lraw", "rraw"), "s")
-        else:  # both records whole
-            members = [
-                sql_string(json.dumps(join.left) + ":"),
-                "lraw",
-                sql_string("," + json.dumps(join.right) + ":"),
-                "rraw",
-                sql_string(',"timestamp":"'),
-                iso("s"),
-                "'\"'",
-            ]
-            value = f"concat('{{', {', '.join(members)}, '}}')"
+        matches, value = self._match_record(matches)
         matches = matches.selectExpr(
             *(f.name for f in _MATCHES_SCHEMA.fields[:-1]), f"{value} AS value"
         )
