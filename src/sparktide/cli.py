@@ -450,6 +450,11 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
             if not Path(source.path).exists():
                 key = f"inputs.{name}.path" if name is not None else "source.path"
                 raise InputError(f"{key}: no such file or directory: {source.path!r}")
+        for name, reference in job.references:  # (read on the driver at the first batch)
+            if not Path(reference.path).exists():
+                raise InputError(
+                    f"inputs.{name}.path: no such file or directory: {reference.path!r}"
+                )
     from sparktide.progress import RunProgress
     from sparktide.spark.run import run_job
 
