@@ -15,7 +15,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
 
-from sparktide.errors import ConfigError, RunError, SparktideError
+from sparktide.errors import ConfigError, InputError, RunError, SparktideError
 from sparktide.job import Job, load_job
 from sparktide.time import parse_duration, parse_instant
 
@@ -425,6 +425,7 @@ def _advise(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _run(args: argparse.Namespace, out: TextIO) -> int:
+    from pathlib import Path
 
     jobs = _load(args)
     if args.flush and not args.once:
@@ -448,6 +449,11 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
         check_job(job)
         for name, source in job.input_sources:
             check_watchable(source.path, f"inputs.{name}.path" if name else "source.path")
+        for name, reference in job.references:  # (read whole once Spark has started)
+            if not Path(reference.path).exists():
+                raise InputError(
+                    f"inputs.{name}.path: no such file or directory: {reference.path!r}"
+                )
     from sparktide.progress import RunProgress
     from sparktide.spark.run import run_job
 

@@ -186,9 +186,34 @@ def test_run_checks_every_input_of_a_union_before_spark(
     query.write_text("SELECT * INTO o FROM a UNION SELECT * FROM b")
     job = tmp_path / "job.toml"
     job.write_text(
-        f'[inputs.a]\npath = "{TOLLS / "input.jsonl"}"\n[inputs.b]\npath = "missing/"\n'
+        f'[inputs.a]\npath = "{TOLLS}"\n[inputs.b]\npath = "missing/"\n'
         '[outputs.o]\npath = "o/"\ncheckpoint = "cp/"\n'
     )
     code, _ = run(["run", str(job), "--query", str(query), "--once"])
     assert code == 2
     assert "inputs.b.path: no such file or directory" in capsys.readouterr().err
+
+
+def test_translate_prints_a_join_with_reference_data_that_loads_back(tmp_path: Path) -> None:
+    case = CORPUS / "asa_reference_left_join"
+    code, text = run(["translate", str(case / "query.asaql"), "--job", str(case / "job.toml")])
+    assert code == 0
+    assert "[inputs.Registration]\nreference = true\n" in text and 'type = "left"' in text
+    path = tmp_path / "job.toml"
+    path.write_text(text)
+    assert load_job(path) == translate_file(case / "query.asaql", case / "job.toml").job
+
+
+def test_run_checks_the_reference_data_before_spark(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    query = tmp_path / "q.asaql"
+    query.write_text("SELECT * INTO o FROM a JOIN r ON a.k = r.k")
+    job = tmp_path / "job.toml"
+    job.write_text(
+        f'[inputs.a]\npath = "{TOLLS}"\n[inputs.r]\nreference = true\npath = "missing.csv"\n'
+        'format = "csv"\n[outputs.o]\npath = "o/"\ncheckpoint = "cp/"\n'
+    )
+    code, _ = run(["run", str(job), "--query", str(query), "--once"])
+    assert code == 2
+    assert "inputs.r.path: no such file or directory" in capsys.readouterr().err

@@ -8,13 +8,16 @@ the input files it names (``input.jsonl``; a union or a join binds a file per in
 ``windows``, ``events``, ``dead_letters`` and a ``metrics`` table — for a query of several
 statements, ``[[expect]]``, one table per statement in text order. Each expected record
 must be a subset of the actual record at the same position (same length, same order);
-nested values are compared exactly.
+nested values are compared exactly. TOML has no null: ``"is null" = ["a", "b"]`` in an
+expected record says that the actual record holds ``a`` and ``b``, both null (the key is
+no column name: a column name has no space).
 """
 
 from __future__ import annotations
 
 import tomllib
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -49,9 +52,19 @@ def same(expected: Any, actual: Any) -> bool:
     return bool(expected == actual)
 
 
+#: The key of an expected record listing the columns that must be present and null.
+NULLS = "is null"
+
+
 def _subset(expected: dict[str, Any], actual: dict[str, Any], where: str, out: list[str]) -> None:
     for key, value in expected.items():
-        if key not in actual:
+        if key == NULLS:
+            for name in value:
+                if name not in actual:
+                    out.append(f"{where}.{name}: missing (expected null)")
+                elif actual[name] is not None:
+                    out.append(f"{where}.{name}: expected null, got {actual[name]!r}")
+        elif key not in actual:
             out.append(f"{where}.{key}: missing")
         elif not same(value, actual[key]):
             out.append(f"{where}.{key}: expected {value!r}, got {actual[key]!r}")
@@ -107,7 +120,7 @@ def test_corpus_job_round_trips(case: Path, tmp_path: Path) -> None:
         assert load_job(written) == statement.job  # (its paths are absolute)
 
 
-def test_corpus_covers_both_languages_every_window_kind_unions_joins_and_statements() -> None:
+def test_corpus_covers_both_languages_windows_unions_joins_lookups_and_statements() -> None:
     kinds = {query_file(c).suffix for c in CASES}
     assert kinds == {".asaql", ".json", ".yaml"}
     translations = [translate_file(query_file(c), c / "job.toml") for c in CASES]
@@ -115,5 +128,18 @@ def test_corpus_covers_both_languages_every_window_kind_unions_joins_and_stateme
     windows = {j.window.type for j in jobs if j.window is not None}
     assert {"tumbling", "hopping", "session"} <= windows
     assert any(j.join is None and len(j.inputs) > 1 for j in jobs)  # a union
-    assert any(j.join is not None for j in jobs)
+    assert any(j.join is not None and not j.references for j in jobs)
+    lookups = [j.join for j in jobs if j.references]  # joins with reference data
+    assert {join.type for join in lookups if join is not None} == {"inner", "left"}
     assert any(len(t.statements) > 1 for t in translations)
+
+
+def test_an_expected_null_is_present_and_null() -> None:
+    expect = {"events": [{"k": 1, NULLS: ["a", "b"]}]}
+    assert compare(expect, SimpleNamespace(events=[{"k": 1, "a": None, "b": None}])) == []
+    assert compare(expect, SimpleNamespace(events=[{"k": 1, "a": None, "b": 0}])) == [
+        "events[0].b: expected null, got 0"
+    ]
+    assert compare(expect, SimpleNamespace(events=[{"k": 1, "b": None}])) == [
+        "events[0].a: missing (expected null)"
+    ]

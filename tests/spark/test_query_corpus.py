@@ -23,8 +23,8 @@ from tests.spark.test_differential import _close, _key
 
 def on_spark(job: Job, folder: Path) -> Job:
     """``job`` reading a copy of its input files under ``folder/in`` (a union's or a join's
-    input ``<name>`` in ``in/<name>``, as Spark's file-source log names it) and writing
-    under ``folder/out``."""
+    input ``<name>`` in ``in/<name>``, as Spark's file-source log names it; reference data
+    ``<name>`` in ``ref/<name>``) and writing under ``folder/out``."""
 
     def copy(path: str, into: Path) -> str:
         into.mkdir(parents=True)
@@ -36,7 +36,11 @@ def on_spark(job: Job, folder: Path) -> Job:
             (name, dataclasses.replace(source, path=copy(source.path, folder / "in" / name)))
             for name, source in job.inputs
         )
-        job = dataclasses.replace(job, source=inputs[0][1], inputs=inputs)
+        references = tuple(
+            (name, dataclasses.replace(table, path=copy(table.path, folder / "ref" / name)))
+            for name, table in job.references
+        )
+        job = dataclasses.replace(job, source=inputs[0][1], inputs=inputs, references=references)
     else:
         source = dataclasses.replace(job.source, path=copy(job.source.path, folder / "in"))
         job = dataclasses.replace(job, source=source)

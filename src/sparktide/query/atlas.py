@@ -235,6 +235,13 @@ class _Pipeline:
         if "connectionName" not in doc:
             raise self.refuse(node.pos, "$source needs connectionName")
         name = self.endpoint(node, "$source")
+        if self.bindings.is_reference(name):
+            raise self.refuse(
+                node.pos,
+                f"$source reads {name}, which the job file binds as reference data (reference "
+                "= true): a pipeline's $source is a stream ($lookup, which reads a table, is "
+                "not supported yet)",
+            )
         try:
             prefix, table = self.bindings.require_input(name)
         except LookupError as exc:

@@ -7,6 +7,11 @@ A query names its inputs and outputs (``FROM TollEntry``, ``INTO TollCounts``; A
     path = "entries/"
     arrival_time = "EnqueuedTime"
 
+    [inputs.Registration]         # reference data (joined to a stream): path and format
+    reference = true
+    path = "registrations.csv"
+    format = "csv"
+
     [outputs.TollCounts]          # the keys of [output]
     path = "counts/"
     checkpoint = "checkpoint/"
@@ -19,7 +24,8 @@ A query names its inputs and outputs (``FROM TollEntry``, ``INTO TollCounts``; A
 
 Names are matched case-insensitively, as Stream Analytics does. A plain job file
 (``[source]``/``[output]``) also works: ``[source]`` binds the query's one input and
-``[output]`` its one output, whatever their names.
+``[output]`` its one output, whatever their names. Whether an input is reference data is
+said here, not in the query, as a Stream Analytics job's configuration says it.
 """
 
 from __future__ import annotations
@@ -30,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from sparktide.errors import ConfigError
-from sparktide.job import Job, Output, Source, _read_toml
+from sparktide.job import Job, Output, Source, _read_toml, _reference
 
 __all__ = [
     "INPUT_KEYS",
@@ -58,7 +64,8 @@ class Bindings:
     ----------
     inputs, outputs
         ``[inputs.<name>]`` / ``[outputs.<name>]`` tables by case-folded name, each as
-        ``(name as written, table)``.
+        ``(name as written, table)``. An input table with ``reference = true`` is
+        reference data (:class:`~sparktide.job.Reference`): ``path`` and ``format`` only.
     source, output
         The plain ``[source]`` / ``[output]`` tables, if given.
     ordering
@@ -107,6 +114,12 @@ class Bindings:
                 f"add an [inputs.{table}] table"
             )
         return found
+
+    def is_reference(self, name: str) -> bool:
+        """Whether the job file binds input ``name`` as reference data (``reference = true``
+        in its ``[inputs.<name>]`` table). Without a job file no input is."""
+        found = self.inputs.get(name.casefold())
+        return found is not None and found[1].get("reference") is True
 
     def input_names(self) -> list[str]:
         """The bound input names, as written."""
@@ -200,15 +213,40 @@ def _named_tables(
             raise ConfigError(
                 prefix, f"names the same {name[:-1]} as {name}.{out[folded][0]} (names ignore case)"
             )
-        _check_keys(table, keys, prefix)
         if name == "inputs":
-            if "path" not in table:
+            stream = dict(table)
+            if "reference" in stream:
+                _check_reference(stream, prefix, binding)
+                if stream.pop("reference"):  # reference data: path and format
+                    out[folded] = (binding, dict(table))
+                    continue
+            _check_keys(stream, (*keys, "reference"), prefix)  # ("reference": for hints)
+            if "path" not in stream:
                 raise ConfigError(f"{prefix}.path", "is required")
-            _validate({"source": table}, base_dir, "source", prefix)
+            _validate({"source": stream}, base_dir, "source", prefix)
+            table = stream  # (reference = false: a stream, as without the key)
         else:
+            _check_keys(table, keys, prefix)
             _validate({"source": {"path": "-"}, "output": table}, base_dir, "output", prefix)
         out[folded] = (binding, dict(table))
     return out
+
+
+def _check_reference(table: dict[str, Any], prefix: str, binding: str) -> None:
+    """``reference`` in ``[inputs.<name>]``: ``true`` (reference data: ``path`` and
+    ``format`` only, checked as the job file checks them) or ``false`` (a stream).
+
+    Raises
+    ------
+    ConfigError
+        Naming the key: ``reference`` that is not a boolean, a key other than ``path`` and
+        ``format`` beside ``reference = true``, a missing or bad ``path``, a bad ``format``.
+    """
+    flag = table["reference"]
+    if not isinstance(flag, bool):
+        raise ConfigError(f"{prefix}.reference", f"must be true or false, got {flag!r}")
+    if flag:  # (the job file's own rules, naming inputs.<name>.<key>; paths resolve later)
+        _reference(binding, {key: value for key, value in table.items() if key != "reference"})
 
 
 def _validate(data: dict[str, Any], base_dir: Path, table: str, prefix: str) -> None:

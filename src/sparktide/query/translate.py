@@ -1,8 +1,9 @@
 """Stream Analytics queries → sparktide jobs (:class:`~sparktide.job.Job`; docs/query.md).
 
 The job model reads one input, or the union of several (``[inputs.<name>]``), or joins
-two (``[join]``); it has an optional filter, an optional window with grouping columns,
-named aggregates and a ``having`` condition, and optional output columns (``[select]``).
+two (``[join]``), or joins one with reference data; it has an optional filter, an optional
+window with grouping columns, named aggregates and a ``having`` condition, and optional
+output columns (``[select]``).
 Everything that model expresses exactly is translated; every other construct is
 refused with a :class:`~sparktide.errors.QueryError` that names it and its line and
 column. Nothing is translated approximately.
@@ -33,6 +34,12 @@ What is translated:
   ``right − left``); with ``SELECT *`` matches written whole, with ``SELECT a.k, b.t AS
   t, DATEDIFF(minute, a.t, b.t) AS d`` a ``[select]`` over the matches
   (``a.k`` → ``input.field``);
+- ``FROM stream ... [LEFT OUTER] JOIN ref ON s.k = r.k`` where the job file says ``ref``
+  is reference data (``[inputs.ref] reference = true``, as a Stream Analytics job's
+  configuration says it) → ``[join]`` without ``between`` (``type = "left"`` for ``LEFT
+  OUTER JOIN``); ``FROM ref JOIN stream`` (inner) is the same join, sides swapped; a
+  ``WHERE`` on the stream's fields → ``[filter]`` (it stops events before they meet the
+  table); columns → ``[select]`` as over any join;
 - ``DATEDIFF(unit, start, end)`` outside ``ON`` (columns, ``System.Timestamp()``,
   ISO-8601 text) → the expression language's ``DATEDIFF``;
 - several ``SELECT ... INTO`` statements → one job per statement (:class:`Translation`),
@@ -216,13 +223,18 @@ def _describe(expr: Expr | Star) -> str:
 
 @dataclass(frozen=True)
 class _JoinPlan:
-    """A JOIN of two inputs: ``left`` is the FROM input, ``right`` the JOIN input."""
+    """A JOIN of two inputs: ``left`` is the FROM input, ``right`` the JOIN input; with
+    reference data, ``left`` is the stream and ``right`` the reference input (the job's
+    ``[join]`` sides, whichever side of the query's JOIN the reference input is on)."""
 
     left: FromSource
     right: FromSource
     on: tuple[str, ...]
-    between: tuple[int, int]  # bounds of right.timestamp - left.timestamp
+    between: tuple[int, int] | None  # bounds of right.timestamp - left.timestamp
     pos: Pos
+    type: str = "inner"  # inner, or left: LEFT OUTER JOIN (reference data only)
+    reference: bool = False  # right is reference data: no time bound
+    swapped: bool = False  # the query's JOIN has the reference input on its left
 
 
 @dataclass(frozen=True)
@@ -384,7 +396,11 @@ class _Translator:
                 from_step = step.name
             else:
                 inner = _Plan((source,))
-        if source.partition_by is not None and (len(inner.sources) > 1 or inner.join):
+        if (
+            source.partition_by is not None
+            and not select.joins  # (a JOIN's own sides: join_plan, lookup_plan)
+            and (len(inner.sources) > 1 or inner.join)
+        ):
             what = "a JOIN" if inner.join else "a UNION"
             raise self.refuse(
                 source.partition_by.pos,
@@ -404,13 +420,17 @@ class _Translator:
                     f"WHERE over the results of the windowed step {from_step} is not supported "
                     "yet: a job filters events before its window (use HAVING in that step)",
                 )
-            if inner.join is not None:
+            if inner.join is not None and inner.join.reference and select.joins:
+                condition = self.stream_condition(select.where.expr, inner.join)
+            elif inner.join is not None:
                 raise self.refuse(
                     select.where.pos,
                     "WHERE over a JOIN is not supported yet: the job's [filter] applies to each "
                     "input's events, not to the matches",
                 )
-            wheres = (*wheres, self.condition(select.where.expr, source))
+            else:
+                condition = self.condition(select.where.expr, source)
+            wheres = (*wheres, condition)
         if select.joins and any(
             isinstance(i.expr, Star) and i.expr.qualifier is not None for i in select.items
         ):
@@ -443,6 +463,40 @@ class _Translator:
                 "supported yet: a job has one window",
             )
         return replace(inner, window=select, partition=partition, wheres=wheres)
+
+    def lookup_join(self, plan: _Plan, data: dict[str, Any]) -> None:
+        """Set ``data["join"]`` for a JOIN with reference data (no ``between``; ``type =
+        "left"`` for LEFT OUTER JOIN) and note what a reader of the job should know."""
+        join = plan.join
+        assert join is not None
+        stream, table = join.left.name, join.right.name
+        data["join"] = {"left": stream, "right": table, "on": list(join.on)}
+        if join.type == "left":
+            data["join"]["type"] = "left"
+        self.notes.append(
+            f"JOIN is [join] with reference data: {table} (reference = true in the job file) "
+            f"is a table read whole when the run starts; each event of {stream}, released in "
+            f"timestamp order, meets its rows with equal {', '.join(join.on)} and is written "
+            "once per such row, in the table's order, at the event's timestamp"
+            + (
+                f'; LEFT OUTER JOIN (type = "left"): an event that meets no row is written '
+                f"once, with {table} null"
+                if join.type == "left"
+                else "; an event that meets no row is not written"
+            )
+        )
+        if join.swapped:
+            self.notes.append(
+                f"{table} JOIN {stream}: the job joins the stream {stream} (left) with the "
+                f"reference data {table} (right); an inner join is the same either way round "
+                "(Stream Analytics' documentation puts reference data on the right)"
+            )
+        if plan.projection is None:
+            self.notes.append(
+                f"SELECT * over a JOIN: each match is an event record {{{stream}: {{...}}, "
+                f"{table}: {{...}}, timestamp}} at the event's timestamp (Stream Analytics "
+                "itself refuses SELECT * in a JOIN)"
+            )
 
     def refuse_over_join(self, select: Select, join: _JoinPlan, where: str) -> None:
         """What a job cannot compute over a JOIN: a window, ``SELECT a.*``, columns in a
@@ -554,13 +608,6 @@ class _Translator:
                 select.joins[1].pos, "a second JOIN is not supported yet: a job joins two inputs"
             )
         join = select.joins[0]
-        if join.kind != "INNER":
-            why = (
-                "the job's join is an inner join (a match needs events on both sides)"
-                if join.kind.startswith("LEFT")
-                else "Stream Analytics joins need a time bound (DATEDIFF)"
-            )
-            raise self.refuse(join.pos, f"{join.kind} JOIN is not supported yet: {why}")
         left, right = select.source, join.source
         for side in (left, right):
             found = self.steps.get(side.name.casefold())
@@ -570,6 +617,18 @@ class _Translator:
                     f"a JOIN of the step {side.name} is not supported yet: join the inputs "
                     "themselves (FROM input TIMESTAMP BY ... JOIN input TIMESTAMP BY ...)",
                 )
+        if self.bindings.is_reference(left.name) or self.bindings.is_reference(right.name):
+            return self.lookup_plan(join, left, right)
+        if join.kind != "INNER":
+            why = (
+                "a join of two streams is an inner join (a match needs events on both "
+                f"sides); LEFT OUTER JOIN takes reference data on its right ([inputs."
+                f"{right.name}] reference = true in the job file)"
+                if join.kind.startswith("LEFT")
+                else "Stream Analytics joins need a time bound (DATEDIFF)"
+            )
+            raise self.refuse(join.pos, f"{join.kind} JOIN is not supported yet: {why}")
+        for side in (left, right):
             if side.partition_by is not None:
                 raise self.refuse(
                     side.partition_by.pos,
@@ -595,13 +654,70 @@ class _Translator:
                 "different aliases",
             )
         on, between = self.join_condition(join, left, right)
+        assert between is not None
         plan = _JoinPlan(left, right, on, between, join.pos)
         return _Plan((left, right), join=plan)
 
+    def lookup_plan(self, join: Join, left: FromSource, right: FromSource) -> _Plan:
+        """A JOIN with reference data (Stream Analytics' reference-data JOIN; the job file
+        says which input is reference data): ``[join]`` of the stream (``left``) and the
+        table (``right``) on equal columns, without a time bound; ``LEFT OUTER JOIN`` is
+        ``type = "left"``. ``FROM table JOIN stream`` (an inner join) is the same join
+        with the sides swapped; every other shape is refused."""
+        if self.bindings.is_reference(left.name) and self.bindings.is_reference(right.name):
+            raise self.refuse(
+                join.pos,
+                f"a JOIN of two reference inputs ({left.name} and {right.name}) is not "
+                "supported: reference data is joined to a stream (FROM stream JOIN "
+                "reference ON ...)",
+            )
+        if join.kind not in ("INNER", "LEFT", "LEFT OUTER"):
+            raise self.refuse(
+                join.pos,
+                f"{join.kind} JOIN with reference data is not supported: Stream Analytics "
+                "joins reference data by JOIN (inner) or LEFT OUTER JOIN",
+            )
+        swapped = self.bindings.is_reference(left.name)
+        stream, table = (right, left) if swapped else (left, right)
+        if swapped and join.kind != "INNER":
+            raise self.refuse(
+                join.pos,
+                f"{join.kind} JOIN with the reference data {table.name} on its left is not "
+                "supported: it would keep the table's rows that meet no event; Stream "
+                f"Analytics puts reference data on the right (FROM {stream.name} "
+                f"{join.kind} JOIN {table.name})",
+            )
+        if table.timestamp_by is not None:
+            assert table.timestamp_pos is not None
+            raise self.refuse(
+                table.timestamp_pos,
+                f"TIMESTAMP BY on the reference data {table.name}: reference data has no "
+                "time (Stream Analytics refuses it too); the stream's events carry the "
+                "time of each match",
+            )
+        if table.partition_by is not None:
+            raise self.refuse(
+                table.partition_by.pos,
+                f"PARTITION BY on the reference data {table.name}: reference data has no "
+                "partitions; partition the stream",
+            )
+        if self.names(left) & self.names(right):
+            raise self.refuse(
+                right.pos,
+                f"{right.alias or right.name} names both inputs of the JOIN; give them "
+                "different aliases",
+            )
+        on, between = self.join_condition(join, stream, table, reference=True)
+        assert between is None
+        kind = "inner" if join.kind == "INNER" else "left"
+        plan = _JoinPlan(stream, table, on, None, join.pos, kind, reference=True, swapped=swapped)
+        return _Plan((stream, table), join=plan, partition=stream.partition_by)
+
     def join_condition(
-        self, join: Join, left: FromSource, right: FromSource
-    ) -> tuple[tuple[str, ...], tuple[int, int]]:
-        """The join columns and the time bound of ``ON``."""
+        self, join: Join, left: FromSource, right: FromSource, *, reference: bool = False
+    ) -> tuple[tuple[str, ...], tuple[int, int] | None]:
+        """The join columns and the time bound of ``ON``. With ``reference`` (``right`` is
+        reference data) ``ON`` must not bound time, and the bound is ``None``."""
         terms: list[Expr] = []
 
         def flatten(node: Expr) -> None:
@@ -617,6 +733,13 @@ class _Translator:
         for term in terms:
             if isinstance(term, Operation) and term.kind == "BETWEEN":
                 call = term.operands[0]
+                if isinstance(call, Call) and call.function == "datediff" and reference:
+                    raise self.refuse(
+                        call.pos,
+                        f"DATEDIFF in the ON of a JOIN with reference data: {right.name} is "
+                        "reference data, which has no time (Stream Analytics refuses DATEDIFF "
+                        "there too); ON holds equalities of columns (a.k = b.k)",
+                    )
                 if isinstance(call, Call) and call.function == "datediff":
                     if between is not None:
                         raise self.refuse(
@@ -635,11 +758,12 @@ class _Translator:
                 "equalities of same-named columns (a.k = b.k) AND one DATEDIFF(unit, a, b) "
                 "BETWEEN low AND high",
             )
-        if between is None:
+        if between is None and not reference:
             raise self.refuse(
                 join.pos,
                 "JOIN without DATEDIFF(unit, a, b) BETWEEN low AND high in ON: Stream Analytics "
-                "joins need a time bound",
+                "joins of two streams need a time bound (a JOIN with reference data has none: "
+                f"say so in the job file, [inputs.{right.name}] reference = true)",
             )
         if not on:
             raise self.refuse(
@@ -778,6 +902,39 @@ class _Translator:
         """A WHERE condition over the fields of ``source``."""
         return convert(expr, lambda n: self.field_leaf(n, source, "WHERE"), self.refuse, "WHERE")
 
+    def stream_condition(self, expr: Expr, join: _JoinPlan) -> E.Expr:
+        """The WHERE of a JOIN with reference data, when it reads the stream's fields only
+        (``s.Temperature > 20``): the job's ``[filter]``, which stops the stream's events
+        before they meet the table. As every match of an event carries the event's own
+        fields, it keeps exactly the matches (and, under LEFT OUTER JOIN, the unmatched
+        events) that the WHERE over the JOIN keeps."""
+        stream, table = join.left, join.right
+
+        def leaf(node: Column | Call) -> E.Expr:
+            if isinstance(node, Call) or len(node.parts) > 2:
+                return self.field_leaf(node, stream, "WHERE")  # (refuses it)
+            if len(node.parts) == 1:
+                raise self.refuse(
+                    node.pos,
+                    f"{node.name} over a JOIN: qualify it with its input "
+                    f"({stream.alias or stream.name}.{node.name}); sparktide does not know "
+                    "which input's fields hold it",
+                )
+            qualifier = node.parts[0].casefold()
+            if qualifier in self.names(table):
+                raise self.refuse(
+                    node.pos,
+                    f"WHERE on {node.name}, a field of the reference data {table.name}, is not "
+                    f"supported yet: the job's [filter] reads the events of {stream.name} "
+                    "before they meet the table (a condition on the stream's fields is "
+                    "translated)",
+                )
+            if qualifier not in self.names(stream):
+                raise self.refuse(node.pos, f"{node.parts[0]} names neither input of the JOIN")
+            return E.Ref(self.column(node, stream))
+
+        return convert(expr, leaf, self.refuse, "WHERE")
+
     def field_leaf(self, node: Column | Call, source: FromSource, clause: str) -> E.Expr:
         """An input field in a WHERE condition or a SELECT without GROUP BY."""
         if _is_timestamp(node):
@@ -873,6 +1030,7 @@ class _Translator:
                 "[inputs.<name>] table",
             )
         tables: dict[str, dict[str, Any]] = {}
+        lookup = plan.join is not None and plan.join.reference
         for source in plan.sources:
             if not (source.name[0].isalpha() or source.name[0] == "_") or not (
                 set(source.name) <= _COLUMN_CHARS
@@ -883,7 +1041,12 @@ class _Translator:
                     f"{'join' if plan.join else 'union'} (letters, digits, '_' and '-', not "
                     "starting with a digit)",
                 )
-            tables[source.name] = self.input_table(source, None)
+            if lookup and plan.join is not None and source is plan.join.right:
+                tables[source.name] = self.reference_table(source)
+            else:
+                tables[source.name] = self.input_table(source, plan.partition if lookup else None)
+        if lookup:  # (one stream: nothing to agree with)
+            return {"inputs": tables}
         stamped = [t.get("timestamp_by") is not None for t in tables.values()]
         if any(stamped) and not all(stamped):
             missing = plan.sources[stamped.index(False)]
@@ -907,6 +1070,13 @@ class _Translator:
 
     def input_table(self, source: FromSource, partition: Column | None) -> dict[str, Any]:
         """The job-file table of the input ``source``, with what the query says of it."""
+        if self.bindings.is_reference(source.name):
+            raise self.refuse(
+                source.pos,
+                f"{source.name} is reference data (reference = true in the job file): it is "
+                "read only through a JOIN with a stream (FROM stream JOIN "
+                f"{source.name} ON ...), as in Stream Analytics",
+            )
         try:
             prefix, table = self.bindings.require_input(source.name)
         except LookupError as exc:
@@ -930,6 +1100,13 @@ class _Translator:
             column = self.column(partition, source, "partition column")
             self.bind(table, prefix, "partition", column, "PARTITION BY")
         return table
+
+    def reference_table(self, source: FromSource) -> dict[str, Any]:
+        """The job-file table of the reference input ``source`` (``reference = true``,
+        ``path``, ``format``: the query says nothing of it)."""
+        found = self.bindings.input_table(source.name)
+        assert found is not None  # (bound: is_reference found it)
+        return found[1]
 
     def bind(self, table: dict[str, Any], prefix: str, key: str, value: str, clause: str) -> None:
         given = table.get(key)
@@ -1241,8 +1418,11 @@ class _Translator:
             "output": self.output(select),
         }
         names = [s.name for s in plan.sources]
-        if plan.join is not None:
+        if plan.join is not None and plan.join.reference:
+            self.lookup_join(plan, data)
+        elif plan.join is not None:
             join = plan.join
+            assert join.between is not None
             data["join"] = {
                 "left": join.left.name,
                 "right": join.right.name,
@@ -1272,6 +1452,12 @@ class _Translator:
             self.notes.append(
                 "WHERE is [filter] where: it applies after the ordering policy; an event that "
                 "fails it is counted as dropped (filtered)"
+                + (
+                    f" (over the JOIN it reads {plan.join.left.name}'s fields only: it stops "
+                    "events before they meet the table, which keeps the same matches)"
+                    if plan.join is not None and plan.join.reference
+                    else ""
+                )
             )
         if plan.window is not None:
             data["window"] = self.window(plan.window, plan.window.source)
@@ -1284,8 +1470,13 @@ class _Translator:
             self.notes.append(
                 "[select] reads each match: input.field is that input's field (by the "
                 "input's name, not its alias), timestamp the match's time (System.Timestamp(), "
-                "the later of the two); the job releases each match as an event with the "
-                "SELECT's columns and timestamp, in timestamp order"
+                + (
+                    f"the time of {plan.join.left.name}'s event"
+                    if plan.join.reference
+                    else "the later of the two"
+                )
+                + "); the job releases each match as an event with the SELECT's columns and "
+                "timestamp, in timestamp order"
             )
         elif plan.projection is not None:
             data["select"] = self.projection(plan.projection, plan.projection.source)

@@ -1,0 +1,453 @@
+"""Stream Analytics JOINs with reference data → jobs with ``[inputs.<name>] reference =
+true`` and ``[join]`` without ``between``: the job file's ``reference`` key, every
+translation (inner, ``LEFT OUTER``, the sides swapped, ``WHERE`` on the stream,
+columns), the jobs on data, and every refusal with its position."""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from sparktide.core.engine import simulate
+from sparktide.errors import ConfigError, QueryError
+from sparktide.job import Job, Reference, load_job
+from sparktide.query import Bindings, job_to_toml, load_bindings, translate_text
+
+_JOB_FILE = (
+    '[inputs.Telemetry]\npath = "telemetry.jsonl"\narrival_time = "a"\n'
+    '[inputs.DeviceRef]\nreference = true\npath = "devices.csv"\nformat = "csv"\n'
+    '[inputs.SiteRef]\nreference = true\npath = "sites.jsonl"\n'
+    '[inputs.Other]\npath = "other.jsonl"\n'
+)
+_LOOKUP = (
+    "SELECT * INTO o FROM Telemetry s TIMESTAMP BY t JOIN DeviceRef r ON s.DeviceId = r.DeviceId"
+)
+
+
+def bindings(tmp_path: Path, text: str = _JOB_FILE) -> Bindings:
+    (tmp_path / "job.toml").write_text(text, "utf-8")
+    return load_bindings(tmp_path / "job.toml")
+
+
+def translate(text: str, b: Bindings | None = None):  # type: ignore[no-untyped-def]
+    return translate_text(text, "asaql", b, "q.asaql")
+
+
+def round_trips(j: Job, tmp_path: Path) -> bool:
+    text = job_to_toml(j)
+    (tmp_path / "printed.toml").write_text(text, "utf-8")
+    return Job.from_dict(tomllib.loads(text)) == j and load_job(tmp_path / "printed.toml") == j
+
+
+# ------------------------------------------------------------ the job file's key
+
+
+def test_the_job_file_says_which_input_is_reference_data(tmp_path: Path) -> None:
+    b = bindings(tmp_path)
+    assert b.is_reference("DeviceRef") and b.is_reference("deviceref")
+    assert b.is_reference("SiteRef")
+    assert not b.is_reference("Telemetry") and not b.is_reference("Unbound")
+    assert not Bindings().is_reference("DeviceRef")  # (no job file: no reference data)
+    # reference = false is a stream, as without the key
+    b = bindings(tmp_path, '[inputs.a]\nreference = false\npath = "in"\ntimestamp_by = "t"\n')
+    assert not b.is_reference("a")
+    assert b.input_table("a") == ("inputs.a", {"path": "in", "timestamp_by": "t"})
+
+
+@pytest.mark.parametrize(
+    ("table", "key", "message"),
+    [
+        (
+            'reference = true\npath = "d.csv"\ntimestamp_by = "t"\n',
+            "inputs.DeviceRef.timestamp_by",
+            "reference data is a table without time, partitions or keys: it takes only path "
+            "and format",
+        ),
+        (
+            'reference = true\npath = "d.csv"\npartition = "p"\n',
+            "inputs.DeviceRef.partition",
+            "it takes only path and format",
+        ),
+        ('reference = true\nformat = "csv"\n', "inputs.DeviceRef.path", "is required"),
+        ('reference = true\npath = ""\n', "inputs.DeviceRef.path", "must be a path string"),
+        ('reference = true\npath = "d.csv"\nformat = "xml"\n', "inputs.DeviceRef.format", "xml"),
+        ('reference = "yes"\npath = "d.csv"\n', "inputs.DeviceRef.reference", "true or false"),
+        (
+            'refrence = true\npath = "d.csv"\n',
+            "inputs.DeviceRef.refrence",
+            "unknown key (did you mean 'reference'?)",
+        ),
+        (
+            'reference = false\npath = "d.csv"\nformat = "csv"\nrow = 1\n',
+            "inputs.DeviceRef.row",
+            "",
+        ),
+    ],
+)
+def test_a_reference_table_takes_path_and_format_only(
+    tmp_path: Path, table: str, key: str, message: str
+) -> None:
+    with pytest.raises(ConfigError) as caught:
+        bindings(tmp_path, "[inputs.DeviceRef]\n" + table)
+    assert caught.value.key == key, str(caught.value)
+    assert message in caught.value.message
+
+
+def test_reference_belongs_to_inputs_tables(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as caught:
+        bindings(tmp_path, '[source]\npath = "in"\nreference = true\n')
+    assert caught.value.key == "source.reference"
+
+
+# ------------------------------------------------------------------ translations
+
+
+def test_a_join_with_reference_data_is_a_join_without_between(tmp_path: Path) -> None:
+    t = translate(_LOOKUP, bindings(tmp_path))
+    j = t.job
+    assert j.join is not None
+    assert (j.join.left, j.join.right, j.join.on, j.join.between, j.join.type) == (
+        "Telemetry",
+        "DeviceRef",
+        ("DeviceId",),
+        None,
+        "inner",
+    )
+    assert [name for name, _ in j.inputs] == ["Telemetry"]
+    assert j.source.timestamp_by == "t" and j.source.path == str(tmp_path / "telemetry.jsonl")
+    assert j.references == (
+        ("DeviceRef", Reference(path=str(tmp_path / "devices.csv"), format="csv")),
+    )
+    assert j.select == () and j.filter is None
+    assert any(n.startswith("JOIN is [join] with reference data: DeviceRef") for n in t.notes)
+    assert any("{Telemetry: {...}, DeviceRef: {...}, timestamp}" in n for n in t.notes)
+    assert round_trips(j, tmp_path)
+    assert "[inputs.DeviceRef]\nreference = true\n" in job_to_toml(j)
+
+
+@pytest.mark.parametrize("kind", ["LEFT OUTER JOIN", "LEFT JOIN", "left outer join"])
+def test_left_outer_join_with_reference_data_is_type_left(tmp_path: Path, kind: str) -> None:
+    t = translate(_LOOKUP.replace("JOIN", kind), bindings(tmp_path))
+    assert t.job.join is not None and t.job.join.type == "left"
+    assert any('LEFT OUTER JOIN (type = "left")' in n for n in t.notes)
+    assert 'type = "left"' in job_to_toml(t.job) and round_trips(t.job, tmp_path)
+
+
+def test_reference_data_on_the_left_of_an_inner_join_is_the_same_join(tmp_path: Path) -> None:
+    b = bindings(tmp_path)
+    swapped = translate(
+        "SELECT * INTO o FROM DeviceRef r JOIN Telemetry s TIMESTAMP BY t "
+        "ON r.DeviceId = s.DeviceId",
+        b,
+    )
+    assert swapped.job == translate(_LOOKUP, b).job
+    assert any("an inner join is the same either way round" in n for n in swapped.notes)
+
+
+def test_columns_and_a_where_on_the_stream(tmp_path: Path) -> None:
+    t = translate(
+        "SELECT s.DeviceId, r.Model, Telemetry.Temperature - DeviceRef.Threshold AS OverBy,\n"
+        "       DATEDIFF(second, s.t, System.Timestamp()) AS Shift, System.Timestamp() AS At\n"
+        "INTO o FROM Telemetry s TIMESTAMP BY t\n"
+        "LEFT OUTER JOIN DeviceRef r ON s.DeviceId = r.DeviceId AND r.Site = s.Site\n"
+        "WHERE s.Temperature IS NOT NULL AND NOT Telemetry.Status IN ('test', 'off')",
+        bindings(tmp_path),
+    )
+    j = t.job
+    assert j.join is not None and j.join.on == ("DeviceId", "Site") and j.join.type == "left"
+    assert [(p.name, p.expression) for p in j.select] == [
+        ("DeviceId", "Telemetry.DeviceId"),
+        ("Model", "DeviceRef.Model"),
+        ("OverBy", "Telemetry.Temperature - DeviceRef.Threshold"),
+        ("Shift", "DATEDIFF(second, Telemetry.t, timestamp)"),
+        ("At", "timestamp"),
+    ]
+    assert j.filter is not None
+    assert j.filter.where == "Temperature IS NOT NULL AND NOT Status IN ('test', 'off')"
+    assert any("it stops events before they meet the table" in n for n in t.notes)
+    assert any("the time of Telemetry's event" in n for n in t.notes)
+    assert round_trips(j, tmp_path)
+
+
+def test_the_stream_may_be_partitioned_or_keyed(tmp_path: Path) -> None:
+    b = bindings(tmp_path)
+    j = translate(
+        "SELECT r.Model INTO o FROM Telemetry s TIMESTAMP BY t PARTITION BY PartitionId "
+        "JOIN DeviceRef r ON s.DeviceId = r.DeviceId",
+        b,
+    ).job
+    assert (j.source.partition, j.ordering.partitioned) == ("PartitionId", True)
+    # the stream on the right of the query's JOIN: its PARTITION BY and OVER all the same
+    j = translate(
+        "SELECT r.Model INTO o FROM DeviceRef r JOIN Telemetry s TIMESTAMP BY t "
+        "PARTITION BY PartitionId ON s.DeviceId = r.DeviceId",
+        b,
+    ).job
+    assert (j.source.partition, j.ordering.partitioned) == ("PartitionId", True)
+    j = translate(
+        "SELECT * INTO o FROM Telemetry s TIMESTAMP BY t OVER DeviceId "
+        "JOIN DeviceRef r ON s.DeviceId = r.DeviceId",
+        b,
+    ).job
+    assert j.source.over == "DeviceId" and round_trips(j, tmp_path)
+
+
+def test_names_are_matched_as_the_query_writes_them(tmp_path: Path) -> None:
+    b = bindings(
+        tmp_path,
+        '[inputs.telemetry]\npath = "t"\n[inputs.deviceref]\nreference = true\npath = "d"\n',
+    )
+    j = translate(_LOOKUP, b).job
+    assert j.join is not None and (j.join.left, j.join.right) == ("Telemetry", "DeviceRef")
+    assert [name for name, _ in j.references] == ["DeviceRef"]
+
+
+def test_a_pass_through_step_keeps_the_join_and_its_where(tmp_path: Path) -> None:
+    j = translate(
+        "WITH enriched AS (SELECT * FROM Telemetry s TIMESTAMP BY t JOIN DeviceRef r "
+        "ON s.DeviceId = r.DeviceId WHERE s.Temperature > 20)\n"
+        "SELECT * INTO o FROM enriched",
+        bindings(tmp_path),
+    ).job
+    assert j.join is not None and j.join.between is None
+    assert j.filter is not None and j.filter.where == "Temperature > 20"
+
+
+# ----------------------------------------------------------------------- on data
+
+
+def _write(path: Path, records: list[dict[str, object]]) -> None:
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), "utf-8")
+
+
+def test_each_event_meets_its_rows_in_the_table_s_order(tmp_path: Path) -> None:
+    """Inner: an event is written once per row with its key, in the table's order, at
+    its own timestamp; no row, no record; a missing key or another type never meets a
+    row. LEFT OUTER: those events are written once with the table null. WHERE on the
+    stream stops events before they meet the table."""
+    t = "2026-03-01T09:00:{:02d}Z"
+    _write(
+        tmp_path / "telemetry.jsonl",
+        [
+            {"id": 1, "DeviceId": 2, "v": 5, "t": t.format(1), "a": t.format(2)},
+            {"id": 2, "DeviceId": 9, "v": 5, "t": t.format(3), "a": t.format(4)},
+            {"id": 3, "DeviceId": "1", "v": 5, "t": t.format(5), "a": t.format(6)},
+            {"id": 4, "v": 5, "t": t.format(7), "a": t.format(8)},
+            {"id": 5, "DeviceId": 1, "v": 0, "t": t.format(9), "a": t.format(10)},
+            {"id": 6, "DeviceId": 1, "v": 5, "t": t.format(11), "a": t.format(12)},
+        ],
+    )
+    (tmp_path / "devices.csv").write_text("DeviceId,Model\n2,A\n1,B\n2,C\n", "utf-8")
+    b = bindings(tmp_path)
+    query = (
+        "SELECT s.id, r.Model, System.Timestamp() AS At INTO o FROM Telemetry s TIMESTAMP BY t "
+        "{} DeviceRef r ON s.DeviceId = r.DeviceId WHERE s.v > 0"
+    )
+
+    def rows(kind: str) -> list[tuple[object, object, object]]:
+        result = simulate(translate(query.format(kind), b).job)
+        assert result.metrics["dropped"] == {"filtered": 1}  # id 5
+        return [(e["id"], e["Model"], e["At"]) for e in result.events]
+
+    assert rows("JOIN") == [(1, "A", t.format(1)), (1, "C", t.format(1)), (6, "B", t.format(11))]
+    assert rows("LEFT OUTER JOIN") == [
+        (1, "A", t.format(1)),
+        (1, "C", t.format(1)),
+        (2, None, t.format(3)),
+        (3, None, t.format(5)),  # the text "1" is not the number 1
+        (4, None, t.format(7)),  # no DeviceId
+        (6, "B", t.format(11)),
+    ]
+    whole = simulate(translate(_LOOKUP.replace("JOIN", "LEFT JOIN"), b).job).events
+    assert whole[2] == {
+        "type": "event",
+        "Telemetry": {"id": 2, "DeviceId": 9, "v": 5, "t": t.format(3), "a": t.format(4)},
+        "DeviceRef": None,
+        "timestamp": t.format(3),
+    }
+
+
+# ---------------------------------------------------------------------- refusals
+
+
+@pytest.mark.parametrize(
+    ("text", "position", "message"),
+    [
+        (
+            "SELECT * FROM Telemetry s JOIN DeviceRef r TIMESTAMP BY t ON s.DeviceId = r.DeviceId",
+            "1:44",
+            "TIMESTAMP BY on the reference data DeviceRef: reference data has no time "
+            "(Stream Analytics refuses it too)",
+        ),
+        (
+            "SELECT * FROM DeviceRef TIMESTAMP BY t JOIN Telemetry s ON s.k = DeviceRef.k",
+            "1:25",
+            "TIMESTAMP BY on the reference data DeviceRef",
+        ),
+        (
+            "SELECT * FROM Telemetry s JOIN DeviceRef r PARTITION BY p ON s.k = r.k",
+            "1:57",
+            "PARTITION BY on the reference data DeviceRef: reference data has no partitions",
+        ),
+        (
+            "SELECT * FROM Telemetry s TIMESTAMP BY t JOIN DeviceRef r\n"
+            "ON s.DeviceId = r.DeviceId AND DATEDIFF(minute, s, r) BETWEEN 0 AND 5",
+            "2:32",
+            "DATEDIFF in the ON of a JOIN with reference data: DeviceRef is reference data, "
+            "which has no time (Stream Analytics refuses DATEDIFF there too)",
+        ),
+        (
+            "SELECT * FROM Telemetry s JOIN DeviceRef r ON DATEDIFF(s, s, r) BETWEEN 0 AND 1",
+            "1:47",
+            "DATEDIFF in the ON of a JOIN with reference data",
+        ),
+        (
+            "SELECT * FROM Telemetry s JOIN DeviceRef r ON s.v > r.Threshold",
+            "1:47",
+            "an expression with '>' in the ON of a JOIN is not supported yet",
+        ),
+        (
+            "SELECT * FROM Telemetry s JOIN DeviceRef r ON s.DeviceId = r.Id",
+            "1:47",
+            "JOIN ON s.DeviceId = r.Id: the job joins on columns of the same name",
+        ),
+        (
+            "SELECT * FROM DeviceRef d JOIN SiteRef x ON d.Site = x.Site",
+            "1:27",
+            "a JOIN of two reference inputs (DeviceRef and SiteRef) is not supported: "
+            "reference data is joined to a stream",
+        ),
+        (
+            "SELECT * FROM DeviceRef r LEFT OUTER JOIN Telemetry s ON r.k = s.k",
+            "1:38",
+            "LEFT OUTER JOIN with the reference data DeviceRef on its left is not supported: "
+            "it would keep the table's rows that meet no event; Stream Analytics puts "
+            "reference data on the right (FROM Telemetry LEFT OUTER JOIN DeviceRef)",
+        ),
+        (
+            "SELECT * FROM Telemetry s CROSS JOIN DeviceRef r ON s.k = r.k",
+            "1:33",
+            "CROSS JOIN with reference data is not supported: Stream Analytics joins "
+            "reference data by JOIN (inner) or LEFT OUTER JOIN",
+        ),
+        (
+            "SELECT * FROM Telemetry r JOIN DeviceRef r ON r.k = r.k",
+            "1:32",
+            "r names both inputs of the JOIN",
+        ),
+        (
+            "SELECT * FROM Telemetry s LEFT OUTER JOIN Other o ON s.k = o.k",
+            "1:38",
+            "LEFT OUTER JOIN is not supported yet: a join of two streams is an inner join",
+        ),
+        # WHERE reads the stream's fields only
+        (
+            "SELECT * FROM Telemetry s JOIN DeviceRef r ON s.k = r.k WHERE r.Expired = '1'",
+            "1:63",
+            "WHERE on r.Expired, a field of the reference data DeviceRef, is not supported "
+            "yet: the job's [filter] reads the events of Telemetry before they meet the table",
+        ),
+        (
+            "SELECT * FROM Telemetry s JOIN DeviceRef r ON s.k = r.k "
+            "WHERE s.v > 1 AND DeviceRef.Threshold < s.v",
+            "1:75",
+            "WHERE on DeviceRef.Threshold, a field of the reference data DeviceRef",
+        ),
+        (
+            "SELECT * FROM Telemetry s JOIN DeviceRef r ON s.k = r.k WHERE v > 1",
+            "1:63",
+            "v over a JOIN: qualify it with its input (s.v)",
+        ),
+        (
+            "SELECT * FROM Telemetry s JOIN DeviceRef r ON s.k = r.k WHERE x.v > 1",
+            "1:63",
+            "x names neither input of the JOIN",
+        ),
+        (
+            "SELECT * FROM Telemetry s JOIN DeviceRef r ON s.k = r.k WHERE s.v.w > 1",
+            "1:63",
+            "s.v.w: nested fields (record.field) are not supported yet",
+        ),
+        (
+            "SELECT * FROM Telemetry s JOIN DeviceRef r ON s.k = r.k "
+            "WHERE DATEDIFF(second, s.t, System.Timestamp()) > 1",
+            "1:85",
+            "System.Timestamp() in WHERE without a window is not supported yet",
+        ),
+        (
+            "WITH j AS (SELECT * FROM Telemetry s JOIN DeviceRef r ON s.k = r.k) "
+            "SELECT * FROM j WHERE v > 1",
+            "1:85",
+            "WHERE over a JOIN is not supported yet",
+        ),
+        # reference data is read through a JOIN only
+        ("SELECT * FROM DeviceRef", "1:15", "DeviceRef is reference data (reference = true in"),
+        (
+            "SELECT * FROM Telemetry UNION SELECT * FROM deviceref",
+            "1:45",
+            "deviceref is reference data (reference = true in the job file): it is read only "
+            "through a JOIN with a stream (FROM stream JOIN deviceref ON ...)",
+        ),
+        (
+            "WITH d AS (SELECT * FROM DeviceRef) SELECT * FROM d",
+            "1:26",
+            "DeviceRef is reference data",
+        ),
+        (
+            "SELECT COUNT(*) AS n FROM DeviceRef GROUP BY TumblingWindow(s, 5)",
+            "1:27",
+            "DeviceRef is reference data",
+        ),
+        # what no join has yet
+        (
+            "SELECT s.k, COUNT(*) AS n FROM Telemetry s JOIN DeviceRef r ON s.k = r.k "
+            "GROUP BY s.k, TumblingWindow(s, 5)",
+            "1:74",
+            "a window over a JOIN is not supported yet",
+        ),
+        (
+            "SELECT r.* FROM Telemetry s JOIN DeviceRef r ON s.k = r.k",
+            "1:8",
+            "SELECT r.* over a JOIN is not supported yet",
+        ),
+        (
+            "SELECT Model FROM Telemetry s JOIN DeviceRef r ON s.k = r.k",
+            "1:8",
+            "Model over a JOIN: qualify it with its input (s.Model or r.Model)",
+        ),
+        (
+            "SELECT * FROM Telemetry s JOIN DeviceRef r ON s.k = r.k "
+            "JOIN SiteRef x ON s.Site = x.Site",
+            "1:57",
+            "a second JOIN is not supported yet",
+        ),
+    ],
+)
+def test_refusals_name_construct_and_position(
+    tmp_path: Path, text: str, position: str, message: str
+) -> None:
+    with pytest.raises(QueryError) as caught:
+        translate(text, bindings(tmp_path))
+    assert str(caught.value).startswith(f"q.asaql:{position}: "), str(caught.value)
+    assert message in str(caught.value), str(caught.value)
+
+
+def test_without_a_job_file_a_join_needs_datediff() -> None:
+    """The query does not say which input is reference data: the job file does."""
+    with pytest.raises(QueryError) as caught:
+        translate(_LOOKUP)
+    assert str(caught.value).startswith("q.asaql:1:49: JOIN without DATEDIFF(unit, a, b)")
+    assert "say so in the job file, [inputs.DeviceRef] reference = true" in str(caught.value)
+
+
+def test_a_pipeline_source_is_never_reference_data(tmp_path: Path) -> None:
+    pipeline = (
+        '[{"$source": {"connectionName": "c", "topic": "DeviceRef"}}, '
+        '{"$emit": {"connectionName": "c", "topic": "o"}}]'
+    )
+    with pytest.raises(QueryError) as caught:
+        translate_text(pipeline, "json", bindings(tmp_path), "p.json")
+    assert str(caught.value).startswith("p.json:1:14: $source reads DeviceRef, which the job")
