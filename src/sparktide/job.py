@@ -35,6 +35,7 @@ __all__ = [
     "expression_fields",
     "input_of",
     "load_job",
+    "reference_input",
     "union_partition",
 ]
 
@@ -1114,22 +1115,11 @@ class Job:
                 table = dict(table)
                 if "path" in table:
                     table["path"] = _resolve(table["path"], base)
-                if "reference" in table:
-                    flag = table.pop("reference")
-                    if not isinstance(flag, bool):
-                        raise ConfigError(
-                            f"inputs.{name}.reference", f"must be true or false, got {flag!r}"
-                        )
-                    if flag:
-                        references.append((name, _reference(name, table)))
-                        continue
-                try:
-                    inputs.append((name, _build(Source, table, f"inputs.{name}")))
-                except ConfigError as exc:  # name the input's key, not [source]'s
-                    if exc.key.startswith("source."):
-                        key = f"inputs.{name}." + exc.key.removeprefix("source.")
-                        raise ConfigError(key, exc.message) from None
-                    raise
+                reference = reference_input(name, table)
+                if reference is not None:
+                    references.append((name, reference))
+                    continue
+                inputs.append((name, _input_table(Source, table, name)))
             if not inputs:
                 raise ConfigError(
                     "inputs", "needs a stream: every [inputs.<name>] table is reference data"
@@ -1203,8 +1193,22 @@ class Job:
         )
 
 
-def _reference(name: str, table: dict[str, Any]) -> Reference:
-    """``[inputs.<name>]`` with ``reference = true``: only ``path`` and ``format``."""
+def reference_input(name: str, table: dict[str, Any]) -> Reference | None:
+    """The reference data an ``[inputs.<name>]`` table declares (``reference = true``:
+    ``path`` and ``format`` only), or ``None`` for a stream (no ``reference``, or
+    ``false``). Pops ``reference`` from ``table``, which is then a stream's table.
+
+    Raises
+    ------
+    ConfigError
+        Naming ``inputs.<name>.<key>``: a ``reference`` that is not a boolean, another key
+        beside ``reference = true``, a bad ``path`` or ``format``.
+    """
+    flag = table.pop("reference", False)
+    if not isinstance(flag, bool):
+        raise ConfigError(f"inputs.{name}.reference", f"must be true or false, got {flag!r}")
+    if not flag:
+        return None
     for key in table:
         if key not in ("path", "format"):
             raise ConfigError(
@@ -1212,8 +1216,14 @@ def _reference(name: str, table: dict[str, Any]) -> Reference:
                 "reference data is a table without time, partitions or keys: it takes only "
                 "path and format",
             )
+    return _input_table(Reference, table, name)
+
+
+def _input_table(cls: type, table: dict[str, Any], name: str) -> Any:
+    """``cls`` (:class:`Source` or :class:`Reference`) of ``[inputs.<name>]``, its errors
+    naming the input's key (``inputs.<name>.path``), not ``[source]``'s."""
     try:
-        return _build(Reference, table, f"inputs.{name}")
+        return _build(cls, table, f"inputs.{name}")
     except ConfigError as exc:
         if exc.key.startswith("source."):
             key = f"inputs.{name}." + exc.key.removeprefix("source.")

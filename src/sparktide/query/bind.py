@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from sparktide.errors import ConfigError
-from sparktide.job import Job, Output, Source, _read_toml, _reference
+from sparktide.job import Job, Output, Source, _read_toml, reference_input
 
 __all__ = [
     "INPUT_KEYS",
@@ -214,12 +214,10 @@ def _named_tables(
                 prefix, f"names the same {name[:-1]} as {name}.{out[folded][0]} (names ignore case)"
             )
         if name == "inputs":
-            stream = dict(table)
-            if "reference" in stream:
-                _check_reference(stream, prefix, binding)
-                if stream.pop("reference"):  # reference data: path and format
-                    out[folded] = (binding, dict(table))
-                    continue
+            stream = dict(table)  # (the job file's own rules; paths resolve later)
+            if reference_input(binding, stream) is not None:  # reference data
+                out[folded] = (binding, dict(table))
+                continue
             _check_keys(stream, (*keys, "reference"), prefix)  # ("reference": for hints)
             if "path" not in stream:
                 raise ConfigError(f"{prefix}.path", "is required")
@@ -230,23 +228,6 @@ def _named_tables(
             _validate({"source": {"path": "-"}, "output": table}, base_dir, "output", prefix)
         out[folded] = (binding, dict(table))
     return out
-
-
-def _check_reference(table: dict[str, Any], prefix: str, binding: str) -> None:
-    """``reference`` in ``[inputs.<name>]``: ``true`` (reference data: ``path`` and
-    ``format`` only, checked as the job file checks them) or ``false`` (a stream).
-
-    Raises
-    ------
-    ConfigError
-        Naming the key: ``reference`` that is not a boolean, a key other than ``path`` and
-        ``format`` beside ``reference = true``, a missing or bad ``path``, a bad ``format``.
-    """
-    flag = table["reference"]
-    if not isinstance(flag, bool):
-        raise ConfigError(f"{prefix}.reference", f"must be true or false, got {flag!r}")
-    if flag:  # (the job file's own rules, naming inputs.<name>.<key>; paths resolve later)
-        _reference(binding, {key: value for key, value in table.items() if key != "reference"})
 
 
 def _validate(data: dict[str, Any], base_dir: Path, table: str, prefix: str) -> None:
