@@ -160,6 +160,12 @@ JSONL: list[Case] = [
     ("t-missing", line(t=...), "missing timestamp column 't'"),
     ("t-null", line(t=None), "missing timestamp column 't'"),
     ("t-number", line(t=1772355605), "column 't': expected an ISO-8601 time string"),
+    # the dead letter keeps the record's values as they were: 3.0 stays a float
+    (
+        "t-number-integral-floats",
+        line(t=1.0, x=3.0),
+        "column 't': expected an ISO-8601 time string",
+    ),
     ("t-float", line(t=1772355605.5), "column 't': expected an ISO-8601 time string"),
     ("t-object", line(t={"utc": T}), "column 't': expected an ISO-8601 time string"),
     ("t-array", line(t=[T]), "column 't': expected an ISO-8601 time string"),

@@ -310,6 +310,47 @@ CONFIG_ERRORS: list[tuple[str, dict[str, Any], str]] = [
         },
         "window.type",
     ),
+    # edge events
+    ("edge-without-id", {"source.edge": "kind"}, "source.edge_id"),
+    ("edge-id-without-edge", {"source.edge_id": "id"}, "source.edge"),
+    (
+        "edge-without-timestamp",
+        {"source.edge": "kind", "source.edge_id": "id", "source.timestamp_by": DELETE},
+        "source.edge",
+    ),
+    (
+        "edge-with-end-time",
+        {"source.edge": "kind", "source.edge_id": "id", "source.end_time": "end"},
+        "source.edge",
+    ),
+    ("edge-is-partition", {"source.edge": "partition", "source.edge_id": "id"}, "source.edge"),
+    ("edge-id-is-edge", {"source.edge": "kind", "source.edge_id": "kind"}, "source.edge_id"),
+    (
+        "edge-in-session",
+        {
+            "source.edge": "kind",
+            "source.edge_id": "id",
+            "window.type": "session",
+            "window.gap": "1m",
+            "window.size": DELETE,
+        },
+        "window.type",
+    ),
+    (
+        "edge-without-window",
+        {"source.edge": "kind", "source.edge_id": "id", "window": DELETE},
+        "source.edge",
+    ),
+    (
+        "edge-id-is-cti-marker",
+        {
+            "source.edge": "kind",
+            "source.edge_id": "id",
+            "punctuation.column": "id",
+            "punctuation.value": "cti",
+        },
+        "punctuation.column",
+    ),
     # [filter], having, [select]
     ("filter-syntax", {"filter.where": "speed >"}, "filter.where"),
     ("filter-not-text", {"filter.where": 5}, "filter.where"),

@@ -448,6 +448,21 @@ def test_punctuation_values_compare_with_their_json_type():
     assert Punctuation(column="kind", value=True).is_cti({"kind": True})
 
 
+def test_edge_events_load(tmp_path):
+    data = mutate(
+        BASE_JOB,
+        {
+            "source.edge": "kind",
+            "source.edge_id": "id",
+            "punctuation.column": "kind",  # CTI rows may share the edges' column
+            "punctuation.value": "cti",
+        },
+    )
+    job = Job.from_dict(data, base_dir=tmp_path)
+    assert (job.source.edge, job.source.edge_id, job.edges) == ("kind", "id", True)
+    assert not Job.from_dict(BASE_JOB, base_dir=tmp_path).edges
+
+
 def test_generated_punctuation_defaults_to_no_delay():
     assert Punctuation(every="1m").delay == 0
     assert Punctuation(every="1m").every == MINUTE
@@ -491,6 +506,13 @@ def test_a_union_of_inputs_loads(tmp_path):
         (
             _union(a={"path": "a/", "timestamp_by": "t", "end_time": "e"}, b={"path": "b/"}),
             "inputs.b.end_time",
+        ),
+        (
+            _union(
+                a={"path": "a/", "timestamp_by": "t", "edge": "k", "edge_id": "i"},
+                b={"path": "b/", "timestamp_by": "t"},
+            ),
+            "inputs.b.edge",
         ),
         ({"inputs": {}, "output": {}}, "inputs"),
         (_union(a={"path": "a/", "import_ctis": "b"}), "inputs.a.import_ctis"),

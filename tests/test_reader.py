@@ -267,6 +267,26 @@ def test_numeric_columns_must_hold_numbers(tmp_path):
     assert "value" in records[2].error
 
 
+def test_edge_kind_and_id(tmp_path):
+    lines = [
+        good(0, kind="start", eid="a"),
+        good(1, kind="end", eid=7),
+        good(2, kind="middle", eid="a"),
+        good(3, kind="start"),
+        good(4, kind="end", eid=2.5),
+        good(5, kind="start", eid=True),
+        good(6, kind="start", eid=2**63),
+    ]
+    path = write_lines(tmp_path / "in.jsonl", lines)
+    records = read_records(source(path, edge="kind", edge_id="eid"))
+    assert [(r.edge, r.edge_id) for r in records[:2]] == [("start", "a"), ("end", 7)]
+    assert [r.error for r in records[2:]] == [
+        'column \'kind\' must be "start" or "end" (an edge event)',
+        "missing edge id column 'eid'",
+        *["edge id column 'eid' must be a string or an integer of at most 64 bits"] * 3,
+    ]
+
+
 def test_parse_fields_directly():
     src = Source(path="-", timestamp_by="t")
     record = parse_fields(4, {"t": iso(0)}, src, default_arrival=T0 + SECOND, raw="x")

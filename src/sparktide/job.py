@@ -46,6 +46,8 @@ JOIN_TYPES = ("inner", "left")
 ACTIONS = ("adjust", "drop")
 OUT_OF_ORDER_ACTIONS = ("adjust", "drop", "dead_letter", "accept")
 WINDOW_TYPES = ("tumbling", "hopping", "sliding", "session", "snapshot")
+#: Windows on a fixed grid: the only ones interval and edge events go into.
+_GRID = ("tumbling", "hopping")
 BOUNDARIES = ("start", "end")
 LATE_ACTIONS = ("dead_letter", "drop")
 #: What moves the watermarks of a job with punctuation (``[punctuation] watermark``).
@@ -185,6 +187,13 @@ class Source:
         Time shifting (StreamInsight's ShiftEventTime, SPEC §7): every event time, end
         time and CTI of this source is moved by this duration (negative: earlier) before
         anything judges it; ``0`` by default.
+    edge
+        Column that makes the events *edge events* (SPEC §7, StreamInsight): ``"start"``
+        opens an event of unknown end at the row's time, ``"end"`` ends it at the row's
+        time; the two rows share the value of ``edge_id`` (``docs/punctuation.md``).
+    edge_id
+        Column with the id that pairs a start edge with its end edge (a string or an
+        integer, unique among the open edges of a timeline). Both or neither.
     import_ctis
         In a union (``[inputs.<name>]``): the name of another input whose watermark this
         one takes at every observation instant (SPEC §7, imported CTIs), so a slow input
@@ -201,7 +210,38 @@ class Source:
     over: str | None = None
     end_time: str | None = None
     shift: int | str = 0
+    edge: str | None = None
+    edge_id: str | None = None
     import_ctis: str | None = None
+
+    def _check_edges(self) -> None:
+        if (self.edge is None) != (self.edge_id is None):
+            missing = "edge_id" if self.edge_id is None else "edge"
+            raise ConfigError(
+                f"source.{missing}",
+                "edge events need both source.edge (start or end) and source.edge_id (the id "
+                "pairing them)",
+            )
+        if self.edge is None:
+            return
+        if self.timestamp_by is None:
+            raise ConfigError("source.edge", "needs source.timestamp_by (each edge's time)")
+        if self.end_time is not None:
+            raise ConfigError(
+                "source.edge",
+                "an event is an interval (source.end_time) or a pair of edges, not both",
+            )
+        taken = {self.timestamp_by, self.arrival_time, self.processing_time, self.partition}
+        taken.add(self.over)
+        for name in ("edge", "edge_id"):
+            if getattr(self, name) in taken:
+                raise ConfigError(
+                    f"source.{name}",
+                    f"{getattr(self, name)!r} is a column the source already reads for time, "
+                    "partition or key",
+                )
+        if self.edge == self.edge_id:
+            raise ConfigError("source.edge_id", "must name another column than source.edge")
 
     def __post_init__(self) -> None:
         _path(self.path, "source.path", optional=False)
@@ -214,8 +254,11 @@ class Source:
             "partition",
             "over",
             "end_time",
+            "edge",
+            "edge_id",
         ):
             _column(getattr(self, name), f"source.{name}")
+        self._check_edges()
         if self.end_time is not None and self.timestamp_by is None:
             raise ConfigError(
                 "source.end_time", "needs source.timestamp_by (the column with each start time)"
@@ -935,6 +978,11 @@ class Job:
                         f"must be the same in every input of a union ({key} = "
                         f"{getattr(first, key)!r} in inputs.{first_name})",
                     )
+            if (source.edge is None) != (first.edge is None):
+                raise ConfigError(
+                    f"inputs.{name}.edge",
+                    "every input of a union has edge events (source.edge), or none has",
+                )
             if (source.timestamp_by is None) != (first.timestamp_by is None):
                 raise ConfigError(
                     f"inputs.{name}.timestamp_by",
@@ -1053,12 +1101,24 @@ class Job:
                 source.partition,
                 source.over,
                 source.end_time,
+                source.edge_id,
             ):
                 raise ConfigError(
                     "punctuation.column",
                     f"{punctuation.column!r} is a column the source already reads for time, "
                     "partition or key; name the column that marks CTI rows",
                 )
+        if source.edge is not None and (window is None or window.type not in _GRID):
+            raise ConfigError(
+                "window.type" if window is not None else "source.edge",
+                "edge events go into tumbling or hopping windows (every window they overlap, "
+                "counted while they are open); "
+                + (
+                    f"{window.type} windows are for point events"
+                    if window is not None
+                    else "without a [window] there is nothing to release an open event into"
+                ),
+            )
         if source.end_time is not None and window is not None:
             if window.type not in ("tumbling", "hopping"):
                 raise ConfigError(
@@ -1066,6 +1126,11 @@ class Job:
                     f"interval events (source.end_time) go into tumbling or hopping windows "
                     f"(every window they overlap); {window.type} windows are for point events",
                 )
+
+    @property
+    def edges(self) -> bool:
+        """True when the events are edge events (``source.edge``, SPEC §7)."""
+        return self.source.edge is not None
 
     @property
     def numeric_columns(self) -> frozenset[str]:

@@ -499,6 +499,25 @@ def _key(fields: dict[str, Any], column: str) -> Any:
     return value
 
 
+def _edge(fields: dict[str, Any], column: str, id_column: str) -> tuple[str, Any]:
+    """An edge event's kind (``"start"`` or ``"end"``) and its id (SPEC §7)."""
+    kind = fields.get(column)
+    if kind not in ("start", "end") or not isinstance(kind, str):
+        raise ValueError(f'column {column!r} must be "start" or "end" (an edge event)')
+    value = fields.get(id_column)
+    if value is None:
+        raise ValueError(f"missing edge id column {id_column!r}")
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, str))
+        or (isinstance(value, int) and not INT64_RANGE[0] <= value <= INT64_RANGE[1])
+    ):
+        raise ValueError(
+            f"edge id column {id_column!r} must be a string or an integer of at most 64 bits"
+        )
+    return kind, value
+
+
 def parse_fields(
     seq: int,
     fields: dict[str, Any],
@@ -531,7 +550,8 @@ def parse_fields(
         missing: it then punctuates every substream; no end time or numeric check).
 
     The checks run in a fixed order (arrival time, timestamp, processing time,
-    partition, key, end time, numeric columns by name); the first failure is the error.
+    partition, key, edge kind and id, end time, numeric columns by name); the first
+    failure is the error.
     """
     cti = punctuation is not None and punctuation.is_cti(fields)
     try:
@@ -555,6 +575,9 @@ def parse_fields(
         key = None
         if source.over is not None and not (cti and fields.get(source.over) is None):
             key = _key(fields, source.over)
+        edge = edge_id = None
+        if source.edge is not None and not cti:
+            edge, edge_id = _edge(fields, source.edge, source.edge_id)  # type: ignore[arg-type]
         end_time = None
         if source.end_time is not None and not cti:
             end_time = _time(fields, source.end_time, "end time") + source.shift  # type: ignore[operator]
@@ -582,4 +605,6 @@ def parse_fields(
         raw=raw,
         end_time=end_time,
         cti=cti,
+        edge=edge,
+        edge_id=edge_id,
     )

@@ -38,6 +38,7 @@ def write_stream(
     ctis: float = 0.0,
     intervals: bool = False,
     mixed: bool = False,
+    edges: bool = False,
 ) -> None:
     """Write a telemetry stream with disorder, late and early bursts and bad lines.
 
@@ -47,15 +48,23 @@ def write_stream(
     without a device); with ``intervals``, events carry an end time ``e``. With ``mixed``
     (JSON lines only), records also carry ``speed`` and ``lane`` of every JSON type (for
     filters and computed columns), drawn from a generator of their own: the rest of the
-    stream is the same.
+    stream is the same. With ``edges``, every event is a start edge (``"kind": "start"``,
+    id ``eid``) and most get an end edge a few rows later (some before their start, some
+    never); a few ends have no start and a few starts reuse an id still open.
     """
     rng = random.Random(seed)
     other = random.Random(seed + 1)
     directory.mkdir(parents=True, exist_ok=True)
     arrival = BASE
     lines: list[str] = []
+    pending: list[tuple[int, dict[str, Any]]] = []  # end edges: (row to emit at, record)
+    last_id: dict[int, Any] = {}
     for i in range(events):
         arrival += rng.choice([0, 0, 200_000, 1 * SECOND, 3 * SECOND, 9 * SECOND])
+        for end in [p for p in pending if p[0] <= i]:
+            end[1]["a"] = format_instant(arrival)
+            lines.append(json.dumps(end[1]))
+        pending = [p for p in pending if p[0] > i]
         device = rng.randrange(devices)
         if ctis and rng.random() < ctis:
             cti: dict[str, Any] = {
@@ -91,6 +100,26 @@ def write_stream(
             record["e"] = format_instant(arrival - lag + length)
         if mixed:
             record.update(_mixed(other))
+        if edges:
+            eid: Any = f"e{i}" if i % 3 else i
+            if device in last_id and rng.random() < 0.06:
+                eid = last_id[device]  # open still (a duplicate) or ended (reused)
+            last_id[device] = eid
+            record = {"kind": "start", "eid": eid, **record}
+            fate = rng.random()
+            if fate < 0.8:
+                length = rng.choice([-5 * SECOND, 1, 4 * SECOND, 25 * SECOND, 80 * SECOND])
+                end = {k: record[k] for k in ("device", "partition")}
+                end.update(kind="end", eid=eid, t=format_instant(arrival - lag + length))
+                pending.append((i + rng.randrange(1, 12), end))
+            elif fate < 0.83:  # a malformed edge: no such kind, no id, an id of no type
+                flaw = rng.choice([{"kind": "middle"}, {"eid": None}, {"eid": 2.5}, {"kind": 1}])
+                lines.append(json.dumps({**record, **flaw}))
+                continue
+            elif fate < 0.88:  # an end edge with no start
+                stray = {"kind": "end", "eid": f"x{i}", "device": record["device"]}
+                stray.update(partition=record["partition"], t=record["t"], a=record["a"])
+                lines.append(json.dumps(stray))
         lines.append(json.dumps(record))
     for _ in range(malformed):
         bad = rng.choice(

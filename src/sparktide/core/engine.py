@@ -26,6 +26,7 @@ from sparktide.core.records import InputRecord, jsonable, time_or_none
 from sparktide.core.release import OrderedRelease
 from sparktide.core.sink import Admitted, Sink
 from sparktide.core.watermark import PartitionClock, Timeline
+from sparktide.core.windows import WindowOperator
 from sparktide.expr import Expr, evaluate, passes, value_of
 from sparktide.job import Job, input_of
 
@@ -155,8 +156,6 @@ class ReferenceEngine:
 
             return TemporalJoin(self.job, self._emit_join)
         if self.job.window is not None:
-            from sparktide.core.windows import WindowOperator
-
             return WindowOperator(
                 self.job,
                 self._emit_window,
@@ -353,14 +352,22 @@ class ReferenceEngine:
             timestamp = None
         admitted = None
         bounds = None
-        if timestamp is not None and self._filtered(record):
+        if timestamp is not None and record.edge != "end" and self._filtered(record):
             # The filter runs after the policy: the event moved its timeline, then stops.
             reasons, outcome, verdict = (*reasons, "filtered"), "filtered", DROPPED
             timeline.admit(timestamp)
             timestamp = None
             if timeline.refresh(self._clock_of(timeline)) > watermark:
                 self._publish(timeline)
-        if timestamp is not None:
+        if timestamp is not None and record.edge is not None:
+            timeline.admit(timestamp)  # an edge moves its timeline like a point event
+            refused = self._edge(record, timestamp, timeline)
+            if refused is not None:
+                reasons, outcome, timestamp = (*reasons, refused), refused, None
+                verdict = DROPPED if refused == "empty_edge" else DEAD_LETTERED
+            if self._refresh(timeline) > watermark:
+                self._publish(timeline)
+        elif timestamp is not None:
             timeline.admit(timestamp)
             admitted = Admitted(record, timestamp, self._scope(record))
             bounds = self.sink.admit(admitted, self.governing_watermark(admitted.scope), self.now)
@@ -394,6 +401,9 @@ class ReferenceEngine:
             decision["cti"] = time_or_none(cti)
         if self.intervals:
             decision["end_time"] = time_or_none(record.end_time)
+        if self.job.edges:
+            decision["edge"] = record.edge
+            decision["edge_id"] = record.edge_id
         decision["timestamp"] = time_or_none(timestamp)
         decision["verdict"] = verdict
         decision["reasons"] = list(reasons)
@@ -402,6 +412,28 @@ class ReferenceEngine:
                 [time_or_none(start), time_or_none(end)] for start, end in admitted.windows
             ]
         self.result.decisions.append(decision)
+
+    def _edge(self, record: InputRecord, timestamp: int, timeline: Timeline) -> str | None:
+        """An admitted edge (SPEC §7): a start edge opens its event, an end edge ends it.
+        Returns the reason when the edge cannot: ``duplicate_edge`` (a start edge whose id
+        is open on its timeline), ``unmatched_edge`` (an end edge whose id is not open:
+        its start edge never came, was dropped, filtered or already ended) or
+        ``empty_edge`` (an end at or before the start: the event is in no window)."""
+        sink = self.sink
+        assert isinstance(sink, WindowOperator)
+        pair = (timeline.key, record.edge_id)
+        start = sink.edge_start(pair)
+        scope = self._scope(record)
+        if record.edge == "start":
+            if start is not None:
+                return "duplicate_edge"
+            event = Admitted(record, timestamp, scope)
+            sink.open_edge(pair, event, self.governing_watermark(scope))
+            return None
+        if start is None:
+            return "unmatched_edge"
+        sink.end_edge(pair, timestamp)
+        return "empty_edge" if timestamp <= start else None
 
     def _punctuation(self, record: InputRecord) -> None:
         """An explicit CTI row: it moves its timeline's watermark (never backwards); it is
@@ -632,6 +664,8 @@ class ReferenceEngine:
         record["released"] = len(self.result.events)
         record["held"] = self.sink.held
         record["open_windows"] = self.sink.open_windows()
+        if self.job.edges:
+            record["open_edges"] = self.sink.open_edges()  # type: ignore[attr-defined]
         record["processing_time"] = time_or_none(self.now)
         record["watermark"] = time_or_none(watermark)
         record["watermark_delay_us"] = (

@@ -35,11 +35,17 @@ class InputRecord:
         Interval events: the (exclusive) end time; ``None`` for point events.
     cti
         True when the row is an explicit CTI at ``event_time`` (not an event).
+    edge
+        Edge events (``source.edge``): ``"start"`` or ``"end"``; ``None`` otherwise.
+    edge_id
+        Edge events: the id pairing a start edge with its end edge.
     """
 
     __slots__ = (
         "arrival_time",
         "cti",
+        "edge",
+        "edge_id",
         "end_time",
         "error",
         "event_time",
@@ -69,6 +75,8 @@ class InputRecord:
         line: int | None = None,
         end_time: int | None = None,
         cti: bool = False,
+        edge: str | None = None,
+        edge_id: Any = None,
     ) -> None:
         self.seq = seq
         self.fields = fields
@@ -78,6 +86,8 @@ class InputRecord:
         self.arrival_time = arrival_time
         self.processing_time = processing_time if processing_time is not None else arrival_time
         self.raw = raw
+        self.edge = edge
+        self.edge_id = edge_id
         self.error = error
         self.file = file
         self.line = line

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from sparktide.core.aggregates import Accumulator, OrderKey, accumulate
-from sparktide.core.instants import NEG_INF
+from sparktide.core.instants import NEG_INF, is_finite
 from sparktide.core.records import jsonable, time_or_none
 from sparktide.core.sink import Admitted
 from sparktide.job import Job, Window
@@ -109,6 +109,21 @@ class _GridGroup(_Group):
         if not joined:
             start = starts[-1]
             return ("closed", start, op.end_of(start))
+        return joined
+
+    def add_edge(
+        self, starts: range, order: OrderKey, fields: dict[str, Any]
+    ) -> list[tuple[int, int]]:
+        """Add an edge event to the windows starting at ``starts`` (open or created)."""
+        op = self.op
+        joined = []
+        for start in starts:
+            accumulator = self._windows.get(start)
+            if accumulator is None:
+                accumulator = self._windows[start] = Accumulator(op.aggregates)
+                heapq.heappush(self._starts, start)
+            accumulator.add(fields, order)
+            joined.append((start, op.end_of(start)))
         return joined
 
     def close(self, watermark: int) -> list[Closed]:
@@ -287,6 +302,33 @@ class _SessionGroup(_Group):
         return len(self.sessions()) if self._rows else 0
 
 
+class _Edge:
+    """An open edge event (SPEC §7): started, its end not known yet.
+
+    It is in every window that shares an instant with ``[start, +inf)``, so it is added to
+    each such window as the window closes (``covered`` is the watermark up to which that
+    has been done: windows due at or below it have it, or were closed before it started).
+    """
+
+    __slots__ = ("covered", "fields", "group", "order", "scope", "start")
+
+    def __init__(
+        self,
+        scope: Any,
+        group: tuple[Any, ...],
+        start: int,
+        order: OrderKey,
+        fields: dict[str, Any],
+        covered: int,
+    ) -> None:
+        self.scope = scope
+        self.group = group
+        self.start = start
+        self.order = order
+        self.fields = fields
+        self.covered = covered
+
+
 class WindowOperator:
     """The window sink of the reference engine.
 
@@ -334,6 +376,7 @@ class WindowOperator:
         self._timers: list[tuple[int, int, Any]] = []
         self.in_no_window = 0
         self.held = 0
+        self._edges: dict[Any, _Edge] = {}  # open edge events by (timeline, edge id)
         self._make = {
             "tumbling": _GridGroup,
             "hopping": _GridGroup,
@@ -356,6 +399,27 @@ class WindowOperator:
         if end is None:
             return grid_starts(ts - shift, self.size, self.period, self.offset)
         return grid_starts(end - 1 - shift, self.size, self.period, self.offset, ts - shift)
+
+    def edge_starts(
+        self, start: int, covered: int, *, until: int | None = None, end: int | None = None
+    ) -> range:
+        """Starts of the grid windows an edge event from ``start`` is added to now: those
+        sharing an instant with ``[start, +inf)`` whose due is above ``covered`` and — for an
+        open edge — at most ``until`` (the windows closing now), or — for an edge that
+        ends at ``end`` — that share an instant with ``[start, end)``."""
+        shift = 1 if self.closed_end else 0
+        size, period, offset = self.size, self.period, self.offset
+        # due(end) > covered and the window's last instant (end - 1 + shift) >= start
+        lower = max(start, covered - self.lateness) - shift
+        low = lower - size + 1  # the first start whose window ends after ``lower``
+        first = low + (offset - low) % period
+        if until is not None:  # due(window end) <= until
+            high = until - self.lateness - shift - size
+        else:  # the window's first instant (start + shift) is before ``end``
+            assert end is not None
+            high = end - 1 - shift
+        last = high - (high - offset) % period
+        return range(first, last + 1, period)
 
     def end_of(self, start: int) -> int:
         """End of the grid window starting at ``start`` (snapshots: the same instant)."""
@@ -419,10 +483,64 @@ class WindowOperator:
         self._schedule(scope, key, group)
         return None
 
+    def open_edge(self, pair: Any, event: Admitted, watermark: int) -> None:
+        """Open the edge event ``event`` (a start edge) under ``pair`` (its timeline and
+        id); ``watermark`` governs its scope now (windows due at or below it are closed)."""
+        scope = event.scope
+        if watermark > self._watermarks.get(scope, NEG_INF):
+            self._watermarks[scope] = watermark
+        fields = event.record.fields or {}
+        key = tuple(_hashable(fields.get(c)) for c in self.group_by)
+        order = (event.timestamp, event.record.arrival_time or 0, event.record.seq)
+        self._edges[pair] = _Edge(scope, key, event.timestamp, order, fields, watermark)
+
+    def edge_start(self, pair: Any) -> int | None:
+        """The start of the open edge event ``pair``, or ``None`` if none is open."""
+        edge = self._edges.get(pair)
+        return None if edge is None else edge.start
+
+    def end_edge(self, pair: Any, end: int) -> list[tuple[int, int]]:
+        """End the open edge event ``pair`` at ``end``: it joins the windows not closed yet
+        that share an instant with ``[start, end)`` (closed ones already have it)."""
+        edge = self._edges.pop(pair)
+        if end <= edge.start:  # an empty event: in no window
+            return []
+        return self._add_edge(edge, self.edge_starts(edge.start, edge.covered, end=end))
+
+    def open_edges(self) -> int:
+        """How many edge events are open."""
+        return len(self._edges)
+
+    def _add_edge(self, edge: _Edge, starts: range) -> list[tuple[int, int]]:
+        if not starts:
+            return []
+        group = self._groups.get((edge.scope, edge.group))
+        if group is None:
+            group = self._groups[(edge.scope, edge.group)] = self._make(self)
+        assert isinstance(group, _GridGroup)
+        joined = group.add_edge(starts, edge.order, edge.fields)
+        self._schedule(edge.scope, edge.group, group)
+        return joined
+
+    def _close_edges(self, scope: Any, watermark: int | None) -> None:
+        """Add every open edge of ``scope`` (of every scope when ``watermark`` is None: the
+        substreams' floor moved) to the windows that close at its scope's watermark."""
+        for edge in self._edges.values():
+            if watermark is not None and edge.scope != scope:
+                continue
+            mark = watermark
+            if mark is None:
+                mark = max(self._watermarks.get(edge.scope, NEG_INF), self._floor)
+            if mark > edge.covered and is_finite(mark):
+                self._add_edge(edge, self.edge_starts(edge.start, edge.covered, until=mark))
+                edge.covered = mark
+
     def advance(self, scope: Any, watermark: int, now: int) -> None:
         """The watermark of ``scope`` reached ``watermark``: close what it allows."""
         if watermark > self._watermarks.get(scope, NEG_INF):
             self._watermarks[scope] = watermark
+        if self._edges:
+            self._close_edges(scope, max(watermark, self._floor))
         heap = self._heaps.get(scope)
         closed: list[tuple[Any, ...]] = []
         while heap and heap[0][0] <= watermark:
@@ -433,6 +551,8 @@ class WindowOperator:
     def advance_floor(self, floor: int, now: int) -> None:
         """Every scope's watermark reached ``floor`` (substreams)."""
         self._floor = max(self._floor, floor)
+        if self._edges:
+            self._close_edges(None, None)
         heap = self._all
         closed: list[tuple[Any, ...]] = []
         while heap and heap[0][0] <= floor:
@@ -442,7 +562,15 @@ class WindowOperator:
         self._emit_sorted(closed, now)
 
     def flush(self, now: int) -> None:
-        """Close every open window (end of a finite input)."""
+        """Close every open window (end of a finite input).
+
+        An edge event still open ends at its scope's last watermark: it surely lasted
+        until then, and nothing says for how long after."""
+        for edge in self._edges.values():
+            mark = max(self._watermarks.get(edge.scope, NEG_INF), self._floor)
+            if is_finite(mark) and mark > edge.start:
+                self._add_edge(edge, self.edge_starts(edge.start, edge.covered, end=mark))
+        self._edges.clear()
         closed: list[tuple[Any, ...]] = []
         for (scope, key), group in list(self._groups.items()):
             for start, end, values in group.close(_INFINITY):

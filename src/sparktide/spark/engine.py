@@ -45,6 +45,7 @@ from sparktide.spark.aggregates import (
     present,
 )
 from sparktide.spark.arrowparse import parse_files
+from sparktide.spark.edges import edge_starts, edges_schema, ended_edges, open_edges, pair_edges
 from sparktide.spark.expr import (
     add_record_columns,
     filter_rows,
@@ -73,8 +74,11 @@ _COUNTERS = (
     "dropped.out_of_order",
     "dropped.window_closed",
     "dropped.filtered",
+    "dropped.empty_edge",
     "dead_lettered.out_of_order",
     "dead_lettered.window_closed",
+    "dead_lettered.unmatched_edge",
+    "dead_lettered.duplicate_edge",
     "punctuations",
     "ctis_generated",
 )
@@ -200,6 +204,8 @@ class SparkEngine:
         self.explicit = self.punctuation is not None and self.punctuation.explicit
         self.generated = self.punctuation is not None and self.punctuation.generated
         self.intervals = job.source.end_time is not None
+        self.edges = job.edges
+        self._paired: DataFrame | None = None  # the batch with its edges paired
         self.mode = (
             "substreams"
             if job.source.over is not None
@@ -343,7 +349,7 @@ class SparkEngine:
             assert out is not None
             return out
         if "text" in lines.columns:
-            if self.explicit or self.intervals:  # the Arrow kernel knows neither (yet)
+            if self.explicit or self.intervals or self.edges:  # (unknown to the Arrow kernel)
                 return parse_lines(split_lines(lines), self.job)
             return parse_files(lines, self.job)
         return parse_lines(lines, self.job)
@@ -397,6 +403,8 @@ class SparkEngine:
             *(f"{expr} AS {name}" for name, expr in self._inputs()),
             *([] if "cti" in parsed.columns else ["false AS cti"]),  # SPEC §7: CTI rows
             *([] if "e" in parsed.columns else ["CAST(NULL AS BIGINT) AS e"]),  # intervals
+            *([] if "edge" in parsed.columns else ["CAST(NULL AS STRING) AS edge"]),  # edges
+            *([] if "eid" in parsed.columns else ["CAST(NULL AS STRING) AS eid"]),
         )
         parts: dict[str, dict[str, Any]] = clock["partitions"]
         if self._fused:
@@ -426,7 +434,12 @@ class SparkEngine:
             self._policy(source, parts, global_a0, batch_id, clock.get("cti_floor", NEG_INF)),
             self.job,
         )
-        decided = self._keep(self._narrow(self._assign_windows(decided, parts)))
+        decided = self._narrow(self._assign_windows(decided, parts))
+        if self.edges:  # pair start and end edges (with the open ones in state)
+            self._paired = self._keep(self._pair_edges(decided, previous))
+            decided = self._paired.filter("NOT from_state")
+        else:
+            decided = self._keep(decided)
         keys_next = None
         if self.mode == "substreams":
             assert delivering is not None
@@ -501,9 +514,9 @@ class SparkEngine:
         label = f"flush={batch_id:09d}" if flush else f"batch={batch_id:09d}"
         self.store.begin(batch_id, replace=flush)
         lettered = sum(
-            (row[_col("dead_lettered.out_of_order")] or 0)
-            + (row[_col("dead_lettered.window_closed")] or 0)
+            row[_col(f"dead_lettered.{reason}")] or 0
             for row in summary
+            for reason in ("out_of_order", "window_closed", "unmatched_edge", "duplicate_edge")
         )
         self._write_dead_letters(
             decided if self._fused else parsed,
@@ -874,8 +887,37 @@ class SparkEngine:
     def _due(self, end: str) -> str:
         return f"({end} + {self.lateness + (1 if self.closed_end else 0)})"
 
+    def _pair_edges(self, decided: DataFrame, previous: int | None) -> DataFrame:
+        """Edge events: the batch's edges paired with each other and with the open ones
+        in state (:func:`sparktide.spark.edges.pair_edges`)."""
+        payload = self._edge_payload()
+        schema = edges_schema(decided, payload)
+        state = self.store.load_table(previous, "edges", schema)
+        timeline = "key" if self.mode == "substreams" else "pid"
+        return pair_edges(decided, state, timeline, payload)
+
+    def _edge_payload(self) -> list[str]:
+        """What an open edge event keeps: its scope, group values and aggregate inputs."""
+        assert self.window is not None
+        groups = [f"g{i}" for i in range(len(self.window.group_by))]
+        return ["scope", *groups, *(n for p in self.plans for n, _ in p.inputs)]
+
+    def _edge_windows(self, edges: DataFrame, until: str | None) -> DataFrame:
+        """``edges`` exploded into the windows they join now (``start``)."""
+        w = self.window
+        assert w is not None
+        starts = edge_starts(
+            size=w.size,  # type: ignore[arg-type]
+            period=w.period,
+            offset=w.offset,  # type: ignore[arg-type]
+            lateness=self.lateness,  # type: ignore[arg-type]
+            closed_end=self.closed_end,
+            until=until,
+        )
+        return edges.select("*", F.explode(F.expr(starts)).alias("start"))
+
     def _assign_windows(self, rows: DataFrame, parts: dict[str, Any]) -> DataFrame:
-        admitted = "s IS NOT NULL"
+        admitted = "s IS NOT NULL AND edge IS NULL"  # (edges join windows as they close)
         w = self.window
         if w is None or w.type in ("session", "sliding"):
             rows = rows.withColumn("starts", F.expr("CAST(NULL AS ARRAY<BIGINT>)"))
@@ -964,6 +1006,8 @@ class SparkEngine:
             "cti_w",
             "e",
         ]
+        if self.edges:
+            columns += ["edge", "eid", "G"]
         columns += ["error", "raw", "m"]  # the parsed batch keeps them only where needed
         columns += [name for name, _ in self._inputs()]
         columns += record_columns(self.job)
@@ -999,6 +1043,15 @@ class SparkEngine:
             count("verdict = 'dropped' AND reason = 'out_of_order'", "dropped.out_of_order"),
             count("verdict = 'dropped' AND reason = 'window_closed'", "dropped.window_closed"),
             count("verdict = 'dropped' AND reason = 'filtered'", "dropped.filtered"),
+            count("verdict = 'dropped' AND reason = 'empty_edge'", "dropped.empty_edge"),
+            count(
+                "verdict = 'dead_lettered' AND reason = 'unmatched_edge'",
+                "dead_lettered.unmatched_edge",
+            ),
+            count(
+                "verdict = 'dead_lettered' AND reason = 'duplicate_edge'",
+                "dead_lettered.duplicate_edge",
+            ),
             count(
                 "verdict = 'dead_lettered' AND reason = 'out_of_order'",
                 "dead_lettered.out_of_order",
@@ -1011,11 +1064,14 @@ class SparkEngine:
             count("NOT cti AND cti_w IS NOT NULL", "ctis_generated"),
         ]
 
-    def _scope_watermarks(self, batch: _Batch) -> tuple[str, str, DataFrame | None]:
+    def _scope_watermarks(
+        self, batch: _Batch, *, last: bool = False
+    ) -> tuple[str, str, DataFrame | None]:
         """SQL for the governing end-of-batch watermark of a row's ``scope``, and for the
         processing time of the scope's last delivery (idle timeout); plus a table to join
-        on ``scope`` when they are per key."""
-        if self._flushing:
+        on ``scope`` when they are per key. At a flush the watermark is +inf, unless
+        ``last`` asks for the last finite one."""
+        if self._flushing and not last:
             return lit_us(POS_INF), NEG, None
         if self.mode == "merged":
             last = max((p["last_processing"] for p in batch.parts.values()), default=NEG_INF)
@@ -1046,25 +1102,55 @@ class SparkEngine:
             self._row_windows(decided, batch)
             return None
         groups = [f"g{i}" for i in range(len(w.group_by))]
+        keys = ["scope", *groups, "start"]
         rows = decided.filter("verdict IN ('accepted', 'adjusted')").select(
             "*", F.explode("open_starts").alias("start")
         )
-        keys = ["scope", *groups, "start"]
-        partial = rows.groupBy(*keys).agg(
-            *(F.expr(expr).alias(name) for plan in self.plans for name, expr in plan.partial)
-        )
-        state = self.store.load_table(batch.previous, "windows", partial.schema)
-        merged = (
-            partial.unionByName(state)
-            .groupBy(*keys)
-            .agg(*(F.expr(expr).alias(name) for plan in self.plans for name, expr in plan.merge))
-        )
-        end = "start" if w.type == "snapshot" else f"(start + {w.size})"
-        merged = merged.withColumn("end", F.expr(end))
         scope_w, scope_last, table = self._scope_watermarks(batch)
-        if table is not None:
-            merged = merged.join(table, on="scope", how="left")
-        merged = merged.withColumn("governing", F.expr(scope_w))
+        opened = None
+        if self.edges:
+            # edge events: those ended in the batch join their windows not closed yet
+            # (and, at the flush, the open ones end at their scope's last watermark)
+            assert self._paired is not None
+            payload = self._edge_payload()
+            reading = [*keys, "s", "a", "file", "line", *payload[len(groups) + 1 :]]
+            ended = ended_edges(self._paired, payload)
+            opened = open_edges(self._paired, payload)
+            if self._flushing:
+                last, _, last_table = self._scope_watermarks(batch, last=True)
+                if last_table is not None:
+                    opened = opened.join(last_table, on="scope", how="left")
+                ended = ended.unionByName(
+                    opened.select(
+                        *ended.columns[:-2], F.expr(last).alias("e"), F.expr(NEG).alias("X")
+                    )
+                )
+                opened = None
+            rows = rows.select(*reading).unionByName(
+                self._edge_windows(ended, None).select(*reading)
+            )
+        partial_aggregates = [
+            F.expr(expr).alias(name) for plan in self.plans for name, expr in plan.partial
+        ]
+        merge_aggregates = [
+            F.expr(expr).alias(name) for plan in self.plans for name, expr in plan.merge
+        ]
+        partial = rows.groupBy(*keys).agg(*partial_aggregates)
+        state = self.store.load_table(batch.previous, "windows", partial.schema)
+        merged = partial.unionByName(state).groupBy(*keys).agg(*merge_aggregates)
+
+        def govern(frame: DataFrame, forced: DataFrame | None) -> DataFrame:
+            """``frame`` with the watermark governing its ``scope`` now."""
+            if table is not None:
+                frame = frame.join(table, on="scope", how="left")
+            frame = frame.withColumn("governing", F.expr(scope_w))
+            if forced is not None:
+                frame = frame.join(F.broadcast(forced), on="scope", how="left").withColumn(
+                    "governing", F.expr("greatest(governing, coalesce(forced_w, governing))")
+                )
+            return frame
+
+        end = "start" if w.type == "snapshot" else f"(start + {w.size})"
         forced = None
         if w.idle_timeout is not None and not self._flushing:
             # Idle timeout (SPEC §6): while the oldest open window of a scope has ended and
@@ -1072,7 +1158,8 @@ class SparkEngine:
             # it closes and the watermark advances to its end (plus allowed lateness).
             due = self._due("end")
             forced = (
-                merged.filter(
+                govern(merged.withColumn("end", F.expr(end)), None)
+                .filter(
                     f"{due} > governing AND "
                     f"greatest(end, {scope_last}) + {w.idle_timeout} <= {batch.now}"
                 )
@@ -1080,12 +1167,25 @@ class SparkEngine:
                 .agg(F.expr(f"max({due})").alias("forced_w"))
                 .cache()
             )
-            merged = merged.join(F.broadcast(forced), on="scope", how="left").withColumn(
-                "governing", F.expr("greatest(governing, coalesce(forced_w, governing))")
-            )
             if self.mode != "substreams":
                 for row in forced.collect():
                     self._force(batch.clock, batch.parts, row["scope"], row["forced_w"])
+        if opened is not None:
+            # events still open join the windows closing now, and are kept
+            opened = govern(opened, forced)
+            closing = self._edge_windows(opened, "governing").select(*reading)
+            closing = closing.groupBy(*keys).agg(*partial_aggregates)
+            merged = merged.unionByName(closing).groupBy(*keys).agg(*merge_aggregates)
+            kept = opened.withColumn("cov", F.expr("greatest(cov, governing)"))
+            self._write_state(kept.select(*self._edges_columns()), batch.id, "edges", "open_edges")
+        elif self.edges:  # the flush ended every open event
+            self._write_state(
+                self._paired.filter("false").select(*self._edges_columns()),  # type: ignore[union-attr]
+                batch.id,
+                "edges",
+                "open_edges",
+            )
+        merged = govern(merged.withColumn("end", F.expr(end)), forced)
         merged = merged.withColumn("closed", F.expr(f"{self._due('end')} <= governing"))
         merged = merged.cache()
         try:
@@ -1100,6 +1200,10 @@ class SparkEngine:
         if forced is not None:
             forced.unpersist()
         return None
+
+    def _edges_columns(self) -> list[str]:
+        """The columns of the ``edges`` state table, in order."""
+        return ["tl", "eid", "cov", "s", "a", "file", "line", *self._edge_payload()]
 
     def _write_windows(self, closed: DataFrame, groups: list[str], now: int, label: str) -> None:
         """Write closed windows (``scope``, groups, ``start``, ``end``, merged partials)."""
@@ -1384,9 +1488,11 @@ class SparkEngine:
             self._empty_directory(f"{self.output.dead_letter}/{label}")
             return
         # The record goes in as JSON text, never through parse_json: a malformed line may
-        # be far longer than a variant (or Jackson's longest string) can hold.
+        # be far longer than a variant (or Jackson's longest string) can hold. A record
+        # that parsed (``m``) is its own JSON text (every format's ``raw`` is): through the
+        # variant a float such as 3.0 would come out as 3.
         original = (
-            "CASE WHEN m IS NOT NULL THEN to_json(m) "
+            "CASE WHEN m IS NOT NULL THEN raw "
             "ELSE substr(to_json(array(raw)), 2, length(to_json(array(raw))) - 2) END"
         )
         malformed = parsed.filter("error IS NOT NULL").select(

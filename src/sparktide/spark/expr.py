@@ -388,6 +388,8 @@ def filter_rows(decided: DataFrame, job: Job) -> DataFrame:
     if job.filter is None:
         return decided
     stopped = f"(verdict IN ('accepted', 'adjusted') AND NOT {FILTER_COLUMN})"
+    if job.edges:  # an end edge has no payload of its own: it ends what passed
+        stopped = f"({stopped} AND coalesce(edge <> 'end', true))"
     return (
         decided.withColumn("_stopped", _expr(stopped))
         .withColumn("verdict", _expr("CASE WHEN _stopped THEN 'dropped' ELSE verdict END"))

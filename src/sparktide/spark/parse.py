@@ -340,6 +340,30 @@ def parse_lines(lines: DataFrame, job: Job) -> DataFrame:
                 sql_string(f"substream key column '{source.over}' must be a single value"),
             ),
         ]
+    if source.edge is not None:  # edge events (not CTI rows): kind, then id
+        fields.add(source.edge)
+        fields.add(source.edge_id)  # type: ignore[arg-type]
+        kind = fields.kind(source.edge_id)  # type: ignore[arg-type]
+        record_checks += [
+            (
+                f"NOT ({cti}) AND NOT coalesce({fields.kind(source.edge)} = 'STRING' AND "
+                f"try_variant_get({fields.value(source.edge)}, '$', 'string') IN "
+                "('start', 'end'), false)",
+                sql_string(f'column \'{source.edge}\' must be "start" or "end" (an edge event)'),
+            ),
+            (
+                f"NOT ({cti}) AND {fields.missing(source.edge_id)}",  # type: ignore[arg-type]
+                sql_string(f"missing edge id column '{source.edge_id}'"),
+            ),
+            (
+                f"NOT ({cti}) AND NOT ({kind} IN ('TINYINT', 'SMALLINT', 'INT', 'BIGINT') "
+                f"OR {kind} = 'STRING')",
+                sql_string(
+                    f"edge id column '{source.edge_id}' must be a string or an integer of at "
+                    "most 64 bits"
+                ),
+            ),
+        ]
     if source.end_time is not None:  # interval events (not CTI rows)
         fields.add(source.end_time, time=True)
         record_checks += [
@@ -403,6 +427,13 @@ def parse_lines(lines: DataFrame, job: Job) -> DataFrame:
         extra.append(
             f"CASE WHEN {ok} AND NOT ({cti}) THEN {fields.micros(source.end_time)} END AS e"
         )
+    if source.edge is not None:  # the id as JSON text: 3 and "3" are different ids
+        edge_ok = f"{ok} AND NOT ({cti})"
+        extra.append(
+            f"CASE WHEN {edge_ok} THEN try_variant_get({fields.value(source.edge)}, '$', "
+            "'string') END AS edge"
+        )
+        extra.append(f"CASE WHEN {edge_ok} THEN to_json({fields.value(source.edge_id)}) END AS eid")
     out = out.selectExpr(
         *kept,
         *(
