@@ -28,6 +28,7 @@ PUBLIC_MODULES = [
     "sparktide.core.watermark",
     "sparktide.core.records",
     "sparktide.core.diagnostics",
+    "sparktide.core.hold",
     "sparktide.progress",
     "sparktide.plot",
     "sparktide.advise",

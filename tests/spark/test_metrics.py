@@ -8,9 +8,58 @@ from pathlib import Path
 
 from pyspark.sql.streaming import StreamingQueryListener
 
+from sparktide.core.engine import simulate
+from sparktide.core.instants import NEG_INF
+from sparktide.job import Job
+from sparktide.reader import job_records
 from sparktide.spark import run_job
-from sparktide.time import SECOND, format_instant
+from sparktide.time import SECOND, format_instant, parse_instant
 from tests.spark.streams import BASE, clock, file_batches, job_for, reference
+
+
+def _write_rows(directory: Path, files: list[list[dict]]) -> None:
+    """One JSONL file per list, times (µs) written as ISO text."""
+    directory.mkdir(parents=True)
+    for n, rows in enumerate(files):
+        text = "".join(
+            json.dumps({**r, "t": format_instant(r["t"]), "a": format_instant(r["a"])}) + "\n"
+            for r in rows
+        )
+        (directory / f"part-{n}.jsonl").write_text(text)
+
+
+def _windows_by_batch(directory: str) -> dict[int, list[dict]]:
+    """The window records the Spark engine wrote, by micro-batch."""
+    out: dict[int, list[dict]] = {}
+    for path in sorted(Path(directory).glob("batch=*/part-*")):
+        batch = int(path.parent.name.removeprefix("batch="))
+        lines = path.read_text().split("\n")
+        out.setdefault(batch, []).extend(json.loads(line) for line in lines if line.strip())
+    return out
+
+
+def _assert_output_watermark_holds(records: list[dict], windows: dict[int, list[dict]]) -> None:
+    """``output_watermark`` never goes back, and every window a later micro-batch writes
+    starts at or after it."""
+    values = [r["output_watermark"] for r in records]
+    instants = [NEG_INF if v is None else parse_instant(v) for v in values]
+    assert instants == sorted(instants), values
+    for record in records:
+        if record["output_watermark"] is None:
+            continue
+        hold = parse_instant(record["output_watermark"])
+        for batch, written in windows.items():
+            if batch > record["batch"]:
+                assert all(parse_instant(w["window_start"]) >= hold for w in written), batch
+
+
+def _reference_at(job: Job, batches: dict[str, int], batch: int) -> dict:
+    """The reference engine's metrics after the records of micro-batches 0 … ``batch``,
+    observed at the same times (no flush)."""
+    records = [r for r in job_records(job) if batches[r.file] <= batch]
+    for record in records:
+        record.processing_time = clock(batches[record.file])
+    return simulate(job, records, flush=False, timers_at_due=False, explain=False).metrics
 
 
 def _write(directory: Path) -> None:
@@ -114,6 +163,9 @@ def test_metrics_diagnostics_and_listener(spark, tmp_path):
     expected = reference(job, file_batches(job.output.checkpoint), flush=False).metrics
     for name in ("input", "late", "windows_emitted", "watermark", "open_windows"):
         assert last[name] == expected[name], name
+    # the hold (SPEC §7): the same as simulate's, kept by the windows of later batches
+    assert last["output_watermark"] == expected["output_watermark"] is not None
+    _assert_output_watermark_holds(records, _windows_by_batch(job.output.path))
     assert last["open_windows"] > 0  # flush=False: windows stay open
     kinds = [d["kind"] for d in last["diagnostics"]]
     assert kinds == ["late_input", "partition_not_progressing"]
@@ -127,9 +179,69 @@ def test_metrics_diagnostics_and_listener(spark, tmp_path):
     assert listener.seen, "no progress of the metrics publisher reached the listener"
     observed = listener.seen[-1]
     assert observed["batch"] == 2
-    for name in ("input", "late", "windows_emitted", "released", "watermark"):
+    for name in ("input", "late", "windows_emitted", "released", "watermark", "output_watermark"):
         assert observed[name] == last[name], name
     assert observed["this_batch"]["late"] == 2
     assert observed["dropped"] == last["dropped"]
     assert [p["partition"] for p in observed["partitions"]] == ["0", "1"]
     assert [d["kind"] for d in observed["diagnostics"]] == kinds
+
+
+def test_output_watermark_of_substreams_follows_the_floor(spark, tmp_path):
+    """Substreams: ``run`` reports the floor (arrival clock − L) as ``watermark``,
+    ``simulate`` the lowest key watermark; both hold ``output_watermark`` at the floor's
+    (a key seen for the first time starts there), so they agree on it in every batch.
+
+    Hopping 10 s / 5 s, L = 5 s, O = 0, one file per micro-batch (times after BASE):
+    batch 0: key a at 0 … 20 s (arrival = event time): floor 15 s, W(a) 20 s;
+    batch 1: key a at 24, 28, 32 s; key b, new, at 30 s arriving at 33 s (3 s late, within
+    L): floor 28 s, W(b) 30 s, W(a) 32 s;
+    batch 2: keys a and b at 38 and 40 s: floor 35 s, both keys at 40 s.
+    output_watermark: E = floor, the first start on the 5 s grid with start + 10 s > E:
+    10 s, 20 s, 30 s; from simulate's watermark (20, 30, 40 s) it would be 15, 25, 35 s.
+    """
+    second = SECOND
+    files: list[list[dict]] = [[], [], []]
+    for i, t in enumerate(range(0, 21, 4)):
+        files[0].append({"id": i, "k": "a", "t": BASE + t * second, "a": BASE + t * second})
+    for i, t in enumerate((24, 28, 32)):
+        files[1].append({"id": 10 + i, "k": "a", "t": BASE + t * second, "a": BASE + t * second})
+    files[1].append({"id": 20, "k": "b", "t": BASE + 30 * second, "a": BASE + 33 * second})
+    for i, (k, t) in enumerate((("a", 38), ("b", 38), ("a", 40), ("b", 40))):
+        files[2].append({"id": 30 + i, "k": k, "t": BASE + t * second, "a": BASE + t * second})
+    _write_rows(tmp_path / "in", files)
+    job = job_for(
+        tmp_path,
+        {
+            "source": {"over": "k"},
+            "ordering": {"late_arrival": "5s", "out_of_order": "0s"},
+            "window": {
+                "type": "hopping",
+                "size": "10s",
+                "hop": "5s",
+                "group_by": ["k"],
+                "aggregates": {"n": "count(*)"},
+            },
+        },
+    )
+    records: list[dict] = []
+    run_job(
+        job,
+        once=True,
+        spark=spark,
+        max_files_per_trigger=1,
+        clock=clock,
+        on_metrics=records.append,
+        publish=False,
+    )
+    batches = file_batches(job.output.checkpoint)
+    assert [r["batch"] for r in records] == [0, 1, 2]
+    at = [format_instant(BASE + s * second) for s in (15, 28, 35)]
+    assert [r["watermark"] for r in records] == at  # run: the floor
+    expected = [_reference_at(job, batches, b) for b in range(3)]
+    lowest = [format_instant(BASE + s * second) for s in (20, 30, 40)]
+    assert [m["watermark"] for m in expected] == lowest  # simulate: the lowest key's
+    holds = [format_instant(BASE + s * second) for s in (10, 20, 30)]
+    assert [r["output_watermark"] for r in records] == holds
+    assert [m["output_watermark"] for m in expected] == holds
+    _assert_output_watermark_holds(records, _windows_by_batch(job.output.path))

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sparktide.core.diagnostics import LateInput, PartitionView, not_progressing
+from sparktide.core.hold import output_watermark
 from sparktide.core.instants import NEG_INF, POS_INF, is_finite
 from sparktide.core.policy import ACCEPTED, ADJUSTED, DEAD_LETTERED, DROPPED, OrderingPolicy
 from sparktide.core.punctuation import CtiGenerator
@@ -671,6 +672,11 @@ class ReferenceEngine:
         record["watermark_delay_us"] = (
             self.now - watermark if is_finite(watermark) and is_finite(self.now) else None
         )
+        if self.job.window is not None:
+            # Substreams: the floor every key's watermark has reached, not the lowest key
+            # watermark above: a key seen for the first time starts at the floor.
+            governing = self._floor() if self.substreams else watermark
+            record["output_watermark"] = time_or_none(output_watermark(self.job.window, governing))
         record["flushed"] = hasattr(self, "_flushed_watermark")
         partitions = []
         for pid, clock in self.partitions.items():

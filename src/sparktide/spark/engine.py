@@ -33,6 +33,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from sparktide.core.diagnostics import LateInput, PartitionView, not_progressing
+from sparktide.core.hold import output_watermark
 from sparktide.core.instants import NEG_INF, POS_INF
 from sparktide.core.watermark import NEVER_SEEN_LAG
 from sparktide.errors import ConfigError
@@ -1628,6 +1629,8 @@ class SparkEngine:
         record["processing_time"] = _iso(now)
         record["watermark"] = _iso(watermark)
         record["watermark_delay_us"] = now - watermark if -(1 << 61) < watermark else None
+        if self.window is not None:  # (substreams: the watermark above is the floor)
+            record["output_watermark"] = _iso(output_watermark(self.window, watermark))
         record["partitions"] = [
             {
                 "partition": pid,

@@ -607,6 +607,7 @@ _TALLY = (
 METRICS_SCHEMA = (
     f"batch bigint, flushed boolean, {_TALLY}, in_no_window bigint, windows_emitted bigint, "
     "released bigint, processing_time string, watermark string, watermark_delay_us bigint, "
+    "output_watermark string, "
     f"this_batch struct<{_TALLY}, in_no_window bigint, windows_emitted bigint, "
     "released bigint>, "
     f"partitions array<struct<partition string, {_TALLY}, arrival_clock string, "
