@@ -7,11 +7,14 @@ import json
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 
 from sparktide.core.engine import simulate
+from sparktide.errors import ConfigError
 from sparktide.job import Job
 from sparktide.reader import parse_fields
 from sparktide.spark import broker_lines, start
+from sparktide.spark.engine import check_job
 from sparktide.time import parse_instant
 from tests.spark.streams import read_output
 
@@ -86,3 +89,28 @@ def test_broker_stream_matches_reference(spark, tmp_path):
     ]
     assert got == want
     assert [w["n"] for w in got] and sum(w["n"] for w in got) == 7  # event 5 is early
+
+
+@pytest.mark.parametrize(
+    ("ordering", "punctuation", "source"),
+    [
+        ({"on_out_of_order": "drop"}, {"every_events": 2, "delay": "-1us"}, {}),
+        ({"on_out_of_order": "dead_letter"}, {"every_events": 2, "delay": "-1s"}, {}),
+        ({}, {"every": "10s", "delay": "-1s"}, {}),
+        ({}, {"every_events": 2, "delay": "-1s"}, {"end_time": "e"}),
+    ],
+)
+def test_what_spark_does_not_run_yet_fails_before_it_starts(ordering, punctuation, source):
+    """Refused by check_job with the key named (simulate runs them); generated CTIs with
+    interval events and a delay of zero or more, and edge events, run."""
+    tables = {
+        "source": {"path": "in/", "timestamp_by": "t", **source},
+        "ordering": ordering,
+        "punctuation": punctuation,
+        "output": {"path": "out/", "checkpoint": "cp/"},
+    }
+    with pytest.raises(ConfigError) as info:
+        check_job(Job.from_dict(tables))
+    assert info.value.key == "punctuation.delay"
+    runs = dict(tables, punctuation={**punctuation, "delay": "0s"})
+    check_job(Job.from_dict(runs))

@@ -223,6 +223,18 @@ CASES = {
             "aggregates": {"n": "count(*)", "ids": "collect_list(id)"},
         },
     },
+    "interval-generated-ctis-hopping": {  # generated CTIs read the newest timestamp
+        "stream": {"intervals": True},
+        "source": {"partition": "partition", "end_time": "e"},
+        "ordering": {"late_arrival": "20s", "out_of_order": "2s", "on_out_of_order": "drop"},
+        "punctuation": {"every_events": 3, "delay": "1s", "watermark": "both"},
+        "window": {
+            "type": "hopping",
+            "size": "20s",
+            "hop": "10s",
+            "aggregates": {"n": "count(*)", "ids": "collect_list(id)"},
+        },
+    },
     "union-merged-tumbling": {  # a union: the job watermark is the inputs' minimum
         "stream": {"ctis": 0.05},
         "inputs": {

@@ -144,11 +144,12 @@ def _check_supported(job: Job) -> None:
                 "a negative delay with CTIs every period of application time and adjust is "
                 "not yet supported by the Spark engine (simulate runs it; every_events works)",
             )
-        if job.source.end_time is not None:
+        if ahead and job.source.end_time is not None:
             raise ConfigError(
-                "punctuation",
-                "generated CTIs with interval events (source.end_time) are not yet supported "
-                "by the Spark engine (simulate runs them)",
+                "punctuation.delay",
+                "a negative delay with interval events (source.end_time) is not yet supported "
+                "by the Spark engine (simulate runs it): whether an interval is dropped then "
+                "depends on the CTI its own segment made",
             )
     if window is not None and window.type in ("sliding", "session"):
         if window.idle_timeout is not None:
@@ -722,6 +723,9 @@ class SparkEngine:
             h = "g"
         else:
             h = f"CASE WHEN g >= {threshold} THEN g ELSE {NEG} END"
+        if self.intervals and h != NEG:
+            # an interval whose start would reach its end is dropped: it moves nothing
+            h = f"CASE WHEN e IS NOT NULL AND {h} >= e THEN {NEG} ELSE {h} END"
         rows = rows.withColumn("h", F.expr(f"CASE WHEN {gone} THEN {NEG} ELSE {h} END"))
         rows = rows.withColumn(
             "newest_x",
