@@ -94,15 +94,16 @@ def test_broker_stream_matches_reference(spark, tmp_path):
 @pytest.mark.parametrize(
     ("ordering", "punctuation", "source"),
     [
-        ({"on_out_of_order": "drop"}, {"every_events": 2, "delay": "-1us"}, {}),
-        ({"on_out_of_order": "dead_letter"}, {"every_events": 2, "delay": "-1s"}, {}),
-        ({}, {"every": "10s", "delay": "-1s"}, {}),
-        ({}, {"every_events": 2, "delay": "-1s"}, {"end_time": "e"}),
+        ({"on_out_of_order": "drop"}, {"every_events": 2, "delay": "-2us"}, {}),
+        ({"on_out_of_order": "dead_letter"}, {"every": "5s", "delay": "-1s"}, {"end_time": "e"}),
+        ({}, {"every": "10s", "delay": "-1us"}, {}),
+        ({}, {"every_events": 2, "delay": "-1us"}, {"end_time": "e"}),
     ],
 )
 def test_what_spark_does_not_run_yet_fails_before_it_starts(ordering, punctuation, source):
-    """Refused by check_job with the key named (simulate runs them); generated CTIs with
-    interval events and a delay of zero or more, and edge events, run."""
+    """Refused by check_job with the key named (simulate runs them); the same jobs with a
+    delay of zero or more, with -1us when out-of-order events are dropped or
+    dead-lettered, or under accept, run."""
     tables = {
         "source": {"path": "in/", "timestamp_by": "t", **source},
         "ordering": ordering,
@@ -112,5 +113,9 @@ def test_what_spark_does_not_run_yet_fails_before_it_starts(ordering, punctuatio
     with pytest.raises(ConfigError) as info:
         check_job(Job.from_dict(tables))
     assert info.value.key == "punctuation.delay"
-    runs = dict(tables, punctuation={**punctuation, "delay": "0s"})
-    check_job(Job.from_dict(runs))
+    for delay in ("0s", "-1us"):  # runs: delays of zero or more; -1us unless adjusted
+        runs = dict(tables, punctuation={**punctuation, "delay": delay})
+        if delay == "0s" or ordering:
+            check_job(Job.from_dict(runs))
+    accepted = dict(tables, ordering={"on_out_of_order": "accept"})  # nothing reads CTIs
+    check_job(Job.from_dict(accepted))

@@ -223,6 +223,17 @@ CASES = {
             "aggregates": {"n": "count(*)", "ids": "collect_list(id)"},
         },
     },
+    "cti-generated-final-drop": {  # -1us: every admitted event is final at once
+        "stream": {"intervals": True},
+        "source": {"partition": "partition", "end_time": "e"},
+        "ordering": {"late_arrival": "20s", "out_of_order": "2s", "action": "drop"},
+        "punctuation": {"every": "10s", "delay": "-1us", "watermark": "both"},
+        "window": {
+            "type": "tumbling",
+            "size": "15s",
+            "aggregates": {"n": "count(*)", "ids": "collect_list(id)"},
+        },
+    },
     "interval-generated-ctis-hopping": {  # generated CTIs read the newest timestamp
         "stream": {"intervals": True},
         "source": {"partition": "partition", "end_time": "e"},

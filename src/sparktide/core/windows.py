@@ -377,6 +377,7 @@ class WindowOperator:
         self.in_no_window = 0
         self.held = 0
         self._edges: dict[Any, _Edge] = {}  # open edge events by (timeline, edge id)
+        self._scope_edges: dict[Any, dict[Any, _Edge]] = {}  # the same, by scope
         self._make = {
             "tumbling": _GridGroup,
             "hopping": _GridGroup,
@@ -492,7 +493,8 @@ class WindowOperator:
         fields = event.record.fields or {}
         key = tuple(_hashable(fields.get(c)) for c in self.group_by)
         order = (event.timestamp, event.record.arrival_time or 0, event.record.seq)
-        self._edges[pair] = _Edge(scope, key, event.timestamp, order, fields, watermark)
+        edge = _Edge(scope, key, event.timestamp, order, fields, watermark)
+        self._edges[pair] = self._scope_edges.setdefault(scope, {})[pair] = edge
 
     def edge_start(self, pair: Any) -> int | None:
         """The start of the open edge event ``pair``, or ``None`` if none is open."""
@@ -503,6 +505,7 @@ class WindowOperator:
         """End the open edge event ``pair`` at ``end``: it joins the windows not closed yet
         that share an instant with ``[start, end)`` (closed ones already have it)."""
         edge = self._edges.pop(pair)
+        del self._scope_edges[edge.scope][pair]
         if end <= edge.start:  # an empty event: in no window
             return []
         return self._add_edge(edge, self.edge_starts(edge.start, edge.covered, end=end))
@@ -525,9 +528,8 @@ class WindowOperator:
     def _close_edges(self, scope: Any, watermark: int | None) -> None:
         """Add every open edge of ``scope`` (of every scope when ``watermark`` is None: the
         substreams' floor moved) to the windows that close at its scope's watermark."""
-        for edge in self._edges.values():
-            if watermark is not None and edge.scope != scope:
-                continue
+        edges = self._edges if watermark is None else self._scope_edges.get(scope, {})
+        for edge in edges.values():
             mark = watermark
             if mark is None:
                 mark = max(self._watermarks.get(edge.scope, NEG_INF), self._floor)
@@ -571,6 +573,7 @@ class WindowOperator:
             if is_finite(mark) and mark > edge.start:
                 self._add_edge(edge, self.edge_starts(edge.start, edge.covered, end=mark))
         self._edges.clear()
+        self._scope_edges.clear()
         closed: list[tuple[Any, ...]] = []
         for (scope, key), group in list(self._groups.items()):
             for start, end, values in group.close(_INFINITY):

@@ -37,7 +37,7 @@ from sparktide.core.hold import output_watermark
 from sparktide.core.instants import NEG_INF, POS_INF
 from sparktide.core.watermark import NEVER_SEEN_LAG
 from sparktide.errors import ConfigError
-from sparktide.job import Job, input_of
+from sparktide.job import Job, Punctuation, input_of
 from sparktide.spark.aggregates import (
     INTEGRAL_FLOAT,
     distinct_key,
@@ -127,30 +127,7 @@ def _check_supported(job: Job) -> None:
         )
     punctuation = job.punctuation
     if punctuation is not None and punctuation.generated:
-        ahead = punctuation.delay < 0  # type: ignore[operator]
-        if ahead and job.ordering.out_of_order_action in ("drop", "dead_letter"):
-            raise ConfigError(
-                "punctuation.delay",
-                "a negative delay with out-of-order events dropped or dead-lettered is not yet "
-                "supported by the Spark engine (simulate runs it)",
-            )
-        if (
-            ahead
-            and punctuation.every is not None
-            and (job.ordering.out_of_order_action == "adjust")
-        ):
-            raise ConfigError(
-                "punctuation.delay",
-                "a negative delay with CTIs every period of application time and adjust is "
-                "not yet supported by the Spark engine (simulate runs it; every_events works)",
-            )
-        if ahead and job.source.end_time is not None:
-            raise ConfigError(
-                "punctuation.delay",
-                "a negative delay with interval events (source.end_time) is not yet supported "
-                "by the Spark engine (simulate runs it): whether an interval is dropped then "
-                "depends on the CTI its own segment made",
-            )
+        _check_ahead(job, punctuation)
     if window is not None and window.type in ("sliding", "session"):
         if window.idle_timeout is not None:
             raise ConfigError(
@@ -162,6 +139,41 @@ def _check_supported(job: Job) -> None:
                 "ordering.on_out_of_order",
                 f"'accept' is not yet supported by the Spark engine for {window.type} windows",
             )
+
+
+def _check_ahead(job: Job, punctuation: Punctuation) -> None:
+    """Generated CTIs with a negative delay (``docs/design.md``, *CTIs*): what Spark runs.
+
+    Under ``accept`` nothing depends on the CTIs. When out-of-order events are dropped or
+    dead-lettered, a delay of ``-1us`` keeps the newest timestamp a running maximum (a
+    CTI one microsecond above it only stops events at or below it, which move nothing);
+    a larger one does not. Under ``adjust``, CTIs every N events of point events run."""
+    delay: int = punctuation.delay  # type: ignore[assignment]
+    action = job.ordering.out_of_order_action
+    if delay >= 0 or action == "accept":
+        return
+    if action in ("drop", "dead_letter"):
+        if delay < -1:
+            raise ConfigError(
+                "punctuation.delay",
+                "a negative delay below -1us with out-of-order events dropped or "
+                "dead-lettered is not yet supported by the Spark engine (simulate runs it; "
+                '"-1us" runs)',
+            )
+        return
+    if punctuation.every is not None:
+        raise ConfigError(
+            "punctuation.delay",
+            "a negative delay with CTIs every period of application time and adjust is "
+            "not yet supported by the Spark engine (simulate runs it; every_events works)",
+        )
+    if job.source.end_time is not None:
+        raise ConfigError(
+            "punctuation.delay",
+            "a negative delay with interval events (source.end_time) and adjust is not yet "
+            "supported by the Spark engine (simulate runs it): whether an interval is "
+            "dropped then depends on the CTI its own segment made",
+        )
 
 
 class SparkEngine:
