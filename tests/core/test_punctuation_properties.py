@@ -304,3 +304,83 @@ def test_a_join_never_goes_back_in_time_and_finds_every_pair_once(
         (parse_instant(e["timestamp"]), e[left]["id"], e[right]["id"]) for e in result.events
     )
     assert got == expected
+
+
+@st.composite
+def imported_joins(draw: Any) -> tuple[Job, list[tuple[str, dict[str, Any]]]]:
+    """A fast input (2 declared partitions, frequent events) joined with a slow one (one
+    partition, a few events, then silence) that imports the fast input's CTIs."""
+    fast = Source(path="-", timestamp_by="t", arrival_time="a", partition="p", partitions=2)
+    slow = Source(
+        path="-", timestamp_by="t", arrival_time="a", partition="p", partitions=1,
+        import_ctis="fast",
+    )  # fmt: skip
+    explicit = draw(st.booleans())
+    job = Job(
+        source=fast,
+        inputs=(("fast", fast), ("slow", slow)),
+        ordering=Ordering(
+            early_arrival=None,
+            late_arrival=None,
+            out_of_order=draw(st.sampled_from([0, 2 * SECOND])),
+            action=draw(st.sampled_from(["adjust", "drop"])),
+        ),
+        punctuation=Punctuation(column="kind", value="cti", watermark="both") if explicit else None,
+        join=Join("fast", "slow", ("k",), draw(st.sampled_from([(-5 * SECOND, 5 * SECOND)]))),
+    )
+    rows: list[tuple[str, dict[str, Any]]] = []
+    arrival = BASE
+    slow_events = draw(st.integers(0, 4))
+    for n in range(draw(st.integers(1, 40))):
+        arrival += draw(st.sampled_from([0, 1, SECOND, 3 * SECOND]))
+        name = "slow" if n < slow_events else "fast"
+        lag = draw(st.sampled_from([0, SECOND, 4 * SECOND]))
+        row: dict[str, Any] = {"id": n, "k": draw(st.integers(0, 1)), "a": iso(arrival)}
+        row["p"] = 0 if name == "slow" else draw(st.integers(0, 1))
+        row["t"] = iso(arrival - lag)
+        if explicit and name == "fast" and draw(st.integers(0, 5)) == 0:
+            row["kind"] = "cti"
+        rows.append((name, row))
+    return job, rows
+
+
+@SETTINGS
+@given(imported_joins())
+def test_an_imported_cti_join_never_waits_for_the_slow_stream(
+    scenario: tuple[Job, list[tuple[str, dict[str, Any]]]],
+) -> None:
+    """The slow input takes the fast one's watermark at every observation instant, so
+    every match up to the fast input's watermark is released without the slow input
+    sending anything more (one more observation instant after the last record)."""
+    job, rows = scenario
+    sources = dict(job.inputs)
+    records = []
+    for seq, (name, row) in enumerate(rows):
+        record = parse_fields(seq, dict(row), sources[name], punctuation=job.punctuation)
+        record.partition = f"{name}/{record.partition}"
+        records.append(record)
+    last = max(parse_instant(row["a"]) for _, row in rows)
+    result = simulate(job, records, flush=False, until=last + 1)
+    marks = {p["partition"]: p["watermark"] for p in result.metrics["partitions"]}
+    fast_marks = [marks.get(f"fast/{i}") for i in range(2)]
+    if None in fast_marks:
+        return  # the fast input has no watermark yet: nothing can be promised
+    fast_watermark = min(parse_instant(m) for m in fast_marks)  # type: ignore[arg-type]
+    assert parse_instant(result.metrics["watermark"]) >= fast_watermark
+    admitted = {d["seq"]: parse_instant(d["timestamp"]) for d in result.decisions if d["timestamp"]}
+    expected = sorted(
+        (max(admitted[a.seq], admitted[b.seq]), a.fields["id"], b.fields["id"])
+        for a in records
+        for b in records
+        if a.seq in admitted
+        and b.seq in admitted
+        and str(a.partition).startswith("fast/")
+        and str(b.partition).startswith("slow/")
+        and a.fields["k"] == b.fields["k"]
+        and -5 * SECOND <= admitted[b.seq] - admitted[a.seq] <= 5 * SECOND
+        and max(admitted[a.seq], admitted[b.seq]) <= fast_watermark
+    )
+    got = sorted(
+        (parse_instant(e["timestamp"]), e["fast"]["id"], e["slow"]["id"]) for e in result.events
+    )
+    assert got == expected
