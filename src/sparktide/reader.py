@@ -473,15 +473,20 @@ def _fits_int64(text: str) -> bool:
     return INT64_RANGE[0] <= int(text) <= INT64_RANGE[1]
 
 
+def _int64_or_text(value: Any) -> bool:
+    """Whether ``value`` is a string or an integer of at most 64 bits (not a boolean)."""
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int):
+        return INT64_RANGE[0] <= value <= INT64_RANGE[1]
+    return isinstance(value, str)
+
+
 def _partition(fields: dict[str, Any], column: str) -> Any:
     value = fields.get(column)
     if value is None:
         raise ValueError(f"missing partition column {column!r}")
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, (int, str))
-        or (isinstance(value, int) and not INT64_RANGE[0] <= value <= INT64_RANGE[1])
-    ):
+    if not _int64_or_text(value):
         raise ValueError(
             f"partition column {column!r} must be an integer of at most 64 bits or a string"
         )
@@ -507,11 +512,7 @@ def _edge(fields: dict[str, Any], column: str, id_column: str) -> tuple[str, Any
     value = fields.get(id_column)
     if value is None:
         raise ValueError(f"missing edge id column {id_column!r}")
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, (int, str))
-        or (isinstance(value, int) and not INT64_RANGE[0] <= value <= INT64_RANGE[1])
-    ):
+    if not _int64_or_text(value):
         raise ValueError(
             f"edge id column {id_column!r} must be a string or an integer of at most 64 bits"
         )

@@ -237,18 +237,28 @@ def unions(draw: Any) -> tuple[Job, list[tuple[str, dict[str, Any]]]]:
     return job, rows
 
 
+def union_records(job: Job, rows: list[tuple[str, dict[str, Any]]]) -> list[Any]:
+    """The records of ``rows`` read by their inputs' sources (rows of inputs the job does
+    not have are left out), partitions named ``<input>/<id>`` as a union names them."""
+    sources = dict(job.inputs)
+    records = []
+    for name, row in rows:
+        if name in sources:
+            record = parse_fields(
+                len(records), dict(row), sources[name], punctuation=job.punctuation
+            )
+            record.partition = f"{name}/{record.partition}"
+            records.append(record)
+    return records
+
+
 @SETTINGS
 @given(unions())
 def test_a_union_releases_in_order_up_to_the_slowest_input(
     scenario: tuple[Job, list[tuple[str, dict[str, Any]]]],
 ) -> None:
     job, rows = scenario
-    sources = dict(job.inputs)
-    records = []
-    for seq, (name, row) in enumerate(rows):
-        record = parse_fields(seq, dict(row), sources[name], punctuation=job.punctuation)
-        record.partition = f"{name}/{record.partition}"
-        records.append(record)
+    records = union_records(job, rows)
     result = simulate(job, records, flush=False)
     # output never goes back in time
     stamps = [parse_instant(e["timestamp"]) for e in result.events]
@@ -276,14 +286,7 @@ def test_a_join_never_goes_back_in_time_and_finds_every_pair_once(
         punctuation=union.punctuation,
         join=Join(left, right, ("p",), between),
     )
-    sources = dict(job.inputs)
-    records = []
-    for name, row in rows:
-        if name not in sources:
-            continue
-        record = parse_fields(len(records), dict(row), sources[name], punctuation=job.punctuation)
-        record.partition = f"{name}/{record.partition}"
-        records.append(record)
+    records = union_records(job, rows)
     result = simulate(job, records)
     stamps = [parse_instant(e["timestamp"]) for e in result.events]
     assert stamps == sorted(stamps)
@@ -353,12 +356,7 @@ def test_an_imported_cti_join_never_waits_for_the_slow_stream(
     every match up to the fast input's watermark is released without the slow input
     sending anything more (one more observation instant after the last record)."""
     job, rows = scenario
-    sources = dict(job.inputs)
-    records = []
-    for seq, (name, row) in enumerate(rows):
-        record = parse_fields(seq, dict(row), sources[name], punctuation=job.punctuation)
-        record.partition = f"{name}/{record.partition}"
-        records.append(record)
+    records = union_records(job, rows)
     last = max(parse_instant(row["a"]) for _, row in rows)
     result = simulate(job, records, flush=False, until=last + 1)
     marks = {p["partition"]: p["watermark"] for p in result.metrics["partitions"]}
