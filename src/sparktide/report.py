@@ -69,6 +69,8 @@ def _decisions_table(decisions: list[dict[str, Any]]) -> Table:
         columns.insert(columns.index("watermark") + 1, "cti")
     if any("end_time" in d for d in decisions):  # interval events
         columns.insert(columns.index("event_time") + 1, "end_time")
+    if any("edge" in d for d in decisions):  # edge events
+        columns[columns.index("event_time") : columns.index("event_time")] = ["edge", "edge_id"]
     if any("windows" in d for d in decisions):
         columns.append("windows")
     return _table("Decisions", decisions, columns)
@@ -126,6 +128,10 @@ def _metrics_table(metrics: dict[str, Any]) -> Table:
     for name in ("punctuations", "ctis_generated"):  # jobs with CTIs (SPEC §7)
         if metrics.get(name):
             names.insert(names.index("in_no_window"), name)
+    if "open_edges" in metrics:  # edge events still open (SPEC §7)
+        names.insert(names.index("windows_emitted") + 1, "open_edges")
+    if "output_watermark" in metrics:  # windowed jobs: the hold (SPEC §7)
+        names.append("output_watermark")
     table.add_column("partition")
     for name in names:
         table.add_column(name, overflow="fold")
