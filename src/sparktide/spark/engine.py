@@ -191,6 +191,10 @@ class SparkEngine:
         Tests pass a fixed schedule so the reference engine can be given the same times.
     """
 
+    #: Up to this many partitions the policy reads each partition's clock (A0, W0,
+    #: newest0, n0) from a literal map by pid; beyond, from a broadcast join.
+    INLINE_PARTITIONS = 64
+
     def __init__(
         self, spark: SparkSession, job: Job, *, clock: Callable[[int], int] | None = None
     ) -> None:
@@ -699,6 +703,30 @@ class SparkEngine:
             rows = rows.withColumn("newest0", F.expr(f"coalesce(k_newest, {NEG})"))
             rows = rows.withColumn("n0", F.expr("coalesce(k_events, 0)"))
             timeline = "key"
+        elif parts and len(parts) <= self.INLINE_PARTITIONS:
+            # The partitions' clocks as one literal map looked up by pid: the same values
+            # as the broadcast join below, without its table, its broadcast job and its
+            # planning. (In a map the values are not inlined into the generated code, so
+            # a new batch's values do not make Spark compile it again, as CASE branches
+            # with long literals did; docs/performance.md, "Fixed cost per micro-batch".)
+            entries = ", ".join(
+                f"{sql_string(pid)}, named_struct('A0', {lit_us(p['arrival'])}, "
+                f"'W0', {lit_us(p['watermark'])}, 'newest0', {lit_us(p['newest'])}, "
+                f"'n0', {lit_us(p.get('events', 0))})"
+                for pid, p in parts.items()
+            )
+            others = [c for c in good.columns if c != "pid"]  # (the join's column order)
+            rows = good.select(
+                "pid", *others, F.expr(f"try_element_at(map({entries}), pid)").alias("_pc")
+            ).select(
+                "pid",
+                *others,
+                "_pc.A0",
+                "_pc.W0",
+                "_pc.newest0",
+                F.expr("coalesce(_pc.n0, 0)").alias("n0"),  # (0 for a partition new here)
+            )
+            timeline = "pid"
         else:
             table = self.spark.createDataFrame(
                 [
