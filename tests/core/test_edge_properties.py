@@ -9,27 +9,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from hypothesis import HealthCheck, given, note, settings
+from hypothesis import given, note
 from hypothesis import strategies as st
 
 from sparktide.core.engine import Result, simulate
 from sparktide.core.windows import grid_starts
 from sparktide.job import Aggregate, Job, Ordering, Punctuation, Source, Window
 from sparktide.reader import parse_fields
-from sparktide.time import SECOND, format_instant, parse_instant
-
-BASE = parse_instant("2026-03-01T09:00:00Z")
-SETTINGS = settings(
-    max_examples=150,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
-
-
-def iso(instant: int) -> str:
-    text = format_instant(instant)
-    assert text is not None
-    return text
+from sparktide.time import SECOND, parse_instant
+from tests.core.test_punctuation_properties import BASE, SETTINGS, iso
 
 
 @st.composite

@@ -272,6 +272,30 @@ def test_a_union_releases_in_order_up_to_the_slowest_input(
     assert metrics["input"] + metrics["punctuations"] == len(rows)
 
 
+def expected_matches(
+    result: Result,
+    records: list[Any],
+    sides: tuple[str, str],
+    key: str,
+    between: tuple[int, int],
+) -> list[tuple[int, Any, Any]]:
+    """Every pair of admitted events a join must find: ``(timestamp, left id, right id)``,
+    sorted — the same ``key``, ``right − left`` within ``between`` (SPEC §7)."""
+    admitted = {d["seq"]: parse_instant(d["timestamp"]) for d in result.decisions if d["timestamp"]}
+    left, right = sides
+    return sorted(
+        (max(admitted[a.seq], admitted[b.seq]), a.fields["id"], b.fields["id"])
+        for a in records
+        for b in records
+        if a.seq in admitted
+        and b.seq in admitted
+        and str(a.partition).startswith(f"{left}/")
+        and str(b.partition).startswith(f"{right}/")
+        and a.fields[key] == b.fields[key]
+        and between[0] <= admitted[b.seq] - admitted[a.seq] <= between[1]
+    )
+
+
 @SETTINGS
 @given(unions(), st.sampled_from([(0, 0), (-2 * SECOND, 5 * SECOND), (SECOND, 30 * SECOND)]))
 def test_a_join_never_goes_back_in_time_and_finds_every_pair_once(
@@ -291,18 +315,7 @@ def test_a_join_never_goes_back_in_time_and_finds_every_pair_once(
     stamps = [parse_instant(e["timestamp"]) for e in result.events]
     assert stamps == sorted(stamps)
     # every pair of admitted events that matches is released once (flush releases all)
-    admitted = {d["seq"]: parse_instant(d["timestamp"]) for d in result.decisions if d["timestamp"]}
-    expected = sorted(
-        (max(admitted[a.seq], admitted[b.seq]), a.fields["id"], b.fields["id"])
-        for a in records
-        for b in records
-        if a.seq in admitted
-        and b.seq in admitted
-        and str(a.partition).startswith(f"{left}/")
-        and str(b.partition).startswith(f"{right}/")
-        and a.fields["p"] == b.fields["p"]
-        and between[0] <= admitted[b.seq] - admitted[a.seq] <= between[1]
-    )
+    expected = expected_matches(result, records, (left, right), "p", between)
     got = sorted(
         (parse_instant(e["timestamp"]), e[left]["id"], e[right]["id"]) for e in result.events
     )
@@ -365,19 +378,8 @@ def test_an_imported_cti_join_never_waits_for_the_slow_stream(
         return  # the fast input has no watermark yet: nothing can be promised
     fast_watermark = min(parse_instant(m) for m in fast_marks)  # type: ignore[arg-type]
     assert parse_instant(result.metrics["watermark"]) >= fast_watermark
-    admitted = {d["seq"]: parse_instant(d["timestamp"]) for d in result.decisions if d["timestamp"]}
-    expected = sorted(
-        (max(admitted[a.seq], admitted[b.seq]), a.fields["id"], b.fields["id"])
-        for a in records
-        for b in records
-        if a.seq in admitted
-        and b.seq in admitted
-        and str(a.partition).startswith("fast/")
-        and str(b.partition).startswith("slow/")
-        and a.fields["k"] == b.fields["k"]
-        and -5 * SECOND <= admitted[b.seq] - admitted[a.seq] <= 5 * SECOND
-        and max(admitted[a.seq], admitted[b.seq]) <= fast_watermark
-    )
+    matches = expected_matches(result, records, ("fast", "slow"), "k", (-5 * SECOND, 5 * SECOND))
+    expected = [match for match in matches if match[0] <= fast_watermark]
     got = sorted(
         (parse_instant(e["timestamp"]), e["fast"]["id"], e["slow"]["id"]) for e in result.events
     )
