@@ -47,3 +47,33 @@ def test_a_checkpoint_of_an_older_state_format_is_refused(spark, tmp_path):
     recorded.write_text(json.dumps(shape))
     with pytest.raises(ConfigError, match=r"state_format was null, now 2.*new output\.checkpoint"):
         store.check_job(job)
+
+
+def test_a_checkpoint_of_edge_events_keeps_its_edge_columns(spark, tmp_path):
+    """Open edge events in state are paired by their id column: another one is refused;
+    jobs without edges record nothing new (their older checkpoints still pass)."""
+    import json
+
+    import pytest
+
+    from sparktide.errors import ConfigError
+    from sparktide.job import Job
+
+    def job(**edges: str) -> Job:
+        return Job.from_dict(
+            {
+                "source": {"path": "in", "timestamp_by": "t", **edges},
+                "window": {"type": "tumbling", "size": "1m", "aggregates": {"n": "count(*)"}},
+                "output": {"path": "out", "checkpoint": "checkpoint"},
+            },
+            base_dir=tmp_path,
+        )
+
+    store = StateStore(spark, str(tmp_path / "checkpoint"))
+    store.check_job(job(edge="kind", edge_id="id"))
+    assert json.loads((store.root / "job.json").read_text())["source.edge_id"] == "id"
+    with pytest.raises(ConfigError, match=r"source\.edge_id was \"id\", now \"call\""):
+        store.check_job(job(edge="kind", edge_id="call"))
+    plain = StateStore(spark, str(tmp_path / "plain"))
+    plain.check_job(job())
+    assert "source.edge" not in json.loads((plain.root / "job.json").read_text())

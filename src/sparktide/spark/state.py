@@ -240,7 +240,9 @@ def _job_shape(job: Job) -> dict[str, Any]:
     """The settings that give the checkpointed state its meaning, by job-file key."""
     source = job.source
     shape: dict[str, Any] = {
-        f"source.{name}": getattr(source, name) for name in ("timestamp_by", "partition", "over")
+        f"source.{name}": getattr(source, name)
+        for name in ("timestamp_by", "partition", "over", "edge", "edge_id")
+        if name not in ("edge", "edge_id") or source.edge is not None  # (older job.json)
     }
     # The layout of the state tables themselves: a checkpoint of another layout is refused
     # (2: session/sliding rows carry the aggregates' typed inputs, not the record).
