@@ -12,12 +12,10 @@ from typing import Any
 from hypothesis import given, note
 from hypothesis import strategies as st
 
-from sparktide.core.engine import Result, simulate
 from sparktide.core.windows import grid_starts
 from sparktide.job import Aggregate, Job, Ordering, Punctuation, Source, Window
-from sparktide.reader import parse_fields
 from sparktide.time import SECOND, parse_instant
-from tests.core.test_punctuation_properties import BASE, SETTINGS, iso
+from tests.core.test_punctuation_properties import BASE, SETTINGS, iso, run
 
 
 @st.composite
@@ -74,16 +72,6 @@ def scenarios(draw: Any, *, accept: bool = True) -> tuple[Job, list[dict[str, An
 
 def _instant(text: str | None) -> int | None:
     return parse_instant(text) if text else None
-
-
-def run(job: Job, rows: list[dict[str, Any]]) -> Result:
-    records = [
-        parse_fields(seq, dict(row), job.source, punctuation=job.punctuation)
-        for seq, row in enumerate(rows)
-    ]
-    for record in records:
-        assert not record.malformed, record.error
-    return simulate(job, records)
 
 
 @SETTINGS

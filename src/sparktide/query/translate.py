@@ -647,12 +647,7 @@ class _Translator:
                 f"a self-join ({left.name} JOIN {right.name}) is not supported yet: the job "
                 "joins two inputs",
             )
-        if self.names(left) & self.names(right):
-            raise self.refuse(
-                right.pos,
-                f"{right.alias or right.name} names both inputs of the JOIN; give them "
-                "different aliases",
-            )
+        self.distinct_names(left, right)
         on, between = self.join_condition(join, left, right)
         assert between is not None
         plan = _JoinPlan(left, right, on, between, join.pos)
@@ -701,12 +696,7 @@ class _Translator:
                 f"PARTITION BY on the reference data {table.name}: reference data has no "
                 "partitions; partition the stream",
             )
-        if self.names(left) & self.names(right):
-            raise self.refuse(
-                right.pos,
-                f"{right.alias or right.name} names both inputs of the JOIN; give them "
-                "different aliases",
-            )
+        self.distinct_names(left, right)
         on, between = self.join_condition(join, stream, table, reference=True)
         assert between is None
         kind = "inner" if join.kind == "INNER" else "left"
@@ -996,6 +986,15 @@ class _Translator:
                 mine.pos, f"PARTITION BY {mine.name} differs from PARTITION BY {inner.name}"
             )
         return mine
+
+    def distinct_names(self, left: FromSource, right: FromSource) -> None:
+        """Refuse a JOIN whose two sides share a name or an alias."""
+        if self.names(left) & self.names(right):
+            raise self.refuse(
+                right.pos,
+                f"{right.alias or right.name} names both inputs of the JOIN; give them "
+                "different aliases",
+            )
 
     @staticmethod
     def names(source: FromSource) -> set[str]:
