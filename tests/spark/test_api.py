@@ -10,11 +10,10 @@ import pyarrow.parquet as pq
 import pytest
 
 from sparktide.core.engine import simulate
-from sparktide.errors import ConfigError
 from sparktide.job import Job
 from sparktide.reader import parse_fields
 from sparktide.spark import broker_lines, start
-from sparktide.spark.engine import check_job
+from sparktide.spark.engine import _scans_ctis, check_job
 from sparktide.time import parse_instant
 from tests.spark.streams import read_output
 
@@ -100,22 +99,23 @@ def test_broker_stream_matches_reference(spark, tmp_path):
         ({}, {"every_events": 2, "delay": "-1us"}, {"end_time": "e"}),
     ],
 )
-def test_what_spark_does_not_run_yet_fails_before_it_starts(ordering, punctuation, source):
-    """Refused by check_job with the key named (simulate runs them); the same jobs with a
-    delay of zero or more, with -1us when out-of-order events are dropped or
-    dead-lettered, or under accept, run."""
+def test_every_generated_cti_delay_runs_on_spark(ordering, punctuation, source):
+    """Negative delays whose CTIs feed back into the newest timestamp with no closed form
+    (below -1us under drop / dead_letter; adjust with periods or intervals) run as the
+    compiled pass (sparktide.spark.ctiscan); the rest keep their closed forms."""
     tables = {
         "source": {"path": "in/", "timestamp_by": "t", **source},
         "ordering": ordering,
         "punctuation": punctuation,
         "output": {"path": "out/", "checkpoint": "cp/"},
     }
-    with pytest.raises(ConfigError) as info:
-        check_job(Job.from_dict(tables))
-    assert info.value.key == "punctuation.delay"
-    for delay in ("0s", "-1us"):  # runs: delays of zero or more; -1us unless adjusted
-        runs = dict(tables, punctuation={**punctuation, "delay": delay})
-        if delay == "0s" or ordering:
-            check_job(Job.from_dict(runs))
-    accepted = dict(tables, ordering={"on_out_of_order": "accept"})  # nothing reads CTIs
-    check_job(Job.from_dict(accepted))
+    job = Job.from_dict(tables)
+    check_job(job)
+    assert _scans_ctis(job)
+    for delay in ("0s", "-1us"):  # closed forms: delays of zero or more; -1us unless adjusted
+        runs = Job.from_dict(dict(tables, punctuation={**punctuation, "delay": delay}))
+        check_job(runs)
+        assert _scans_ctis(runs) == (delay == "-1us" and not ordering)
+    accepted = Job.from_dict(dict(tables, ordering={"on_out_of_order": "accept"}))
+    check_job(accepted)  # nothing reads the CTIs
+    assert not _scans_ctis(accepted)

@@ -234,6 +234,35 @@ CASES = {
             "aggregates": {"n": "count(*)", "ids": "collect_list(id)"},
         },
     },
+    "cti-generated-ahead-drop": {  # 10 s ahead: an event must reach the CTI (ctiscan)
+        "source": {"partition": "partition"},
+        "ordering": {
+            "late_arrival": "20s",
+            "out_of_order": "2s",
+            "on_out_of_order": "drop",
+            "partitioned": True,
+        },
+        "punctuation": {"every_events": 2, "delay": "-10s", "watermark": "both"},
+        "window": {
+            "type": "tumbling",
+            "size": "15s",
+            "group_by": ["partition"],
+            "aggregates": {"n": "count(*)", "ids": "collect_list(id)"},
+        },
+    },
+    "cti-generated-ahead-adjust-intervals": {  # periods, adjust, intervals (ctiscan)
+        "stream": {"intervals": True},
+        "source": {"partition": "partition", "end_time": "e", "over": "device"},
+        "ordering": {"late_arrival": "30s", "on_out_of_order": "adjust"},
+        "punctuation": {"every": "5s", "delay": "-1s", "watermark": "cti"},
+        "window": {
+            "type": "hopping",
+            "size": "20s",
+            "hop": "10s",
+            "group_by": ["device"],
+            "aggregates": {"n": "count(*)", "ids": "collect_list(id)"},
+        },
+    },
     "interval-generated-ctis-hopping": {  # generated CTIs read the newest timestamp
         "stream": {"intervals": True},
         "source": {"partition": "partition", "end_time": "e"},

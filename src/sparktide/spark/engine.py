@@ -37,7 +37,7 @@ from sparktide.core.hold import output_watermark
 from sparktide.core.instants import NEG_INF, POS_INF
 from sparktide.core.watermark import NEVER_SEEN_LAG
 from sparktide.errors import ConfigError
-from sparktide.job import Job, Punctuation, input_of
+from sparktide.job import Job, input_of
 from sparktide.spark.aggregates import (
     INTEGRAL_FLOAT,
     distinct_key,
@@ -46,6 +46,7 @@ from sparktide.spark.aggregates import (
     present,
 )
 from sparktide.spark.arrowparse import parse_files
+from sparktide.spark.ctiscan import scan_kernel
 from sparktide.spark.edges import edge_starts, edges_schema, ended_edges, open_edges, pair_edges
 from sparktide.spark.expr import (
     add_record_columns,
@@ -125,9 +126,6 @@ def _check_supported(job: Job) -> None:
             f"{output.format!r} is not yet supported by the Spark engine (it writes JSON "
             'lines); use "jsonl"',
         )
-    punctuation = job.punctuation
-    if punctuation is not None and punctuation.generated:
-        _check_ahead(job, punctuation)
     if window is not None and window.type in ("sliding", "session"):
         if window.idle_timeout is not None:
             raise ConfigError(
@@ -141,39 +139,24 @@ def _check_supported(job: Job) -> None:
             )
 
 
-def _check_ahead(job: Job, punctuation: Punctuation) -> None:
-    """Generated CTIs with a negative delay (``docs/design.md``, *CTIs*): what Spark runs.
-
-    Under ``accept`` nothing depends on the CTIs. When out-of-order events are dropped or
-    dead-lettered, a delay of ``-1us`` keeps the newest timestamp a running maximum (a
-    CTI one microsecond above it only stops events at or below it, which move nothing);
-    a larger one does not. Under ``adjust``, CTIs every N events of point events run."""
-    delay: int = punctuation.delay  # type: ignore[assignment]
+def _scans_ctis(job: Job) -> bool:
+    """Whether ``job``'s generated CTIs run as one compiled pass per timeline
+    (:mod:`sparktide.spark.ctiscan`) rather than in closed form: a negative delay that
+    decides which events move the newest timestamp — below ``-1us`` with out-of-order
+    events dropped or dead-lettered, or under ``adjust`` with CTIs every period or with
+    interval events (``docs/design.md``, *CTIs and interval events*)."""
+    punctuation = job.punctuation
+    if punctuation is None or not punctuation.generated:
+        return False
+    ahead: int = -(punctuation.delay or 0)  # type: ignore[operator]
     action = job.ordering.out_of_order_action
-    if delay >= 0 or action == "accept":
-        return
     if action in ("drop", "dead_letter"):
-        if delay < -1:
-            raise ConfigError(
-                "punctuation.delay",
-                "a negative delay below -1us with out-of-order events dropped or "
-                "dead-lettered is not yet supported by the Spark engine (simulate runs it; "
-                '"-1us" runs)',
-            )
-        return
-    if punctuation.every is not None:
-        raise ConfigError(
-            "punctuation.delay",
-            "a negative delay with CTIs every period of application time and adjust is "
-            "not yet supported by the Spark engine (simulate runs it; every_events works)",
-        )
-    if job.source.end_time is not None:
-        raise ConfigError(
-            "punctuation.delay",
-            "a negative delay with interval events (source.end_time) and adjust is not yet "
-            "supported by the Spark engine (simulate runs it): whether an interval is "
-            "dropped then depends on the CTI its own segment made",
-        )
+        return ahead > 1
+    return (
+        action == "adjust"
+        and ahead > 0
+        and (punctuation.every is not None or job.source.end_time is not None)
+    )
 
 
 class SparkEngine:
@@ -223,6 +206,7 @@ class SparkEngine:
         self.generated = self.punctuation is not None and self.punctuation.generated
         self.intervals = job.source.end_time is not None
         self.edges = job.edges
+        self._scanned = _scans_ctis(job)  # generated CTIs as one compiled pass per timeline
         self._paired: DataFrame | None = None  # the batch with its edges paired
         self.mode = (
             "substreams"
@@ -767,14 +751,17 @@ class SparkEngine:
             # an interval whose start would reach its end is dropped: it moves nothing
             h = f"CASE WHEN e IS NOT NULL AND {h} >= e THEN {NEG} ELSE {h} END"
         rows = rows.withColumn("h", F.expr(f"CASE WHEN {gone} THEN {NEG} ELSE {h} END"))
+        if self._scanned:  # h, gen and C from one compiled pass per timeline
+            rows = self._generated_scan(rows, timeline)
         rows = rows.withColumn(
             "newest_x",
             F.expr(f"greatest(newest0, coalesce(max(h) {before}, {NEG}))"),
         )
         rows = rows.withColumn("cti_w", F.expr("CASE WHEN cti THEN t END"))
-        rows = rows.withColumn("C", F.expr(NEG))
         if self.generated:
             rows = self._generated(rows, order, before)
+        else:
+            rows = rows.withColumn("C", F.expr(NEG))
         newest_term = f", newest_x - {delay}" if delay is not None else ""
         rows = rows.withColumn("W", F.expr(f"greatest({threshold}, C{newest_term})"))
         ooo = "false" if arrival_mode else f"(NOT ({gone}) AND g < W)"
@@ -849,6 +836,11 @@ class SparkEngine:
         punctuation = self.punctuation
         assert punctuation is not None
         delay = punctuation.delay
+        if self._scanned:  # (gen and C came from _generated_scan)
+            return rows.withColumn(
+                "cti_w",
+                F.expr(f"CASE WHEN cti THEN t WHEN gen THEN greatest(newest_x, h) - {delay} END"),
+            )
         if delay < 0 and self.ooo == "adjust":  # type: ignore[operator]
             return self._generated_ahead(rows, order, before)
         newest = "greatest(newest_x, h)"  # the timeline's newest timestamp after the row
@@ -873,6 +865,51 @@ class SparkEngine:
         return rows.withColumn(
             "C",
             F.expr(f"coalesce(max(CASE WHEN gen THEN {newest} - {delay} END) {before}, {NEG})"),
+        )
+
+    def _generated_scan(self, rows: DataFrame, timeline: str) -> DataFrame:
+        """Generated CTIs that decide which events move the newest timestamp, where no
+        closed form is known (:mod:`sparktide.spark.ctiscan`): ``h`` (replaced), ``gen``
+        and ``C`` from one compiled pass over each timeline's rows in arrival order.
+
+        The pass reads a few narrow columns; its results join the rows back by timeline
+        and rank (null-safe: keyless CTIs have no substream key)."""
+        punctuation = self.punctuation
+        assert punctuation is not None
+        rows = rows.withColumn(
+            "_rank", F.expr(f"row_number() OVER (PARTITION BY {timeline} ORDER BY a, file, line)")
+        )
+        narrow = rows.select(
+            F.col(timeline).alias("_tl"),
+            F.col("_rank").alias("_rk"),
+            "h",
+            F.expr("coalesce(NOT cti, false)").alias("_counted"),  # (as _generated counts)
+            F.expr("coalesce(NOT cti AND error IS NULL, false)").alias("_may"),
+            "e",
+            "newest0",
+            "n0",
+        )
+        kernel = scan_kernel(
+            keys=("_tl", "_rk"),
+            adjust=self.ooo == "adjust",
+            delay=punctuation.delay,  # type: ignore[arg-type]
+            every_events=punctuation.every_events,
+            every=punctuation.every,  # type: ignore[arg-type]
+        )
+        schema = T.StructType(
+            [
+                T.StructField("_tl", rows.schema[timeline].dataType),
+                T.StructField("_rk", T.IntegerType()),
+                T.StructField("h", T.LongType()),
+                T.StructField("gen", T.BooleanType()),
+                T.StructField("C", T.LongType()),
+            ]
+        )
+        scanned = narrow.groupBy("_tl").applyInArrow(kernel, schema)
+        return (
+            rows.drop("h")
+            .join(scanned, F.expr(f"{timeline} <=> _tl AND _rank = _rk"), "left")
+            .drop("_tl", "_rk", "_rank")
         )
 
     def _generated_ahead(self, rows: DataFrame, order: str, before: str) -> DataFrame:

@@ -1,0 +1,176 @@
+"""Generated CTIs that decide what moves the newest timestamp: one compiled pass per timeline.
+
+A generated CTI sits at the newest timestamp minus ``delay`` (SPEC §7). When it can be
+above the newest timestamp (a negative delay), it changes which events move the newest
+timestamp, and so the CTIs after it. The engine keeps the cases with a closed form in
+Spark SQL (``docs/design.md``, *CTIs and interval events*); the others are sequential
+recurrences:
+
+* out-of-order events dropped or dead-lettered with a delay below ``-1us``: an event
+  is admitted only at or above the CTI the last admitted events made;
+* ``adjust`` with CTIs every period of application time: which events carry a CTI
+  depends on where the adjusted events moved the newest timestamp;
+* ``adjust`` with interval events: an interval is dropped when the CTI of its own
+  segment reaches its end, and then moves nothing.
+
+For these the engine groups the batch's rows by timeline and runs :func:`scan_table` on
+each group inside ``applyInArrow``: a loop compiled by numba — the reference engine's
+recurrence, a few nanoseconds per event, with no Python call per event. It gives each
+row the value it moves the newest timestamp by (``h``), whether a CTI is generated after
+it (``gen``) and the largest generated CTI before it (``C``); the SQL around it reads
+those as it reads the closed forms' columns.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from sparktide.core.instants import NEG_INF
+
+__all__ = ["scan_kernel", "scan_table"]
+
+#: What :func:`scan_table` returns for each row, besides the columns identifying it.
+_OUTPUT = (("h", pa.int64()), ("gen", pa.bool_()), ("C", pa.int64()))
+
+
+@functools.cache
+def _compiled() -> Callable[..., Any]:
+    """The compiled recurrence (numba is imported, and the loop compiled, on first use)."""
+    import numba  # (0.5 s to import: only the workers that scan pay it)
+
+    @numba.njit(cache=True)
+    def scan(
+        h: np.ndarray,
+        counted: np.ndarray,
+        may_generate: np.ndarray,
+        end: np.ndarray,
+        newest0: int,
+        n0: int,
+        adjust: bool,
+        delay: int,
+        every_events: int,
+        every: int,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        n = h.shape[0]
+        moved = np.empty(n, np.int64)
+        generated = np.zeros(n, np.bool_)
+        ctis = np.empty(n, np.int64)
+        newest = newest0
+        count = n0
+        cti = NEG_INF
+        for i in range(n):
+            x = h[i]
+            if x > NEG_INF:
+                if adjust:
+                    if cti > x:
+                        x = cti  # the start moves up to the CTI
+                    if x >= end[i]:
+                        x = NEG_INF  # an interval adjusted to its end is dropped
+                elif x < cti:
+                    x = NEG_INF  # out of order against the generated CTI
+            ctis[i] = cti
+            moved[i] = x
+            after = newest if newest >= x else x
+            if counted[i]:
+                count += 1
+            if may_generate[i] and after > NEG_INF:
+                if every_events > 0:
+                    due = count % every_events == 0
+                else:
+                    due = newest == NEG_INF or after // every > newest // every
+                if due:
+                    generated[i] = True
+                    if after - delay > cti:
+                        cti = after - delay
+            newest = after
+        return moved, generated, ctis
+
+    return scan
+
+
+def scan_table(
+    table: pa.Table,
+    *,
+    keys: tuple[str, ...],
+    adjust: bool,
+    delay: int,
+    every_events: int | None,
+    every: int | None,
+) -> pa.Table:
+    """One timeline's rows, in any order, with ``h``, ``gen`` and ``C`` (:data:`_OUTPUT`).
+
+    Parameters
+    ----------
+    table
+        The columns ``keys`` (which identify a row), ``_rk`` (its place in the
+        timeline's arrival order), ``h`` (what it moves the newest timestamp by when no
+        generated CTI stops it: ``NEG_INF`` for a row that moves nothing), ``_counted``
+        (an event the CTIs every N events count), ``_may`` (an event a CTI may follow),
+        ``e`` (an interval's end, or null), and ``newest0`` and ``n0`` (the timeline's
+        newest timestamp and event count before the batch; the same on every row).
+    keys
+        The columns returned with the results.
+    adjust
+        Out-of-order events are adjusted (else dropped or dead-lettered).
+    delay
+        The generated CTIs' delay, microseconds (negative here).
+    every_events, every
+        One of them: CTIs every N events, or every period of application time.
+    """
+    if table.num_rows == 0:
+        return pa.table(
+            {**{k: table.column(k) for k in keys}, **{n: pa.array([], t) for n, t in _OUTPUT}}
+        )
+    table = table.sort_by("_rk")
+    never = np.iinfo(np.int64).max  # (a point event has no end)
+    end = table.column("e").fill_null(never).to_numpy(zero_copy_only=False).astype(np.int64)
+    newest0 = table.column("newest0")[0].as_py()  # (null: a partition new in this batch)
+    moved, generated, ctis = _compiled()(
+        table.column("h").to_numpy(zero_copy_only=False).astype(np.int64),
+        table.column("_counted").to_numpy(zero_copy_only=False).astype(np.bool_),
+        table.column("_may").to_numpy(zero_copy_only=False).astype(np.bool_),
+        end,
+        NEG_INF if newest0 is None else int(newest0),
+        int(table.column("n0")[0].as_py()),
+        adjust,
+        delay,
+        every_events or 0,
+        every or 0,
+    )
+    return pa.table(
+        {
+            **{k: table.column(k) for k in keys},
+            "h": pa.array(moved, pa.int64()),
+            "gen": pa.array(generated, pa.bool_()),
+            "C": pa.array(ctis, pa.int64()),
+        }
+    )
+
+
+def scan_kernel(
+    *,
+    keys: tuple[str, ...],
+    adjust: bool,
+    delay: int,
+    every_events: int | None,
+    every: int | None,
+) -> Callable[[pa.Table], pa.Table]:
+    """:func:`scan_table` with the job's parameters bound, for ``applyInArrow`` (which
+    reads its type hints to choose the whole-group form)."""
+
+    def kernel(table: pa.Table) -> pa.Table:
+        return scan_table(
+            table,
+            keys=keys,
+            adjust=adjust,
+            delay=delay,
+            every_events=every_events,
+            every=every,
+        )
+
+    return kernel
