@@ -474,7 +474,38 @@ PARQUET: list[tuple[str, Callable[[], pa.Table] | bytes, list[str | None]]] = [
         lambda: _table(**{"a.b": [1, 2], "${env:HOME}": ["x", "y"]}),
         [None, None],
     ),
+    # both times as zone-aware timestamps: the Spark engine's typed route takes what it
+    # can vouch for and leaves the rest to the JSON route
+    ("r-typed-times.parquet", lambda: _typed(), [None, None]),
+    (
+        "s-typed-v-not-finite.parquet",
+        lambda: _typed(v=[math.nan, -math.inf]),
+        ["column 'v' must be a number"] * 2,
+    ),
+    (
+        "t-typed-null-arrival.parquet",
+        lambda: _typed(a=pa.array([None, _AWARE[1]], pa.timestamp("us", tz="UTC"))),
+        ["missing arrival time column 'a'", None],
+    ),
+    (
+        "u-typed-odd-keys.parquet",
+        lambda: _typed(dev=['say "hi"', "back\\slash é"], p=["007", "x"]),
+        [None, None],
+    ),
+    (
+        "v-typed-p-as-float.parquet",
+        lambda: _typed(p=[1.5, 2.0]),
+        ["partition column 'p' must be an integer of at most 64 bits or a string"] * 2,
+    ),
+    ("w-typed-dev-as-bool.parquet", lambda: _typed(dev=[True, False], v=[3, None]), [None, None]),
 ]
+
+
+def _typed(**columns: Any) -> pa.Table:
+    """:func:`_table` with both times as UTC timestamps (microseconds)."""
+    stamps = pa.timestamp("us", tz="UTC")
+    arrivals = [d + timedelta(seconds=1) for d in _AWARE]
+    return _table(**{"t": pa.array(_AWARE, stamps), "a": pa.array(arrivals, stamps), **columns})
 
 
 def parquet_files(directory: Path) -> dict[str, list[tuple[int, str, str | None]]]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import glob
 import json
 import random
@@ -139,10 +140,21 @@ def write_stream(
         elif fmt == "csv":
             (directory / f"part-{f:03d}.csv").write_text(_csv(chunk))
         else:
-            _parquet(chunk, directory / f"part-{f:03d}.parquet")
+            # times as zone-aware timestamps in even files, as text in odd ones: both
+            # Parquet routes (typed and JSON) and several schema groups in a batch
+            _parquet(chunk, directory / f"part-{f:03d}.parquet", typed_times=f % 2 == 0)
 
 
 _COLUMNS = ("id", "device", "partition", "t", "a", "value")
+
+
+def _zoned(text: Any) -> datetime.datetime | None:
+    """A zoned ISO time as a datetime; None for anything else."""
+    try:
+        value = datetime.datetime.fromisoformat(text)
+    except (TypeError, ValueError):
+        return None
+    return value if value.tzinfo is not None else None
 
 
 def _mixed(rng: random.Random) -> dict[str, Any]:
@@ -185,7 +197,9 @@ def _csv(chunk: list[str]) -> str:
     return "\n".join(rows) + "\n"
 
 
-def _parquet(chunk: list[str], path: Path) -> None:
+def _parquet(chunk: list[str], path: Path, *, typed_times: bool = False) -> None:
+    """Parquet rows of the JSON objects in ``chunk``; with ``typed_times``, ``t`` and ``a``
+    as UTC timestamps (a text that is not a zoned time becomes null)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -200,13 +214,17 @@ def _parquet(chunk: list[str], path: Path) -> None:
     for record in records:
         if isinstance(record["value"], int):
             record["value"] = float(record["value"])
+        if typed_times:
+            for column in ("t", "a"):
+                record[column] = _zoned(record[column])
+    time_type = pa.timestamp("us", tz="UTC") if typed_times else pa.string()
     schema = pa.schema(
         [
             ("id", pa.int64()),
             ("device", pa.string()),
             ("partition", pa.int64()),
-            ("t", pa.string()),
-            ("a", pa.string()),
+            ("t", time_type),
+            ("a", time_type),
             ("value", pa.float64()),
         ]
     )

@@ -141,6 +141,16 @@ CASES = {
             "aggregates": {"n": "count(*)", "hi": "max(value)"},
         },
     },
+    "parquet-substreams-typed": {  # typed timestamps: the typed Parquet route, by key
+        "source": {"format": "parquet", "partition": "partition", "over": "device"},
+        "ordering": {"late_arrival": "15s", "out_of_order": "3s", "on_out_of_order": "drop"},
+        "window": {
+            "type": "tumbling",
+            "size": "30s",
+            "group_by": ["device"],
+            "aggregates": {"n": "count(*)", "total": "sum(value)", "ids": "collect_list(id)"},
+        },
+    },
     "substreams-release-gaps": {
         "source": {"over": "device"},
         "ordering": {"late_arrival": "30s", "out_of_order": "0s"},

@@ -55,7 +55,7 @@ from sparktide.job import Job, expression_fields
 from sparktide.reader import MAX_LINE_CHARS, NUMBER_CANDIDATE
 from sparktide.spark.parse import WHITE_SPACE, parse_lines
 
-__all__ = ["parse_files"]
+__all__ = ["carried_fields", "parse_files"]
 
 _MIN_CHUNK = 64
 _TIME = (
@@ -102,20 +102,28 @@ class _Plan:
         return tuple(dict.fromkeys(n for n in names if n is not None))
 
 
-def _plan(job: Job) -> _Plan:
-    source = job.source
+def carried_fields(job: Job) -> tuple[str, ...]:
+    """The fields of a record later steps read besides its times, partition and key:
+    group-by and aggregate columns and what ``[filter]`` (and ``[select]`` without a
+    window) read — the fields a vouched record's variant ``m`` is made of."""
     carried: list[str] = []
     if job.window is not None:
         carried += job.window.group_by
         carried += [a.column for a in job.window.aggregates if a.column is not None]
-    carried += expression_fields(job)  # what [filter] (and [select] without a window) read
+    carried += expression_fields(job)
+    return tuple(dict.fromkeys(carried))
+
+
+def _plan(job: Job) -> _Plan:
+    source = job.source
+    carried = carried_fields(job)
     return _Plan(
         arrival=source.arrival_time,
         event=source.timestamp_by,
         partition=source.partition,
         over=source.over,
         numeric=tuple(sorted(job.numeric_columns)),
-        carried=tuple(dict.fromkeys(carried)),
+        carried=carried,
         raw=job.window is None,
     )
 

@@ -37,8 +37,9 @@ __all__ = [
 _JSON_STRING = r'"(?:[^"\\]++|\\.)*+"'
 #: JSON number tokens (once strings are blanked out, every digit belongs to one).
 _JSON_NUMBER = r"-?[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?"
-_FIRST_INSTANT = parse_instant("0001-01-01T00:00:00Z")
-_LAST_INSTANT = parse_instant("9999-12-31T23:59:59.999999Z")
+#: The instants the reference reader can represent (years 1-9999, as datetime).
+FIRST_INSTANT = parse_instant("0001-01-01T00:00:00Z")
+LAST_INSTANT = parse_instant("9999-12-31T23:59:59.999999Z")
 #: What the reference reader strips from a line (ASCII white space).
 WHITE_SPACE = " \t\r\n\f\x0b"
 _NO_ZONE = " has no time zone (add 'Z' or an offset)"
@@ -120,8 +121,8 @@ def instant_of(text: str) -> str:
     ``NULL``). ``text`` is evaluated up to three times: pass a column or a literal."""
     micros = f"unix_micros(try_to_timestamp({text}))"
     return (
-        f"CASE WHEN {text} RLIKE {_INSTANT_SQL} AND {micros} BETWEEN {_FIRST_INSTANT} AND "
-        f"{_LAST_INSTANT} THEN {micros} END"
+        f"CASE WHEN {text} RLIKE {_INSTANT_SQL} AND {micros} BETWEEN {FIRST_INSTANT} AND "
+        f"{LAST_INSTANT} THEN {micros} END"
     )
 
 
@@ -147,7 +148,7 @@ def _time_checks(fields: _Fields, column: str, what: str) -> list[tuple[str, str
         (
             # years 1-9999 once taken to UTC, as Python's datetime (Spark reads year 0)
             f"{fields.micros(column)} IS NULL OR {fields.micros(column)} "
-            f"NOT BETWEEN {_FIRST_INSTANT} AND {_LAST_INSTANT}",
+            f"NOT BETWEEN {FIRST_INSTANT} AND {LAST_INSTANT}",
             f"concat({sql_string(prefix + 'time ')}, {_repr(text)}, "
             f"{sql_string(' is not a valid date-time')})",
         ),

@@ -27,8 +27,16 @@ from sparktide.reader import (
     MAX_LINE_CHARS,
     UNREADABLE_PARQUET,
 )
+from sparktide.spark.arrowparse import carried_fields
 from sparktide.spark.engine import SparkEngine
-from sparktide.spark.parse import WHITE_SPACE, lines_of, shown_text, split_lines
+from sparktide.spark.parse import (
+    FIRST_INSTANT,
+    LAST_INSTANT,
+    WHITE_SPACE,
+    lines_of,
+    shown_text,
+    split_lines,
+)
 from sparktide.spark.sql import iso, sql_string
 
 __all__ = [
@@ -322,7 +330,7 @@ def csv_rows(files: DataFrame) -> DataFrame:
     )
 
 
-def parquet_rows(files: DataFrame) -> DataFrame:
+def parquet_rows(files: DataFrame, job: Job | None = None) -> DataFrame:
     """Parquet files (``path``, ``file``, ``mtime``, from :func:`file_lines`) → one
     JSON-object line per row (``file``, ``line``, ``raw``, ``mtime``, ``pre_error``).
 
@@ -334,6 +342,10 @@ def parquet_rows(files: DataFrame) -> DataFrame:
     timestamps) becomes one malformed record, as in the reference reader. Timestamp
     columns are written as the reference writes them: zone-aware ones in UTC
     (``2026-03-01T09:00:05Z``), others without a zone (``2026-03-01T09:00:05``).
+
+    With ``job``, rows whose typed columns already say what parsing their JSON would
+    (:func:`_typed`) skip the JSON route: they carry ``fast`` and the values
+    :func:`~sparktide.spark.parse.parse_lines` takes from the Arrow kernel for JSONL.
     """
     spark = files.sparkSession
     groups: dict[str, list[Row]] = {}
@@ -351,18 +363,21 @@ def parquet_rows(files: DataFrame) -> DataFrame:
         except Exception:
             unreadable.extend(rows)
             continue
-        frames.append(_parquet_lines(frame))
+        frames.append(_parquet_lines(frame, job if job is not None and _typed(job) else None))
+    typed = job is not None and _typed(job)
+    schema = "file string, line bigint, raw string, mtime bigint, pre_error string"
+    if typed:
+        schema += ", " + ", ".join(f"{n} {kind}" for n, kind in _TYPED_COLUMNS)
     if unreadable:
+        empty = (False, None, None, None, None, None) if typed else ()
         frames.append(
             spark.createDataFrame(
-                [(r["file"], 1, None, r["mtime"], UNREADABLE_PARQUET) for r in unreadable],
-                "file string, line bigint, raw string, mtime bigint, pre_error string",
+                [(r["file"], 1, None, r["mtime"], UNREADABLE_PARQUET, *empty) for r in unreadable],
+                schema,
             )
         )
     if not frames:
-        return spark.createDataFrame(
-            [], "file string, line bigint, raw string, mtime bigint, pre_error string"
-        )
+        return spark.createDataFrame([], schema)
     out = frames[0]
     for frame in frames[1:]:
         out = out.unionByName(frame)
@@ -393,8 +408,132 @@ def _glob_escape(path: str) -> str:
     return re.sub(r"([\\\[\]{}*?])", r"\\\1", path)
 
 
-def _parquet_lines(frame: DataFrame) -> DataFrame:
-    """Rows of Parquet files read with one schema as JSON-object lines.
+#: The columns of a typed (vouched) Parquet row, as the Arrow kernel gives them for JSONL.
+_TYPED_COLUMNS = (
+    ("fast", "boolean"),
+    ("_kt", "bigint"),
+    ("_ka", "bigint"),
+    ("_kpid", "string"),
+    ("_kkey", "string"),
+    ("_kmj", "string"),
+)
+_INTEGRAL = (T.ByteType, T.ShortType, T.IntegerType, T.LongType)
+_NUMERIC = (*_INTEGRAL, T.FloatType, T.DoubleType, T.DecimalType)
+
+
+def _typed(job: Job) -> bool:
+    """Whether ``job``'s Parquet rows may skip the JSON route where their types allow:
+    jobs the Arrow kernel serves for JSONL (no CTI, interval or edge columns)."""
+    punctuation = job.punctuation
+    return not (
+        (punctuation is not None and punctuation.explicit)
+        or job.source.end_time is not None
+        or job.edges
+    )
+
+
+def _vouched(
+    job: Job, fields: list[T.StructField], names: list[str], values: dict[str, str]
+) -> list[str]:
+    """The typed route of one schema group (:data:`_TYPED_COLUMNS`, as SQL).
+
+    A row is vouched for (``fast``) when its typed columns give exactly what the JSON
+    route would read from the JSON text made of them, with no error: times from
+    zone-aware timestamps within years 1-9999 (the JSON route parses the same instant
+    back from its ISO text), partitions from integers or strings (the route's own
+    expression), substream keys from integers, booleans or printable-ASCII strings
+    without quotes or backslashes (their JSON text in quotes), number columns of a
+    number type and finite. ``_kmj`` is the JSON text the route would make of the
+    fields later steps read, by the same ``to_json``. A column whose type allows none of
+    this leaves the whole group to the JSON route."""
+    source = job.source
+    by_name = {f.name: (f, c) for f, c in zip(fields, names, strict=True)}
+    if len(by_name) != len(fields):  # a name given twice: the route decides
+        return _not_vouched()
+    conditions: list[str] = []
+
+    def time(name: str) -> str | None:
+        if name not in by_name or not isinstance(by_name[name][0].dataType, T.TimestampType):
+            return None
+        micros = f"unix_micros({by_name[name][1]})"
+        conditions.append(f"coalesce({micros} BETWEEN {FIRST_INSTANT} AND {LAST_INSTANT}, false)")
+        return micros
+
+    arrival = "_mtime" if source.arrival_time is None else time(source.arrival_time)
+    event = arrival if source.timestamp_by is None else time(source.timestamp_by)
+    if arrival is None or event is None:
+        return _not_vouched()
+    pid = "'0'"
+    if source.partition is not None:
+        if source.partition not in by_name:
+            return _not_vouched()
+        item, column = by_name[source.partition]
+        if isinstance(item.dataType, _INTEGRAL):
+            pid = f"CAST({column} AS STRING)"
+        elif isinstance(item.dataType, T.StringType):
+            pid = (
+                f"CASE WHEN {column} RLIKE '^-?[0-9]+\\\\z' AND try_cast({column} AS BIGINT) "
+                f"IS NOT NULL THEN CAST(CAST({column} AS BIGINT) AS STRING) ELSE {column} END"
+            )
+        else:
+            return _not_vouched()
+        conditions.append(f"{column} IS NOT NULL")
+    key = "CAST(NULL AS STRING)"
+    if source.over is not None:
+        if source.over not in by_name:
+            return _not_vouched()
+        item, column = by_name[source.over]
+        if isinstance(item.dataType, (*_INTEGRAL, T.BooleanType)):
+            key = f"CAST({column} AS STRING)"
+            conditions.append(f"{column} IS NOT NULL")
+        elif isinstance(item.dataType, T.StringType):
+            key = f"concat('\"', {column}, '\"')"
+            conditions.append(f"coalesce({column} RLIKE '^[ !#-\\\\[\\\\]-~]*\\\\z', false)")
+        else:
+            return _not_vouched()
+    for name in sorted(job.numeric_columns):
+        if name not in by_name:
+            continue  # (missing: no error, as in the route)
+        item, column = by_name[name]
+        if not isinstance(item.dataType, _NUMERIC):
+            return _not_vouched()
+        if isinstance(item.dataType, (T.FloatType, T.DoubleType)):  # the route: "NaN" text
+            conditions.append(
+                f"({column} IS NULL OR NOT (isnan({column}) OR abs({column}) = double('inf')))"
+            )
+    carried = [n for n in carried_fields(job) if n in by_name]
+    mj = (
+        f"to_json(named_struct({', '.join(f'{sql_string(n)}, {values[n]}' for n in carried)}), "
+        f"{_JSON_OPTIONS})"
+        if carried
+        else "'{}'"
+    )
+    fast = " AND ".join(conditions) or "true"
+    return [
+        f"{fast} AS fast",
+        f"{event} AS _kt",
+        f"{arrival} AS _ka",
+        f"{pid} AS _kpid",
+        f"{key} AS _kkey",
+        f"{mj} AS _kmj",
+    ]
+
+
+def _not_vouched() -> list[str]:
+    return [
+        f"CAST(NULL AS {kind.upper()}) AS {n}" if n != "fast" else "false AS fast"
+        for n, kind in _TYPED_COLUMNS
+    ]
+
+
+_JSON_OPTIONS = (
+    "map('timestampFormat', \"yyyy-MM-dd'T'HH:mm:ss.SSSSSSXXX\", 'ignoreNullFields', 'false')"
+)
+
+
+def _parquet_lines(frame: DataFrame, job: Job | None = None) -> DataFrame:
+    """Rows of Parquet files read with one schema as JSON-object lines (with ``job``,
+    the typed route's columns too: :func:`_vouched`).
 
     The file's column names are data: they reach SQL only as string expressions
     (:func:`~sparktide.spark.sql.sql_string`); the columns are renamed by position
@@ -408,22 +547,33 @@ def _parquet_lines(frame: DataFrame) -> DataFrame:
         "unix_micros(_metadata.file_modification_time) AS _mtime",
     )
     columns = []
+    values: dict[str, str] = {}
     for item, column in zip(fields, names, strict=True):
         if isinstance(item.dataType, T.TimestampType):
             column = iso(f"unix_micros({column})")
         elif isinstance(item.dataType, T.TimestampNTZType):
             column = _naive_iso(column)
         columns.append(f"{sql_string(item.name)}, {column}")
-    raw = (
-        f"to_json(named_struct({', '.join(columns)}), map('timestampFormat', "
-        "\"yyyy-MM-dd'T'HH:mm:ss.SSSSSSXXX\", 'ignoreNullFields', 'false'))"
-    )
-    return frame.selectExpr(
+        values.setdefault(item.name, column)
+    raw = f"to_json(named_struct({', '.join(columns)}), {_JSON_OPTIONS})"
+    if job is None:
+        return frame.selectExpr(
+            "_file AS file",
+            "_line AS line",
+            f"{raw} AS raw",
+            "_mtime AS mtime",
+            "CAST(NULL AS STRING) AS pre_error",
+        )
+    typed = frame.selectExpr("*", *_vouched(job, list(fields), names, values))
+    # a vouched row's text is read only when the job releases events (no window)
+    text = raw if job.window is None else f"CASE WHEN fast THEN NULL ELSE {raw} END"
+    return typed.selectExpr(
         "_file AS file",
         "_line AS line",
-        f"{raw} AS raw",
+        f"{text} AS raw",
         "_mtime AS mtime",
         "CAST(NULL AS STRING) AS pre_error",
+        *(n for n, _ in _TYPED_COLUMNS),
     )
 
 
@@ -516,7 +666,7 @@ def start(
         elif job.source.format == "csv":
             lines = csv_rows(frame)
         elif job.source.format == "parquet":
-            lines = parquet_rows(frame)
+            lines = parquet_rows(frame, job)
         else:  # whole JSONL files: the engine parses them with Arrow
             lines = frame
         engine.process(lines, batch_id)
