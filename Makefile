@@ -29,6 +29,8 @@ lint: $(STAMP)
 bench: $(STAMP)
 	$(PY) bench/reference_engine.py
 	$(PY) bench/spark_vs_plain.py --keys 10000 1000000 --formats jsonl parquet
+	$(PY) bench/spark_vs_plain.py --keys 10000 1000000 --layout partition --no-profile \
+		--out bench/results/spark_vs_plain_partition.json
 	$(PY) bench/latency.py
 	$(PY) bench/memory.py
 	$(PY) bench/summary.py

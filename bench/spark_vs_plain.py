@@ -78,11 +78,24 @@ def log(message: str) -> None:
 
 
 # ---------------------------------------------------------------------- data
-def generate(directory: Path, *, events: int, keys: int, files: int, rate: int, seed: int) -> dict:
+def generate(
+    directory: Path,
+    *,
+    events: int,
+    keys: int,
+    files: int,
+    rate: int,
+    seed: int,
+    partition_files: bool = False,
+) -> dict:
     """Write ``events`` telemetry lines over ``files`` JSONL files in arrival order.
 
     Arrival times advance by ``1/rate`` s per event; event time is 0–2 s before arrival
     (small disorder), or for ``P_LATE`` of events 6–90 s before (late: more than 5 s).
+    By default file k holds the k-th stretch of arrival time (one partition, one
+    timeline). With ``partition_files`` each file is one partition of keyed input (a
+    device always in partition ``device % files``, as a keyed broker would put it), each
+    line naming it in ``"partition"``: the layout whose partitions are the timelines.
     """
     from sparktide.time import format_instant
 
@@ -99,6 +112,7 @@ def generate(directory: Path, *, events: int, keys: int, files: int, rate: int, 
     random_ = rng.random
     randrange = rng.randrange
     written = 0
+    by_partition: list[list[str]] = [[] for _ in range(files)]
     for f in range(files):
         lines = []
         for i in range(f * per_file, min(events, (f + 1) * per_file)):
@@ -110,17 +124,25 @@ def generate(directory: Path, *, events: int, keys: int, files: int, rate: int, 
                 lag = randrange(0, 2 * SECOND)
             device = randrange(keys)
             value = round(20.0 + 5.0 * random_(), 2)
-            lines.append(
+            partition = f',"partition":{device % files}' if partition_files else ""
+            line = (
                 f'{{"device":"dev-{device:0{width}d}","event_time":"{iso(arrival - lag)}",'
-                f'"arrival_time":"{iso(arrival)}","value":{value}}}\n'
+                f'"arrival_time":"{iso(arrival)}","value":{value}{partition}}}\n'
             )
-        (directory / f"part-{f:05d}.jsonl").write_text("".join(lines))
-        written += len(lines)
+            (by_partition[device % files] if partition_files else lines).append(line)
+        if not partition_files:
+            (directory / f"part-{f:05d}.jsonl").write_text("".join(lines))
+            written += len(lines)
+    if partition_files:
+        for f, lines in enumerate(by_partition):
+            (directory / f"part-{f:05d}.jsonl").write_text("".join(lines))
+            written += len(lines)
     size = sum(p.stat().st_size for p in directory.iterdir())
     return {
         "events": written,
         "keys": keys,
         "files": files,
+        "layout": "partition per file" if partition_files else "time stretch per file",
         "late": late,
         "rate_per_s": rate,
         "span_s": events / rate,
@@ -335,11 +357,18 @@ def capture_queries() -> Iterator[list[Any]]:
 
 
 def run_sparktide(
-    spark: Any, data: Path, work: Path, per_trigger: int, *, substreams: bool, fmt: str = "jsonl"
+    spark: Any,
+    data: Path,
+    work: Path,
+    per_trigger: int,
+    *,
+    substreams: bool,
+    fmt: str = "jsonl",
+    source_extra: dict[str, Any] | None = None,
 ) -> dict:
     from sparktide.spark import run_job
 
-    job = sparktide_job(data, work, substreams=substreams, fmt=fmt)
+    job = sparktide_job(data, work, substreams=substreams, fmt=fmt, source_extra=source_extra)
     jvm_gc(spark)
     with capture_queries() as queries:
         start = time.perf_counter()
@@ -759,6 +788,13 @@ def main(argv: list[str] | None = None) -> int:
         default=["jsonl"],
         help="input formats (jsonl; parquet: the same events converted)",
     )
+    parser.add_argument(
+        "--layout",
+        choices=("time", "partition"),
+        default="time",
+        help="time: file k holds the k-th stretch of arrival time (one timeline); "
+        "partition: each file is one partition of keyed input (partitions are timelines)",
+    )
     parser.add_argument("--profile-events", type=int, default=200_000)
     parser.add_argument("--no-profile", action="store_true", help="skip the per-step profile")
     parser.add_argument("--profile-only", action="store_true", help="only the profile")
@@ -787,6 +823,7 @@ def main(argv: list[str] | None = None) -> int:
         "late_fraction": P_LATE,
         "plain_sink": args.plain_sink,
         "formats": args.formats,
+        "layout": args.layout,
         "cores": args.cores,
         "shuffle_partitions": args.cores,
         "sparktide": _git(),
@@ -833,6 +870,7 @@ def main(argv: list[str] | None = None) -> int:
                     files=args.files,
                     rate=args.rate,
                     seed=args.seed,
+                    partition_files=args.layout == "partition",
                 )
                 log(f"data {keys:,} keys: {info} in {time.perf_counter() - t0:.1f} s")
                 report.setdefault("data", []).append(info)
@@ -861,7 +899,11 @@ def main(argv: list[str] | None = None) -> int:
                 inputs = {"jsonl": data}
                 if "parquet" in args.formats:
                     inputs["parquet"] = to_parquet(data, work / f"{data.name}-parquet")
-                for fmt, batches in itertools.product(args.formats, (1, args.batches)):
+                extra = {"partition": "partition"} if args.layout == "partition" else None
+                # (with a partition per file, a micro-batch of some files would hold some
+                # partitions' whole history and nothing of the others: one batch only)
+                batchings = (1,) if args.layout == "partition" else (1, args.batches)
+                for fmt, batches in itertools.product(args.formats, batchings):
                     per_trigger = args.files // batches
                     for rep in range(args.repeat):
                         plain_eps = None
@@ -879,6 +921,7 @@ def main(argv: list[str] | None = None) -> int:
                                     per_trigger,
                                     substreams=name.endswith("substreams"),
                                     fmt=fmt,
+                                    source_extra=extra,
                                 )
                             eps = args.events / result["seconds"]
                             row = {

@@ -1,10 +1,11 @@
 """One summary table of the benchmarks' JSON results in ``bench/results/``.
 
 It measures nothing itself: it reads what ``make bench`` wrote —
-``reference_engine.json`` (events/s), ``spark_vs_plain.json`` (events/s and the ratio to
-plain Spark), ``latency.json`` (window latency, median / p95) and ``memory.json`` (heap
-after GC and state size after 1, 10 and 50 micro-batches) — and prints one table;
-a missing or unreadable file is reported as such.
+``reference_engine.json`` (events/s), ``spark_vs_plain.json`` and
+``spark_vs_plain_partition.json`` (events/s and the ratio to plain Spark),
+``latency.json`` (window latency, median / p95) and ``memory.json`` (heap after GC and
+state size after 1, 10 and 50 micro-batches) — and prints one table; a missing or
+unreadable file is reported as such.
 
 Usage::
 
@@ -45,16 +46,20 @@ def rows(directory: Path) -> list[tuple[str, str, str]]:
                     f"{r['events_per_s']:,.0f} events/s",
                 )
             )
-    spark = _load(directory, "spark_vs_plain.json")
-    if spark is None:
-        out.append(("spark vs plain", "-", "no spark_vs_plain.json"))
-    else:
+    for name, label in (
+        ("spark_vs_plain.json", "spark vs plain"),
+        ("spark_vs_plain_partition.json", "spark vs plain, a partition per file"),
+    ):
+        spark = _load(directory, name)
+        if spark is None:
+            out.append((label, "-", f"no {name}"))
+            continue
         for r in spark.get("results", []):
             ratio = f", {r['ratio_vs_plain']:.2f}x plain" if r.get("ratio_vs_plain") else ""
             batches = f", {r['batches']} batch(es)" if r.get("batches") else ""
             out.append(
                 (
-                    "spark vs plain",
+                    label,
                     f"{r['keys']:,} keys{batches}, {r['query']}",
                     f"{r['events_per_s']:,.0f} events/s{ratio}",
                 )
