@@ -56,7 +56,7 @@ from sparktide.spark.expr import (
     record_columns,
     window_projection,
 )
-from sparktide.spark.parse import parse_lines, split_lines
+from sparktide.spark.parse import FULL_TEXT, parse_lines, split_lines
 from sparktide.spark.rowwindows import marks_schema, session_windows, sliding_windows
 from sparktide.spark.sql import NEG, field, iso, lit_us, sql_string
 from sparktide.spark.state import StateStore
@@ -354,6 +354,8 @@ class SparkEngine:
             if self.explicit or self.intervals or self.edges:  # (unknown to the Arrow kernel)
                 return parse_lines(split_lines(lines), self.job)
             return parse_files(lines, self.job)
+        if FULL_TEXT in lines.columns:  # (dead letters' text: not parsed, not kept)
+            lines = lines.drop(FULL_TEXT)
         return parse_lines(lines, self.job)
 
     def _keep(self, frame: DataFrame) -> DataFrame:
@@ -1631,6 +1633,8 @@ class SparkEngine:
     def _raw_lines(lines: DataFrame, wanted: DataFrame) -> DataFrame:
         """``file``, ``line``, ``raw`` of the input lines ``wanted`` names (few: only the
         files holding them are split into lines again)."""
+        if FULL_TEXT in lines.columns:  # typed Parquet rows: raw may be left out
+            return lines.select("file", "line", F.col(FULL_TEXT).alias("raw"))
         if "raw" in lines.columns:
             return lines.select("file", "line", "raw")
         files = wanted.select("file").distinct()

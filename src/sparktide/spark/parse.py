@@ -22,6 +22,9 @@ from sparktide.spark.sql import field, quote, sql_string
 from sparktide.time import INSTANT_PATTERN, NAIVE_PATTERN, parse_instant
 
 __all__ = [
+    "FIRST_INSTANT",
+    "FULL_TEXT",
+    "LAST_INSTANT",
     "NAIVE_PATTERN",
     "WHITE_SPACE",
     "instant_of",
@@ -37,6 +40,9 @@ __all__ = [
 _JSON_STRING = r'"(?:[^"\\]++|\\.)*+"'
 #: JSON number tokens (once strings are blanked out, every digit belongs to one).
 _JSON_NUMBER = r"-?[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?"
+#: A lines column holding every line's text where ``raw`` may leave a vouched line's out
+#: (typed Parquet rows of a windowed job): read for dead letters only, never parsed.
+FULL_TEXT = "_full_text"
 #: The instants the reference reader can represent (years 1-9999, as datetime).
 FIRST_INSTANT = parse_instant("0001-01-01T00:00:00Z")
 LAST_INSTANT = parse_instant("9999-12-31T23:59:59.999999Z")

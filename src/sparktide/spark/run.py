@@ -31,6 +31,7 @@ from sparktide.spark.arrowparse import carried_fields
 from sparktide.spark.engine import SparkEngine
 from sparktide.spark.parse import (
     FIRST_INSTANT,
+    FULL_TEXT,
     LAST_INSTANT,
     WHITE_SPACE,
     lines_of,
@@ -368,8 +369,9 @@ def parquet_rows(files: DataFrame, job: Job | None = None) -> DataFrame:
     schema = "file string, line bigint, raw string, mtime bigint, pre_error string"
     if typed:
         schema += ", " + ", ".join(f"{n} {kind}" for n, kind in _TYPED_COLUMNS)
+        schema += f", {FULL_TEXT} string"
     if unreadable:
-        empty = (False, None, None, None, None, None) if typed else ()
+        empty = (False, None, None, None, None, None, None) if typed else ()
         frames.append(
             spark.createDataFrame(
                 [(r["file"], 1, None, r["mtime"], UNREADABLE_PARQUET, *empty) for r in unreadable],
@@ -565,7 +567,9 @@ def _parquet_lines(frame: DataFrame, job: Job | None = None) -> DataFrame:
             "CAST(NULL AS STRING) AS pre_error",
         )
     typed = frame.selectExpr("*", *_vouched(job, list(fields), names, values))
-    # a vouched row's text is read only when the job releases events (no window)
+    # A vouched row's text is parsed by no one; later steps read it when the job releases
+    # events (no window), else only for a dead letter: FULL_TEXT, which the engine drops
+    # before parsing (so it is computed for dead-lettered rows alone).
     text = raw if job.window is None else f"CASE WHEN fast THEN NULL ELSE {raw} END"
     return typed.selectExpr(
         "_file AS file",
@@ -574,6 +578,7 @@ def _parquet_lines(frame: DataFrame, job: Job | None = None) -> DataFrame:
         "_mtime AS mtime",
         "CAST(NULL AS STRING) AS pre_error",
         *(n for n, _ in _TYPED_COLUMNS),
+        f"{raw} AS {FULL_TEXT}",
     )
 
 
