@@ -48,6 +48,17 @@ def _job(tmp_path) -> Job:
 
 
 def test_broker_stream_matches_reference(spark, tmp_path):
+    """A caller's stream, on a caller's session in another time zone than UTC (Spark
+    renders timestamps in the session's zone; sparktide's output times must not move)."""
+    zone = spark.conf.get("spark.sql.session.timeZone")
+    spark.conf.set("spark.sql.session.timeZone", "America/New_York")
+    try:
+        _broker_stream_matches_reference(spark, tmp_path)
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", zone)
+
+
+def _broker_stream_matches_reference(spark, tmp_path):
     utc = dt.UTC
     table = pa.table(
         {

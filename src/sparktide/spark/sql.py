@@ -73,10 +73,20 @@ def lit_us(value: int | None) -> str:
 
 
 def iso(expr: str) -> str:
-    """ISO-8601 UTC text of a microsecond expression, as ``format_instant`` writes it."""
-    seconds = f"floor(({expr}) / 1000000)"
+    """ISO-8601 UTC text of a microsecond expression, as ``format_instant`` writes it.
+
+    Made of whole days and seconds of the day, never through a ``TIMESTAMP``: Spark
+    renders timestamps in the session's time zone, which a caller's session (``start``)
+    may set to anything."""
     micros = f"pmod(({expr}), 1000000)"
-    base = f"date_format(timestamp_seconds({seconds}), \"yyyy-MM-dd'T'HH:mm:ss\")"
+    seconds = f"((({expr}) - {micros}) div 1000000)"  # (exact: no division through doubles)
+    second = f"pmod({seconds}, 86400)"
+    day = f"CAST(date_from_unix_date(CAST(({seconds} - {second}) div 86400 AS INT)) AS STRING)"
+    base = (
+        f"concat({day}, 'T', lpad(CAST(floor({second} / 3600) AS STRING), 2, '0'), ':', "
+        f"lpad(CAST(floor(pmod({second}, 3600) / 60) AS STRING), 2, '0'), ':', "
+        f"lpad(CAST(pmod({second}, 60) AS STRING), 2, '0'))"
+    )
     frac = f"rtrim('0', lpad(CAST({micros} AS STRING), 6, '0'))"
     return (
         f"CASE WHEN ({expr}) IS NULL THEN NULL "
