@@ -43,7 +43,10 @@ def _compiled() -> Callable[..., Any]:
     """The compiled recurrence (numba is imported, and the loop compiled, on first use)."""
     import numba  # (0.5 s to import: only the workers that scan pay it)
 
-    @numba.njit(cache=True)
+    # (no on-disk cache: on an executor that can write neither beside the package nor
+    # in a user cache directory numba would fail the task; compiling takes ~0.5 s once
+    # per Python worker, which Spark reuses)
+    @numba.njit(cache=False)
     def scan(
         h: np.ndarray,
         counted: np.ndarray,

@@ -479,7 +479,12 @@ def _vouched(
             )
         else:
             return _not_vouched()
-        conditions.append(f"{column} IS NOT NULL")
+        # (a text that is not UTF-8 becomes U+FFFD in the JSON route's text)
+        conditions.append(
+            f"coalesce(is_valid_utf8(CAST({column} AS STRING)), false)"
+            if isinstance(item.dataType, T.StringType)
+            else f"{column} IS NOT NULL"
+        )
     key = "CAST(NULL AS STRING)"
     if source.over is not None:
         if source.over not in by_name:
