@@ -32,10 +32,10 @@ import pyarrow as pa
 
 from sparktide.core.instants import NEG_INF
 
-__all__ = ["scan_kernel", "scan_table"]
+__all__ = ["SCAN_OUTPUT", "scan_kernel", "scan_table"]
 
 #: What :func:`scan_table` returns for each row, besides the columns identifying it.
-_OUTPUT = (("h", pa.int64()), ("gen", pa.bool_()), ("C", pa.int64()))
+SCAN_OUTPUT = (("h", pa.int64()), ("gen", pa.bool_()), ("C", pa.int64()))
 
 
 @functools.cache
@@ -105,7 +105,7 @@ def scan_table(
     every_events: int | None,
     every: int | None,
 ) -> pa.Table:
-    """One timeline's rows, in any order, with ``h``, ``gen`` and ``C`` (:data:`_OUTPUT`).
+    """One timeline's rows, in any order, with ``h``, ``gen`` and ``C`` (:data:`SCAN_OUTPUT`).
 
     Parameters
     ----------
@@ -127,7 +127,7 @@ def scan_table(
     """
     if table.num_rows == 0:
         return pa.table(
-            {**{k: table.column(k) for k in keys}, **{n: pa.array([], t) for n, t in _OUTPUT}}
+            {**{k: table.column(k) for k in keys}, **{n: pa.array([], t) for n, t in SCAN_OUTPUT}}
         )
     table = table.sort_by("_rk")
     never = np.iinfo(np.int64).max  # (a point event has no end)
@@ -145,12 +145,11 @@ def scan_table(
         every_events or 0,
         every or 0,
     )
+    results = (moved, generated, ctis)
     return pa.table(
         {
             **{k: table.column(k) for k in keys},
-            "h": pa.array(moved, pa.int64()),
-            "gen": pa.array(generated, pa.bool_()),
-            "C": pa.array(ctis, pa.int64()),
+            **{n: pa.array(v, t) for (n, t), v in zip(SCAN_OUTPUT, results, strict=True)},
         }
     )
 

@@ -31,6 +31,7 @@ from typing import Any
 from pyspark.sql import DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
+from pyspark.sql.pandas.types import from_arrow_type
 
 from sparktide.core.diagnostics import LateInput, PartitionView, not_progressing
 from sparktide.core.hold import output_watermark
@@ -46,7 +47,7 @@ from sparktide.spark.aggregates import (
     present,
 )
 from sparktide.spark.arrowparse import parse_files
-from sparktide.spark.ctiscan import scan_kernel
+from sparktide.spark.ctiscan import SCAN_OUTPUT, scan_kernel
 from sparktide.spark.edges import edge_starts, edges_schema, ended_edges, open_edges, pair_edges
 from sparktide.spark.expr import (
     add_record_columns,
@@ -902,9 +903,7 @@ class SparkEngine:
             [
                 T.StructField("_tl", rows.schema[timeline].dataType),
                 T.StructField("_rk", T.IntegerType()),
-                T.StructField("h", T.LongType()),
-                T.StructField("gen", T.BooleanType()),
-                T.StructField("C", T.LongType()),
+                *(T.StructField(n, from_arrow_type(t)) for n, t in SCAN_OUTPUT),
             ]
         )
         scanned = narrow.groupBy("_tl").applyInArrow(kernel, schema)

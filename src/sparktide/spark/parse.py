@@ -31,6 +31,7 @@ __all__ = [
     "java_pattern",
     "lines_of",
     "parse_lines",
+    "partition_id",
     "shown_text",
     "split_lines",
     "value_json",
@@ -411,13 +412,7 @@ def parse_lines(lines: DataFrame, job: Job) -> DataFrame:
         text = f"CAST({quote(source.partition)} AS STRING)"  # type: ignore[arg-type]
     elif source.partition is not None:
         text = f"try_variant_get({fields.value(source.partition)}, '$', 'string')"
-    if source.partition is not None:  # digit strings within 64 bits read as integers
-        pid = (
-            f"CASE WHEN {text} RLIKE '^-?[0-9]+\\\\z' AND try_cast({text} AS BIGINT) IS NOT NULL "
-            f"THEN CAST(CAST({text} AS BIGINT) AS STRING) ELSE {text} END"
-        )
-    else:
-        pid = "'0'"
+    pid = partition_id(text) if source.partition is not None else "'0'"
     key = (
         f"to_json({fields.value(source.over)})"
         if source.over is not None
@@ -457,6 +452,15 @@ def parse_lines(lines: DataFrame, job: Job) -> DataFrame:
         if source.end_time is not None:
             out = out.withColumn("e", F.col("e") + F.lit(source.shift))
     return out
+
+
+def partition_id(text: str) -> str:
+    """SQL: the partition id of a partition value given as text (``text``): digit strings
+    within 64 bits read as integers (``"007"`` is partition ``7``), other text as it is."""
+    return (
+        f"CASE WHEN {text} RLIKE '^-?[0-9]+\\\\z' AND try_cast({text} AS BIGINT) IS NOT NULL "
+        f"THEN CAST(CAST({text} AS BIGINT) AS STRING) ELSE {text} END"
+    )
 
 
 def _marker(fields: _Fields, column: str, value: str | int | bool) -> str:

@@ -35,6 +35,7 @@ from sparktide.spark.parse import (
     LAST_INSTANT,
     WHITE_SPACE,
     lines_of,
+    partition_id,
     shown_text,
     split_lines,
 )
@@ -349,6 +350,7 @@ def parquet_rows(files: DataFrame, job: Job | None = None) -> DataFrame:
     :func:`~sparktide.spark.parse.parse_lines` takes from the Arrow kernel for JSONL.
     """
     spark = files.sparkSession
+    typed_job = job if job is not None and _typed(job) else None
     groups: dict[str, list[Row]] = {}
     unreadable: list[Row] = []
     for row in files.select("path", "file", "mtime").collect():
@@ -364,8 +366,8 @@ def parquet_rows(files: DataFrame, job: Job | None = None) -> DataFrame:
         except Exception:
             unreadable.extend(rows)
             continue
-        frames.append(_parquet_lines(frame, job if job is not None and _typed(job) else None))
-    typed = job is not None and _typed(job)
+        frames.append(_parquet_lines(frame, typed_job))
+    typed = typed_job is not None
     schema = "file string, line bigint, raw string, mtime bigint, pre_error string"
     if typed:
         schema += ", " + ", ".join(f"{n} {kind}" for n, kind in _TYPED_COLUMNS)
@@ -473,10 +475,7 @@ def _vouched(
         if isinstance(item.dataType, _INTEGRAL):
             pid = f"CAST({column} AS STRING)"
         elif isinstance(item.dataType, T.StringType):
-            pid = (
-                f"CASE WHEN {column} RLIKE '^-?[0-9]+\\\\z' AND try_cast({column} AS BIGINT) "
-                f"IS NOT NULL THEN CAST(CAST({column} AS BIGINT) AS STRING) ELSE {column} END"
-            )
+            pid = partition_id(column)  # (the JSON route's own expression)
         else:
             return _not_vouched()
         # (a text that is not UTF-8 becomes U+FFFD in the JSON route's text)
