@@ -145,14 +145,17 @@ def arm(point: str, batch: int) -> None:
 
     around(store_cls, "processing_time", after="journal")
     if point == "reading":
-        policy = engine_cls._policy
+        # the general plan builds its policy (lazy: the next Spark job reads), the
+        # one-pass plan runs its kernel job: kill while that job runs
+        for name in ("_policy", "_one_pass"):
+            original = getattr(engine_cls, name)
 
-        def reading(self: Any, *args: Any, **kwargs: Any) -> Any:
-            if here():  # the plan is lazy: the next Spark job reads; kill while it runs
-                threading.Timer(0.5, _die, (point, batch)).start()
-            return policy(self, *args, **kwargs)
+            def reading(self: Any, *args: Any, _original: Any = original, **kwargs: Any) -> Any:
+                if here():
+                    threading.Timer(0.5, _die, (point, batch)).start()
+                return _original(self, *args, **kwargs)
 
-        engine_cls._policy = reading  # type: ignore[method-assign]
+            setattr(engine_cls, name, reading)
     around(engine_cls, "_write_dead_letters", before="dead_letters")
     around(engine_cls, "_windows", before="windows", after="state_tables")
     around(engine_cls, "_release", before="windows", after="state_tables")

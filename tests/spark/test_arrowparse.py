@@ -159,7 +159,7 @@ def test_fast_path_matches_sql_route(spark, files, tmp_path, over):
     differences = {k: (fast[k], slow[k]) for k in fast if fast[k] != slow[k]}
     assert not differences
     # the kernel really took most lines: all of a-plain and most of f-long
-    kernel = functools.partial(arrowparse._kernel, arrowparse._plan(job))
+    kernel = functools.partial(arrowparse._kernel, arrowparse.kernel_plan(job))
     vouched = (
         files.mapInArrow(kernel, arrowparse._OUT).filter("fast").groupBy("file").count().collect()
     )

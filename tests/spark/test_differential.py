@@ -523,6 +523,14 @@ def test_spark_matches_reference(spark, tmp_path, case, files_per_batch):
         clock=clock,
         publish=False,
     )
+    batches = assert_matches_reference(job, metrics)
+    assert len(batches) >= 4 // files_per_batch
+
+
+def assert_matches_reference(job, metrics) -> dict[str, int]:
+    """The run of ``job`` (its last metrics record ``metrics``) wrote exactly the reference
+    engine's windows or events, dead letters and counters, given the same micro-batches
+    (which it returns: file name -> batch id)."""
     batches = file_batches(job.output.checkpoint)
     expected = reference(job, batches)
     assert metrics is not None
@@ -553,7 +561,7 @@ def test_spark_matches_reference(spark, tmp_path, case, files_per_batch):
             assert _close(got_results, want)  # merged: one global release order
         else:
             assert _close(sorted(got_results, key=_key), sorted(want, key=_key))
-    assert len(batches) >= 4 // files_per_batch
+    return batches
 
 
 _COUNTED = (

@@ -55,7 +55,16 @@ from sparktide.job import Job, expression_fields
 from sparktide.reader import MAX_LINE_CHARS, NUMBER_CANDIDATE
 from sparktide.spark.parse import WHITE_SPACE, parse_lines
 
-__all__ = ["carried_fields", "parse_files"]
+__all__ = [
+    "KernelPlan",
+    "Vouched",
+    "carried_fields",
+    "field_column",
+    "kernel_plan",
+    "parse_files",
+    "raw_token",
+    "vouch",
+]
 
 _MIN_CHUNK = 64
 _TIME = (
@@ -84,7 +93,7 @@ _OUT_SCHEMA = pa.schema(
 
 
 @dataclass(frozen=True)
-class _Plan:
+class KernelPlan:
     """What the kernel reads from a record (picklable: it travels to the executors)."""
 
     arrival: str | None
@@ -114,10 +123,11 @@ def carried_fields(job: Job) -> tuple[str, ...]:
     return tuple(dict.fromkeys(carried))
 
 
-def _plan(job: Job) -> _Plan:
+def kernel_plan(job: Job) -> KernelPlan:
+    """What the kernel reads from the job's records (picklable)."""
     source = job.source
     carried = carried_fields(job)
-    return _Plan(
+    return KernelPlan(
         arrival=source.arrival_time,
         event=source.timestamp_by,
         partition=source.partition,
@@ -136,7 +146,7 @@ def parse_files(files: DataFrame, job: Job) -> DataFrame:
     Lines the kernel vouches for skip the SQL parse; the rest take it, in the same
     projection, so the kernel runs once per file.
     """
-    kernel = functools.partial(_kernel, _plan(job))
+    kernel = functools.partial(_kernel, kernel_plan(job))
     rows = files.select("file", "text", "mtime").mapInArrow(kernel, _OUT)
     for name, _ in _KERNEL_COLUMNS:
         rows = rows.withColumnRenamed(name, f"_k{name}")
@@ -153,7 +163,7 @@ _KERNEL_COLUMNS = (
 
 
 # ---------------------------------------------------------------------- the kernel
-def _kernel(plan: _Plan, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+def _kernel(plan: KernelPlan, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     for batch in batches:
         files = batch.column("file")
         texts = batch.column("text")
@@ -179,19 +189,44 @@ def _bad_lines(data: bytes) -> Iterator[int]:
             yield number
 
 
-def _parse_file(
-    plan: _Plan, file: str, text: pa.Array, mtime: int | None, bad: frozenset[int] = frozenset()
-) -> Iterator[pa.RecordBatch]:
-    """One file's lines: a batch of vouched-for lines per parsed chunk, then the rest
-    (``bad``: numbers of the lines that were not valid UTF-8, now holding U+FFFD)."""
+@dataclass(frozen=True)
+class Vouched:
+    """One parsed chunk of a file's lines that the kernel vouches for.
+
+    Attributes
+    ----------
+    rows
+        Positions of the vouched lines among the file's non-blank lines.
+    values
+        The kernel's columns for them (``t``, ``a``, ``pid``, ``key``, ``mj``).
+    good
+        Which lines of the chunk are vouched for (``rows`` are those of them).
+    table
+        The chunk's fields as Arrow parsed them, one row per line of the chunk (vouched
+        for or not).
+    lines
+        The chunk's lines (stripped), likewise.
+    """
+
+    rows: np.ndarray
+    values: dict[str, pa.Array]
+    good: np.ndarray
+    table: pa.Table
+    lines: pa.Array
+
+
+def vouch(
+    plan: KernelPlan, text: pa.Array, mtime: int | None
+) -> tuple[pa.Array, pa.Array, np.ndarray, list[Vouched]]:
+    """A file's non-blank lines (stripped), their 1-based numbers, which of them the
+    kernel does *not* vouch for, and the vouched ones chunk by chunk."""
     pieces = pc.split_pattern(text, "\n").flatten()
     stripped = pc.utf8_trim(pieces, WHITE_SPACE)
     numbers = pa.array(np.arange(1, len(pieces) + 1, dtype=np.int64))
     keep = pc.not_equal(pc.utf8_length(stripped), 0)
     raw = pc.filter(stripped, keep)
     line = pc.filter(numbers, keep)
-    n = len(raw)
-    slow = np.ones(n, dtype=bool)
+    slow = np.ones(len(raw), dtype=bool)
     plain = pc.and_(
         pc.and_(
             pc.match_substring_regex(raw, _PLAIN),
@@ -200,26 +235,52 @@ def _parse_file(
         pc.less_equal(pc.utf8_length(raw), MAX_LINE_CHARS),
     )
     plain_idx = np.flatnonzero(_filled(plain))
+    chunks: list[Vouched] = []
     if plain_idx.size and (mtime is not None or plan.arrival is not None):
         for idx, table in _chunks(plan, raw.take(pa.array(plain_idx)), plain_idx):
-            values, good = _values(plan, table, raw.take(pa.array(idx)), mtime)
+            texts = raw.take(pa.array(idx))
+            values, good = _values(plan, table, texts, mtime)
             if not good.any():
                 continue
             chosen = pa.array(np.flatnonzero(good))
             slow[idx[good]] = False
-            rows = pa.array(idx[good])
-            yield pa.RecordBatch.from_arrays(
-                [
-                    pa.repeat(pa.scalar(file, pa.string()), len(rows)),
-                    line.take(rows),
-                    raw.take(rows) if plan.raw else pa.nulls(len(rows), pa.string()),
-                    pa.repeat(pa.scalar(mtime, pa.int64()), len(rows)),
-                    pa.repeat(pa.scalar(True), len(rows)),
-                    *(values[name].take(chosen) for name, _ in _KERNEL_COLUMNS),
-                    pa.nulls(len(rows), pa.string()),
-                ],
-                schema=_OUT_SCHEMA,
+            chunks.append(
+                Vouched(
+                    idx[good],
+                    {name: array.take(chosen) for name, array in values.items()},
+                    good,
+                    table,
+                    texts,
+                )
             )
+    return raw, line, slow, chunks
+
+
+def _parse_file(
+    plan: KernelPlan,
+    file: str,
+    text: pa.Array,
+    mtime: int | None,
+    bad: frozenset[int] = frozenset(),
+) -> Iterator[pa.RecordBatch]:
+    """One file's lines: a batch of vouched-for lines per parsed chunk, then the rest
+    (``bad``: numbers of the lines that were not valid UTF-8, now holding U+FFFD)."""
+    raw, line, slow, chunks = vouch(plan, text, mtime)
+    for chunk in chunks:
+        rows = pa.array(chunk.rows)
+        count = len(rows)
+        yield pa.RecordBatch.from_arrays(
+            [
+                pa.repeat(pa.scalar(file, pa.string()), count),
+                line.take(rows),
+                raw.take(rows) if plan.raw else pa.nulls(count, pa.string()),
+                pa.repeat(pa.scalar(mtime, pa.int64()), count),
+                pa.repeat(pa.scalar(True), count),
+                *(chunk.values[name] for name, _ in _KERNEL_COLUMNS),
+                pa.nulls(count, pa.string()),
+            ],
+            schema=_OUT_SCHEMA,
+        )
     if slow.any():
         rows = pa.array(np.flatnonzero(slow))
         count = len(rows)
@@ -259,7 +320,7 @@ def _filled(mask: pa.Array) -> np.ndarray:
 
 
 def _chunks(
-    plan: _Plan, lines: pa.Array, index: np.ndarray
+    plan: KernelPlan, lines: pa.Array, index: np.ndarray
 ) -> Iterator[tuple[np.ndarray, pa.Table]]:
     """(positions, table) for each chunk of ``lines`` that Arrow's strict reader parses
     into one row per line; failing chunks are halved down to :data:`_MIN_CHUNK` lines.
@@ -292,48 +353,48 @@ def _chunks(
     yield from _chunks(plan, lines.slice(half), index[half:])
 
 
-def _column(table: pa.Table, name: str) -> pa.Array:
+def field_column(table: pa.Table, name: str) -> pa.Array:
     if name not in table.column_names:
         return pa.nulls(table.num_rows)
     return table.column(name).combine_chunks()
 
 
 def _values(
-    plan: _Plan, table: pa.Table, lines: pa.Array, mtime: int | None
+    plan: KernelPlan, table: pa.Table, lines: pa.Array, mtime: int | None
 ) -> tuple[dict[str, pa.Array], np.ndarray]:
     """The kernel's columns for one parsed chunk, and which of its lines are vouched for."""
     n = table.num_rows
     good = np.ones(n, dtype=bool)
     values: dict[str, pa.Array] = {}
     if plan.arrival is not None:
-        values["a"], ok = _micros(_column(table, plan.arrival))
+        values["a"], ok = _micros(field_column(table, plan.arrival))
         good &= ok
     else:
         values["a"] = pa.repeat(pa.scalar(mtime, pa.int64()), n)
     if plan.event is not None:
-        values["t"], ok = _micros(_column(table, plan.event))
+        values["t"], ok = _micros(field_column(table, plan.event))
         good &= ok
     else:
         values["t"] = values["a"]
     if plan.partition is not None:
-        values["pid"], ok = _partition(_column(table, plan.partition))
+        values["pid"], ok = _partition(field_column(table, plan.partition))
         good &= ok
     else:
         values["pid"] = pa.repeat(pa.scalar("0"), n)
     if plan.over is not None:
-        values["key"], ok = _key(_column(table, plan.over))
+        values["key"], ok = _key(field_column(table, plan.over))
         good &= ok
     else:
         values["key"] = pa.nulls(n, pa.string())
     tokens: dict[str, pa.Array] = {}  # raw tokens of float columns, found once
     for name in plan.numeric:
-        column = _column(table, name)
+        column = field_column(table, name)
         if not (pa.types.is_integer(column.type) or pa.types.is_floating(column.type)):
             good &= ~_filled(pc.is_valid(column))
         elif pa.types.is_floating(column.type):
             # Arrow reads an integer beyond 64 bits as a double; the SQL route sums it as
             # one too, but let it decide: such lines are rare
-            token = tokens[name] = _token(lines, name)
+            token = tokens[name] = raw_token(lines, name)
             good &= ~_filled(pc.match_substring_regex(token, "^-?[0-9]{19,}$"))
     values["mj"] = _compact(plan, table, lines, tokens)
     return values, good
@@ -391,14 +452,14 @@ def _key(column: pa.Array) -> tuple[pa.Array, np.ndarray]:
     return pa.nulls(n, pa.string()), np.zeros(n, dtype=bool)
 
 
-def _token(lines: pa.Array, name: str) -> pa.Array:
+def raw_token(lines: pa.Array, name: str) -> pa.Array:
     """The raw token of field ``name`` in each (plain) line."""
     pattern = '"' + re.escape(name) + r'"\s*:\s*(?P<v>[^,}\s]+)'
     return pc.struct_field(pc.extract_regex(lines, pattern), [0])
 
 
 def _compact(
-    plan: _Plan, table: pa.Table, lines: pa.Array, tokens: dict[str, pa.Array]
+    plan: KernelPlan, table: pa.Table, lines: pa.Array, tokens: dict[str, pa.Array]
 ) -> pa.Array:
     """``{"name":token,...}`` of the carried fields present (and not null) in each line.
 
@@ -411,13 +472,13 @@ def _compact(
         return pa.repeat(pa.scalar("{}"), n)
     parts = []
     for name in plan.carried:
-        column = _column(table, name)
+        column = field_column(table, name)
         if pa.types.is_string(column.type):
             token = pc.binary_join_element_wise('"', column, '"', "")
         elif pa.types.is_integer(column.type) or pa.types.is_boolean(column.type):
             token = pc.cast(column, pa.string())
         elif pa.types.is_floating(column.type):
-            token = tokens[name] if name in tokens else _token(lines, name)
+            token = tokens[name] if name in tokens else raw_token(lines, name)
             token = pc.if_else(pc.is_valid(column), token, pa.nulls(n, pa.string()))
         else:
             continue

@@ -22,6 +22,7 @@ Each micro-batch (``foreachBatch``) runs these steps; ``docs/design.md`` says wh
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import logging
 from collections.abc import Callable
@@ -56,6 +57,17 @@ from sparktide.spark.expr import (
     projected_event,
     record_columns,
     window_projection,
+)
+from sparktide.spark.fused import (
+    ABORT,
+    LINE,
+    PARTIAL,
+    SUMMARY,
+    TASK,
+    fusable,
+    fused_kernel,
+    fused_plan,
+    fused_schema,
 )
 from sparktide.spark.parse import FULL_TEXT, parse_lines, split_lines
 from sparktide.spark.rowwindows import marks_schema, session_windows, sliding_windows
@@ -228,6 +240,9 @@ class SparkEngine:
         self._written: dict[str, int] = {}  # records written by this batch, by counter
         self._gauges: dict[str, int] = {}  # state table sizes after this batch
         self._clock = clock
+        #: Whether the one-pass plan reads a batch's files in one task (spark/fused.py):
+        #: from the start when the input is one partition (any split would cut it)
+        self._one_task = job.source.partition is None
         self.last_metrics: dict[str, Any] | None = None
         #: Called with each micro-batch's metrics record (``sparktide run``'s status line).
         self.on_metrics: Callable[[dict[str, Any]], None] | None = None
@@ -308,6 +323,84 @@ class SparkEngine:
         if self.mode == "substreams" or self.job.imports:  # (imports read other partitions)
             return False
         return not (self.mode == "merged" and (self.ooo == "accept" or self.OT is None))
+
+    @property
+    def _one_pass_ok(self) -> bool:
+        """Whether a batch may be parsed, judged and folded in one pass per task
+        (:mod:`sparktide.spark.fused`): the job allows it and the policy reads no other
+        partition's clock."""
+        return self._fused and fusable(self.job)
+
+    def _one_pass(
+        self, lines: DataFrame, parts: dict[str, dict[str, Any]]
+    ) -> tuple[DataFrame, list[dict[str, Any]], DataFrame | None, int] | None:
+        """The batch's window partials, per-partition summary, malformed lines (parsed
+        by the SQL route) and their count, from one pass per task; or ``None`` when the
+        batch does not qualify (a line the kernel could not vouch for is an event after
+        all): the caller then runs the general plan. Both give the same answers; this
+        one moves no event."""
+        if "text" not in lines.columns:  # (whole JSONL files only)
+            return None
+        plan = fused_plan(self.job, parts)
+        files = lines.select("file", "text", "mtime")
+        # Spark's own split of the files first (each task a share of them, in parallel),
+        # unless a partition was found in two tasks before: then the files go through
+        # one task (still far cheaper than the general plan, whose judging of a timeline
+        # is one task anyway) — remembered for the rest of the run
+        for single in (False, True) if not self._one_task else (True,):
+            out = self._keep(
+                (files.coalesce(1) if single else files).mapInArrow(
+                    functools.partial(fused_kernel, plan), fused_schema(plan)
+                )
+            )
+            rows = out.filter(f"kind IN ('{SUMMARY}', '{TASK}', '{ABORT}')").collect()
+            if any(row["kind"] == ABORT for row in rows):
+                return None
+            pids = [row["pid"] for row in rows if row["kind"] == SUMMARY]
+            if len(pids) == len(set(pids)):
+                break
+            self._one_task = True  # a partition's lines were in two tasks
+        else:  # pragma: no cover - one task cannot split a partition
+            return None
+        slow = sum(row["slow"] for row in rows if row["kind"] == TASK)
+        others = None
+        if slow:
+            # lines the kernel did not vouch for: the batch qualifies only if the SQL
+            # route finds every one malformed (then they were never events)
+            others = self._keep(
+                parse_lines(
+                    out.filter(f"kind = '{LINE}'").select(
+                        "file", "line", "raw", "mtime", F.expr("CAST(NULL AS STRING) AS pre_error")
+                    ),
+                    self.job,
+                )
+            )
+            if others.filter("error IS NULL").limit(1).count():
+                return None
+        summary = []
+        for found in rows:
+            if found["kind"] != SUMMARY:
+                continue
+            row = found.asDict()
+            entry: dict[str, Any] = {
+                "pid": row["pid"],
+                "max_h": row["max_h"],
+                "max_a": row["max_a"],
+                "bad": 0,
+                "max_cti": None,
+                "max_y": None,
+                "late_example": None
+                if row["late_a"] is None
+                else (row["late_a"], row["late_file"], row["late_line"], row["late_t"]),
+            }
+            for name in _COUNTERS:
+                column = _col(name)
+                entry[column] = row.get(column) or 0
+            summary.append(entry)
+        assert self.window is not None
+        columns = ["scope", *(f"g{i}" for i in range(len(self.window.group_by))), "start"]
+        columns += [name for plan_ in self.plans for name, _ in plan_.partial]
+        return out.filter(f"kind = '{PARTIAL}'").select(*columns), summary, others, slow
 
     # ------------------------------------------------------------------ one batch
     def process(
@@ -395,6 +488,121 @@ class SparkEngine:
         now = self.store.processing_time(
             journal_id, max(now or 0, clock["processing_time"]) if flush else now
         )
+        parts: dict[str, dict[str, Any]] = clock["partitions"]
+        fused = self._one_pass(lines, parts) if self._one_pass_ok and not flush else None
+        if fused is not None:  # parsed, judged and folded per task (spark/fused.py)
+            partial, summary, lettered_from, malformed = fused
+            decided = None
+            keys_next = None
+            delivering = {row["pid"]: row for row in summary}
+            global_a0 = self._estimate(clock, delivering, now)
+        else:
+            partial = None
+            decided, parsed, summary, delivering, malformed, global_a0, keys_next = self._judge(
+                lines, clock, now, batch_id, previous
+            )
+            lettered_from = decided if self._fused else parsed  # (malformed records)
+        # end-of-batch clocks
+        for pid, row in delivering.items():
+            part = parts[pid]
+            part["arrival"] = max(part["arrival"], row["max_a"])
+            part["last_arrival"] = row["max_a"]
+            part["last_processing"] = now
+            part["seen"] = True
+        global_end = max([global_a0, *(p["arrival"] for p in parts.values())])
+        counters: dict[str, dict[str, int]] = clock["counters"]
+        for row in summary:
+            pid = row["pid"]
+            if pid is None:  # malformed rows only (counted above)
+                continue
+            if self.mode != "substreams":
+                part = parts[pid]
+                if row["max_h"] is not None:
+                    part["newest"] = max(part["newest"], row["max_h"])
+                if row["max_cti"] is not None:
+                    part["watermark"] = max(part["watermark"], row["max_cti"])
+                part["events"] = part.get("events", 0) + (row[_col("input")] or 0)
+            elif row["max_y"] is not None:
+                clock["cti_floor"] = max(clock.get("cti_floor", NEG_INF), row["max_y"])
+            entry = counters.setdefault(pid, {})
+            for name in _COUNTERS:
+                entry[name] = entry.get(name, 0) + (row[_col(name)] or 0)
+        if self.mode != "substreams":
+            for part in parts.values():
+                part["watermark"] = self._refresh(part, part["arrival"])
+        clock["arrival"] = global_end
+        clock["malformed"] = clock.get("malformed", 0) + malformed
+        clock["processing_time"] = now
+        clock.setdefault("started", now)
+        # 3. governing watermarks at the end of the batch
+        if self.mode == "merged":
+            job_w = min((p["watermark"] for p in parts.values()), default=NEG_INF)
+            clock["job_watermark"] = max(clock["job_watermark"], job_w)
+        label = f"flush={batch_id:09d}" if flush else f"batch={batch_id:09d}"
+        self.store.begin(batch_id, replace=flush)
+        lettered = sum(
+            row[_col(f"dead_lettered.{reason}")] or 0
+            for row in summary
+            for reason in ("out_of_order", "window_closed", "unmatched_edge", "duplicate_edge")
+        )
+        self._write_dead_letters(
+            lettered_from,
+            decided,
+            label,
+            lines if lettered else None,
+            malformed,
+        )
+        batch = _Batch(batch_id, previous, now, label, parts, clock, keys_next, global_end)
+        if self.window is not None:
+            forced = self._windows(decided, batch, partial)
+            if forced is not None and keys_next is not None:
+                keys_next = keys_next.join(forced, on="key", how="left").select(
+                    "key",
+                    "k_newest",
+                    F.expr("greatest(k_watermark, coalesce(forced_w, k_watermark))").alias(
+                        "k_watermark"
+                    ),
+                    "k_last",
+                    "k_events",
+                )
+        elif self.job.join is not None and not self.job.references:
+            self._join(decided, batch)
+        else:  # (a join with reference data is a release that meets the table)
+            self._release(decided, batch)
+        if keys_next is not None:
+            self._write_keys(keys_next, batch_id, global_end, clock)
+        written = clock.setdefault("written", {})
+        for name, value in self._written.items():
+            written[name] = written.get(name, 0) + value
+        clock["flushed"] = flush
+        self.store.commit(batch_id, clock, replace=flush)
+        metrics = self._metrics(clock, now, batch_id)
+        metrics["flushed"] = flush
+        metrics.update(self._gauges)  # state sizes: open windows, held events, keys
+        metrics["this_batch"] = self._batch_counts(summary, malformed)
+        # which plan judged the batch (docs/design.md): one pass per task, or the general
+        metrics["plan"] = "one_pass" if fused is not None else "general"
+        metrics["diagnostics"] = self._diagnostics(clock, summary, now)
+        self._write_metrics(metrics, label)
+        for diagnostic in [] if flush else metrics["diagnostics"]:  # a flush repeats them
+            _log.warning("batch %s: %s", batch_id, diagnostic["message"])
+        self.last_metrics = metrics
+        if self.on_metrics is not None:
+            self.on_metrics(metrics)
+        return metrics
+
+    def _judge(
+        self,
+        lines: DataFrame,
+        clock: dict[str, Any],
+        now: int,
+        batch_id: int,
+        previous: int | None,
+    ) -> tuple[Any, ...]:
+        """Parse and judge a batch (the general plan): the judged rows (kept), the parsed
+        rows (kept only when not fused), the per-partition summary, the delivering
+        partitions, the malformed count, the input's arrival clock at the start of the
+        batch and, for substreams, the keys' next state."""
         parsed = add_record_columns(self._parse(lines), self.job)  # [filter], [select]
         # Persist no raw line that no later step reads: it is the widest column, and the
         # cost of persisting grows with the width of the rows (docs/design.md).
@@ -480,92 +688,7 @@ class SparkEngine:
             malformed = sum(row["bad"] for row in summary)
             delivering = {row["pid"]: row for row in summary if row["pid"] is not None}
             global_a0 = self._estimate(clock, delivering, now)
-        # end-of-batch clocks
-        for pid, row in delivering.items():
-            part = parts[pid]
-            part["arrival"] = max(part["arrival"], row["max_a"])
-            part["last_arrival"] = row["max_a"]
-            part["last_processing"] = now
-            part["seen"] = True
-        global_end = max([global_a0, *(p["arrival"] for p in parts.values())])
-        counters: dict[str, dict[str, int]] = clock["counters"]
-        for row in summary:
-            pid = row["pid"]
-            if pid is None:  # malformed rows only (counted above)
-                continue
-            if self.mode != "substreams":
-                part = parts[pid]
-                if row["max_h"] is not None:
-                    part["newest"] = max(part["newest"], row["max_h"])
-                if row["max_cti"] is not None:
-                    part["watermark"] = max(part["watermark"], row["max_cti"])
-                part["events"] = part.get("events", 0) + (row[_col("input")] or 0)
-            elif row["max_y"] is not None:
-                clock["cti_floor"] = max(clock.get("cti_floor", NEG_INF), row["max_y"])
-            entry = counters.setdefault(pid, {})
-            for name in _COUNTERS:
-                entry[name] = entry.get(name, 0) + (row[_col(name)] or 0)
-        if self.mode != "substreams":
-            for part in parts.values():
-                part["watermark"] = self._refresh(part, part["arrival"])
-        clock["arrival"] = global_end
-        clock["malformed"] = clock.get("malformed", 0) + malformed
-        clock["processing_time"] = now
-        clock.setdefault("started", now)
-        # 3. governing watermarks at the end of the batch
-        if self.mode == "merged":
-            job_w = min((p["watermark"] for p in parts.values()), default=NEG_INF)
-            clock["job_watermark"] = max(clock["job_watermark"], job_w)
-        label = f"flush={batch_id:09d}" if flush else f"batch={batch_id:09d}"
-        self.store.begin(batch_id, replace=flush)
-        lettered = sum(
-            row[_col(f"dead_lettered.{reason}")] or 0
-            for row in summary
-            for reason in ("out_of_order", "window_closed", "unmatched_edge", "duplicate_edge")
-        )
-        self._write_dead_letters(
-            decided if self._fused else parsed,
-            decided,
-            label,
-            lines if lettered else None,
-            malformed,
-        )
-        batch = _Batch(batch_id, previous, now, label, parts, clock, keys_next, global_end)
-        if self.window is not None:
-            forced = self._windows(decided, batch)
-            if forced is not None and keys_next is not None:
-                keys_next = keys_next.join(forced, on="key", how="left").select(
-                    "key",
-                    "k_newest",
-                    F.expr("greatest(k_watermark, coalesce(forced_w, k_watermark))").alias(
-                        "k_watermark"
-                    ),
-                    "k_last",
-                    "k_events",
-                )
-        elif self.job.join is not None and not self.job.references:
-            self._join(decided, batch)
-        else:  # (a join with reference data is a release that meets the table)
-            self._release(decided, batch)
-        if keys_next is not None:
-            self._write_keys(keys_next, batch_id, global_end, clock)
-        written = clock.setdefault("written", {})
-        for name, value in self._written.items():
-            written[name] = written.get(name, 0) + value
-        clock["flushed"] = flush
-        self.store.commit(batch_id, clock, replace=flush)
-        metrics = self._metrics(clock, now, batch_id)
-        metrics["flushed"] = flush
-        metrics.update(self._gauges)  # state sizes: open windows, held events, keys
-        metrics["this_batch"] = self._batch_counts(summary, malformed)
-        metrics["diagnostics"] = self._diagnostics(clock, summary, now)
-        self._write_metrics(metrics, label)
-        for diagnostic in [] if flush else metrics["diagnostics"]:  # a flush repeats them
-            _log.warning("batch %s: %s", batch_id, diagnostic["message"])
-        self.last_metrics = metrics
-        if self.on_metrics is not None:
-            self.on_metrics(metrics)
-        return metrics
+        return decided, parsed, summary, delivering, malformed, global_a0, keys_next
 
     def _batch_counts(self, summary: list[Any], malformed: int) -> dict[str, Any]:
         """The counters of this micro-batch alone (the metrics record's are cumulative)."""
@@ -1178,47 +1301,32 @@ class SparkEngine:
         )
         return f"coalesce(scope_w, {floor})", f"coalesce(scope_last, {NEG})", table
 
-    def _windows(self, decided: DataFrame, batch: _Batch) -> DataFrame | None:
+    def _windows(
+        self, decided: DataFrame | None, batch: _Batch, partial: DataFrame | None = None
+    ) -> DataFrame | None:
+        """Fold the batch's admitted rows (``decided``), or its partials already folded
+        per task (``partial``, the one-pass plan), into the open windows; write the
+        windows that close."""
         w = self.window
         assert w is not None
         if w.type in ("session", "sliding"):
+            assert decided is not None
             self._row_windows(decided, batch)
             return None
         groups = [f"g{i}" for i in range(len(w.group_by))]
         keys = ["scope", *groups, "start"]
-        rows = decided.filter("verdict IN ('accepted', 'adjusted')").select(
-            "*", F.explode("open_starts").alias("start")
-        )
         scope_w, scope_last, table = self._scope_watermarks(batch)
-        opened = None
-        if self.edges:
-            # edge events: those ended in the batch join their windows not closed yet
-            # (and, at the flush, the open ones end at their scope's last watermark)
-            assert self._paired is not None
-            payload = self._edge_payload()
-            reading = [*keys, "s", "a", "file", "line", *payload[len(groups) + 1 :]]
-            ended = ended_edges(self._paired, payload)
-            opened = open_edges(self._paired, payload)
-            if self._flushing:
-                last, _, last_table = self._scope_watermarks(batch, last=True)
-                if last_table is not None:
-                    opened = opened.join(last_table, on="scope", how="left")
-                ended = ended.unionByName(
-                    opened.select(
-                        *ended.columns[:-2], F.expr(last).alias("e"), F.expr(NEG).alias("X")
-                    )
-                )
-                opened = None
-            rows = rows.select(*reading).unionByName(
-                self._edge_windows(ended, None).select(*reading)
-            )
         partial_aggregates = [
             F.expr(expr).alias(name) for plan in self.plans for name, expr in plan.partial
         ]
+        opened: DataFrame | None = None
+        reading: list[str] = []
+        if partial is None:
+            assert decided is not None
+            partial, opened, reading = self._partials(decided, batch, keys, partial_aggregates)
         merge_aggregates = [
             F.expr(expr).alias(name) for plan in self.plans for name, expr in plan.merge
         ]
-        partial = rows.groupBy(*keys).agg(*partial_aggregates)
         state = self.store.load_table(batch.previous, "windows", partial.schema)
         merged = partial.unionByName(state).groupBy(*keys).agg(*merge_aggregates)
 
@@ -1283,6 +1391,40 @@ class SparkEngine:
         if forced is not None:
             forced.unpersist()
         return None
+
+    def _partials(
+        self, decided: DataFrame, batch: _Batch, keys: list[str], partial_aggregates: list[Any]
+    ) -> tuple[DataFrame, DataFrame | None, list[str]]:
+        """The batch's partial aggregates per window from its admitted rows; with edges,
+        also the events still open and the columns their windows read."""
+        groups = keys[1:-1]
+        rows = decided.filter("verdict IN ('accepted', 'adjusted')").select(
+            "*", F.explode("open_starts").alias("start")
+        )
+        reading: list[str] = []
+        opened = None
+        if self.edges:
+            # edge events: those ended in the batch join their windows not closed yet
+            # (and, at the flush, the open ones end at their scope's last watermark)
+            assert self._paired is not None
+            payload = self._edge_payload()
+            reading = [*keys, "s", "a", "file", "line", *payload[len(groups) + 1 :]]
+            ended = ended_edges(self._paired, payload)
+            opened = open_edges(self._paired, payload)
+            if self._flushing:
+                last, _, last_table = self._scope_watermarks(batch, last=True)
+                if last_table is not None:
+                    opened = opened.join(last_table, on="scope", how="left")
+                ended = ended.unionByName(
+                    opened.select(
+                        *ended.columns[:-2], F.expr(last).alias("e"), F.expr(NEG).alias("X")
+                    )
+                )
+                opened = None
+            rows = rows.select(*reading).unionByName(
+                self._edge_windows(ended, None).select(*reading)
+            )
+        return rows.groupBy(*keys).agg(*partial_aggregates), opened, reading
 
     def _edges_columns(self) -> list[str]:
         """The columns of the ``edges`` state table, in order."""

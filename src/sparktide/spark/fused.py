@@ -1,0 +1,588 @@
+"""One pass per task: parse, judge and pre-aggregate a micro-batch with no shuffle of events.
+
+The general plan (``docs/design.md``, *One micro-batch*) parses the batch in one stage,
+shuffles every event by timeline and judges each timeline in a second stage. When the
+source's partitions are the timelines and every partition's events of the batch sit in
+one Spark task — a file per partition, or keyed Kafka-like input — nothing needs to move:
+each task can parse its lines, run the ordering policy per partition in arrival order
+and fold the admitted events into window partials itself, sending back only the
+partials (one row per window and group) and one summary row per partition. This is the
+plan of the fastest prototype in ``../shared/notes/spark-facts.md``.
+
+Whether a batch qualifies is known only after its lines are parsed, so the pass is
+*optimistic*: :func:`fused_kernel` runs it per task over the lines it vouches for
+(:mod:`sparktide.spark.arrowparse`) and sends the others back as they are; the engine
+takes the result only when those others all turn out malformed in the SQL route (so
+they were never events) and no partition appeared in two tasks; otherwise the batch
+runs the general plan. Both
+plans compute the same answers (``tests/spark/test_fused.py`` holds them to the reference
+engine), so the choice changes the cost only.
+
+The kernel is the reference engine's policy in closed form (as ``SparkEngine._policy``
+writes it in SQL): within a batch the arrival clock at an event is ``max(A0, arrival)``,
+and the newest timestamp of the partition before an event is a running maximum of ``h``
+over the partition's earlier events in arrival order — here a segmented
+``numpy.maximum.accumulate`` after one ``lexsort``, instead of a window function.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from sparktide.core.instants import NEG_INF
+from sparktide.job import Job
+from sparktide.spark.aggregates import plan_aggregates
+from sparktide.spark.arrowparse import KernelPlan, field_column, kernel_plan, raw_token, vouch
+
+__all__ = ["FusedPlan", "fusable", "fused_kernel", "fused_plan", "fused_schema"]
+
+#: The kinds of the kernel's output rows: window partials, one summary per partition,
+#: one row per task (how many lines it could not judge), those lines, and "give up".
+PARTIAL, SUMMARY, TASK, LINE, ABORT = "p", "s", "t", "l", "x"
+
+#: Counters the kernel counts per partition (the engine's other counters are 0 here).
+COUNTED = (
+    "input",
+    "admitted",
+    "early",
+    "late",
+    "out_of_order",
+    "adjusted",
+    "in_no_window",
+    "dropped.early",
+    "dropped.late",
+    "dropped.out_of_order",
+)
+
+_INTEGER_TOKEN = "^-?[0-9]+$"
+_PRINTABLE = "^[ -~]*$"
+
+
+def fusable(job: Job) -> bool:
+    """Whether the job's batches may take the one-pass plan (before looking at data).
+
+    JSONL files; one timeline per partition (no substreams, no union, no imports); the
+    ordering policy with ``adjust`` or ``drop`` (nothing it decides is dead-lettered);
+    no CTIs, intervals or edges; tumbling or hopping windows whose aggregates are
+    ``count``, ``sum`` or ``avg``; no ``[filter]``, ``[select]``, ``having`` or join. The
+    engine also requires that the policy need no other partition's clock
+    (``SparkEngine._fused``)."""
+    source, window = job.source, job.window
+    return (
+        source.format == "jsonl"
+        and source.over is None
+        and source.end_time is None
+        and not job.edges
+        and not job.inputs
+        and not job.imports
+        and job.join is None
+        and not job.references
+        and job.filter is None
+        and not job.select
+        and job.punctuation is None
+        and job.ordering.out_of_order_action in ("adjust", "drop")
+        and window is not None
+        and window.type in ("tumbling", "hopping")
+        and window.having is None
+        and all(a.function in ("count", "sum", "avg") for a in window.aggregates)
+    )
+
+
+@dataclass(frozen=True)
+class FusedPlan:
+    """What one task needs to judge and fold its lines (picklable).
+
+    ``clocks`` holds each known partition's ``(pid, A0, W0, newest0)`` at the start of
+    the batch; a partition not in it starts at minus infinity."""
+
+    parse: KernelPlan
+    event_mode: bool
+    early: int | None
+    late: int | None
+    delay: int | None
+    late_drop: bool
+    ooo_drop: bool
+    shift: int
+    size: int
+    period: int
+    offset: int
+    closed_end: bool
+    lateness: int
+    partitioned: bool
+    group_by: tuple[str, ...]
+    aggregates: tuple[tuple[str, str | None, tuple[str, ...]], ...]  # function, column, names
+    clocks: tuple[tuple[str, int, int, int], ...]
+
+
+def fused_plan(job: Job, clocks: dict[str, dict[str, int]]) -> FusedPlan:
+    """The plan of one batch of ``job`` (:func:`fusable`), given the partitions' clocks."""
+    window, ordering = job.window, job.ordering
+    assert window is not None
+    plans = plan_aggregates(window.aggregates)
+    return FusedPlan(
+        parse=kernel_plan(job),
+        event_mode=job.event_time_mode,
+        early=ordering.early_arrival,
+        late=ordering.late_arrival,
+        delay=ordering.out_of_order,
+        late_drop=ordering.action == "drop",
+        ooo_drop=ordering.out_of_order_action == "drop",
+        shift=job.source.shift,
+        size=window.size,
+        period=window.period,
+        offset=window.offset,
+        closed_end=window.boundary == "end",
+        lateness=window.allowed_lateness,
+        partitioned=ordering.partitioned,
+        group_by=tuple(window.group_by),
+        aggregates=tuple(
+            (a.function, a.column, tuple(name for name, _ in plan.partial))
+            for a, plan in zip(window.aggregates, plans, strict=True)
+        ),
+        clocks=tuple((pid, p["arrival"], p["watermark"], p["newest"]) for pid, p in clocks.items()),
+    )
+
+
+def _partial_fields(plan: FusedPlan) -> list[pa.Field]:
+    fields = []
+    for function, _, names in plan.aggregates:
+        for name in names:
+            if name.endswith("_si"):
+                fields.append(pa.field(name, pa.decimal128(38, 0)))
+            elif name.endswith("_sd"):
+                fields.append(pa.field(name, pa.float64()))
+            else:
+                fields.append(pa.field(name, pa.int64()))
+        assert function in ("count", "sum", "avg")
+    return fields
+
+
+def _schema(plan: FusedPlan) -> pa.Schema:
+    return pa.schema(
+        [
+            pa.field("kind", pa.string()),
+            pa.field("task", pa.int64()),
+            pa.field("scope", pa.string()),
+            *(pa.field(f"g{i}", pa.string()) for i in range(len(plan.group_by))),
+            pa.field("start", pa.int64()),
+            *_partial_fields(plan),
+            pa.field("pid", pa.string()),
+            pa.field("max_h", pa.int64()),
+            pa.field("max_a", pa.int64()),
+            pa.field("late_a", pa.int64()),
+            pa.field("late_file", pa.string()),
+            pa.field("late_line", pa.int64()),
+            pa.field("late_t", pa.int64()),
+            *(pa.field(_counter(name), pa.int64()) for name in COUNTED),
+            pa.field("slow", pa.int64()),
+            pa.field("file", pa.string()),
+            pa.field("line", pa.int64()),
+            pa.field("raw", pa.string()),
+            pa.field("mtime", pa.int64()),
+        ]
+    )
+
+
+def fused_schema(plan: FusedPlan) -> str:
+    """The kernel's output as a Spark DDL schema."""
+    names = {
+        pa.string(): "string",
+        pa.int64(): "bigint",
+        pa.float64(): "double",
+        pa.decimal128(38, 0): "decimal(38,0)",
+    }
+    return ", ".join(f"{f.name} {names[f.type]}" for f in _schema(plan))
+
+
+def _counter(name: str) -> str:
+    return "c_" + name.replace(".", "__")
+
+
+# ---------------------------------------------------------------------- the kernel
+class _Abort(Exception):
+    """This task's lines cannot be judged here (the engine runs the general plan)."""
+
+
+def fused_kernel(plan: FusedPlan, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """``mapInArrow`` body over whole files (``file``, ``text``, ``mtime``): the task's
+    window partials and one summary row per partition, or one ``ABORT`` row."""
+    from pyspark import TaskContext
+
+    context = TaskContext.get()
+    task = context.partitionId() if context is not None else 0
+    schema = _schema(plan)
+    try:
+        slow: list[pa.RecordBatch] = []
+        rows = _read(plan, batches, slow)
+        if rows is not None:
+            yield from _judge(plan, schema, task, rows)
+        count = sum(batch.num_rows for batch in slow)
+        yield _rows(
+            schema,
+            {
+                "kind": pa.array([TASK]),
+                "task": pa.array([task], pa.int64()),
+                "slow": pa.array([count], pa.int64()),
+            },
+        )
+        for batch in slow:
+            yield _rows(
+                schema,
+                {
+                    "kind": pa.repeat(pa.scalar(LINE), batch.num_rows),
+                    "task": pa.repeat(pa.scalar(task, pa.int64()), batch.num_rows),
+                    **{name: batch.column(name) for name in batch.schema.names},
+                },
+            )
+    except _Abort:
+        yield _rows(schema, {"kind": pa.array([ABORT]), "task": pa.array([task], pa.int64())})
+
+
+@dataclass
+class _Rows:
+    file: np.ndarray  # rank of the row's file name among the task's files
+    files: list[str]  # the names, by rank
+    line: np.ndarray
+    t: np.ndarray
+    a: np.ndarray
+    pid: pa.Array
+    groups: list[pa.Array]
+    inputs: list[dict[str, np.ndarray]]  # per aggregate
+
+
+def _read(
+    plan: FusedPlan, batches: Iterator[pa.RecordBatch], slow: list[pa.RecordBatch]
+) -> _Rows | None:
+    """The vouched lines of the task's files, as columns; the other lines go to ``slow``
+    (``file``, ``line``, ``raw``, ``mtime``) for the SQL route."""
+    names: list[str] = []
+    parts: dict[str, list] = {k: [] for k in ("file", "line", "t", "a", "pid")}
+    groups: list[list[pa.Array]] = [[] for _ in plan.group_by]
+    inputs: list[list[dict[str, np.ndarray]]] = [[] for _ in plan.aggregates]
+    for batch in batches:
+        files, contents, mtimes = (batch.column(c) for c in ("file", "text", "mtime"))
+        for i in range(batch.num_rows):
+            text = contents.slice(i, 1)
+            try:
+                text.validate(full=True)
+            except pa.ArrowInvalid:  # bad UTF-8: the SQL route reports those lines
+                raise _Abort from None
+            mtime = mtimes[i].as_py()
+            raw, line, unvouched, chunks = vouch(plan.parse, text, mtime)
+            index = len(names)
+            names.append(files[i].as_py())
+            if unvouched.any():  # lines only the SQL route can judge
+                others = pa.array(np.flatnonzero(unvouched))
+                count = len(others)
+                slow.append(
+                    pa.RecordBatch.from_pydict(
+                        {
+                            "file": pa.repeat(pa.scalar(names[-1], pa.string()), count),
+                            "line": line.take(others),
+                            "raw": raw.take(others),
+                            "mtime": pa.repeat(pa.scalar(mtime, pa.int64()), count),
+                        }
+                    )
+                )
+            for chunk in chunks:
+                count = len(chunk.rows)
+                table, texts_of = chunk.table, chunk.lines
+                if count < table.num_rows:
+                    table, texts_of = table.filter(chunk.good), texts_of.filter(chunk.good)
+                parts["file"].append(np.full(count, index, dtype=np.int64))
+                parts["line"].append(line.take(pa.array(chunk.rows)).to_numpy())
+                parts["t"].append(_ints(chunk.values["t"]))
+                parts["a"].append(_ints(chunk.values["a"]))
+                parts["pid"].append(chunk.values["pid"])
+                for g, column in enumerate(plan.group_by):
+                    groups[g].append(_group_text(field_column(table, column)))
+                for k, (function, column, _) in enumerate(plan.aggregates):
+                    inputs[k].append(_inputs(function, column, table, texts_of))
+    if not parts["t"]:
+        return None
+    rank = np.argsort(np.argsort(np.array(names, dtype=object)))
+    return _Rows(
+        file=rank[np.concatenate(parts["file"])],
+        files=sorted(names),
+        line=np.concatenate(parts["line"]),
+        t=np.concatenate(parts["t"]) + plan.shift,
+        a=np.concatenate(parts["a"]),
+        pid=pa.concat_arrays(parts["pid"]),
+        groups=[pa.concat_arrays(g) for g in groups],
+        inputs=[
+            {name: np.concatenate([c[name] for c in chunks]) for name in chunks[0]}
+            for chunks in inputs
+        ],
+    )
+
+
+def _ints(array: pa.Array) -> np.ndarray:
+    if array.null_count:  # (a vouched line always has its times)
+        raise _Abort
+    return array.to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
+
+
+def _group_text(column: pa.Array) -> pa.Array:
+    """A group-by value's JSON text as the general plan writes it (``g<i>``): strings of
+    printable ASCII (vouched lines hold no backslash, hence no quote), integers and
+    booleans as written, ``null`` when missing. A float leaves to the general plan (its
+    text depends on how it was written)."""
+    n = len(column)
+    if pa.types.is_null(column.type):
+        return pa.repeat(pa.scalar("null"), n)
+    if pa.types.is_string(column.type):
+        if not _all(pc.match_substring_regex(column, _PRINTABLE)):
+            raise _Abort
+        text = pc.binary_join_element_wise('"', column, '"', "")
+    elif pa.types.is_integer(column.type) or pa.types.is_boolean(column.type):
+        text = pc.cast(column, pa.string())
+    else:
+        raise _Abort
+    return pc.fill_null(text, "null")
+
+
+def _all(mask: pa.Array) -> bool:
+    return bool(pc.all(pc.fill_null(mask, True)).as_py())
+
+
+def _inputs(
+    function: str, column: str | None, table: pa.Table, lines: pa.Array
+) -> dict[str, np.ndarray]:
+    """An aggregate's per-row inputs: ``n`` (counted) for ``count``; for ``sum``/``avg``
+    the exact integer (``i``, with ``isint``), the float (``d``) and the flags."""
+    n = table.num_rows
+    if column is None:
+        return {"n": np.ones(n, dtype=np.int64)}
+    values = field_column(table, column)
+    present = np.asarray(pc.is_valid(values).to_numpy(zero_copy_only=False), dtype=bool)
+    if function == "count":
+        return {"n": present.astype(np.int64)}
+    if pa.types.is_null(values.type):
+        isint = np.zeros(n, dtype=bool)
+        ints = np.zeros(n, dtype=np.int64)
+        floats = np.zeros(n, dtype=np.float64)
+    elif pa.types.is_integer(values.type):
+        isint = present
+        ints = pc.fill_null(values, 0).to_numpy().astype(np.int64)
+        floats = np.zeros(n, dtype=np.float64)
+    elif pa.types.is_floating(values.type):
+        # a column Arrow reads as floats may hold integer tokens: those sum exactly
+        token = pc.fill_null(raw_token(lines, column), "")
+        isint = present & np.asarray(
+            pc.match_substring_regex(token, _INTEGER_TOKEN).to_numpy(zero_copy_only=False),
+            dtype=bool,
+        )
+        whole = pc.if_else(pa.array(isint), token, pa.scalar("0"))
+        ints = pc.cast(whole, pa.int64()).to_numpy()
+        floats = pc.fill_null(values, 0.0).to_numpy().astype(np.float64)
+    else:  # (the arrowparse kernel vouches only for numbers here)
+        raise _Abort
+    isfloat = present & ~isint
+    return {
+        "i": np.where(isint, ints, 0),
+        "isint": isint,
+        "d": np.where(isfloat, floats, 0.0),
+        "isfloat": isfloat,
+    }
+
+
+def _running_max_before(h: np.ndarray, group: np.ndarray) -> np.ndarray:
+    """For rows sorted by ``group``: the largest ``h`` of the same group's earlier rows
+    (``NEG_INF`` for a group's first row)."""
+    values, rank = np.unique(h, return_inverse=True)
+    width = np.int64(len(values))
+    key = group.astype(np.int64) * width + rank  # a later group's keys are all larger
+    inclusive = values[np.maximum.accumulate(key) - group.astype(np.int64) * width]
+    before = np.empty_like(h)
+    before[0] = NEG_INF
+    before[1:] = inclusive[:-1]
+    before[np.flatnonzero(np.diff(group)) + 1] = NEG_INF
+    return before
+
+
+def _judge(plan: FusedPlan, schema: pa.Schema, task: int, rows: _Rows) -> Iterator[pa.RecordBatch]:
+    encoded = rows.pid.dictionary_encode()
+    pids = encoded.dictionary.to_pylist()
+    code = encoded.indices.to_numpy().astype(np.int64)
+    order = np.lexsort((rows.line, rows.file, rows.a, code))
+    p, t, a = code[order], rows.t[order], rows.a[order]
+    clocks = {pid: (a0, w0, n0) for pid, a0, w0, n0 in plan.clocks}
+    start = np.array([clocks.get(pid, (NEG_INF,) * 3) for pid in pids], dtype=np.int64)
+    a0, w0, newest0 = start[p, 0], start[p, 1], start[p, 2]
+    n = len(t)
+    no = np.zeros(n, dtype=bool)
+    E, L, delay = plan.early, plan.late, plan.delay
+    is_early = (t - a > E) if plan.event_mode and E is not None else no
+    is_late = (a - t > L) if plan.event_mode and L is not None else no
+    g = np.where(is_late, a - (L or 0), t)
+    threshold = w0
+    if L is not None:
+        threshold = np.maximum(threshold, np.maximum(a0, a) - L)
+    gone = is_early | (is_late if plan.late_drop else no)
+    if delay is None:
+        h = np.full(n, NEG_INF, dtype=np.int64)
+    elif plan.ooo_drop:
+        h = np.where(g >= threshold, g, NEG_INF)
+    else:
+        h = np.maximum(g, threshold)
+    h = np.where(gone, NEG_INF, h)
+    watermark = threshold
+    if delay is not None:
+        newest = np.maximum(newest0, _running_max_before(h, p))
+        watermark = np.maximum(watermark, newest - delay)
+    is_ooo = (~gone & (g < watermark)) if plan.event_mode else no
+    dropped_ooo = is_ooo if plan.ooo_drop else no
+    admitted = ~gone & ~dropped_ooo
+    s = np.where(is_ooo, watermark, g)
+    adjusted = admitted & (s != t)
+    # windows: every start whose window holds s (a hop beyond the size leaves gaps)
+    x = s - 1 if plan.closed_end else s
+    last = x - np.mod(x - plan.offset, plan.period)
+    governing = watermark if plan.partitioned else np.full(n, NEG_INF, dtype=np.int64)
+    due = plan.size + plan.lateness + (1 if plan.closed_end else 0)
+    members, starts = [], []
+    in_some = np.zeros(n, dtype=bool)
+    open_some = np.zeros(n, dtype=bool)
+    for k in range(-(-plan.size // plan.period)):
+        st = last - k * plan.period
+        inside = admitted & (st + plan.size > x)
+        is_open = inside & (st + due > governing)
+        in_some |= inside
+        open_some |= is_open
+        members.append(np.flatnonzero(is_open))
+        starts.append(st[is_open])
+    if (in_some & ~open_some).any():  # late for every window: the general plan letters it
+        raise _Abort
+    member = np.concatenate(members)
+    columns: dict[str, pa.Array] = {
+        "scope": pa.array(pids, pa.string()).take(pa.array(p[member]))
+        if plan.partitioned
+        else pa.repeat(pa.scalar(""), len(member)),
+    }
+    taken = pa.array(order[member])
+    for i, group in enumerate(rows.groups):
+        columns[f"g{i}"] = group.take(taken)
+    columns["start"] = pa.array(np.concatenate(starts), pa.int64())
+    sources = order[member]
+    for k, (_, _, names) in enumerate(plan.aggregates):
+        given = rows.inputs[k]
+        if len(names) == 1:
+            columns[names[0]] = pa.array(given["n"][sources])
+            continue
+        si, sd, nn, nf = names
+        columns[si] = pa.array(given["i"][sources], pa.int64(), mask=~given["isint"][sources]).cast(
+            pa.decimal128(38, 0)
+        )
+        columns[sd] = pa.array(given["d"][sources], pa.float64(), mask=~given["isfloat"][sources])
+        columns[nn] = pa.array((given["isint"] | given["isfloat"])[sources].astype(np.int64))
+        columns[nf] = pa.array(given["isfloat"][sources].astype(np.int64))
+    yield _partials(schema, task, plan, columns)
+    yield _summary(
+        schema,
+        task,
+        pids,
+        p,
+        rows,
+        order,
+        {
+            "max_h": h,
+            "max_a": a,
+            "late": is_late,
+            "counts": {
+                "input": np.ones(n, dtype=bool),
+                "admitted": admitted,
+                "early": is_early,
+                "late": is_late,
+                "out_of_order": is_ooo,
+                "adjusted": adjusted,
+                "in_no_window": admitted & ~in_some,
+                "dropped.early": is_early,
+                "dropped.late": is_late & ~is_early if plan.late_drop else no,
+                "dropped.out_of_order": dropped_ooo,
+            },
+        },
+    )
+
+
+def _partials(
+    schema: pa.Schema, task: int, plan: FusedPlan, columns: dict[str, pa.Array]
+) -> pa.RecordBatch:
+    """One row per (scope, group, start): the batch's partial aggregates."""
+    keys = ["scope", *(f"g{i}" for i in range(len(plan.group_by))), "start"]
+    table = pa.table(columns)
+    aggregations = []
+    for name in table.column_names:
+        if name in keys:
+            continue
+        aggregations.append((name, "sum"))
+    folded = table.group_by(keys, use_threads=False).aggregate(aggregations)
+    out = {name: folded.column(name) for name in keys}
+    for name, _ in aggregations:
+        out[name] = folded.column(f"{name}_sum")
+    count = folded.num_rows
+    out["kind"] = pa.repeat(pa.scalar(PARTIAL), count)
+    out["task"] = pa.repeat(pa.scalar(task, pa.int64()), count)
+    return _rows(
+        schema,
+        {k: v.combine_chunks() if isinstance(v, pa.ChunkedArray) else v for k, v in out.items()},
+    )
+
+
+def _summary(
+    schema: pa.Schema,
+    task: int,
+    pids: list[str],
+    p: np.ndarray,
+    rows: _Rows,
+    order: np.ndarray,
+    values: dict,
+) -> pa.RecordBatch:
+    """One row per partition: its counters, largest ``h`` and arrival, first late event."""
+    count = len(pids)
+    firsts = np.concatenate([[0], np.flatnonzero(np.diff(p)) + 1])
+    out: dict[str, pa.Array] = {
+        "kind": pa.repeat(pa.scalar(SUMMARY), count),
+        "task": pa.repeat(pa.scalar(task, pa.int64()), count),
+        "pid": pa.array(pids, pa.string()),
+    }
+    segment = p[firsts]  # (every partition of the task has a segment, in code order)
+    out["max_h"] = _by(segment, np.maximum.reduceat(values["max_h"], firsts), count)
+    out["max_a"] = _by(segment, np.maximum.reduceat(values["max_a"], firsts), count)
+    for name, mask in values["counts"].items():
+        out[_counter(name)] = pa.array(np.bincount(p[mask], minlength=count).astype(np.int64))
+    late = np.flatnonzero(values["late"])
+    first_late = np.full(count, -1, dtype=np.int64)
+    if late.size:
+        seen, where = np.unique(p[late], return_index=True)
+        first_late[seen] = order[late[where]]
+    has = first_late >= 0
+    chosen = np.where(has, first_late, 0)
+    mask = ~has
+    out["late_a"] = pa.array(rows.a[chosen], pa.int64(), mask=mask)
+    out["late_t"] = pa.array(rows.t[chosen], pa.int64(), mask=mask)
+    out["late_line"] = pa.array(rows.line[chosen], pa.int64(), mask=mask)
+    names = np.array(rows.files, dtype=object)[rows.file[chosen]]
+    out["late_file"] = pa.array(names.tolist(), pa.string(), mask=mask)
+    return _rows(schema, out)
+
+
+def _by(segment: np.ndarray, values: np.ndarray, count: int) -> pa.Array:
+    out = np.full(count, NEG_INF, dtype=np.int64)
+    out[segment] = values
+    return pa.array(out, pa.int64())
+
+
+def _rows(schema: pa.Schema, columns: dict[str, pa.Array]) -> pa.RecordBatch:
+    count = len(next(iter(columns.values())))
+    return pa.RecordBatch.from_arrays(
+        [
+            columns[f.name].cast(f.type) if f.name in columns else pa.nulls(count, f.type)
+            for f in schema
+        ],
+        schema=schema,
+    )
