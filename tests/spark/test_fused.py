@@ -60,6 +60,12 @@ CASES = {
             "group_by": ["partition", "device"],
         },
     },
+    # time shifted; a declared partition never seen; no late check; drop; (start, end]
+    "shifted-declared-drop": {
+        "source": {"partition": "partition", "partitions": 4, "shift": "-7s"},
+        "ordering": {"late_arrival": "none", "out_of_order": "2s", "action": "drop"},
+        "window": {**WINDOW, "size": "20s", "boundary": "end"},
+    },
     # hops wider than the window leave gaps (in_no_window); no early check; an idle timeout
     "merged-gaps-idle": {
         "source": {"partition": "partition"},

@@ -56,6 +56,7 @@ from sparktide.reader import MAX_LINE_CHARS, NUMBER_CANDIDATE
 from sparktide.spark.parse import WHITE_SPACE, parse_lines
 
 __all__ = [
+    "TOKEN",
     "KernelPlan",
     "Vouched",
     "carried_fields",
@@ -67,6 +68,8 @@ __all__ = [
 ]
 
 _MIN_CHUNK = 64
+#: ``Vouched.values[TOKEN + name]``: the raw tokens of a numeric field Arrow read as floats.
+TOKEN = "token:"
 _TIME = (
     r"^[1-9][0-9]{3}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):[0-5][0-9]:"
     r"[0-5][0-9](\.[0-9]{1,6})?(Z|[+-]([01][0-9]|2[0-3]):[0-5][0-9])$"
@@ -397,6 +400,8 @@ def _values(
             token = tokens[name] = raw_token(lines, name)
             good &= ~_filled(pc.match_substring_regex(token, "^-?[0-9]{19,}$"))
     values["mj"] = _compact(plan, table, lines, tokens)
+    for name, token in tokens.items():  # (the one-pass kernel reads them: spark/fused.py)
+        values[TOKEN + name] = token
     return values, good
 
 

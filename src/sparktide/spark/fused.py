@@ -27,6 +27,7 @@ over the partition's earlier events in arrival order — here a segmented
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -37,7 +38,14 @@ import pyarrow.compute as pc
 from sparktide.core.instants import NEG_INF
 from sparktide.job import Job
 from sparktide.spark.aggregates import plan_aggregates
-from sparktide.spark.arrowparse import KernelPlan, field_column, kernel_plan, raw_token, vouch
+from sparktide.spark.arrowparse import (
+    TOKEN,
+    KernelPlan,
+    field_column,
+    kernel_plan,
+    raw_token,
+    vouch,
+)
 
 __all__ = ["FusedPlan", "fusable", "fused_kernel", "fused_plan", "fused_schema"]
 
@@ -125,7 +133,7 @@ def fused_plan(job: Job, clocks: dict[str, dict[str, int]]) -> FusedPlan:
     assert window is not None
     plans = plan_aggregates(window.aggregates)
     return FusedPlan(
-        parse=kernel_plan(job),
+        parse=dataclasses.replace(kernel_plan(job), carried=()),  # (no ``mj``: unread)
         event_mode=job.event_time_mode,
         early=ordering.early_arrival,
         late=ordering.late_arrival,
@@ -302,7 +310,8 @@ def _read(
                 for g, column in enumerate(plan.group_by):
                     groups[g].append(_group_text(field_column(table, column)))
                 for k, (function, column, _) in enumerate(plan.aggregates):
-                    inputs[k].append(_inputs(function, column, table, texts_of))
+                    token = chunk.values.get(TOKEN + column) if column is not None else None
+                    inputs[k].append(_inputs(function, column, table, texts_of, token))
     if not parts["t"]:
         return None
     rank = np.argsort(np.argsort(np.array(names, dtype=object)))
@@ -351,10 +360,15 @@ def _all(mask: pa.Array) -> bool:
 
 
 def _inputs(
-    function: str, column: str | None, table: pa.Table, lines: pa.Array
+    function: str,
+    column: str | None,
+    table: pa.Table,
+    lines: pa.Array,
+    token: pa.Array | None = None,
 ) -> dict[str, np.ndarray]:
     """An aggregate's per-row inputs: ``n`` (counted) for ``count``; for ``sum``/``avg``
-    the exact integer (``i``, with ``isint``), the float (``d``) and the flags."""
+    the exact integer (``i``, with ``isint``), the float (``d``) and the flags
+    (``token``: the column's raw tokens when the parse found them already)."""
     n = table.num_rows
     if column is None:
         return {"n": np.ones(n, dtype=np.int64)}
@@ -372,7 +386,7 @@ def _inputs(
         floats = np.zeros(n, dtype=np.float64)
     elif pa.types.is_floating(values.type):
         # a column Arrow reads as floats may hold integer tokens: those sum exactly
-        token = pc.fill_null(raw_token(lines, column), "")
+        token = pc.fill_null(token if token is not None else raw_token(lines, column), "")
         isint = present & np.asarray(
             pc.match_substring_regex(token, _INTEGER_TOKEN).to_numpy(zero_copy_only=False),
             dtype=bool,
