@@ -4,21 +4,28 @@ and the general plan whenever a batch does not qualify."""
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import json
+import random
 import zlib
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from sparktide.core.engine import simulate
 from sparktide.core.instants import NEG_INF
 from sparktide.job import Job
-from sparktide.spark import run_job
+from sparktide.reader import parse_fields
+from sparktide.spark import broker_lines, run_job, start
 from sparktide.spark.engine import SparkEngine
 from sparktide.spark.fused import _running_max_before, fusable
-from tests.spark.streams import clock, job_for, write_stream
+from sparktide.time import format_instant, parse_instant
+from tests.spark.streams import clock, job_for, read_output, write_stream
 from tests.spark.test_differential import assert_matches_reference
 
 WINDOW = {
@@ -177,3 +184,77 @@ def test_running_max_before_is_the_segmented_scan(rows):
     h = np.array([v for _, v in rows], dtype=np.int64)
     got = _running_max_before(h, group).tolist()
     assert got == _naive_before(h.tolist(), group.tolist())
+
+
+def test_broker_lines_take_one_pass(spark, tmp_path):
+    """Kafka-shaped lines (``broker_lines``: the partition and arrival time from the
+    stream, not the record): one pass per task, the reference engine's windows; a
+    malformed value is a dead letter, as in the general plan."""
+    rng = random.Random(5)
+    rows = []  # (partition, offset, arrival, value text)
+    arrival = parse_instant("2026-03-01T09:00:00Z")
+    for i in range(60):
+        arrival += rng.choice([0, 400_000, 1_000_000, 3_000_000])
+        partition = i % 3
+        lag = rng.choice([0, 1, 2, 4, 30]) * 1_000_000
+        value = {"id": i, "t": format_instant(arrival - lag), "device": f"d{i % 4}"}
+        value["value"] = rng.choice([1, 2.5, None, 7])
+        rows.append((partition, i // 3, arrival, json.dumps(value)))
+    rows.append((1, 99, arrival, '{"id": 99, "t": "nope"}'))  # malformed
+    utc = dt.UTC
+    table = pa.table(
+        {
+            "value": [v for *_, v in rows],
+            "partition": pa.array([p for p, *_ in rows], pa.int32()),
+            "offset": pa.array([o for _, o, *_ in rows], pa.int64()),
+            "timestamp": pa.array(
+                [dt.datetime.fromtimestamp(a / 1e6, utc) for _, _, a, _ in rows],
+                pa.timestamp("us", tz="UTC"),
+            ),
+        }
+    )
+    (tmp_path / "kafka").mkdir()
+    pq.write_table(table, tmp_path / "kafka" / "part-0.parquet")
+    folder = str(tmp_path / "kafka")
+    stream = spark.readStream.schema(spark.read.parquet(folder).schema).parquet(folder)
+    job = Job.from_dict(
+        {
+            "source": {"path": "-", "timestamp_by": "t", "partition": "partition"},
+            "ordering": {"late_arrival": "10s", "out_of_order": "2s"},
+            "window": {**WINDOW, "size": "10s"},
+            "output": {
+                "path": "out/windows",
+                "dead_letter": "out/dead",
+                "metrics": "out/metrics",
+                "checkpoint": "out/ck",
+            },
+        },
+        base_dir=tmp_path,
+    )
+    now = parse_instant("2026-03-01T10:00:00Z")
+    query = start(spark, job, broker_lines(stream), once=True, clock=lambda b: now + b)
+    query.awaitTermination()
+    query.sparktide_engine.flush()
+    assert _plans(job) == ["one_pass"]
+    got = [{k: v for k, v in w.items() if k != "emitted_at"} for w in read_output(job.output.path)]
+    records = []
+    order = sorted(range(len(rows)), key=lambda k: (rows[k][2], rows[k][0], rows[k][1]))
+    good = [k for k in order if rows[k][1] != 99]
+    for seq, k in enumerate(good):
+        partition, _, arrival_us, text = rows[k]
+        record = parse_fields(
+            seq,
+            {**json.loads(text), "partition": partition},
+            job.source,
+            default_arrival=arrival_us,
+        )
+        record.processing_time = now
+        records.append(record)
+    want = [
+        {k: v for k, v in w.items() if k not in ("type", "emitted_at")}
+        for w in simulate(job, records).windows
+    ]
+    key = json.dumps
+    assert sorted(map(key, got)) == sorted(map(key, want))
+    dead = read_output(job.output.dead_letter)
+    assert [(d["reason"], d["line"]) for d in dead] == [("malformed", 99)]

@@ -65,6 +65,7 @@ __all__ = [
     "parse_files",
     "raw_token",
     "vouch",
+    "vouch_lines",
 ]
 
 _MIN_CHUNK = 64
@@ -229,6 +230,16 @@ def vouch(
     keep = pc.not_equal(pc.utf8_length(stripped), 0)
     raw = pc.filter(stripped, keep)
     line = pc.filter(numbers, keep)
+    slow, chunks = vouch_lines(plan, raw, mtime)
+    return raw, line, slow, chunks
+
+
+def vouch_lines(
+    plan: KernelPlan, raw: pa.Array, mtime: int | pa.Array | None
+) -> tuple[np.ndarray, list[Vouched]]:
+    """Which of the (stripped, non-blank) lines ``raw`` the kernel does *not* vouch for,
+    and the vouched ones chunk by chunk; ``mtime`` is the arrival time of lines without
+    an arrival field: one for all (a file's), or one per line (a broker's timestamp)."""
     slow = np.ones(len(raw), dtype=bool)
     plain = pc.and_(
         pc.and_(
@@ -237,12 +248,15 @@ def vouch(
         ),
         pc.less_equal(pc.utf8_length(raw), MAX_LINE_CHARS),
     )
+    if isinstance(mtime, pa.Array) and plan.arrival is None:  # (a line without one: SQL)
+        plain = pc.and_(plain, pc.is_valid(mtime))
     plain_idx = np.flatnonzero(_filled(plain))
     chunks: list[Vouched] = []
     if plain_idx.size and (mtime is not None or plan.arrival is not None):
         for idx, table in _chunks(plan, raw.take(pa.array(plain_idx)), plain_idx):
             texts = raw.take(pa.array(idx))
-            values, good = _values(plan, table, texts, mtime)
+            arrival = mtime.take(pa.array(idx)) if isinstance(mtime, pa.Array) else mtime
+            values, good = _values(plan, table, texts, arrival)
             if not good.any():
                 continue
             chosen = pa.array(np.flatnonzero(good))
@@ -256,7 +270,7 @@ def vouch(
                     texts,
                 )
             )
-    return raw, line, slow, chunks
+    return slow, chunks
 
 
 def _parse_file(
@@ -363,7 +377,7 @@ def field_column(table: pa.Table, name: str) -> pa.Array:
 
 
 def _values(
-    plan: KernelPlan, table: pa.Table, lines: pa.Array, mtime: int | None
+    plan: KernelPlan, table: pa.Table, lines: pa.Array, mtime: int | pa.Array | None
 ) -> tuple[dict[str, pa.Array], np.ndarray]:
     """The kernel's columns for one parsed chunk, and which of its lines are vouched for."""
     n = table.num_rows
@@ -372,6 +386,8 @@ def _values(
     if plan.arrival is not None:
         values["a"], ok = _micros(field_column(table, plan.arrival))
         good &= ok
+    elif isinstance(mtime, pa.Array):  # one arrival time per line (a broker's)
+        values["a"] = pc.cast(mtime, pa.int64())
     else:
         values["a"] = pa.repeat(pa.scalar(mtime, pa.int64()), n)
     if plan.event is not None:

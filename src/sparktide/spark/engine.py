@@ -17,6 +17,11 @@ Each micro-batch (``foreachBatch``) runs these steps; ``docs/design.md`` says wh
 4. **State.** Clocks go to a JSON file, open windows / held events / substream keys to
    parquet, all under a directory named by the batch id, committed last. Outputs are
    written to directories named by the batch id (overwritten on replay): exactly once.
+
+Steps 1–3 have a second plan for windowed jobs whose timelines are partitions: each task
+parses, judges and folds its own partitions into window partials in one ``mapInArrow``
+(:mod:`sparktide.spark.fused`, :meth:`SparkEngine._one_pass`), and nothing but partials
+leaves it; a batch that does not qualify takes the plan above. Same answers either way.
 """
 
 from __future__ import annotations
@@ -339,10 +344,20 @@ class SparkEngine:
         batch does not qualify (a line the kernel could not vouch for is an event after
         all): the caller then runs the general plan. Both give the same answers; this
         one moves no event."""
-        if "text" not in lines.columns:  # (whole JSONL files only)
+        columns = set(lines.columns)
+        partition = self.job.source.partition
+        stream_partition = partition if partition in columns else None  # (Kafka's, say)
+        if "text" in columns:  # whole JSONL files
+            files = lines.select("file", "text", "mtime")
+        elif {"file", "line", "raw", "mtime"} <= columns and not columns & {
+            "pre_error",
+            FULL_TEXT,
+            "input",
+        }:  # lines of a stream (broker_lines)
+            files = lines.select("file", "line", "raw", "mtime", *filter(None, [stream_partition]))
+        else:
             return None
-        plan = fused_plan(self.job, parts)
-        files = lines.select("file", "text", "mtime")
+        plan = fused_plan(self.job, parts, stream_partition)
         # Spark's own split of the files first (each task a share of them, in parallel),
         # unless a partition was found in two tasks before: then the files go through
         # one task (still far cheaper than the general plan, whose judging of a timeline
@@ -370,7 +385,12 @@ class SparkEngine:
             others = self._keep(
                 parse_lines(
                     out.filter(f"kind = '{LINE}'").select(
-                        "file", "line", "raw", "mtime", F.expr("CAST(NULL AS STRING) AS pre_error")
+                        "file",
+                        "line",
+                        "raw",
+                        "mtime",
+                        F.expr("CAST(NULL AS STRING) AS pre_error"),
+                        *([F.col("lpart").alias(stream_partition)] if stream_partition else []),
                     ),
                     self.job,
                 )

@@ -41,11 +41,14 @@ from sparktide.spark.aggregates import plan_aggregates
 from sparktide.spark.arrowparse import (
     TOKEN,
     KernelPlan,
+    Vouched,
     field_column,
     kernel_plan,
     raw_token,
     vouch,
+    vouch_lines,
 )
+from sparktide.spark.parse import WHITE_SPACE
 
 __all__ = ["FusedPlan", "fusable", "fused_kernel", "fused_plan", "fused_schema"]
 
@@ -125,15 +128,23 @@ class FusedPlan:
     group_by: tuple[str, ...]
     aggregates: tuple[tuple[str, str | None, tuple[str, ...]], ...]  # function, column, names
     clocks: tuple[tuple[str, int, int, int], ...]
+    stream_partition: str | None = None  # the lines' column holding the partition
 
 
-def fused_plan(job: Job, clocks: dict[str, dict[str, int]]) -> FusedPlan:
-    """The plan of one batch of ``job`` (:func:`fusable`), given the partitions' clocks."""
+def fused_plan(
+    job: Job, clocks: dict[str, dict[str, int]], stream_partition: str | None = None
+) -> FusedPlan:
+    """The plan of one batch of ``job`` (:func:`fusable`), given the partitions' clocks
+    (and the column of the input lines holding the partition, if the stream has it:
+    then records need not name it, as the SQL route reads it)."""
     window, ordering = job.window, job.ordering
     assert window is not None
     plans = plan_aggregates(window.aggregates)
+    parse = dataclasses.replace(kernel_plan(job), carried=())  # (no ``mj``: unread)
+    if stream_partition is not None:
+        parse = dataclasses.replace(parse, partition=None)
     return FusedPlan(
-        parse=dataclasses.replace(kernel_plan(job), carried=()),  # (no ``mj``: unread)
+        parse=parse,
         event_mode=job.event_time_mode,
         early=ordering.early_arrival,
         late=ordering.late_arrival,
@@ -153,6 +164,7 @@ def fused_plan(job: Job, clocks: dict[str, dict[str, int]]) -> FusedPlan:
             for a, plan in zip(window.aggregates, plans, strict=True)
         ),
         clocks=tuple((pid, p["arrival"], p["watermark"], p["newest"]) for pid, p in clocks.items()),
+        stream_partition=stream_partition,
     )
 
 
@@ -192,6 +204,7 @@ def _schema(plan: FusedPlan) -> pa.Schema:
             pa.field("line", pa.int64()),
             pa.field("raw", pa.string()),
             pa.field("mtime", pa.int64()),
+            pa.field("lpart", pa.int64()),
         ]
     )
 
@@ -218,7 +231,9 @@ class _Abort(Exception):
 
 def fused_kernel(plan: FusedPlan, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     """``mapInArrow`` body over whole files (``file``, ``text``, ``mtime``): the task's
-    window partials and one summary row per partition, or one ``ABORT`` row."""
+    window partials (``PARTIAL``), one summary row per partition (``SUMMARY``), one row
+    saying how many lines it did not vouch for (``TASK``) and those lines (``LINE``);
+    or a single ``ABORT`` row when it cannot judge its lines at all."""
     from pyspark import TaskContext
 
     context = TaskContext.get()
@@ -266,68 +281,159 @@ class _Rows:
 def _read(
     plan: FusedPlan, batches: Iterator[pa.RecordBatch], slow: list[pa.RecordBatch]
 ) -> _Rows | None:
-    """The vouched lines of the task's files, as columns; the other lines go to ``slow``
-    (``file``, ``line``, ``raw``, ``mtime``) for the SQL route."""
-    names: list[str] = []
-    parts: dict[str, list] = {k: [] for k in ("file", "line", "t", "a", "pid")}
-    groups: list[list[pa.Array]] = [[] for _ in plan.group_by]
-    inputs: list[list[dict[str, np.ndarray]]] = [[] for _ in plan.aggregates]
+    """The vouched lines of the task, as columns; the other lines go to ``slow``
+    (``file``, ``line``, ``raw``, ``mtime``, ``lpart``) for the SQL route. The input is
+    whole files (``file``, ``text``, ``mtime``) or lines (``file``, ``line``, ``raw``,
+    ``mtime``, and the stream's partition column if the job reads it)."""
+    rows = _Collector(plan)
     for batch in batches:
-        files, contents, mtimes = (batch.column(c) for c in ("file", "text", "mtime"))
-        for i in range(batch.num_rows):
-            text = contents.slice(i, 1)
-            try:
-                text.validate(full=True)
-            except pa.ArrowInvalid:  # bad UTF-8: the SQL route reports those lines
-                raise _Abort from None
-            mtime = mtimes[i].as_py()
-            raw, line, unvouched, chunks = vouch(plan.parse, text, mtime)
-            index = len(names)
-            names.append(files[i].as_py())
-            if unvouched.any():  # lines only the SQL route can judge
-                others = pa.array(np.flatnonzero(unvouched))
-                count = len(others)
-                slow.append(
-                    pa.RecordBatch.from_pydict(
-                        {
-                            "file": pa.repeat(pa.scalar(names[-1], pa.string()), count),
-                            "line": line.take(others),
-                            "raw": raw.take(others),
-                            "mtime": pa.repeat(pa.scalar(mtime, pa.int64()), count),
-                        }
-                    )
+        if "text" in batch.schema.names:
+            _read_files(plan, batch, rows, slow)
+        else:
+            _read_lines(plan, batch, rows, slow)
+    return rows.result(plan)
+
+
+class _Collector:
+    """The columns of the task's vouched lines, chunk by chunk."""
+
+    def __init__(self, plan: FusedPlan) -> None:
+        self.names: dict[str, int] = {}
+        self.parts: dict[str, list] = {k: [] for k in ("file", "line", "t", "a", "pid")}
+        self.groups: list[list[pa.Array]] = [[] for _ in plan.group_by]
+        self.inputs: list[list[dict[str, np.ndarray]]] = [[] for _ in plan.aggregates]
+
+    def code(self, name: str) -> int:
+        return self.names.setdefault(name, len(self.names))
+
+    def add(
+        self,
+        plan: FusedPlan,
+        chunk: Vouched,
+        file: np.ndarray,
+        line: np.ndarray,
+        pid: pa.Array | None = None,
+    ) -> None:
+        """One chunk, its rows' file codes and line numbers (and partition ids, when they
+        come from the stream rather than the record)."""
+        table, texts = chunk.table, chunk.lines
+        if len(chunk.rows) < table.num_rows:
+            table, texts = table.filter(chunk.good), texts.filter(chunk.good)
+        self.parts["file"].append(file)
+        self.parts["line"].append(line)
+        self.parts["t"].append(_ints(chunk.values["t"]))
+        self.parts["a"].append(_ints(chunk.values["a"]))
+        self.parts["pid"].append(chunk.values["pid"] if pid is None else pid)
+        for g, column in enumerate(plan.group_by):
+            self.groups[g].append(_group_text(field_column(table, column)))
+        for k, (function, column, _) in enumerate(plan.aggregates):
+            token = chunk.values.get(TOKEN + column) if column is not None else None
+            self.inputs[k].append(_inputs(function, column, table, texts, token))
+
+    def result(self, plan: FusedPlan) -> _Rows | None:
+        parts = self.parts
+        if not parts["t"]:
+            return None
+        names = list(self.names)
+        rank = np.argsort(np.argsort(np.array(names, dtype=object)))
+        return _Rows(
+            file=rank[np.concatenate(parts["file"])],
+            files=sorted(names),
+            line=np.concatenate(parts["line"]),
+            t=np.concatenate(parts["t"]) + plan.shift,
+            a=np.concatenate(parts["a"]),
+            pid=pa.concat_arrays(parts["pid"]),
+            groups=[pa.concat_arrays(g) for g in self.groups],
+            inputs=[
+                {name: np.concatenate([c[name] for c in chunks]) for name in chunks[0]}
+                for chunks in self.inputs
+            ],
+        )
+
+
+def _read_files(
+    plan: FusedPlan, batch: pa.RecordBatch, rows: _Collector, slow: list[pa.RecordBatch]
+) -> None:
+    files, contents, mtimes = (batch.column(c) for c in ("file", "text", "mtime"))
+    for i in range(batch.num_rows):
+        text = contents.slice(i, 1)
+        try:
+            text.validate(full=True)
+        except pa.ArrowInvalid:  # bad UTF-8: the SQL route reports those lines
+            raise _Abort from None
+        mtime = mtimes[i].as_py()
+        raw, line, unvouched, chunks = vouch(plan.parse, text, mtime)
+        name = files[i].as_py()
+        index = rows.code(name)
+        if unvouched.any():  # lines only the SQL route can judge
+            others = pa.array(np.flatnonzero(unvouched))
+            count = len(others)
+            slow.append(
+                pa.RecordBatch.from_pydict(
+                    {
+                        "file": pa.repeat(pa.scalar(name, pa.string()), count),
+                        "line": line.take(others),
+                        "raw": raw.take(others),
+                        "mtime": pa.repeat(pa.scalar(mtime, pa.int64()), count),
+                    }
                 )
-            for chunk in chunks:
-                count = len(chunk.rows)
-                table, texts_of = chunk.table, chunk.lines
-                if count < table.num_rows:
-                    table, texts_of = table.filter(chunk.good), texts_of.filter(chunk.good)
-                parts["file"].append(np.full(count, index, dtype=np.int64))
-                parts["line"].append(line.take(pa.array(chunk.rows)).to_numpy())
-                parts["t"].append(_ints(chunk.values["t"]))
-                parts["a"].append(_ints(chunk.values["a"]))
-                parts["pid"].append(chunk.values["pid"])
-                for g, column in enumerate(plan.group_by):
-                    groups[g].append(_group_text(field_column(table, column)))
-                for k, (function, column, _) in enumerate(plan.aggregates):
-                    token = chunk.values.get(TOKEN + column) if column is not None else None
-                    inputs[k].append(_inputs(function, column, table, texts_of, token))
-    if not parts["t"]:
-        return None
-    rank = np.argsort(np.argsort(np.array(names, dtype=object)))
-    return _Rows(
-        file=rank[np.concatenate(parts["file"])],
-        files=sorted(names),
-        line=np.concatenate(parts["line"]),
-        t=np.concatenate(parts["t"]) + plan.shift,
-        a=np.concatenate(parts["a"]),
-        pid=pa.concat_arrays(parts["pid"]),
-        groups=[pa.concat_arrays(g) for g in groups],
-        inputs=[
-            {name: np.concatenate([c[name] for c in chunks]) for name in chunks[0]}
-            for chunks in inputs
-        ],
-    )
+            )
+        for chunk in chunks:
+            rows.add(
+                plan,
+                chunk,
+                np.full(len(chunk.rows), index, dtype=np.int64),
+                line.take(pa.array(chunk.rows)).to_numpy(),
+            )
+
+
+def _read_lines(
+    plan: FusedPlan, batch: pa.RecordBatch, rows: _Collector, slow: list[pa.RecordBatch]
+) -> None:
+    raw = batch.column("raw")
+    try:
+        raw.validate(full=True)
+    except pa.ArrowInvalid:  # bad UTF-8: the SQL route reports those lines
+        raise _Abort from None
+    if batch.column("file").null_count or batch.column("line").null_count:
+        raise _Abort  # (no arrival order to sort by: the general plan decides)
+    stripped = pc.utf8_trim(pc.fill_null(raw, ""), WHITE_SPACE)
+    kept = np.flatnonzero(_mask(pc.not_equal(pc.utf8_length(stripped), 0)))
+    at = pa.array(kept)
+    unvouched, chunks = vouch_lines(plan.parse, stripped.take(at), batch.column("mtime").take(at))
+    partition = None
+    if plan.stream_partition is not None:
+        partition = batch.column(plan.stream_partition)
+        if not pa.types.is_integer(partition.type) or partition.null_count:
+            raise _Abort  # (the SQL route's text form of other types is its own)
+    blank = np.ones(batch.num_rows, dtype=bool)
+    blank[kept] = False
+    others = np.sort(np.concatenate([np.flatnonzero(blank), kept[unvouched]]))
+    if others.size:
+        taken = pa.array(others)
+        slow.append(
+            pa.RecordBatch.from_pydict(
+                {
+                    "file": batch.column("file").take(taken),
+                    "line": batch.column("line").take(taken),
+                    "raw": raw.take(taken),
+                    "mtime": batch.column("mtime").take(taken),
+                    **({"lpart": pc.cast(partition.take(taken), pa.int64())} if partition else {}),
+                }
+            )
+        )
+    if not chunks:
+        return
+    names = batch.column("file").dictionary_encode()
+    codes = np.array([rows.code(name) for name in names.dictionary.to_pylist()], dtype=np.int64)
+    file = codes[names.indices.to_numpy(zero_copy_only=False)]
+    line = batch.column("line").to_numpy(zero_copy_only=False)
+    for chunk in chunks:
+        where = kept[chunk.rows]
+        pid = None
+        if partition is not None:
+            pid = pc.cast(partition.take(pa.array(where)), pa.string())
+        rows.add(plan, chunk, file[where], line[where].astype(np.int64), pid)
 
 
 def _ints(array: pa.Array) -> np.ndarray:
@@ -353,6 +459,11 @@ def _group_text(column: pa.Array) -> pa.Array:
     else:
         raise _Abort
     return pc.fill_null(text, "null")
+
+
+def _mask(mask: pa.Array) -> np.ndarray:
+    """A boolean Arrow array as numpy, nulls as False."""
+    return np.asarray(pc.fill_null(mask, False).to_numpy(zero_copy_only=False), dtype=bool)
 
 
 def _all(mask: pa.Array) -> bool:
