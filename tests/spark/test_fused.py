@@ -134,6 +134,15 @@ def _file_per_task(spark):
         spark.conf.set(key, before)
 
 
+def test_parquet_rows_take_one_pass(spark, tmp_path):
+    """Parquet rows (typed timestamp columns in some files, text in others; malformed
+    rows) go through the kernel as the JSON text the SQL route would read."""
+    write_stream(tmp_path / "in", seed=13, partitions=3, fmt="parquet")
+    tables = {**CASES["merged-adjust"], "source": {"partition": "partition", "format": "parquet"}}
+    job = _run(spark, tmp_path, tables)
+    assert _plans(job) == ["one_pass", "one_pass"]
+
+
 def test_partitions_across_tasks_are_read_in_one_task(spark, tmp_path):
     """Partitions whose lines are in several tasks of a batch cannot be judged per task:
     the batch's files then go through one task (and every later batch's too), with the

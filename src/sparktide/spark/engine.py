@@ -347,14 +347,21 @@ class SparkEngine:
         columns = set(lines.columns)
         partition = self.job.source.partition
         stream_partition = partition if partition in columns else None  # (Kafka's, say)
-        if "text" in columns:  # whole JSONL files
+        jsonl = self.job.source.format == "jsonl"
+        if "text" in columns and jsonl:  # whole JSONL files
             files = lines.select("file", "text", "mtime")
-        elif {"file", "line", "raw", "mtime"} <= columns and not columns & {
-            "pre_error",
-            FULL_TEXT,
-            "input",
-        }:  # lines of a stream (broker_lines)
-            files = lines.select("file", "line", "raw", "mtime", *filter(None, [stream_partition]))
+        elif {"file", "line", "raw", "mtime"} <= columns and "input" not in columns:
+            # lines: of a stream (broker_lines), or a Parquet row's JSON text (its full
+            # text even where the typed route left ``raw`` out)
+            raw = F.coalesce(FULL_TEXT, "raw") if FULL_TEXT in columns else F.col("raw")
+            files = lines.select(
+                "file",
+                "line",
+                raw.alias("raw"),
+                "mtime",
+                *(["pre_error"] if "pre_error" in columns else []),
+                *filter(None, [stream_partition]),
+            )
         else:
             return None
         plan = fused_plan(self.job, parts, stream_partition)
@@ -389,7 +396,7 @@ class SparkEngine:
                         "line",
                         "raw",
                         "mtime",
-                        F.expr("CAST(NULL AS STRING) AS pre_error"),
+                        "pre_error",
                         *([F.col("lpart").alias(stream_partition)] if stream_partition else []),
                     ),
                     self.job,

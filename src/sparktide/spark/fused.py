@@ -77,15 +77,15 @@ _PRINTABLE = "^[ -~]*$"
 def fusable(job: Job) -> bool:
     """Whether the job's batches may take the one-pass plan (before looking at data).
 
-    JSONL files; one timeline per partition (no substreams, no union, no imports); the
-    ordering policy with ``adjust`` or ``drop`` (nothing it decides is dead-lettered);
-    no CTIs, intervals or edges; tumbling or hopping windows whose aggregates are
-    ``count``, ``sum`` or ``avg``; no ``[filter]``, ``[select]``, ``having`` or join. The
-    engine also requires that the policy need no other partition's clock
-    (``SparkEngine._fused``)."""
+    JSONL files, Parquet rows or broker lines; one timeline per partition (no
+    substreams, no union, no imports); the ordering policy with ``adjust`` or ``drop``
+    (nothing it decides is dead-lettered); no CTIs, intervals or edges; tumbling or
+    hopping windows whose aggregates are ``count``, ``sum`` or ``avg``; no ``[filter]``,
+    ``[select]``, ``having`` or join. The engine also requires that the policy need no
+    other partition's clock (``SparkEngine._fused``)."""
     source, window = job.source, job.window
     return (
-        source.format == "jsonl"
+        source.format in ("jsonl", "parquet")
         and source.over is None
         and source.end_time is None
         and not job.edges
@@ -204,6 +204,7 @@ def _schema(plan: FusedPlan) -> pa.Schema:
             pa.field("line", pa.int64()),
             pa.field("raw", pa.string()),
             pa.field("mtime", pa.int64()),
+            pa.field("pre_error", pa.string()),
             pa.field("lpart", pa.int64()),
         ]
     )
@@ -282,9 +283,10 @@ def _read(
     plan: FusedPlan, batches: Iterator[pa.RecordBatch], slow: list[pa.RecordBatch]
 ) -> _Rows | None:
     """The vouched lines of the task, as columns; the other lines go to ``slow``
-    (``file``, ``line``, ``raw``, ``mtime``, ``lpart``) for the SQL route. The input is
-    whole files (``file``, ``text``, ``mtime``) or lines (``file``, ``line``, ``raw``,
-    ``mtime``, and the stream's partition column if the job reads it)."""
+    (``file``, ``line``, ``raw``, ``mtime``, ``pre_error``, ``lpart``) for the SQL route.
+    The input is whole files (``file``, ``text``, ``mtime``) or lines (``file``,
+    ``line``, ``raw``, ``mtime``, maybe ``pre_error``, and the stream's partition column
+    if the job reads it)."""
     rows = _Collector(plan)
     for batch in batches:
         if "text" in batch.schema.names:
@@ -398,7 +400,10 @@ def _read_lines(
     if batch.column("file").null_count or batch.column("line").null_count:
         raise _Abort  # (no arrival order to sort by: the general plan decides)
     stripped = pc.utf8_trim(pc.fill_null(raw, ""), WHITE_SPACE)
-    kept = np.flatnonzero(_mask(pc.not_equal(pc.utf8_length(stripped), 0)))
+    usable = pc.not_equal(pc.utf8_length(stripped), 0)
+    if "pre_error" in batch.schema.names:  # (a Parquet file that could not be read)
+        usable = pc.and_(usable, pc.is_null(batch.column("pre_error")))
+    kept = np.flatnonzero(_mask(usable))
     at = pa.array(kept)
     unvouched, chunks = vouch_lines(plan.parse, stripped.take(at), batch.column("mtime").take(at))
     partition = None
@@ -418,6 +423,11 @@ def _read_lines(
                     "line": batch.column("line").take(taken),
                     "raw": raw.take(taken),
                     "mtime": batch.column("mtime").take(taken),
+                    **(
+                        {"pre_error": batch.column("pre_error").take(taken)}
+                        if "pre_error" in batch.schema.names
+                        else {}
+                    ),
                     **({"lpart": pc.cast(partition.take(taken), pa.int64())} if partition else {}),
                 }
             )
