@@ -143,14 +143,18 @@ def test_parquet_rows_take_one_pass(spark, tmp_path):
     assert _plans(job) == ["one_pass", "one_pass"]
 
 
-def test_partitions_across_tasks_are_read_in_one_task(spark, tmp_path):
+@pytest.mark.parametrize("limit", [SparkEngine.ONE_TASK_SPLITS, 1])
+def test_partitions_across_tasks_are_read_in_one_task(spark, tmp_path, monkeypatch, limit):
     """Partitions whose lines are in several tasks of a batch cannot be judged per task:
     the batch's files then go through one task (and every later batch's too), with the
-    same answers."""
+    same answers — unless the batch is too large for one task (more file splits than
+    ``ONE_TASK_SPLITS``): then it takes the general plan."""
+    monkeypatch.setattr(SparkEngine, "ONE_TASK_SPLITS", limit)
     write_stream(tmp_path / "in", seed=11, partitions=3, malformed=0)
     with _file_per_task(spark):
         job = _run(spark, tmp_path, CASES["merged-adjust"], files_per_batch=3)
-    assert _plans(job) == ["one_pass", "one_pass"]
+    first = "one_pass" if limit > 1 else "general"  # (3 files: 3 splits)
+    assert _plans(job) == [first, "one_pass"]
 
 
 def test_events_only_the_sql_route_reads_take_the_general_plan(spark, tmp_path):

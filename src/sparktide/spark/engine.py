@@ -195,6 +195,9 @@ class SparkEngine:
     #: Up to this many partitions the policy reads each partition's clock (A0, W0,
     #: newest0, n0) from a literal map by pid; beyond, from a broadcast join.
     INLINE_PARTITIONS = 64
+    #: The one-pass plan reads a batch in one task only up to this many of Spark's file
+    #: splits (at most 128 MB each by default): beyond, the general plan, which spills.
+    ONE_TASK_SPLITS = 4
 
     def __init__(
         self, spark: SparkSession, job: Job, *, clock: Callable[[int], int] | None = None
@@ -370,10 +373,14 @@ class SparkEngine:
         # one task (still far cheaper than the general plan, whose judging of a timeline
         # is one task anyway) — remembered for the rest of the run
         for single in (False, True) if not self._one_task else (True,):
+            frame = files
+            if single:
+                splits = files.rdd.getNumPartitions()
+                if splits > self.ONE_TASK_SPLITS:  # too much for one Python worker
+                    return None
+                frame = files.coalesce(1) if splits > 1 else files
             out = self._keep(
-                (files.coalesce(1) if single else files).mapInArrow(
-                    functools.partial(fused_kernel, plan), fused_schema(plan)
-                )
+                frame.mapInArrow(functools.partial(fused_kernel, plan), fused_schema(plan))
             )
             rows = out.filter(f"kind IN ('{SUMMARY}', '{TASK}', '{ABORT}')").collect()
             if any(row["kind"] == ABORT for row in rows):
