@@ -202,7 +202,8 @@ class Vouched:
     rows
         Positions of the vouched lines among the file's non-blank lines.
     values
-        The kernel's columns for them (``t``, ``a``, ``pid``, ``key``, ``mj``).
+        The kernel's columns for them (``t``, ``a``, ``pid``, ``key``, ``mj``), and the
+        raw tokens of each numeric field Arrow read as floats (``TOKEN + name``).
     good
         Which lines of the chunk are vouched for (``rows`` are those of them).
     table
