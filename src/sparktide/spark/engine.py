@@ -65,10 +65,12 @@ from sparktide.spark.expr import (
 )
 from sparktide.spark.fused import (
     ABORT,
+    COUNTED,
     LINE,
     PARTIAL,
     SUMMARY,
     TASK,
+    counter_column,
     fusable,
     fused_kernel,
     fused_plan,
@@ -82,16 +84,7 @@ from sparktide.spark.state import StateStore
 __all__ = ["SparkEngine", "check_job"]
 
 _COUNTERS = (
-    "input",
-    "admitted",
-    "early",
-    "late",
-    "out_of_order",
-    "adjusted",
-    "in_no_window",
-    "dropped.early",
-    "dropped.late",
-    "dropped.out_of_order",
+    *COUNTED,  # (the one-pass kernel counts these; the rest are 0 there)
     "dropped.window_closed",
     "dropped.filtered",
     "dropped.empty_edge",
@@ -615,7 +608,7 @@ class SparkEngine:
         metrics.update(self._gauges)  # state sizes: open windows, held events, keys
         metrics["this_batch"] = self._batch_counts(summary, malformed)
         # which plan judged the batch (docs/design.md): one pass per task, or the general
-        metrics["plan"] = "one_pass" if fused is not None else "general"
+        metrics["plan"] = "flush" if flush else "one_pass" if fused is not None else "general"
         metrics["diagnostics"] = self._diagnostics(clock, summary, now)
         self._write_metrics(metrics, label)
         for diagnostic in [] if flush else metrics["diagnostics"]:  # a flush repeats them
@@ -2033,8 +2026,7 @@ def _ordered(*columns: str) -> list[Any]:
     return [F.col(c).alias(f"_o{i}") for i, c in enumerate(columns)]
 
 
-def _col(name: str) -> str:
-    return "c_" + name.replace(".", "__")
+_col = counter_column
 
 
 def _iso(instant: int) -> str | None:

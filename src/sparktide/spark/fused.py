@@ -50,7 +50,20 @@ from sparktide.spark.arrowparse import (
 )
 from sparktide.spark.parse import WHITE_SPACE
 
-__all__ = ["FusedPlan", "fusable", "fused_kernel", "fused_plan", "fused_schema"]
+__all__ = [
+    "ABORT",
+    "COUNTED",
+    "LINE",
+    "PARTIAL",
+    "SUMMARY",
+    "TASK",
+    "FusedPlan",
+    "counter_column",
+    "fusable",
+    "fused_kernel",
+    "fused_plan",
+    "fused_schema",
+]
 
 #: The kinds of the kernel's output rows: window partials, one summary per partition,
 #: one row per task (how many lines it could not judge), those lines, and "give up".
@@ -198,7 +211,7 @@ def _schema(plan: FusedPlan) -> pa.Schema:
             pa.field("late_file", pa.string()),
             pa.field("late_line", pa.int64()),
             pa.field("late_t", pa.int64()),
-            *(pa.field(_counter(name), pa.int64()) for name in COUNTED),
+            *(pa.field(counter_column(name), pa.int64()) for name in COUNTED),
             pa.field("slow", pa.int64()),
             pa.field("file", pa.string()),
             pa.field("line", pa.int64()),
@@ -221,7 +234,8 @@ def fused_schema(plan: FusedPlan) -> str:
     return ", ".join(f"{f.name} {names[f.type]}" for f in _schema(plan))
 
 
-def _counter(name: str) -> str:
+def counter_column(name: str) -> str:
+    """The column (and summary key) of counter ``name``: ``dropped.late`` → ``c_dropped__late``."""
     return "c_" + name.replace(".", "__")
 
 
@@ -689,7 +703,7 @@ def _summary(
     out["max_h"] = _by(segment, np.maximum.reduceat(values["max_h"], firsts), count)
     out["max_a"] = _by(segment, np.maximum.reduceat(values["max_a"], firsts), count)
     for name, mask in values["counts"].items():
-        out[_counter(name)] = pa.array(np.bincount(p[mask], minlength=count).astype(np.int64))
+        out[counter_column(name)] = pa.array(np.bincount(p[mask], minlength=count).astype(np.int64))
     late = np.flatnonzero(values["late"])
     first_late = np.full(count, -1, dtype=np.int64)
     if late.size:
