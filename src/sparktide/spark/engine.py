@@ -366,14 +366,19 @@ class SparkEngine:
         # one task (still far cheaper than the general plan, whose judging of a timeline
         # is one task anyway) — remembered for the rest of the run
         for single in (False, True) if not self._one_task else (True,):
-            frame = files
+            frame, task_plan = files, plan
             if single:
                 splits = files.rdd.getNumPartitions()
                 if splits > self.ONE_TASK_SPLITS:  # too much for one Python worker
                     return None
                 frame = files.coalesce(1) if splits > 1 else files
+                # the batch's other cores would idle: the task vouches for files in threads
+                cores = self.spark.sparkContext.defaultParallelism
+                task_plan = dataclasses.replace(plan, threads=cores)
             out = self._keep(
-                frame.mapInArrow(functools.partial(fused_kernel, plan), fused_schema(plan))
+                frame.mapInArrow(
+                    functools.partial(fused_kernel, task_plan), fused_schema(task_plan)
+                )
             )
             rows = out.filter(f"kind IN ('{SUMMARY}', '{TASK}', '{ABORT}')").collect()
             if any(row["kind"] == ABORT for row in rows):

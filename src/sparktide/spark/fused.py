@@ -28,7 +28,9 @@ over the partition's earlier events in arrival order — here a segmented
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -142,6 +144,7 @@ class FusedPlan:
     aggregates: tuple[tuple[str, str | None, tuple[str, ...]], ...]  # function, column, names
     clocks: tuple[tuple[str, int, int, int], ...]
     stream_partition: str | None = None  # the lines' column holding the partition
+    threads: int = 1  # files vouched for at once (a task holding a whole batch)
 
 
 def fused_plan(
@@ -371,36 +374,58 @@ def _read_files(
     plan: FusedPlan, batch: pa.RecordBatch, rows: _Collector, slow: list[pa.RecordBatch]
 ) -> None:
     files, contents, mtimes = (batch.column(c) for c in ("file", "text", "mtime"))
+    work = []
     for i in range(batch.num_rows):
         text = contents.slice(i, 1)
         try:
             text.validate(full=True)
         except pa.ArrowInvalid:  # bad UTF-8: the SQL route reports those lines
             raise _Abort from None
-        mtime = mtimes[i].as_py()
-        raw, line, unvouched, chunks = vouch(plan.parse, text, mtime)
-        name = files[i].as_py()
-        index = rows.code(name)
-        if unvouched.any():  # lines only the SQL route can judge
-            others = pa.array(np.flatnonzero(unvouched))
-            count = len(others)
-            slow.append(
-                pa.RecordBatch.from_pydict(
-                    {
-                        "file": pa.repeat(pa.scalar(name, pa.string()), count),
-                        "line": line.take(others),
-                        "raw": raw.take(others),
-                        "mtime": pa.repeat(pa.scalar(mtime, pa.int64()), count),
-                    }
-                )
+        work.append((text, mtimes[i].as_py()))
+    threads = min(plan.threads, os.cpu_count() or 1, len(work))
+    with ThreadPoolExecutor(max(threads, 1)) as pool:
+        # Arrow's compute releases the GIL: a task holding a whole batch (one task per
+        # batch) vouches for several files at once; the results come back in file order
+        vouched = (
+            pool.map(lambda item: vouch(plan.parse, *item), work)
+            if threads > 1
+            else (vouch(plan.parse, *item) for item in work)
+        )
+        for i, result in enumerate(vouched):
+            _add_file(plan, rows, slow, files[i].as_py(), work[i][1], result)
+
+
+def _add_file(
+    plan: FusedPlan,
+    rows: _Collector,
+    slow: list[pa.RecordBatch],
+    name: str,
+    mtime: int | None,
+    result: tuple[pa.Array, pa.Array, np.ndarray, list[Vouched]],
+) -> None:
+    """One file's vouched lines to ``rows``, the others to ``slow``."""
+    raw, line, unvouched, chunks = result
+    index = rows.code(name)
+    if unvouched.any():  # lines only the SQL route can judge
+        others = pa.array(np.flatnonzero(unvouched))
+        count = len(others)
+        slow.append(
+            pa.RecordBatch.from_pydict(
+                {
+                    "file": pa.repeat(pa.scalar(name, pa.string()), count),
+                    "line": line.take(others),
+                    "raw": raw.take(others),
+                    "mtime": pa.repeat(pa.scalar(mtime, pa.int64()), count),
+                }
             )
-        for chunk in chunks:
-            rows.add(
-                plan,
-                chunk,
-                np.full(len(chunk.rows), index, dtype=np.int64),
-                line.take(pa.array(chunk.rows)).to_numpy(),
-            )
+        )
+    for chunk in chunks:
+        rows.add(
+            plan,
+            chunk,
+            np.full(len(chunk.rows), index, dtype=np.int64),
+            line.take(pa.array(chunk.rows)).to_numpy(),
+        )
 
 
 def _read_lines(
