@@ -115,8 +115,9 @@ def _run(spark, tmp_path, tables, files_per_batch: int = 2) -> Job:
 
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_one_pass_matches_reference(spark, tmp_path, case):
-    """Small files share a task, so every batch qualifies — malformed lines included
-    (the SQL route reports them): each batch takes the one-pass plan."""
+    """Every file holds every partition, so the first batch finds partitions in two tasks
+    and is read again in one task (as every later one is); malformed lines are reported
+    by the SQL route: each batch takes the one-pass plan."""
     write_stream(tmp_path / "in", seed=zlib.crc32(case.encode()) % 1000, partitions=3)
     job = _run(spark, tmp_path, CASES[case])
     assert _plans(job) == ["one_pass", "one_pass"]
