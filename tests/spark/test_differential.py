@@ -514,6 +514,13 @@ def test_spark_matches_reference(spark, tmp_path, case, files_per_batch):
             tmp_path / "in", seed=seed, files=4, partitions=3, fmt=fmt, mixed=mixed, **stream
         )
     job = job_for(tmp_path, tables)
+    batches = run_matching_reference(spark, job, files_per_batch)
+    assert len(batches) >= 4 // files_per_batch
+
+
+def run_matching_reference(spark, job, files_per_batch: int) -> dict[str, int]:
+    """Run ``job`` once (with the test clock, ``files_per_batch`` files per micro-batch,
+    then the flush) and require the reference engine's records (see below)."""
     metrics = run_job(
         job,
         once=True,
@@ -523,8 +530,7 @@ def test_spark_matches_reference(spark, tmp_path, case, files_per_batch):
         clock=clock,
         publish=False,
     )
-    batches = assert_matches_reference(job, metrics)
-    assert len(batches) >= 4 // files_per_batch
+    return assert_matches_reference(job, metrics)
 
 
 def assert_matches_reference(job, metrics) -> dict[str, int]:

@@ -21,12 +21,12 @@ from sparktide.core.engine import simulate
 from sparktide.core.instants import NEG_INF
 from sparktide.job import Job
 from sparktide.reader import parse_fields
-from sparktide.spark import broker_lines, run_job, start
+from sparktide.spark import broker_lines, start
 from sparktide.spark.engine import SparkEngine
 from sparktide.spark.fused import _running_max_before, fusable
 from sparktide.time import format_instant, parse_instant
-from tests.spark.streams import clock, job_for, read_output, write_stream
-from tests.spark.test_differential import assert_matches_reference
+from tests.spark.streams import job_for, read_output, write_stream
+from tests.spark.test_differential import run_matching_reference
 
 WINDOW = {
     "type": "tumbling",
@@ -100,16 +100,7 @@ def _plans(job: Job) -> list[str]:
 def _run(spark, tmp_path, tables, files_per_batch: int = 2) -> Job:
     job = job_for(tmp_path, tables)
     assert fusable(job)
-    metrics = run_job(
-        job,
-        once=True,
-        flush=True,
-        spark=spark,
-        max_files_per_trigger=files_per_batch,
-        clock=clock,
-        publish=False,
-    )
-    assert_matches_reference(job, metrics)
+    run_matching_reference(spark, job, files_per_batch)
     return job
 
 
