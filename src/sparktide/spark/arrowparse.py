@@ -61,6 +61,7 @@ __all__ = [
     "Vouched",
     "carried_fields",
     "field_column",
+    "filled",
     "kernel_plan",
     "parse_files",
     "raw_token",
@@ -251,7 +252,7 @@ def vouch_lines(
     )
     if isinstance(mtime, pa.Array) and plan.arrival is None:  # (a line without one: SQL)
         plain = pc.and_(plain, pc.is_valid(mtime))
-    plain_idx = np.flatnonzero(_filled(plain))
+    plain_idx = np.flatnonzero(filled(plain))
     chunks: list[Vouched] = []
     if plain_idx.size and (mtime is not None or plan.arrival is not None):
         for idx, table in _chunks(plan, raw.take(pa.array(plain_idx)), plain_idx):
@@ -332,7 +333,7 @@ _PLAIN = r"^\{[^{}\[\]\\]*\}$"
 _NOT_PLAIN = "NaN|Infinity|\ufffd|" + NUMBER_CANDIDATE
 
 
-def _filled(mask: pa.Array) -> np.ndarray:
+def filled(mask: pa.Array) -> np.ndarray:
     """A boolean Arrow array as numpy, nulls as False."""
     return np.asarray(pc.fill_null(mask, False).to_numpy(zero_copy_only=False), dtype=bool)
 
@@ -410,12 +411,12 @@ def _values(
     for name in plan.numeric:
         column = field_column(table, name)
         if not (pa.types.is_integer(column.type) or pa.types.is_floating(column.type)):
-            good &= ~_filled(pc.is_valid(column))
+            good &= ~filled(pc.is_valid(column))
         elif pa.types.is_floating(column.type):
             # Arrow reads an integer beyond 64 bits as a double; the SQL route sums it as
             # one too, but let it decide: such lines are rare
             token = tokens[name] = raw_token(lines, name)
-            good &= ~_filled(pc.match_substring_regex(token, "^-?[0-9]{19,}$"))
+            good &= ~filled(pc.match_substring_regex(token, "^-?[0-9]{19,}$"))
     values["mj"] = _compact(plan, table, lines, tokens)
     for name, token in tokens.items():  # (the one-pass kernel reads them: spark/fused.py)
         values[TOKEN + name] = token
@@ -427,11 +428,11 @@ def _micros(text: pa.Array) -> tuple[pa.Array, np.ndarray]:
     strings are canonical."""
     if not pa.types.is_string(text.type):
         return pa.nulls(len(text), pa.int64()), np.zeros(len(text), dtype=bool)
-    good = _filled(pc.match_substring_regex(text, _TIME))
+    good = filled(pc.match_substring_regex(text, _TIME))
     year = pc.cast(
         pc.utf8_slice_codeunits(pc.if_else(pa.array(good), text, "0000"), 0, 4), pa.int64()
     )
-    good &= _filled(pc.and_(pc.greater_equal(year, 1001), pc.less_equal(year, 9998)))
+    good &= filled(pc.and_(pc.greater_equal(year, 1001), pc.less_equal(year, 9998)))
     chosen = pc.if_else(pa.array(good), text, pa.nulls(len(text), pa.string()))
     try:
         stamps = pc.cast(chosen, pa.timestamp("us", "UTC"))
@@ -439,7 +440,7 @@ def _micros(text: pa.Array) -> tuple[pa.Array, np.ndarray]:
         seconds = pc.utf8_slice_codeunits(chosen, 0, 19)
         parsed = pc.strptime(seconds, format="%Y-%m-%dT%H:%M:%S", unit="s", error_is_null=True)
         again = pc.strftime(parsed, format="%Y-%m-%dT%H:%M:%S")  # strptime rolls days over
-        good &= _filled(pc.equal(again, seconds))
+        good &= filled(pc.equal(again, seconds))
         chosen = pc.if_else(pa.array(good), text, pa.nulls(len(text), pa.string()))
         stamps = pc.cast(chosen, pa.timestamp("us", "UTC"))
     return pc.cast(stamps, pa.int64()), good
@@ -450,26 +451,26 @@ def _partition(column: pa.Array) -> tuple[pa.Array, np.ndarray]:
     canonical decimal, other strings as they are."""
     n = len(column)
     if pa.types.is_integer(column.type):
-        return pc.cast(column, pa.string()), _filled(pc.is_valid(column))
+        return pc.cast(column, pa.string()), filled(pc.is_valid(column))
     if not pa.types.is_string(column.type):
         return pa.nulls(n, pa.string()), np.zeros(n, dtype=bool)
     integer = pc.match_substring_regex(column, "^-?[0-9]{1,18}$")
     canonical = pc.cast(
         pc.cast(pc.if_else(integer, column, pa.nulls(n, pa.string())), pa.int64()), pa.string()
     )
-    long = _filled(pc.match_substring_regex(column, "^-?[0-9]{19,}$"))
-    return pc.if_else(integer, canonical, column), _filled(pc.is_valid(column)) & ~long
+    long = filled(pc.match_substring_regex(column, "^-?[0-9]{19,}$"))
+    return pc.if_else(integer, canonical, column), filled(pc.is_valid(column)) & ~long
 
 
 def _key(column: pa.Array) -> tuple[pa.Array, np.ndarray]:
     """Substream keys as canonical JSON text: printable-ASCII strings, integers, booleans."""
     n = len(column)
     if pa.types.is_integer(column.type):
-        return pc.cast(column, pa.string()), _filled(pc.is_valid(column))
+        return pc.cast(column, pa.string()), filled(pc.is_valid(column))
     if pa.types.is_boolean(column.type):
-        return pc.cast(column, pa.string()), _filled(pc.is_valid(column))
+        return pc.cast(column, pa.string()), filled(pc.is_valid(column))
     if pa.types.is_string(column.type):
-        good = _filled(pc.match_substring_regex(column, "^[ -~]*$"))
+        good = filled(pc.match_substring_regex(column, "^[ -~]*$"))
         return pc.binary_join_element_wise('"', column, '"', ""), good
     return pa.nulls(n, pa.string()), np.zeros(n, dtype=bool)
 

@@ -36,6 +36,8 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+from pyspark.sql import types as T
+from pyspark.sql.pandas.types import from_arrow_type
 
 from sparktide.core.instants import NEG_INF
 from sparktide.job import Job
@@ -45,6 +47,7 @@ from sparktide.spark.arrowparse import (
     KernelPlan,
     Vouched,
     field_column,
+    filled,
     kernel_plan,
     raw_token,
     vouch,
@@ -226,15 +229,9 @@ def _schema(plan: FusedPlan) -> pa.Schema:
     )
 
 
-def fused_schema(plan: FusedPlan) -> str:
-    """The kernel's output as a Spark DDL schema."""
-    names = {
-        pa.string(): "string",
-        pa.int64(): "bigint",
-        pa.float64(): "double",
-        pa.decimal128(38, 0): "decimal(38,0)",
-    }
-    return ", ".join(f"{f.name} {names[f.type]}" for f in _schema(plan))
+def fused_schema(plan: FusedPlan) -> T.StructType:
+    """The kernel's output as a Spark schema."""
+    return T.StructType([T.StructField(f.name, from_arrow_type(f.type)) for f in _schema(plan)])
 
 
 def counter_column(name: str) -> str:
@@ -382,17 +379,23 @@ def _read_files(
         except pa.ArrowInvalid:  # bad UTF-8: the SQL route reports those lines
             raise _Abort from None
         work.append((text, mtimes[i].as_py()))
+    for i, result in enumerate(_vouch_all(plan, work)):
+        _add_file(plan, rows, slow, files[i].as_py(), work[i][1], result)
+
+
+def _vouch_all(
+    plan: FusedPlan, work: list[tuple[pa.Array, int | None]]
+) -> Iterator[tuple[pa.Array, pa.Array, np.ndarray, list[Vouched]]]:
+    """:func:`~sparktide.spark.arrowparse.vouch` of each ``(text, mtime)``, in order.
+
+    Arrow's compute releases the GIL, so a task holding a whole batch vouches for several
+    files at once (``plan.threads``, at most the machine's cores)."""
     threads = min(plan.threads, os.cpu_count() or 1, len(work))
-    with ThreadPoolExecutor(max(threads, 1)) as pool:
-        # Arrow's compute releases the GIL: a task holding a whole batch (one task per
-        # batch) vouches for several files at once; the results come back in file order
-        vouched = (
-            pool.map(lambda item: vouch(plan.parse, *item), work)
-            if threads > 1
-            else (vouch(plan.parse, *item) for item in work)
-        )
-        for i, result in enumerate(vouched):
-            _add_file(plan, rows, slow, files[i].as_py(), work[i][1], result)
+    if threads <= 1:
+        yield from (vouch(plan.parse, *item) for item in work)
+        return
+    with ThreadPoolExecutor(threads) as pool:
+        yield from pool.map(lambda item: vouch(plan.parse, *item), work)
 
 
 def _add_file(
@@ -442,7 +445,7 @@ def _read_lines(
     usable = pc.not_equal(pc.utf8_length(stripped), 0)
     if "pre_error" in batch.schema.names:  # (a Parquet file that could not be read)
         usable = pc.and_(usable, pc.is_null(batch.column("pre_error")))
-    kept = np.flatnonzero(_mask(usable))
+    kept = np.flatnonzero(filled(usable))
     at = pa.array(kept)
     unvouched, chunks = vouch_lines(plan.parse, stripped.take(at), batch.column("mtime").take(at))
     partition = None
@@ -508,11 +511,6 @@ def _group_text(column: pa.Array) -> pa.Array:
     else:
         raise _Abort
     return pc.fill_null(text, "null")
-
-
-def _mask(mask: pa.Array) -> np.ndarray:
-    """A boolean Arrow array as numpy, nulls as False."""
-    return np.asarray(pc.fill_null(mask, False).to_numpy(zero_copy_only=False), dtype=bool)
 
 
 def _all(mask: pa.Array) -> bool:
