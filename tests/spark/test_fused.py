@@ -6,7 +6,9 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import json
+import os
 import random
+import time
 import zlib
 from pathlib import Path
 
@@ -90,11 +92,12 @@ CASES = {
 }
 
 
-def _plans(job: Job) -> list[str]:
-    """The plan of each micro-batch (the flush aside), in batch order."""
+def _plans(job: Job, field: str = "plan") -> list[str]:
+    """The plan of each micro-batch (the flush aside), in batch order (or another field
+    of their metrics records)."""
     directory = Path(SparkEngine.metrics_directory_of(job).removeprefix("file:"))
     records = [json.loads(p.read_text()) for p in sorted(directory.glob("batch=*.json"))]
-    return [r["plan"] for r in records]
+    return [r[field] for r in records]
 
 
 def _run(spark, tmp_path, tables, files_per_batch: int = 2) -> Job:
@@ -112,6 +115,46 @@ def test_one_pass_matches_reference(spark, tmp_path, case):
     write_stream(tmp_path / "in", seed=zlib.crc32(case.encode()) % 1000, partitions=3)
     job = _run(spark, tmp_path, CASES[case])
     assert _plans(job) == ["one_pass", "one_pass"]
+    assert _plans(job, "windows_merged_on") == ["driver", "driver"]
+
+
+@pytest.mark.parametrize("case", ["merged-gaps-idle", "partitioned-drop-hopping"])
+def test_open_windows_merge_in_spark_or_on_the_driver_alike(spark, tmp_path, monkeypatch, case):
+    """The open windows a batch merged in Spark are read by the next batch merging on the
+    driver, and the other way round, with the same answers (batches alternate here; in a
+    run, the size of the partials and open windows chooses)."""
+    on_driver = SparkEngine._driver_windows_ok
+    monkeypatch.setattr(
+        SparkEngine,
+        "_driver_windows_ok",
+        lambda self, batch, rows: batch.id % 2 == 1 and on_driver(self, batch, rows),
+    )
+    write_stream(tmp_path / "in", seed=zlib.crc32(case.encode()) % 1000 + 1, partitions=3)
+    job = _run(spark, tmp_path, CASES[case], files_per_batch=1)
+    assert _plans(job) == ["one_pass"] * 4
+    assert _plans(job, "windows_merged_on") == ["spark", "driver", "spark", "driver"]
+
+
+@pytest.mark.parametrize("rows", [SparkEngine.DRIVER_WINDOW_ROWS, 0])
+def test_a_quiet_partition_closes_its_windows_after_the_idle_timeout(
+    spark, tmp_path, monkeypatch, rows
+):
+    """Partitioned watermarks with an idle timeout: partition 2 delivers nothing in the
+    middle batches while the others do, so its open windows close on the timeout (batches
+    are 7 s apart) — merged on the driver, or in Spark when the partials are too many."""
+    monkeypatch.setattr(SparkEngine, "DRIVER_WINDOW_ROWS", rows)
+    write_stream(tmp_path / "in", seed=21, partitions=3)
+    for k in range(4):
+        path = tmp_path / "in" / f"part-{k:03d}.jsonl"
+        if k in (1, 2):
+            lines = path.read_text().splitlines()
+            path.write_text("\n".join(x for x in lines if '"partition": 2' not in x) + "\n")
+        os.utime(path, (time.time() + k, time.time() + k))  # (read by age: in name order)
+    case = CASES["partitioned-drop-hopping"]
+    tables = {**case, "window": {**case["window"], "idle_timeout": "5s"}}
+    job = _run(spark, tmp_path, tables, files_per_batch=1)
+    assert _plans(job) == ["one_pass"] * 4
+    assert _plans(job, "windows_merged_on") == ["driver" if rows else "spark"] * 4
 
 
 @contextlib.contextmanager

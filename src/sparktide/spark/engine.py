@@ -34,6 +34,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark.sql import DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
@@ -75,8 +78,10 @@ from sparktide.spark.fused import (
     fused_kernel,
     fused_plan,
     fused_schema,
+    merge_partials,
 )
 from sparktide.spark.parse import FULL_TEXT, parse_lines, split_lines
+from sparktide.spark.records import spark_doubles, window_lines, write_lines
 from sparktide.spark.rowwindows import marks_schema, session_windows, sliding_windows
 from sparktide.spark.sql import NEG, field, iso, lit_us, sql_string
 from sparktide.spark.state import StateStore
@@ -191,6 +196,10 @@ class SparkEngine:
     #: The one-pass plan reads a batch in one task only up to this many of Spark's file
     #: splits (at most 128 MB each by default): beyond, the general plan, which spills.
     ONE_TASK_SPLITS = 4
+    #: The one-pass plan folds a batch's partials into the open windows on the driver
+    #: while the two together are at most this many rows (about 100 bytes each in
+    #: Arrow); beyond, in Spark, with a shuffle.
+    DRIVER_WINDOW_ROWS = 2_000_000
 
     def __init__(
         self, spark: SparkSession, job: Job, *, clock: Callable[[int], int] | None = None
@@ -334,12 +343,12 @@ class SparkEngine:
 
     def _one_pass(
         self, lines: DataFrame, parts: dict[str, dict[str, Any]]
-    ) -> tuple[DataFrame, list[dict[str, Any]], DataFrame | None, int] | None:
-        """The batch's window partials, per-partition summary, malformed lines (parsed
-        by the SQL route) and their count, from one pass per task; or ``None`` when the
-        batch does not qualify (a line the kernel could not vouch for is an event after
-        all): the caller then runs the general plan. Both give the same answers; this
-        one moves no event."""
+    ) -> tuple[DataFrame, int, list[dict[str, Any]], DataFrame | None, int] | None:
+        """The batch's window partials and their number of rows, per-partition summary,
+        malformed lines (parsed by the SQL route) and their count, from one pass per
+        task; or ``None`` when the batch does not qualify (a line the kernel could not
+        vouch for is an event after all): the caller then runs the general plan. Both
+        give the same answers; this one moves no event."""
         columns = set(lines.columns)
         partition = self.job.source.partition
         stream_partition = partition if partition in columns else None  # (Kafka's, say)
@@ -390,6 +399,7 @@ class SparkEngine:
         else:  # pragma: no cover - one task cannot split a partition
             return None
         slow = sum(row["slow"] for row in rows if row["kind"] == TASK)
+        partial_rows = sum(row["parts"] for row in rows if row["kind"] == TASK)
         others = None
         if slow:
             # lines the kernel did not vouch for: the batch qualifies only if the SQL
@@ -432,7 +442,8 @@ class SparkEngine:
         assert self.window is not None
         columns = ["scope", *(f"g{i}" for i in range(len(self.window.group_by))), "start"]
         columns += [name for plan_ in self.plans for name, _ in plan_.partial]
-        return out.filter(f"kind = '{PARTIAL}'").select(*columns), summary, others, slow
+        partial = out.filter(f"kind = '{PARTIAL}'").select(*columns)
+        return partial, partial_rows, summary, others, slow
 
     # ------------------------------------------------------------------ one batch
     def process(
@@ -512,6 +523,7 @@ class SparkEngine:
         self._flushing = flush
         self._written = {}
         self._gauges = {}
+        self._merged_on: str | None = None  # where open windows merged (metrics)
         journal_id = f"flush-{batch_id}" if flush else batch_id
         previous = batch_id if flush else self.store.latest(below=batch_id)
         clock = self.store.load_clock(previous) or self._initial_clock()
@@ -523,13 +535,13 @@ class SparkEngine:
         parts: dict[str, dict[str, Any]] = clock["partitions"]
         fused = self._one_pass(lines, parts) if self._one_pass_ok and not flush else None
         if fused is not None:  # parsed, judged and folded per task (spark/fused.py)
-            partial, summary, lettered_from, malformed = fused
+            partial, partial_rows, summary, lettered_from, malformed = fused
             decided = None
             keys_next = None
             delivering = {row["pid"]: row for row in summary}
             global_a0 = self._estimate(clock, delivering, now)
         else:
-            partial = None
+            partial, partial_rows = None, 0
             decided, parsed, summary, delivering, malformed, global_a0, keys_next = self._judge(
                 lines, clock, now, batch_id, previous
             )
@@ -586,7 +598,7 @@ class SparkEngine:
         )
         batch = _Batch(batch_id, previous, now, label, parts, clock, keys_next, global_end)
         if self.window is not None:
-            forced = self._windows(decided, batch, partial)
+            forced = self._windows(decided, batch, partial, partial_rows)
             if forced is not None and keys_next is not None:
                 keys_next = keys_next.join(forced, on="key", how="left").select(
                     "key",
@@ -614,6 +626,7 @@ class SparkEngine:
         metrics["this_batch"] = self._batch_counts(summary, malformed)
         # which plan judged the batch (docs/design.md): one pass per task, or the general
         metrics["plan"] = "flush" if flush else "one_pass" if fused is not None else "general"
+        metrics["windows_merged_on"] = self._merged_on
         metrics["diagnostics"] = self._diagnostics(clock, summary, now)
         self._write_metrics(metrics, label)
         for diagnostic in [] if flush else metrics["diagnostics"]:  # a flush repeats them
@@ -1334,17 +1347,26 @@ class SparkEngine:
         return f"coalesce(scope_w, {floor})", f"coalesce(scope_last, {NEG})", table
 
     def _windows(
-        self, decided: DataFrame | None, batch: _Batch, partial: DataFrame | None = None
+        self,
+        decided: DataFrame | None,
+        batch: _Batch,
+        partial: DataFrame | None = None,
+        partial_rows: int = 0,
     ) -> DataFrame | None:
         """Fold the batch's admitted rows (``decided``), or its partials already folded
-        per task (``partial``, the one-pass plan), into the open windows; write the
-        windows that close."""
+        per task (``partial``, the one-pass plan, ``partial_rows`` of them), into the open
+        windows; write the windows that close."""
         w = self.window
         assert w is not None
         if w.type in ("session", "sliding"):
             assert decided is not None
             self._row_windows(decided, batch)
             return None
+        if partial is not None and self._driver_windows_ok(batch, partial_rows):
+            self._merged_on = "driver"
+            self._driver_windows(partial, batch)
+            return None
+        self._merged_on = "spark"
         groups = [f"g{i}" for i in range(len(w.group_by))]
         keys = ["scope", *groups, "start"]
         scope_w, scope_last, table = self._scope_watermarks(batch)
@@ -1423,6 +1445,79 @@ class SparkEngine:
         if forced is not None:
             forced.unpersist()
         return None
+
+    def _driver_windows_ok(self, batch: _Batch, partial_rows: int) -> bool:
+        """Whether the batch's partials fold into the open windows on the driver: few
+        enough rows, and windows whose closing reads only the scopes' watermarks."""
+        w = self.window
+        assert w is not None
+        if self._flushing or self.mode == "substreams" or self.edges:
+            return False
+        if w.type not in ("tumbling", "hopping") or w.having is not None or self.job.select:
+            return False
+        held = self.store.table_rows(batch.previous, "windows")
+        return partial_rows + held <= self.DRIVER_WINDOW_ROWS
+
+    def _driver_windows(self, partial: DataFrame, batch: _Batch) -> None:
+        """:meth:`_windows` on the driver, for partials folded per task (the one-pass
+        plan): the partials and the open windows merge in Arrow, the open ones are written
+        back from here, and only the windows that close go to Spark (to be written as
+        records by :meth:`_write_windows`, as in the Spark route). Same answers, no
+        shuffle and two Spark jobs fewer (``docs/design.md``)."""
+        w = self.window
+        assert w is not None
+        groups = [f"g{i}" for i in range(len(w.group_by))]
+        keys = ["scope", *groups, "start"]
+        fresh = partial.toArrow()
+        held = self.store.load_arrow(batch.previous, "windows", fresh.schema)
+        merged = merge_partials(pa.concat_tables([fresh, held]), keys)
+        end = merged.column("start").to_numpy() + w.size
+        due = end + self.lateness + (1 if self.closed_end else 0)
+        governing, last = self._scope_arrays(merged.column("scope"), batch)
+        if w.idle_timeout is not None:
+            # as in _windows: the oldest open window of an idle scope closes
+            idle = (due > governing) & (np.maximum(end, last) + w.idle_timeout <= batch.now)
+            if idle.any():
+                scopes = pc.dictionary_encode(merged.column("scope")).combine_chunks()
+                code = scopes.indices.to_numpy()
+                forced = np.full(len(scopes.dictionary), NEG_INF, dtype=np.int64)
+                np.maximum.at(forced, code[idle], due[idle])
+                for i in np.flatnonzero(forced > NEG_INF):
+                    scope = scopes.dictionary[int(i)].as_py()
+                    self._force(batch.clock, batch.parts, scope, int(forced[i]))
+                governing = np.maximum(governing, forced[code])
+        closed = due <= governing
+        still_open = merged.filter(pa.array(~closed))
+        self.store.write_arrow(still_open, batch.id, "windows")
+        self._gauges["open_windows"] = still_open.num_rows
+        if self.output.path is None:  # (as _write_text)
+            return
+        ended = merged.filter(pa.array(closed)).append_column(
+            "end", pa.array(end[closed], pa.int64())
+        )
+        names = [tuple(name for name, _ in plan.partial) for plan in self.plans]
+        doubles = functools.partial(spark_doubles, self.spark)
+        lines = window_lines(ended, w, names, batch.now, doubles)
+        write_lines(lines, f"{self.output.path}/{batch.label}")
+        self._written["windows_emitted"] = self._written.get("windows_emitted", 0) + len(lines)
+
+    def _scope_arrays(self, scope: pa.ChunkedArray, batch: _Batch) -> tuple[Any, Any]:
+        """:meth:`_scope_watermarks` for the driver: the governing watermark and the last
+        delivery's processing time of each row's ``scope`` (merged or partitioned)."""
+        n = len(scope)
+        parts = batch.parts
+        if self.mode == "merged":
+            last = max((p["last_processing"] for p in parts.values()), default=NEG_INF)
+            return (
+                np.full(n, batch.clock["job_watermark"], dtype=np.int64),
+                np.full(n, last, dtype=np.int64),
+            )
+        pids = list(parts)
+        where = pc.index_in(scope, value_set=pa.array(pids, pa.string()))
+        index = pc.fill_null(where, len(pids)).to_numpy()  # (an unknown scope: -inf)
+        watermark = np.array([*(parts[p]["watermark"] for p in pids), NEG_INF], dtype=np.int64)
+        last = np.array([*(parts[p]["last_processing"] for p in pids), NEG_INF], dtype=np.int64)
+        return watermark[index], last[index]
 
     def _partials(
         self, decided: DataFrame, batch: _Batch, keys: list[str], partial_aggregates: list[Any]

@@ -32,6 +32,7 @@ import os
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -68,10 +69,12 @@ __all__ = [
     "fused_kernel",
     "fused_plan",
     "fused_schema",
+    "merge_partials",
 ]
 
 #: The kinds of the kernel's output rows: window partials, one summary per partition,
-#: one row per task (how many lines it could not judge), those lines, and "give up".
+#: one row per task (how many lines it could not judge, how many partials it wrote),
+#: those lines, and "give up".
 PARTIAL, SUMMARY, TASK, LINE, ABORT = "p", "s", "t", "l", "x"
 
 #: Counters the kernel counts per partition (the engine's other counters are 0 here).
@@ -219,6 +222,7 @@ def _schema(plan: FusedPlan) -> pa.Schema:
             pa.field("late_t", pa.int64()),
             *(pa.field(counter_column(name), pa.int64()) for name in COUNTED),
             pa.field("slow", pa.int64()),
+            pa.field("parts", pa.int64()),
             pa.field("file", pa.string()),
             pa.field("line", pa.int64()),
             pa.field("raw", pa.string()),
@@ -247,7 +251,8 @@ class _Abort(Exception):
 def fused_kernel(plan: FusedPlan, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     """``mapInArrow`` body over whole files (``file``, ``text``, ``mtime``): the task's
     window partials (``PARTIAL``), one summary row per partition (``SUMMARY``), one row
-    saying how many lines it did not vouch for (``TASK``) and those lines (``LINE``);
+    saying how many lines it did not vouch for and how many partial rows it wrote
+    (``TASK``) and those lines (``LINE``);
     or a single ``ABORT`` row when it cannot judge its lines at all."""
     from pyspark import TaskContext
 
@@ -257,8 +262,12 @@ def fused_kernel(plan: FusedPlan, batches: Iterator[pa.RecordBatch]) -> Iterator
     try:
         slow: list[pa.RecordBatch] = []
         rows = _read(plan, batches, slow)
+        parts = 0  # partial rows: the engine folds few enough on the driver
         if rows is not None:
-            yield from _judge(plan, schema, task, rows)
+            for out in _judge(plan, schema, task, rows):
+                if out.num_rows and out.column(0)[0].as_py() == PARTIAL:
+                    parts += out.num_rows
+                yield out
         count = sum(batch.num_rows for batch in slow)
         yield _rows(
             schema,
@@ -266,6 +275,7 @@ def fused_kernel(plan: FusedPlan, batches: Iterator[pa.RecordBatch]) -> Iterator
                 "kind": pa.array([TASK]),
                 "task": pa.array([task], pa.int64()),
                 "slow": pa.array([count], pa.int64()),
+                "parts": pa.array([parts], pa.int64()),
             },
         )
         for batch in slow:
@@ -686,16 +696,8 @@ def _partials(
 ) -> pa.RecordBatch:
     """One row per (scope, group, start): the batch's partial aggregates."""
     keys = ["scope", *(f"g{i}" for i in range(len(plan.group_by))), "start"]
-    table = pa.table(columns)
-    aggregations = []
-    for name in table.column_names:
-        if name in keys:
-            continue
-        aggregations.append((name, "sum"))
-    folded = table.group_by(keys, use_threads=False).aggregate(aggregations)
-    out = {name: folded.column(name) for name in keys}
-    for name, _ in aggregations:
-        out[name] = folded.column(f"{name}_sum")
+    folded = merge_partials(pa.table(columns), keys, threads=False)
+    out: dict[str, Any] = {name: folded.column(name) for name in folded.column_names}
     count = folded.num_rows
     out["kind"] = pa.repeat(pa.scalar(PARTIAL), count)
     out["task"] = pa.repeat(pa.scalar(task, pa.int64()), count)
@@ -703,6 +705,17 @@ def _partials(
         schema,
         {k: v.combine_chunks() if isinstance(v, pa.ChunkedArray) else v for k, v in out.items()},
     )
+
+
+def merge_partials(table: pa.Table, keys: list[str], *, threads: bool = True) -> pa.Table:
+    """``table``'s rows of equal ``keys`` merged into one: every other column (counts
+    and sums: all partials of the one-pass plan merge by ``sum``, as in Spark, where a
+    column whose values are all null stays null) summed; the columns keep their order."""
+    others = [name for name in table.column_names if name not in keys]
+    folded = table.group_by(keys, use_threads=threads).aggregate([(name, "sum") for name in others])
+    named = {f"{name}_sum": name for name in others}
+    renamed = folded.rename_columns([named.get(name, name) for name in folded.column_names])
+    return renamed.select(table.column_names).cast(table.schema)
 
 
 def _summary(

@@ -26,6 +26,8 @@ import time
 from pathlib import Path
 from typing import IO, Any
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import StructType
 
@@ -171,6 +173,34 @@ class StateStore:
             if path.exists() and any(path.glob("*.parquet")):
                 return self.spark.read.schema(schema).parquet(str(path))
         return self.spark.createDataFrame([], schema)
+
+    def _table_files(self, batch_id: int | None, name: str) -> list[Path]:
+        if batch_id is None:
+            return []
+        return sorted((self.root / "state" / str(batch_id) / name).glob("*.parquet"))
+
+    def table_rows(self, batch_id: int | None, name: str) -> int:
+        """The number of rows of a committed batch's table (from the files' footers)."""
+        return sum(
+            pq.ParquetFile(path).metadata.num_rows for path in self._table_files(batch_id, name)
+        )
+
+    def load_arrow(self, batch_id: int | None, name: str, schema: pa.Schema) -> pa.Table:
+        """A committed batch's table read on the driver, as ``schema`` (empty when absent)."""
+        files = self._table_files(batch_id, name)
+        if not files:
+            return schema.empty_table()
+        tables = [pq.read_table(path).select(schema.names).cast(schema) for path in files]
+        return pa.concat_tables(tables)
+
+    def write_arrow(self, table: pa.Table, batch_id: int, name: str) -> None:
+        """Write a table of the batch being written from the driver (one parquet file,
+        readable by :meth:`load_table` and :meth:`load_arrow` like Spark's own)."""
+        directory = Path(self.table_path(batch_id, name))
+        if directory.exists():
+            shutil.rmtree(directory)
+        directory.mkdir(parents=True)
+        pq.write_table(table, directory / "part-00000.parquet")
 
     def table_path(self, batch_id: int, name: str) -> str:
         """Where the state being written for ``batch_id`` keeps its table ``name``."""

@@ -1,0 +1,163 @@
+"""Window records written from the driver, as the Spark route writes them.
+
+When the one-pass plan merges a batch's partials with the open windows on the driver
+(``SparkEngine._driver_windows``), the windows that close are few enough to be written
+from here: shipping them back into Spark only to format and write them costs a Spark job
+and a conversion that cost more than the whole merge (``docs/design.md``). The records
+must be the very text the Spark route writes (:meth:`SparkEngine._write_windows`), so:
+
+* counts and integer sums are integers' decimal text;
+* a double is ``CAST(d AS STRING)`` in Spark, which is Java's ``Double.toString``: plain
+  decimal digits for 10⁻³ ≤ |d| < 10⁷ (``21.0``, ``0.125``), scientific notation
+  elsewhere (``1.0E-5``). In the plain range Java and Arrow agree on the digits (the
+  shortest that read back as the same double; measured on millions of values), so
+  Arrow's text with ``.0`` added where it has no point is Spark's. Outside it, Java 17's
+  digits are not always the shortest (``1.0E23`` is ``9.999999999999999E22``): those
+  values, rare in telemetry, are formatted by Spark itself (:func:`spark_doubles`).
+* instants are :func:`sparktide.time.format_instant`, which Spark's ``iso`` mirrors.
+
+Only the aggregates the one-pass plan folds (``count``, ``sum``, ``avg``) are written
+here; their null rules are those of :mod:`sparktide.spark.aggregates`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+from pyspark.sql import SparkSession
+
+from sparktide.job import Window
+from sparktide.time import format_instant
+
+__all__ = ["double_text", "spark_doubles", "window_lines", "write_lines"]
+
+_MAX_DOUBLE = 1.7976931348623157e308
+#: |d| in [LOW, HIGH): Java writes plain decimals, with Arrow's (shortest) digits.
+_LOW, _HIGH = 1e-3, 1e7
+
+
+def double_text(
+    values: np.ndarray, spark_doubles: Callable[[list[float]], dict[float, str]]
+) -> pa.Array:
+    """Spark's ``CAST(d AS STRING)`` of each double of ``values``.
+
+    ``spark_doubles`` formats, in Spark, the values outside the range where Arrow's text
+    is Spark's (called only when there are some)."""
+    values = np.asarray(values, dtype=np.float64)
+    size = np.abs(values)
+    plain = ((size >= _LOW) & (size < _HIGH)) | (values == 0)
+    text = pc.cast(pa.array(values), pa.string())
+    # Arrow writes 21.0 as "21" and 0.0 as "0" (-0.0 as "-0"): Java adds ".0"
+    text = pc.if_else(
+        pc.match_substring(text, "."), text, pc.binary_join_element_wise(text, ".0", "")
+    )
+    if plain.all():
+        return text
+    others = values[~plain]
+    known = spark_doubles(sorted(set(others.tolist())))
+    where = np.flatnonzero(~plain)
+    replaced = text.to_numpy(zero_copy_only=False).astype(object)
+    replaced[where] = [known[value] for value in others.tolist()]
+    return pa.array(replaced, pa.string())
+
+
+def spark_doubles(spark: SparkSession, values: list[float]) -> dict[float, str]:
+    """Spark's text of each double of ``values`` (``CAST(d AS STRING)``)."""
+    frame = spark.createDataFrame([(value,) for value in values], "v double")
+    rows = frame.selectExpr("v", "CAST(v AS STRING) AS s").collect()
+    return {row["v"]: row["s"] for row in rows}
+
+
+def _aggregate_text(
+    function: str,
+    names: tuple[str, ...],
+    table: pa.Table,
+    spark_doubles: Callable[[list[float]], dict[float, str]],
+) -> pa.Array:
+    """The JSON text of one aggregate's value per closed window (its merged partials)."""
+    if function == "count":
+        return pc.cast(table.column(names[0]).combine_chunks(), pa.string())
+    si, sd, nn, nf = (table.column(name).combine_chunks() for name in names)
+    count = pc.fill_null(nn, 0).to_numpy()
+    floats = pc.fill_null(nf, 0).to_numpy()
+    try:
+        integers = pc.fill_null(pc.cast(si, pa.int64()), 0).to_numpy()
+        exact = integers.astype(np.float64)  # (correctly rounded, as Spark's cast)
+    except pa.ArrowInvalid:  # a sum beyond 64 bits: Python's exact integers
+        exact = np.array([float(v or 0) for v in si.to_pylist()], dtype=np.float64)
+    total = exact + pc.fill_null(sd, 0.0).to_numpy()
+    with np.errstate(invalid="ignore", divide="ignore"):
+        value = total if function == "sum" else total / np.where(count == 0, 1, count)
+        overflow = ~((total >= -_MAX_DOUBLE) & (total <= _MAX_DOUBLE))
+    nulls = (count == 0) | overflow
+    shown = np.where(nulls, 1.0, value)  # (a placeholder where the value is null)
+    text = double_text(shown, spark_doubles)
+    if function == "sum":
+        whole = (count > 0) & (floats == 0)
+        text = pc.if_else(pa.array(whole), pc.cast(si, pa.string()), text)
+        nulls &= ~whole
+    return pc.if_else(pa.array(nulls), pa.scalar("null"), text)
+
+
+def window_lines(
+    closed: pa.Table,
+    window: Window,
+    partials: list[tuple[str, ...]],
+    now: int,
+    spark_doubles: Callable[[list[float]], dict[float, str]],
+) -> pa.Array:
+    """The window records of the ``closed`` windows (``scope``, ``g<i>``, ``start``,
+    ``end``, merged partial columns), as JSON lines, in the Spark route's order: by end,
+    start, scope, then the groups. ``partials`` are each aggregate's partial columns."""
+    groups = [f"g{i}" for i in range(len(window.group_by))]
+    order = [("end", "ascending"), ("start", "ascending"), ("scope", "ascending")]
+    closed = closed.sort_by(order + [(g, "ascending") for g in groups])
+    parts: list[pa.Array | str] = []
+    for name, column in zip(window.group_by, groups, strict=True):
+        parts += [json.dumps(name) + ":", closed.column(column).combine_chunks()]
+    for key, column in (("window_start", "start"), ("window_end", "end")):
+        instants = closed.column(column).combine_chunks()
+        unique = pc.unique(instants)  # (few: the batch's window bounds)
+        texts = pa.array([f'"{format_instant(v)}"' for v in unique.to_pylist()], pa.string())
+        parts += [json.dumps(key) + ":", texts.take(pc.index_in(instants, unique))]
+    for aggregate, names in zip(window.aggregates, partials, strict=True):
+        text = _aggregate_text(aggregate.function, names, closed, spark_doubles)
+        parts += [json.dumps(aggregate.name) + ":", text]
+    parts += ['"emitted_at":', f'"{format_instant(now)}"']
+    pieces: list[pa.Array | str] = ["{"]
+    for i in range(0, len(parts), 2):
+        pieces += ["," if i else "", parts[i], parts[i + 1]]
+    pieces.append("}")
+    count = closed.num_rows
+    arrays = [
+        piece if isinstance(piece, pa.Array) else pa.repeat(pa.scalar(piece), count)
+        for piece in pieces
+    ]
+    return pc.binary_join_element_wise(*arrays, "")
+
+
+def write_lines(lines: pa.Array, directory: str) -> None:
+    """Write ``lines`` as ``directory``'s one text file, replacing the directory (as a
+    Spark write in ``overwrite`` mode does), with Spark's ``_SUCCESS`` marker; readers
+    never see a half-written directory (it is renamed into place)."""
+    final = Path(directory)
+    tmp = final.with_name(f".{final.name}.tmp")
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    tmp.mkdir(parents=True)
+    if len(lines):
+        joined = pc.binary_join(pa.ListArray.from_arrays([0, len(lines)], lines), "\n")
+        with open(tmp / "part-00000.txt", "wb") as handle:
+            handle.write(joined[0].as_buffer())
+            handle.write(b"\n")
+    (tmp / "_SUCCESS").touch()
+    if final.exists():
+        shutil.rmtree(final)
+    os.replace(tmp, final)

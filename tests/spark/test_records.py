@@ -1,0 +1,124 @@
+"""Window records written from the driver (``sparktide.spark.records``) are the very
+text the Spark route writes: the same closed windows through both, line for line."""
+
+from __future__ import annotations
+
+import functools
+import random
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sparktide.spark.engine import SparkEngine
+from sparktide.spark.records import double_text, spark_doubles, window_lines
+from sparktide.time import parse_instant
+from tests.spark.streams import job_for
+
+TABLES = {
+    "source": {"partition": "partition"},
+    "window": {
+        "type": "hopping",
+        "size": "30s",
+        "hop": "10s",
+        "group_by": ["device", "partition"],
+        "aggregates": {"n": "count(*)", "c": "count(value)", "s": "sum(value)", "m": "avg(v2)"},
+    },
+}
+
+#: Doubles whose text is hard: plain range edges, Java 17's non-shortest digits (1e23 is
+#: 9.999999999999999E22 there), scientific notation both ways, the smallest subnormal.
+HARD = [
+    0.0,
+    -0.0,
+    21.0,
+    0.1 + 0.2,
+    1e-3,
+    float(np.nextafter(1e-3, 0)),
+    float(np.nextafter(1e7, 0)),
+    1e7,
+    1e-5,
+    12345678.9,
+    1e16,
+    8.41e21,
+    1e23,
+    -2.0853372095117043e18,
+    5e-324,
+    1.7976931348623157e308,
+]
+
+
+def _closed(rng: random.Random, rows: int) -> pa.Table:
+    """Closed windows with merged partials of every kind: no values (null), integers only
+    (an exact sum, also beyond 64 bits), floats, and sums that overflow a double."""
+    start = parse_instant("2026-03-01T09:00:00Z")
+    table: dict[str, list] = {name: [] for name in ("scope", "g0", "g1", "start", "end")}
+    names = ["p0_n", "p1_n", "p2_si", "p2_sd", "p2_nn", "p2_nf"]
+    names += ["p3_si", "p3_sd", "p3_nn", "p3_nf"]
+    table.update({name: [] for name in names})
+    for i in range(rows):
+        table["scope"].append(rng.choice(["", "0", "1"]))
+        table["g0"].append(rng.choice(['"d1"', '"d2"', "null", "7", "true"]))
+        table["g1"].append(rng.choice(["0", "1", "12"]))
+        s = start + rng.randrange(-3, 20) * 10_000_000 + rng.choice([0, 1, 250_000])
+        table["start"].append(s)
+        table["end"].append(s + 30_000_000)
+        table["p0_n"].append(rng.randrange(1, 50))
+        table["p1_n"].append(rng.randrange(0, 50))
+        for p in ("p2", "p3"):
+            kind = rng.choice(["none", "ints", "huge", "floats", "hard", "overflow"])
+            si = sd = None
+            nn = nf = 0
+            if kind in ("ints", "huge", "floats", "hard"):
+                si = rng.randrange(-(10**6), 10**6) if kind != "huge" else 10**30 + i
+                nn = rng.randrange(1, 9)
+            if kind in ("floats", "hard", "overflow"):
+                sd = rng.uniform(-1e4, 1e4) if kind == "floats" else rng.choice(HARD)
+                if kind == "overflow":
+                    sd, si = 1.7976931348623157e308, 10**37
+                nf = rng.randrange(1, 5)
+                nn += nf
+            table[f"{p}_si"].append(si)
+            table[f"{p}_sd"].append(sd)
+            table[f"{p}_nn"].append(nn)
+            table[f"{p}_nf"].append(nf)
+    types = {"start": pa.int64(), "end": pa.int64(), "p2_si": pa.decimal128(38, 0)}
+    types["p3_si"] = pa.decimal128(38, 0)
+    return pa.table(
+        {
+            name: pa.array(values, types.get(name, pa.string() if name[0] in "sg" else None))
+            for name, values in table.items()
+        }
+    )
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_driver_records_are_the_spark_routes(spark, tmp_path, seed):
+    job = job_for(tmp_path, TABLES)
+    engine = SparkEngine(spark, job)
+    closed = _closed(random.Random(seed), 400)
+    now = parse_instant("2026-03-01T09:30:00.5Z")
+    engine._write_windows(spark.createDataFrame(closed), ["g0", "g1"], now, "spark")
+    written = sorted(Path(job.output.path, "spark").glob("part-*"))
+    want = "".join(path.read_text() for path in written).splitlines()
+    names = [tuple(name for name, _ in plan.partial) for plan in engine.plans]
+    doubles = functools.partial(spark_doubles, spark)
+    got = window_lines(closed, job.window, names, now, doubles).to_pylist()
+    assert got == want
+    assert len(want) == 400  # (and every kind of value was there)
+    assert all(any(part in line for line in want) for part in ('"s":null', "E", "00000000000"))
+
+
+@settings(max_examples=10, deadline=None)
+@given(st.lists(st.floats(allow_nan=False, allow_infinity=False), min_size=1, max_size=300))
+def test_double_text_is_sparks_cast(spark, values):
+    """Every double (the plain range by Arrow, the others by Spark) reads as Spark's
+    ``CAST(d AS STRING)`` writes it."""
+    values = [*values, *HARD]
+    frame = spark.createDataFrame([(v,) for v in values], "v double")
+    want = [row["s"] for row in frame.selectExpr("CAST(v AS STRING) AS s").collect()]
+    got = double_text(np.array(values), functools.partial(spark_doubles, spark))
+    assert got.to_pylist() == want
