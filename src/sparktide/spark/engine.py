@@ -55,7 +55,7 @@ from sparktide.spark.aggregates import (
     plan_aggregates,
     present,
 )
-from sparktide.spark.arrowparse import parse_files
+from sparktide.spark.arrowparse import filled, parse_files
 from sparktide.spark.ctiscan import SCAN_OUTPUT, scan_kernel
 from sparktide.spark.edges import edge_starts, edges_schema, ended_edges, open_edges, pair_edges
 from sparktide.spark.expr import (
@@ -69,6 +69,7 @@ from sparktide.spark.expr import (
 from sparktide.spark.fused import (
     ABORT,
     COUNTED,
+    KEY,
     LINE,
     PARTIAL,
     SUMMARY,
@@ -78,6 +79,7 @@ from sparktide.spark.fused import (
     fused_kernel,
     fused_plan,
     fused_schema,
+    input_clock,
     merge_partials,
 )
 from sparktide.spark.parse import FULL_TEXT, parse_lines, split_lines
@@ -105,6 +107,19 @@ _log = logging.getLogger("sparktide")
 
 
 @dataclass
+class _OnePass:
+    """What the one-pass plan hands the rest of the batch (:meth:`SparkEngine._one_pass`)."""
+
+    partial: DataFrame  # window partials, one row per (scope, group, start) of a task
+    partial_rows: int
+    summary: list[dict[str, Any]]  # one entry per partition
+    malformed_lines: DataFrame | None  # the lines the SQL route found malformed
+    malformed: int
+    keys: pa.Table | None = None  # substreams: each key's largest h and events (kn)
+    input_clock: int | None = None  # substreams: the input's arrival clock it judged by
+
+
+@dataclass
 class _Batch:
     """What the steps after the policy need to know of the micro-batch being processed."""
 
@@ -114,7 +129,8 @@ class _Batch:
     label: str  # output directory name: batch=<id> or flush=<id>
     parts: dict[str, dict[str, Any]]  # partition clocks at the end of the batch
     clock: dict[str, Any]  # the clock state being built for this batch
-    keys_next: DataFrame | None  # substream key state after this batch
+    keys_next: DataFrame | pa.Table | None  # substream key state after this batch
+    #: (a table when the one-pass plan judged the batch: it is merged on the driver)
     global_end: int  # the input's arrival clock at the end of the batch
 
 
@@ -338,17 +354,20 @@ class SparkEngine:
     def _one_pass_ok(self) -> bool:
         """Whether a batch may be parsed, judged and folded in one pass per task
         (:mod:`sparktide.spark.fused`): the job allows it and the policy reads no other
-        partition's clock."""
-        return self._fused and fusable(self.job)
+        partition's clock — or, for substreams, the batch is read in one task, which then
+        knows which partitions deliver."""
+        return (self._fused or self.mode == "substreams") and fusable(self.job)
 
     def _one_pass(
-        self, lines: DataFrame, parts: dict[str, dict[str, Any]]
-    ) -> tuple[DataFrame, int, list[dict[str, Any]], DataFrame | None, int] | None:
+        self, lines: DataFrame, clock: dict[str, Any], now: int, previous: int | None
+    ) -> _OnePass | None:
         """The batch's window partials and their number of rows, per-partition summary,
         malformed lines (parsed by the SQL route) and their count, from one pass per
-        task; or ``None`` when the batch does not qualify (a line the kernel could not
-        vouch for is an event after all): the caller then runs the general plan. Both
-        give the same answers; this one moves no event."""
+        task (for substreams, each key's newest timestamp and events too); or ``None``
+        when the batch does not qualify (a line the kernel could not vouch for is an event
+        after all): the caller then runs the general plan. Both give the same answers;
+        this one moves no event."""
+        parts: dict[str, dict[str, Any]] = clock["partitions"]
         columns = set(lines.columns)
         partition = self.job.source.partition
         stream_partition = partition if partition in columns else None  # (Kafka's, say)
@@ -370,11 +389,27 @@ class SparkEngine:
         else:
             return None
         plan = fused_plan(self.job, parts, stream_partition)
+        substreams = self.mode == "substreams"
+        if substreams:  # one task: the input's arrival clock depends on who delivers
+            idle = []
+            for pid, part in parts.items():
+                guess = (
+                    part["last_arrival"] + (now - part["last_processing"])
+                    if part["seen"]
+                    else now - NEVER_SEEN_LAG
+                )  # (SparkEngine._estimate's)
+                idle.append((pid, part["arrival"], max(part["arrival"], guess)))
+            plan = dataclasses.replace(
+                plan,
+                arrival_clock=clock["arrival"],
+                idle=tuple(idle),
+                keys=tuple(str(path) for path in self.store.table_files(previous, "keys")),
+            )
         # Spark's own split of the files first (each task a share of them, in parallel),
         # unless a partition was found in two tasks before: then the files go through
         # one task (still far cheaper than the general plan, whose judging of a timeline
         # is one task anyway) — remembered for the rest of the run
-        for single in (False, True) if not self._one_task else (True,):
+        for single in (False, True) if not (self._one_task or substreams) else (True,):
             frame, task_plan = files, plan
             if single:
                 splits = files.rdd.getNumPartitions()
@@ -443,7 +478,11 @@ class SparkEngine:
         columns = ["scope", *(f"g{i}" for i in range(len(self.window.group_by))), "start"]
         columns += [name for plan_ in self.plans for name, _ in plan_.partial]
         partial = out.filter(f"kind = '{PARTIAL}'").select(*columns)
-        return partial, partial_rows, summary, others, slow
+        result = _OnePass(partial, partial_rows, summary, others, slow)
+        if substreams:
+            result.keys = out.filter(f"kind = '{KEY}'").select("scope", "max_h", "kn").toArrow()
+            result.input_clock = input_clock(plan, [row["pid"] for row in summary])
+        return result
 
     # ------------------------------------------------------------------ one batch
     def process(
@@ -533,13 +572,21 @@ class SparkEngine:
             journal_id, max(now or 0, clock["processing_time"]) if flush else now
         )
         parts: dict[str, dict[str, Any]] = clock["partitions"]
-        fused = self._one_pass(lines, parts) if self._one_pass_ok and not flush else None
+        fused = None
+        if self._one_pass_ok and not flush:
+            fused = self._one_pass(lines, clock, now, previous)
+        keys_next: DataFrame | pa.Table | None
         if fused is not None:  # parsed, judged and folded per task (spark/fused.py)
-            partial, partial_rows, summary, lettered_from, malformed = fused
+            partial, partial_rows, summary = fused.partial, fused.partial_rows, fused.summary
+            lettered_from, malformed = fused.malformed_lines, fused.malformed
             decided = None
             keys_next = None
             delivering = {row["pid"]: row for row in summary}
             global_a0 = self._estimate(clock, delivering, now)
+            if fused.keys is not None:
+                if global_a0 != fused.input_clock:  # (the same rule: never expected)
+                    raise RuntimeError("one-pass plan: the input's arrival clock differs")
+                keys_next = self._next_keys_table(fused.keys, previous, global_a0, delivering, now)
         else:
             partial, partial_rows = None, 0
             decided, parsed, summary, delivering, malformed, global_a0, keys_next = self._judge(
@@ -599,7 +646,8 @@ class SparkEngine:
         batch = _Batch(batch_id, previous, now, label, parts, clock, keys_next, global_end)
         if self.window is not None:
             forced = self._windows(decided, batch, partial, partial_rows)
-            if forced is not None and keys_next is not None:
+            keys_next = batch.keys_next  # (the driver's merge forces it in place)
+            if forced is not None and isinstance(keys_next, DataFrame):
                 keys_next = keys_next.join(forced, on="key", how="left").select(
                     "key",
                     "k_newest",
@@ -823,6 +871,37 @@ class SparkEngine:
             ).alias("k_watermark"),
             F.expr(f"CASE WHEN n IS NOT NULL THEN {lit_us(now)} ELSE k_last END").alias("k_last"),
             F.expr("coalesce(k_events, 0) + coalesce(events, 0)").alias("k_events"),
+        )
+
+    def _next_keys_table(
+        self,
+        batch_keys: pa.Table,
+        previous: int | None,
+        global_a0: int,
+        delivering: dict[str, Any],
+        now: int,
+    ) -> pa.Table:
+        """:meth:`_next_keys` on the driver, from the one-pass plan's key rows (``scope``
+        the key, ``max_h``, ``kn`` its events): the keys' state after this batch."""
+        global_end = max([global_a0, *(row["max_a"] for row in delivering.values())])
+        floor = global_end - self.LT if self.LT is not None else NEG_INF
+        old = self.store.load_arrow(previous, "keys", _KEYS_ARROW)
+        batch_keys = batch_keys.rename_columns(["key", "max_h", "kn"])
+        joined = old.join(batch_keys, keys="key", join_type="full outer")
+
+        def ints(name: str, default: int) -> np.ndarray:
+            return pc.fill_null(joined.column(name), default).to_numpy()
+
+        newest = np.maximum(ints("k_newest", NEG_INF), ints("max_h", NEG_INF))
+        watermark = np.maximum(ints("k_watermark", NEG_INF), floor)
+        if self.OT is not None:
+            watermark = np.maximum(watermark, newest - self.OT)
+        in_batch = filled(pc.is_valid(joined.column("kn")))
+        last = np.where(in_batch, now, ints("k_last", NEG_INF))
+        events = ints("k_events", 0) + ints("kn", 0)
+        values = (newest, watermark, last, events)
+        return pa.table(
+            [joined.column("key"), *(pa.array(v, pa.int64()) for v in values)], schema=_KEYS_ARROW
         )
 
     # ------------------------------------------------------------------ policy (SQL)
@@ -1367,6 +1446,8 @@ class SparkEngine:
             self._driver_windows(partial, batch)
             return None
         self._merged_on = "spark"
+        if isinstance(batch.keys_next, pa.Table):  # (one-pass substreams, too many rows)
+            batch.keys_next = self.spark.createDataFrame(batch.keys_next, _KEYS_SCHEMA)
         groups = [f"g{i}" for i in range(len(w.group_by))]
         keys = ["scope", *groups, "start"]
         scope_w, scope_last, table = self._scope_watermarks(batch)
@@ -1451,7 +1532,9 @@ class SparkEngine:
         enough rows, and windows whose closing reads only the scopes' watermarks."""
         w = self.window
         assert w is not None
-        if self._flushing or self.mode == "substreams" or self.edges:
+        if self._flushing or self.edges:
+            return False
+        if self.mode == "substreams" and not isinstance(batch.keys_next, pa.Table):
             return False
         if w.type not in ("tumbling", "hopping") or w.having is not None or self.job.select:
             return False
@@ -1482,7 +1565,9 @@ class SparkEngine:
                 code = scopes.indices.to_numpy()
                 forced = np.full(len(scopes.dictionary), NEG_INF, dtype=np.int64)
                 np.maximum.at(forced, code[idle], due[idle])
-                for i in np.flatnonzero(forced > NEG_INF):
+                if isinstance(batch.keys_next, pa.Table):  # substreams: the keys' state
+                    batch.keys_next = _forced_keys(batch.keys_next, scopes.dictionary, forced)
+                for i in np.flatnonzero(forced > NEG_INF) if self.mode != "substreams" else []:
                     scope = scopes.dictionary[int(i)].as_py()
                     self._force(batch.clock, batch.parts, scope, int(forced[i]))
                 governing = np.maximum(governing, forced[code])
@@ -1503,9 +1588,17 @@ class SparkEngine:
 
     def _scope_arrays(self, scope: pa.ChunkedArray, batch: _Batch) -> tuple[Any, Any]:
         """:meth:`_scope_watermarks` for the driver: the governing watermark and the last
-        delivery's processing time of each row's ``scope`` (merged or partitioned)."""
+        delivery's processing time of each row's ``scope``."""
         n = len(scope)
         parts = batch.parts
+        if isinstance(batch.keys_next, pa.Table):  # substreams: the key's, or the floor
+            keys = batch.keys_next
+            floor = self._floor(batch.global_end, batch.clock)
+            where = pc.index_in(scope, value_set=keys.column("key"))
+            index = pc.fill_null(where, keys.num_rows).to_numpy()
+            watermark = np.append(keys.column("k_watermark").to_numpy(), NEG_INF)
+            last = np.append(keys.column("k_last").to_numpy(), NEG_INF)
+            return np.maximum(watermark[index], floor), last[index]
         if self.mode == "merged":
             last = max((p["last_processing"] for p in parts.values()), default=NEG_INF)
             return (
@@ -1948,9 +2041,24 @@ class SparkEngine:
             self._gauges[gauge] = _observed_count(observation)
 
     def _write_keys(
-        self, keys_next: DataFrame, batch_id: int, global_end: int, clock: dict[str, Any]
+        self,
+        keys_next: DataFrame | pa.Table,
+        batch_id: int,
+        global_end: int,
+        clock: dict[str, Any],
     ) -> None:
         floor = self._floor(global_end, clock)
+        if isinstance(keys_next, pa.Table):  # (the one-pass plan's, on the driver)
+            kept = np.ones(keys_next.num_rows, dtype=bool)
+            if (self.window is None or self.window.idle_timeout is None) and not self.generated:
+                newest = keys_next.column("k_newest").to_numpy()
+                kept = keys_next.column("k_watermark").to_numpy() > floor
+                if self.OT is not None:
+                    kept |= newest - self.OT > floor
+            table = keys_next.filter(pa.array(kept))
+            self.store.write_arrow(table, batch_id, "keys")
+            self._gauges["substream_keys"] = table.num_rows
+            return
         keep = "true"  # generated CTIs count a key's events and read its newest timestamp
         if (self.window is None or self.window.idle_timeout is None) and not self.generated:
             newest = f"k_newest - {self.OT} > {floor}" if self.OT is not None else "false"
@@ -2031,6 +2139,17 @@ class SparkEngine:
             return None
         empty = self.spark.createDataFrame([], "file string, line bigint, raw string, mtime bigint")
         return self.process(empty, previous, flush=True)
+
+
+def _forced_keys(keys: pa.Table, scopes: pa.Array, forced: np.ndarray) -> pa.Table:
+    """The keys' state with the watermarks the idle timeout forced (``forced[i]`` for the
+    key ``scopes[i]``; minus infinity where none was)."""
+    where = pc.index_in(keys.column("key"), value_set=scopes)
+    index = pc.fill_null(where, len(scopes)).to_numpy()
+    raised = np.append(forced, NEG_INF)[index]
+    watermark = np.maximum(keys.column("k_watermark").to_numpy(), raised)
+    at = keys.schema.get_field_index("k_watermark")
+    return keys.set_column(at, "k_watermark", pa.array(watermark, pa.int64()))
 
 
 _KEYS_SCHEMA = T.StructType(
@@ -2152,3 +2271,9 @@ def _summary(counter: dict[str, int]) -> dict[str, Any]:
         "punctuations": counter.get("punctuations", 0),
         "ctis_generated": counter.get("ctis_generated", 0),
     }
+
+
+#: :data:`_KEYS_SCHEMA` in Arrow (the keys' state read and written on the driver).
+_KEYS_ARROW = pa.schema(
+    [(f.name, pa.string() if f.name == "key" else pa.int64()) for f in _KEYS_SCHEMA]
+)

@@ -59,6 +59,7 @@ from sparktide.spark.parse import WHITE_SPACE
 __all__ = [
     "ABORT",
     "COUNTED",
+    "KEY",
     "LINE",
     "PARTIAL",
     "SUMMARY",
@@ -69,13 +70,14 @@ __all__ = [
     "fused_kernel",
     "fused_plan",
     "fused_schema",
+    "input_clock",
     "merge_partials",
 ]
 
 #: The kinds of the kernel's output rows: window partials, one summary per partition,
 #: one row per task (how many lines it could not judge, how many partials it wrote),
-#: those lines, and "give up".
-PARTIAL, SUMMARY, TASK, LINE, ABORT = "p", "s", "t", "l", "x"
+#: those lines, "give up", and (substreams) one row per key of the batch.
+PARTIAL, SUMMARY, TASK, LINE, ABORT, KEY = "p", "s", "t", "l", "x", "k"
 
 #: Counters the kernel counts per partition (the engine's other counters are 0 here).
 COUNTED = (
@@ -98,16 +100,16 @@ _PRINTABLE = "^[ -~]*$"
 def fusable(job: Job) -> bool:
     """Whether the job's batches may take the one-pass plan (before looking at data).
 
-    JSONL files, Parquet rows or broker lines; one timeline per partition (no
-    substreams, no union, no imports); the ordering policy with ``adjust`` or ``drop``
+    JSONL files, Parquet rows or broker lines; one timeline per partition, or per key
+    (substreams); no union, no imports; the ordering policy with ``adjust`` or ``drop``
     (nothing it decides is dead-lettered); no CTIs, intervals or edges; tumbling or
     hopping windows whose aggregates are ``count``, ``sum`` or ``avg``; no ``[filter]``,
     ``[select]``, ``having`` or join. The engine also requires that the policy need no
-    other partition's clock (``SparkEngine._fused``)."""
+    other partition's clock (``SparkEngine._fused``), or that the batch be read in one
+    task (substreams: the task then knows which partitions deliver)."""
     source, window = job.source, job.window
     return (
         source.format in ("jsonl", "parquet")
-        and source.over is None
         and source.end_time is None
         and not job.edges
         and not job.inputs
@@ -151,6 +153,13 @@ class FusedPlan:
     clocks: tuple[tuple[str, int, int, int], ...]
     stream_partition: str | None = None  # the lines' column holding the partition
     threads: int = 1  # files vouched for at once (a task holding a whole batch)
+    #: Substreams (one task holds the batch): the input's arrival clock before the batch,
+    #: each known partition's ``(pid, arrival clock, clock if it delivers nothing)``
+    #: (its idle estimate), and the parquet files of the keys' state.
+    substreams: bool = False
+    arrival_clock: int = NEG_INF
+    idle: tuple[tuple[str, int, int], ...] = ()
+    keys: tuple[str, ...] = ()
 
 
 def fused_plan(
@@ -180,6 +189,7 @@ def fused_plan(
         closed_end=window.boundary == "end",
         lateness=window.allowed_lateness,
         partitioned=ordering.partitioned,
+        substreams=job.source.over is not None,
         group_by=tuple(window.group_by),
         aggregates=tuple(
             (a.function, a.column, tuple(name for name, _ in plan.partial))
@@ -223,6 +233,7 @@ def _schema(plan: FusedPlan) -> pa.Schema:
             *(pa.field(counter_column(name), pa.int64()) for name in COUNTED),
             pa.field("slow", pa.int64()),
             pa.field("parts", pa.int64()),
+            pa.field("kn", pa.int64()),
             pa.field("file", pa.string()),
             pa.field("line", pa.int64()),
             pa.field("raw", pa.string()),
@@ -299,6 +310,7 @@ class _Rows:
     t: np.ndarray
     a: np.ndarray
     pid: pa.Array
+    key: pa.Array  # substream keys (null without substreams)
     groups: list[pa.Array]
     inputs: list[dict[str, np.ndarray]]  # per aggregate
 
@@ -325,7 +337,7 @@ class _Collector:
 
     def __init__(self, plan: FusedPlan) -> None:
         self.names: dict[str, int] = {}
-        self.parts: dict[str, list] = {k: [] for k in ("file", "line", "t", "a", "pid")}
+        self.parts: dict[str, list] = {k: [] for k in ("file", "line", "t", "a", "pid", "key")}
         self.groups: list[list[pa.Array]] = [[] for _ in plan.group_by]
         self.inputs: list[list[dict[str, np.ndarray]]] = [[] for _ in plan.aggregates]
 
@@ -350,6 +362,7 @@ class _Collector:
         self.parts["t"].append(_ints(chunk.values["t"]))
         self.parts["a"].append(_ints(chunk.values["a"]))
         self.parts["pid"].append(chunk.values["pid"] if pid is None else pid)
+        self.parts["key"].append(chunk.values["key"])
         for g, column in enumerate(plan.group_by):
             self.groups[g].append(_group_text(field_column(table, column)))
         for k, (function, column, _) in enumerate(plan.aggregates):
@@ -369,6 +382,7 @@ class _Collector:
             t=np.concatenate(parts["t"]) + plan.shift,
             a=np.concatenate(parts["a"]),
             pid=pa.concat_arrays(parts["pid"]),
+            key=pa.concat_arrays(parts["key"]),
             groups=[pa.concat_arrays(g) for g in self.groups],
             inputs=[
                 {name: np.concatenate([c[name] for c in chunks]) for name in chunks[0]}
@@ -591,10 +605,19 @@ def _judge(plan: FusedPlan, schema: pa.Schema, task: int, rows: _Rows) -> Iterat
     encoded = rows.pid.dictionary_encode()
     pids = encoded.dictionary.to_pylist()
     code = encoded.indices.to_numpy().astype(np.int64)
-    order = np.lexsort((rows.line, rows.file, rows.a, code))
-    p, t, a = code[order], rows.t[order], rows.a[order]
-    clocks = {pid: (a0, w0, n0) for pid, a0, w0, n0 in plan.clocks}
-    start = np.array([clocks.get(pid, (NEG_INF,) * 3) for pid in pids], dtype=np.int64)
+    keys: list[str] = []
+    if plan.substreams:  # a timeline per key, judged against the input's arrival clock
+        by_key = rows.key.dictionary_encode()
+        keys = by_key.dictionary.to_pylist()
+        timeline = by_key.indices.to_numpy().astype(np.int64)
+        start = _key_state(plan, by_key.dictionary)
+        start[:, 0] = input_clock(plan, pids)
+    else:
+        timeline = code
+        clocks = {pid: (a0, w0, n0) for pid, a0, w0, n0 in plan.clocks}
+        start = np.array([clocks.get(pid, (NEG_INF,) * 3) for pid in pids], dtype=np.int64)
+    order = np.lexsort((rows.line, rows.file, rows.a, timeline))
+    p, t, a = timeline[order], rows.t[order], rows.a[order]
     a0, w0, newest0 = start[p, 0], start[p, 1], start[p, 2]
     n = len(t)
     no = np.zeros(n, dtype=bool)
@@ -625,7 +648,8 @@ def _judge(plan: FusedPlan, schema: pa.Schema, task: int, rows: _Rows) -> Iterat
     # windows: every start whose window holds s (a hop beyond the size leaves gaps)
     x = s - 1 if plan.closed_end else s
     last = x - np.mod(x - plan.offset, plan.period)
-    governing = watermark if plan.partitioned else np.full(n, NEG_INF, dtype=np.int64)
+    per_timeline = plan.partitioned or plan.substreams  # (windows close on their own)
+    governing = watermark if per_timeline else np.full(n, NEG_INF, dtype=np.int64)
     due = plan.size + plan.lateness + (1 if plan.closed_end else 0)
     members, starts = [], []
     in_some = np.zeros(n, dtype=bool)
@@ -642,8 +666,8 @@ def _judge(plan: FusedPlan, schema: pa.Schema, task: int, rows: _Rows) -> Iterat
         raise _Abort
     member = np.concatenate(members)
     columns: dict[str, pa.Array] = {
-        "scope": pa.array(pids, pa.string()).take(pa.array(p[member]))
-        if plan.partitioned
+        "scope": pa.array(keys if plan.substreams else pids, pa.string()).take(pa.array(p[member]))
+        if per_timeline
         else pa.repeat(pa.scalar(""), len(member)),
     }
     taken = pa.array(order[member])
@@ -664,11 +688,23 @@ def _judge(plan: FusedPlan, schema: pa.Schema, task: int, rows: _Rows) -> Iterat
         columns[nn] = pa.array((given["isint"] | given["isfloat"])[sources].astype(np.int64))
         columns[nf] = pa.array(given["isfloat"][sources].astype(np.int64))
     yield _partials(schema, task, plan, columns)
+    if plan.substreams:  # each key's newest timestamp and events, for its next state
+        firsts = np.concatenate([[0], np.flatnonzero(np.diff(p)) + 1])
+        yield _rows(
+            schema,
+            {
+                "kind": pa.repeat(pa.scalar(KEY), len(keys)),
+                "task": pa.repeat(pa.scalar(task, pa.int64()), len(keys)),
+                "scope": pa.array(keys, pa.string()),
+                "max_h": _by(p[firsts], np.maximum.reduceat(h, firsts), len(keys)),
+                "kn": pa.array(np.bincount(p, minlength=len(keys)).astype(np.int64)),
+            },
+        )
     yield _summary(
         schema,
         task,
         pids,
-        p,
+        code[order],
         rows,
         order,
         {
@@ -727,24 +763,27 @@ def _summary(
     order: np.ndarray,
     values: dict,
 ) -> pa.RecordBatch:
-    """One row per partition: its counters, largest ``h`` and arrival, first late event."""
+    """One row per partition (``p``: each judged row's partition code, in judging order):
+    its counters, largest ``h`` and arrival, and its first late event in arrival order."""
     count = len(pids)
-    firsts = np.concatenate([[0], np.flatnonzero(np.diff(p)) + 1])
     out: dict[str, pa.Array] = {
         "kind": pa.repeat(pa.scalar(SUMMARY), count),
         "task": pa.repeat(pa.scalar(task, pa.int64()), count),
         "pid": pa.array(pids, pa.string()),
     }
-    segment = p[firsts]  # (every partition of the task has a segment, in code order)
-    out["max_h"] = _by(segment, np.maximum.reduceat(values["max_h"], firsts), count)
-    out["max_a"] = _by(segment, np.maximum.reduceat(values["max_a"], firsts), count)
+    for name in ("max_h", "max_a"):
+        best = np.full(count, NEG_INF, dtype=np.int64)
+        np.maximum.at(best, p, values[name])
+        out[name] = pa.array(best, pa.int64())
     for name, mask in values["counts"].items():
         out[counter_column(name)] = pa.array(np.bincount(p[mask], minlength=count).astype(np.int64))
-    late = np.flatnonzero(values["late"])
+    late = order[values["late"]]  # (rows of the task, by their position in it)
     first_late = np.full(count, -1, dtype=np.int64)
     if late.size:
-        seen, where = np.unique(p[late], return_index=True)
-        first_late[seen] = order[late[where]]
+        code = p[values["late"]]
+        by_arrival = np.lexsort((rows.line[late], rows.file[late], rows.a[late], code))
+        seen, where = np.unique(code[by_arrival], return_index=True)
+        first_late[seen] = late[by_arrival[where]]
     has = first_late >= 0
     chosen = np.where(has, first_late, 0)
     mask = ~has
@@ -754,6 +793,33 @@ def _summary(
     names = np.array(rows.files, dtype=object)[rows.file[chosen]]
     out["late_file"] = pa.array(names.tolist(), pa.string(), mask=mask)
     return _rows(schema, out)
+
+
+def input_clock(plan: FusedPlan, delivering: list[str]) -> int:
+    """The input's arrival clock at the start of a substreams batch whose delivering
+    partitions are ``delivering`` (as ``SparkEngine._estimate`` finds it): the others
+    take their idle estimates; a partition new here starts at minus infinity."""
+    seen = set(delivering)
+    clocks = [busy if pid in seen else idle for pid, busy, idle in plan.idle]
+    return max([plan.arrival_clock, *clocks])
+
+
+def _key_state(plan: FusedPlan, keys: pa.Array) -> np.ndarray:
+    """``(A0, W0, newest0)`` per key of the batch (``A0`` left to the caller): the
+    keys' state after the previous batch, minus infinity for a key new here."""
+    import pyarrow.parquet as pq
+
+    start = np.full((len(keys), 3), NEG_INF, dtype=np.int64)
+    for path in plan.keys:
+        table = pq.read_table(path, columns=["key", "k_newest", "k_watermark"])
+        where = pc.index_in(table.column("key"), value_set=keys)
+        found = filled(pc.is_valid(where))
+        if not found.any():
+            continue
+        at = pc.filter(where, pa.array(found)).to_numpy().astype(np.int64)
+        start[at, 1] = pc.filter(table.column("k_watermark"), pa.array(found)).to_numpy()
+        start[at, 2] = pc.filter(table.column("k_newest"), pa.array(found)).to_numpy()
+    return start
 
 
 def _by(segment: np.ndarray, values: np.ndarray, count: int) -> pa.Array:

@@ -174,7 +174,8 @@ class StateStore:
                 return self.spark.read.schema(schema).parquet(str(path))
         return self.spark.createDataFrame([], schema)
 
-    def _table_files(self, batch_id: int | None, name: str) -> list[Path]:
+    def table_files(self, batch_id: int | None, name: str) -> list[Path]:
+        """The parquet files of a committed batch's table (none when absent)."""
         if batch_id is None:
             return []
         return sorted((self.root / "state" / str(batch_id) / name).glob("*.parquet"))
@@ -182,12 +183,12 @@ class StateStore:
     def table_rows(self, batch_id: int | None, name: str) -> int:
         """The number of rows of a committed batch's table (from the files' footers)."""
         return sum(
-            pq.ParquetFile(path).metadata.num_rows for path in self._table_files(batch_id, name)
+            pq.ParquetFile(path).metadata.num_rows for path in self.table_files(batch_id, name)
         )
 
     def load_arrow(self, batch_id: int | None, name: str, schema: pa.Schema) -> pa.Table:
         """A committed batch's table read on the driver, as ``schema`` (empty when absent)."""
-        files = self._table_files(batch_id, name)
+        files = self.table_files(batch_id, name)
         if not files:
             return schema.empty_table()
         tables = [pq.read_table(path).select(schema.names).cast(schema) for path in files]
