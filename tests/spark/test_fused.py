@@ -181,6 +181,17 @@ def test_a_quiet_partition_closes_its_windows_after_the_idle_timeout(
     assert _plans(job, "windows_merged_on") == ["driver" if rows else "spark"] * 4
 
 
+def test_substreams_beyond_the_drivers_share_take_the_spark_routes(spark, tmp_path, monkeypatch):
+    """A one-pass substreams batch with more partials than the driver may merge merges in
+    Spark (its keys' state goes to Spark as a DataFrame); a batch whose keys' state is
+    already beyond that takes the general plan. The same answers either way."""
+    monkeypatch.setattr(SparkEngine, "DRIVER_WINDOW_ROWS", 3)
+    write_stream(tmp_path / "in", seed=31, partitions=3)
+    job = _run(spark, tmp_path, CASES["substreams-drop-idle"])
+    assert _plans(job) == ["one_pass", "general"]
+    assert _plans(job, "windows_merged_on") == ["spark", "spark"]
+
+
 @contextlib.contextmanager
 def _file_per_task(spark):
     """Every file its own Spark task (a file costs more than a task's bytes)."""

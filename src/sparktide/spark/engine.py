@@ -214,7 +214,9 @@ class SparkEngine:
     ONE_TASK_SPLITS = 4
     #: The one-pass plan folds a batch's partials into the open windows on the driver
     #: while the two together are at most this many rows (about 100 bytes each in
-    #: Arrow); beyond, in Spark, with a shuffle.
+    #: Arrow); beyond, in Spark, with a shuffle. Substreams take the one-pass plan only
+    #: while their keys' state is at most this many rows (the task reads it, and the
+    #: driver computes the next one).
     DRIVER_WINDOW_ROWS = 2_000_000
 
     def __init__(
@@ -390,6 +392,8 @@ class SparkEngine:
             return None
         plan = fused_plan(self.job, parts, stream_partition)
         substreams = self.mode == "substreams"
+        if substreams and self.store.table_rows(previous, "keys") > self.DRIVER_WINDOW_ROWS:
+            return None  # (the task and the driver would each hold every key's state)
         if substreams:  # one task: the input's arrival clock depends on who delivers
             idle = []
             for pid, part in parts.items():
@@ -1543,10 +1547,10 @@ class SparkEngine:
 
     def _driver_windows(self, partial: DataFrame, batch: _Batch) -> None:
         """:meth:`_windows` on the driver, for partials folded per task (the one-pass
-        plan): the partials and the open windows merge in Arrow, the open ones are written
-        back from here, and only the windows that close go to Spark (to be written as
-        records by :meth:`_write_windows`, as in the Spark route). Same answers, no
-        shuffle and two Spark jobs fewer (``docs/design.md``)."""
+        plan): the partials and the open windows merge in Arrow, and the open ones (state)
+        and the closed ones (records, the Spark route's very text: ``spark/records.py``)
+        are written from here. Same answers, no shuffle, one Spark job (collecting the
+        partials) instead of four or five (``docs/design.md``)."""
         w = self.window
         assert w is not None
         groups = [f"g{i}" for i in range(len(w.group_by))]
