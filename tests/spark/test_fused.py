@@ -181,6 +181,26 @@ def test_a_quiet_partition_closes_its_windows_after_the_idle_timeout(
     assert _plans(job, "windows_merged_on") == ["driver" if rows else "spark"] * 4
 
 
+def test_substreams_with_a_partition_per_file_are_judged_per_task(spark, tmp_path):
+    """Keys never cross partitions and each file holds one partition: a batch's files are
+    judged in a task each, with the input's arrival clock taken from a guess (the
+    partitions seen before deliver); in the last batch partition 1 is idle, the guess
+    is wrong and the batch is judged again in one task. The same answers either way."""
+    write_stream(tmp_path / "src", seed=41, partitions=3, devices=6, files=3, malformed=0)
+    (tmp_path / "in").mkdir()
+    layout = [(0, (0, 1)), (1, (0, 1)), (2, (0, 2))]  # batch: the partitions delivering
+    for k, delivering in layout:
+        lines = (tmp_path / "src" / f"part-{k:03d}.jsonl").read_text().splitlines()
+        for partition in delivering:
+            path = tmp_path / "in" / f"part-{k}{partition}.jsonl"
+            mine = [x for x in lines if f'"partition": {partition}' in x]
+            path.write_text("\n".join(mine) + "\n")
+            os.utime(path, (time.time() + k, time.time() + k))  # (read by age)
+    with _file_per_task(spark):
+        job = _run(spark, tmp_path, CASES["substreams-adjust"], files_per_batch=2)
+    assert _plans(job) == ["one_pass"] * 3
+
+
 def test_substreams_beyond_the_drivers_share_take_the_spark_routes(spark, tmp_path, monkeypatch):
     """A one-pass substreams batch with more partials than the driver may merge merges in
     Spark (its keys' state goes to Spark as a DataFrame); a batch whose keys' state is

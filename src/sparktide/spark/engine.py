@@ -394,7 +394,7 @@ class SparkEngine:
         substreams = self.mode == "substreams"
         if substreams and self.store.table_rows(previous, "keys") > self.DRIVER_WINDOW_ROWS:
             return None  # (the task and the driver would each hold every key's state)
-        if substreams:  # one task: the input's arrival clock depends on who delivers
+        if substreams:  # the input's arrival clock depends on who delivers
             idle = []
             for pid, part in parts.items():
                 guess = (
@@ -413,7 +413,8 @@ class SparkEngine:
         # unless a partition was found in two tasks before: then the files go through
         # one task (still far cheaper than the general plan, whose judging of a timeline
         # is one task anyway) — remembered for the rest of the run
-        for single in (False, True) if not (self._one_task or substreams) else (True,):
+        keys = None
+        for single in (False, True) if not self._one_task else (True,):
             frame, task_plan = files, plan
             if single:
                 splits = files.rdd.getNumPartitions()
@@ -423,6 +424,9 @@ class SparkEngine:
                 # the batch's other cores would idle: the task vouches for files in threads
                 cores = self.spark.sparkContext.defaultParallelism
                 task_plan = dataclasses.replace(plan, threads=cores)
+            elif substreams:  # tasks share the batch: guess who delivers (checked below)
+                seen = tuple(pid for pid, part in parts.items() if part["seen"])
+                task_plan = dataclasses.replace(plan, assumed=seen)
             out = self._keep(
                 frame.mapInArrow(
                     functools.partial(fused_kernel, task_plan), fused_schema(task_plan)
@@ -432,10 +436,20 @@ class SparkEngine:
             if any(row["kind"] == ABORT for row in rows):
                 return None
             pids = [row["pid"] for row in rows if row["kind"] == SUMMARY]
-            if len(pids) == len(set(pids)):
-                break
-            self._one_task = True  # a partition's lines were in two tasks
-        else:  # pragma: no cover - one task cannot split a partition
+            if len(pids) != len(set(pids)):
+                self._one_task = True  # a partition's lines were in two tasks
+                continue
+            if substreams:
+                keys = out.filter(f"kind = '{KEY}'").select("scope", "max_h", "kn").toArrow()
+                if len(pc.unique(keys.column("scope"))) < keys.num_rows:
+                    self._one_task = True  # a key's events were in two tasks
+                    continue
+                if task_plan.assumed is not None and input_clock(
+                    task_plan, task_plan.assumed
+                ) != input_clock(task_plan, pids):
+                    continue  # the guess was wrong (idle partitions): this batch in one task
+            break
+        else:  # pragma: no cover - one task cannot split a partition or a key
             return None
         slow = sum(row["slow"] for row in rows if row["kind"] == TASK)
         partial_rows = sum(row["parts"] for row in rows if row["kind"] == TASK)
@@ -484,8 +498,10 @@ class SparkEngine:
         partial = out.filter(f"kind = '{PARTIAL}'").select(*columns)
         result = _OnePass(partial, partial_rows, summary, others, slow)
         if substreams:
-            result.keys = out.filter(f"kind = '{KEY}'").select("scope", "max_h", "kn").toArrow()
-            result.input_clock = input_clock(plan, [row["pid"] for row in summary])
+            result.keys = keys
+            result.input_clock = input_clock(
+                task_plan, pids if task_plan.assumed is None else task_plan.assumed
+            )
         return result
 
     # ------------------------------------------------------------------ one batch

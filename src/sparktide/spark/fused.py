@@ -160,6 +160,9 @@ class FusedPlan:
     arrival_clock: int = NEG_INF
     idle: tuple[tuple[str, int, int], ...] = ()
     keys: tuple[str, ...] = ()
+    #: The partitions assumed to deliver when tasks share the batch (the engine checks
+    #: the guess); ``None``: those the task finds (it holds the whole batch).
+    assumed: tuple[str, ...] | None = None
 
 
 def fused_plan(
@@ -611,7 +614,7 @@ def _judge(plan: FusedPlan, schema: pa.Schema, task: int, rows: _Rows) -> Iterat
         keys = by_key.dictionary.to_pylist()
         timeline = by_key.indices.to_numpy().astype(np.int64)
         start = _key_state(plan, by_key.dictionary)
-        start[:, 0] = input_clock(plan, pids)
+        start[:, 0] = input_clock(plan, pids if plan.assumed is None else plan.assumed)
     else:
         timeline = code
         clocks = {pid: (a0, w0, n0) for pid, a0, w0, n0 in plan.clocks}
