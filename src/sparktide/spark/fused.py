@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 from pyspark.sql import types as T
 from pyspark.sql.pandas.types import from_arrow_type
 
@@ -105,8 +106,8 @@ def fusable(job: Job) -> bool:
     (nothing it decides is dead-lettered); no CTIs, intervals or edges; tumbling or
     hopping windows whose aggregates are ``count``, ``sum`` or ``avg``; no ``[filter]``,
     ``[select]``, ``having`` or join. The engine also requires that the policy need no
-    other partition's clock (``SparkEngine._fused``), or that the batch be read in one
-    task (substreams: the task then knows which partitions deliver)."""
+    other partition's clock (``SparkEngine._fused``), except for substreams, whose
+    input arrival clock the tasks compute (or guess, and the engine checks)."""
     source, window = job.source, job.window
     return (
         source.format in ("jsonl", "parquet")
@@ -153,9 +154,9 @@ class FusedPlan:
     clocks: tuple[tuple[str, int, int, int], ...]
     stream_partition: str | None = None  # the lines' column holding the partition
     threads: int = 1  # files vouched for at once (a task holding a whole batch)
-    #: Substreams (one task holds the batch): the input's arrival clock before the batch,
-    #: each known partition's ``(pid, arrival clock, clock if it delivers nothing)``
-    #: (its idle estimate), and the parquet files of the keys' state.
+    #: Substreams: the input's arrival clock before the batch, each known partition's
+    #: ``(pid, arrival clock, clock if it delivers nothing)`` (its idle estimate), and
+    #: the parquet files of the keys' state.
     substreams: bool = False
     arrival_clock: int = NEG_INF
     idle: tuple[tuple[str, int, int], ...] = ()
@@ -810,8 +811,6 @@ def input_clock(plan: FusedPlan, delivering: list[str]) -> int:
 def _key_state(plan: FusedPlan, keys: pa.Array) -> np.ndarray:
     """``(A0, W0, newest0)`` per key of the batch (``A0`` left to the caller): the
     keys' state after the previous batch, minus infinity for a key new here."""
-    import pyarrow.parquet as pq
-
     start = np.full((len(keys), 3), NEG_INF, dtype=np.int64)
     for path in plan.keys:
         table = pq.read_table(path, columns=["key", "k_newest", "k_watermark"])

@@ -13,7 +13,8 @@ must be the very text the Spark route writes (:meth:`SparkEngine._write_windows`
   shortest that read back as the same double; measured on millions of values), so
   Arrow's text with ``.0`` added where it has no point is Spark's. Outside it, Java 17's
   digits are not always the shortest (``1.0E23`` is ``9.999999999999999E22``): those
-  values, rare in telemetry, are formatted by Spark itself (:func:`spark_doubles`).
+  values are formatted by Spark itself (:func:`spark_doubles`: one small Spark job in a
+  batch that has any, Arrow both ways).
 * instants are :func:`sparktide.time.format_instant`, which Spark's ``iso`` mirrors.
 
 Only the aggregates the one-pass plan folds (``count``, ``sum``, ``avg``) are written
@@ -43,13 +44,11 @@ _MAX_DOUBLE = 1.7976931348623157e308
 _LOW, _HIGH = 1e-3, 1e7
 
 
-def double_text(
-    values: np.ndarray, spark_doubles: Callable[[list[float]], dict[float, str]]
-) -> pa.Array:
+def double_text(values: np.ndarray, spark_doubles: Callable[[np.ndarray], pa.Array]) -> pa.Array:
     """Spark's ``CAST(d AS STRING)`` of each double of ``values``.
 
-    ``spark_doubles`` formats, in Spark, the values outside the range where Arrow's text
-    is Spark's (called only when there are some)."""
+    ``spark_doubles`` formats, in Spark, the (distinct, sorted) values outside the range
+    where Arrow's text is Spark's (called only when there are some)."""
     values = np.asarray(values, dtype=np.float64)
     size = np.abs(values)
     plain = ((size >= _LOW) & (size < _HIGH)) | (values == 0)
@@ -61,25 +60,26 @@ def double_text(
     if plain.all():
         return text
     others = values[~plain]
-    known = spark_doubles(sorted(set(others.tolist())))
-    where = np.flatnonzero(~plain)
-    replaced = text.to_numpy(zero_copy_only=False).astype(object)
-    replaced[where] = [known[value] for value in others.tolist()]
-    return pa.array(replaced, pa.string())
+    distinct = np.unique(others)
+    spark_text = spark_doubles(distinct)
+    replacement = spark_text.take(pa.array(np.searchsorted(distinct, others)))
+    return pc.replace_with_mask(text, pa.array(~plain), replacement)
 
 
-def spark_doubles(spark: SparkSession, values: list[float]) -> dict[float, str]:
-    """Spark's text of each double of ``values`` (``CAST(d AS STRING)``)."""
-    frame = spark.createDataFrame([(value,) for value in values], "v double")
-    rows = frame.selectExpr("v", "CAST(v AS STRING) AS s").collect()
-    return {row["v"]: row["s"] for row in rows}
+def spark_doubles(spark: SparkSession, values: np.ndarray) -> pa.Array:
+    """Spark's text of each double of ``values`` (``CAST(d AS STRING)``), in order:
+    Arrow both ways, one small Spark job."""
+    table = pa.table({"i": np.arange(len(values), dtype=np.int64), "v": values})
+    out = spark.createDataFrame(table).selectExpr("i", "CAST(v AS STRING) AS s").toArrow()
+    order = np.argsort(out.column("i").to_numpy())
+    return out.column("s").combine_chunks().take(pa.array(order))
 
 
 def _aggregate_text(
     function: str,
     names: tuple[str, ...],
     table: pa.Table,
-    spark_doubles: Callable[[list[float]], dict[float, str]],
+    spark_doubles: Callable[[np.ndarray], pa.Array],
 ) -> pa.Array:
     """The JSON text of one aggregate's value per closed window (its merged partials)."""
     if function == "count":
@@ -111,7 +111,7 @@ def window_lines(
     window: Window,
     partials: list[tuple[str, ...]],
     now: int,
-    spark_doubles: Callable[[list[float]], dict[float, str]],
+    spark_doubles: Callable[[np.ndarray], pa.Array],
 ) -> pa.Array:
     """The window records of the ``closed`` windows (``scope``, ``g<i>``, ``start``,
     ``end``, merged partial columns), as JSON lines, in the Spark route's order: by end,
