@@ -153,10 +153,13 @@ def write_lines(lines: pa.Array, directory: str) -> None:
         shutil.rmtree(tmp)
     tmp.mkdir(parents=True)
     if len(lines):
-        joined = pc.binary_join(pa.ListArray.from_arrays([0, len(lines)], lines), "\n")
+        # each line with its newline: the array's character data is then the file
+        text = pc.binary_join_element_wise(lines, "\n", "")
+        width = np.int64 if pa.types.is_large_string(text.type) else np.int32
+        offsets = np.frombuffer(text.buffers()[1], dtype=width)
+        first, last = offsets[text.offset], offsets[text.offset + len(text)]
         with open(tmp / "part-00000.txt", "wb") as handle:
-            handle.write(joined[0].as_buffer())
-            handle.write(b"\n")
+            handle.write(memoryview(text.buffers()[2])[first:last])
     (tmp / "_SUCCESS").touch()
     if final.exists():
         shutil.rmtree(final)
