@@ -19,6 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import sparktide.spark.engine as engine_module
 from sparktide.core.engine import simulate
 from sparktide.core.instants import NEG_INF
 from sparktide.job import Job
@@ -181,11 +182,19 @@ def test_a_quiet_partition_closes_its_windows_after_the_idle_timeout(
     assert _plans(job, "windows_merged_on") == ["driver" if rows else "spark"] * 4
 
 
-def test_substreams_with_a_partition_per_file_are_judged_per_task(spark, tmp_path):
+def test_substreams_with_a_partition_per_file_are_judged_per_task(spark, tmp_path, monkeypatch):
     """Keys never cross partitions and each file holds one partition: a batch's files are
     judged in a task each, with the input's arrival clock taken from a guess (the
     partitions seen before deliver); in the last batch partition 1 is idle, the guess
     is wrong and the batch is judged again in one task. The same answers either way."""
+    checked = []  # (partitions assumed, partitions delivering) as the engine compares them
+    clock_of = engine_module.input_clock
+
+    def spy(plan, delivering):
+        checked.append((plan.assumed, set(delivering)))
+        return clock_of(plan, delivering)
+
+    monkeypatch.setattr(engine_module, "input_clock", spy)
     write_stream(tmp_path / "src", seed=41, partitions=3, devices=6, files=3, malformed=0)
     (tmp_path / "in").mkdir()
     layout = [(0, (0, 1)), (1, (0, 1)), (2, (0, 2))]  # batch: the partitions delivering
@@ -199,6 +208,10 @@ def test_substreams_with_a_partition_per_file_are_judged_per_task(spark, tmp_pat
     with _file_per_task(spark):
         job = _run(spark, tmp_path, CASES["substreams-adjust"], files_per_batch=2)
     assert _plans(job) == ["one_pass"] * 3
+    shared = [(set(assumed), delivering) for assumed, delivering in checked if assumed is not None]
+    assert (set(), {"0", "1"}) in shared  # batch 0: tasks shared it (nothing seen before)
+    assert ({"0", "1"}, {"0", "1"}) in shared  # batch 1: the guess held
+    assert ({"0", "1"}, {"0", "2"}) in shared  # batch 2: it did not (then one task)
 
 
 def test_substreams_beyond_the_drivers_share_take_the_spark_routes(spark, tmp_path, monkeypatch):
