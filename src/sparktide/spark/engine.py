@@ -40,7 +40,7 @@ import pyarrow.compute as pc
 from pyspark.sql import DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
-from pyspark.sql.pandas.types import from_arrow_type
+from pyspark.sql.pandas.types import from_arrow_type, to_arrow_schema
 
 from sparktide.core.diagnostics import LateInput, PartitionView, not_progressing
 from sparktide.core.hold import output_watermark
@@ -312,12 +312,7 @@ class SparkEngine:
         for pid, part in parts.items():
             if pid in delivering:
                 continue
-            guess = (
-                part["last_arrival"] + (now - part["last_processing"])
-                if part["seen"]
-                else now - NEVER_SEEN_LAG
-            )
-            part["arrival"] = max(part["arrival"], guess)
+            part["arrival"] = _idle_arrival(part, now)
             if self.mode != "substreams":
                 part["watermark"] = self._refresh(part, part["arrival"])
         for pid in delivering:
@@ -392,21 +387,15 @@ class SparkEngine:
             return None
         plan = fused_plan(self.job, parts, stream_partition)
         substreams = self.mode == "substreams"
-        if substreams and self.store.table_rows(previous, "keys") > self.DRIVER_WINDOW_ROWS:
-            return None  # (the task and the driver would each hold every key's state)
         if substreams:  # the input's arrival clock depends on who delivers
-            idle = []
-            for pid, part in parts.items():
-                guess = (
-                    part["last_arrival"] + (now - part["last_processing"])
-                    if part["seen"]
-                    else now - NEVER_SEEN_LAG
-                )  # (SparkEngine._estimate's)
-                idle.append((pid, part["arrival"], max(part["arrival"], guess)))
+            if self.store.table_rows(previous, "keys") > self.DRIVER_WINDOW_ROWS:
+                return None  # (the task and the driver would each hold every key's state)
             plan = dataclasses.replace(
                 plan,
                 arrival_clock=clock["arrival"],
-                idle=tuple(idle),
+                idle=tuple(
+                    (pid, part["arrival"], _idle_arrival(part, now)) for pid, part in parts.items()
+                ),
                 keys=tuple(str(path) for path in self.store.table_files(previous, "keys")),
             )
         # Spark's own split of the files first (each task a share of them, in parallel),
@@ -2068,19 +2057,22 @@ class SparkEngine:
         clock: dict[str, Any],
     ) -> None:
         floor = self._floor(global_end, clock)
+        # a key whose watermark and newest timestamp the floor has passed can no longer
+        # matter — unless generated CTIs (they count a key's events and read its newest
+        # timestamp) or an idle timeout (it reads its last delivery) need it kept
+        evicts = (self.window is None or self.window.idle_timeout is None) and not self.generated
         if isinstance(keys_next, pa.Table):  # (the one-pass plan's, on the driver)
-            kept = np.ones(keys_next.num_rows, dtype=bool)
-            if (self.window is None or self.window.idle_timeout is None) and not self.generated:
-                newest = keys_next.column("k_newest").to_numpy()
-                kept = keys_next.column("k_watermark").to_numpy() > floor
+            kept = pc.scalar(True)
+            if evicts:
+                kept = pc.field("k_watermark") > floor
                 if self.OT is not None:
-                    kept |= newest - self.OT > floor
-            table = keys_next.filter(pa.array(kept))
+                    kept = kept | (pc.subtract(pc.field("k_newest"), self.OT) > floor)
+            table = keys_next.filter(kept)
             self.store.write_arrow(table, batch_id, "keys")
             self._gauges["substream_keys"] = table.num_rows
             return
-        keep = "true"  # generated CTIs count a key's events and read its newest timestamp
-        if (self.window is None or self.window.idle_timeout is None) and not self.generated:
+        keep = "true"
+        if evicts:
             newest = f"k_newest - {self.OT} > {floor}" if self.OT is not None else "false"
             keep = f"({newest} OR k_watermark > {floor})"
         self._write_state(keys_next.filter(keep), batch_id, "keys", "substream_keys")
@@ -2248,6 +2240,17 @@ def _observed_count(observation: Observation) -> int:
     return 0 if row.size() == 0 else int(row.getLong(0))
 
 
+def _idle_arrival(part: dict[str, Any], now: int) -> int:
+    """A partition's arrival clock at ``now`` if it delivers nothing (SPEC §4): its last
+    arrival plus the processing time since, or ``now`` − 5 s if never seen."""
+    guess = (
+        part["last_arrival"] + (now - part["last_processing"])
+        if part["seen"]
+        else now - NEVER_SEEN_LAG
+    )
+    return max(part["arrival"], guess)
+
+
 def _new_partition() -> dict[str, Any]:
     return {
         "arrival": NEG_INF,
@@ -2294,6 +2297,4 @@ def _summary(counter: dict[str, int]) -> dict[str, Any]:
 
 
 #: :data:`_KEYS_SCHEMA` in Arrow (the keys' state read and written on the driver).
-_KEYS_ARROW = pa.schema(
-    [(f.name, pa.string() if f.name == "key" else pa.int64()) for f in _KEYS_SCHEMA]
-)
+_KEYS_ARROW = to_arrow_schema(_KEYS_SCHEMA)
