@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 from hypothesis import given, settings
@@ -24,9 +25,10 @@ from sparktide.core.engine import simulate
 from sparktide.core.instants import NEG_INF
 from sparktide.job import Job
 from sparktide.reader import parse_fields
-from sparktide.spark import broker_lines, start
+from sparktide.spark import broker_lines, fused, start
 from sparktide.spark.engine import SparkEngine
 from sparktide.spark.fused import _running_max_before, fusable
+from sparktide.spark.parse import partition_id
 from sparktide.time import format_instant, parse_instant
 from tests.spark.streams import job_for, read_output, write_stream
 from tests.spark.test_differential import run_matching_reference
@@ -239,11 +241,135 @@ def _file_per_task(spark):
 
 def test_parquet_rows_take_one_pass(spark, tmp_path):
     """Parquet rows (typed timestamp columns in some files, text in others; malformed
-    rows) go through the kernel as the JSON text the SQL route would read."""
+    rows) go through the kernel as the JSON text the SQL route would read: a batch with
+    text times is read by Spark, not by the kernel."""
     write_stream(tmp_path / "in", seed=13, partitions=3, fmt="parquet")
     tables = {**CASES["merged-adjust"], "source": {"partition": "partition", "format": "parquet"}}
     job = _run(spark, tmp_path, tables)
     assert _plans(job) == ["one_pass", "one_pass"]
+    assert _plans(job, "parquet_read_by") == ["spark", "spark"]
+
+
+#: How each file of :func:`_typed_parquet` types its columns: times (unit, zone),
+#: partition and device ids, values; ``extra`` columns no job reads (types Spark reads).
+_TYPINGS = [
+    {"time": ("us", "UTC"), "partition": pa.int64(), "device": pa.string(), "value": "float"},
+    {
+        "time": ("ms", "Europe/Paris"),
+        "partition": "padded",  # "007": partition 7
+        "device": pa.string(),
+        "value": "int",
+        "extra": True,
+    },
+    {"time": ("us", "+05:30"), "partition": pa.int32(), "device": None, "value": "float"},
+    {"time": ("s", "UTC"), "partition": pa.int16(), "device": pa.string(), "value": None},
+]
+
+
+def _typed_parquet(source: Path, target: Path) -> None:
+    """``write_stream``'s JSON lines (``source``) as Parquet files typed each its own way
+    (:data:`_TYPINGS`, in turn): integer and text partitions, a file without devices or
+    values, integer and float values, zones and units of timestamps, extra columns."""
+    target.mkdir(parents=True)
+    for k, path in enumerate(sorted(source.glob("*.jsonl"))):
+        typing = _TYPINGS[k % len(_TYPINGS)]
+        unit, zone = typing["time"]
+        records = [json.loads(line) for line in path.read_text().splitlines()]
+        columns: dict[str, pa.Array] = {"id": pa.array([r["id"] for r in records])}
+        for name in ("t", "a"):
+            times = [parse_instant(r[name]) for r in records]
+            if unit == "s":  # (whole seconds only)
+                times = [x - x % 1_000_000 for x in times]
+            elif unit == "ms":
+                times = [x - x % 1_000 for x in times]
+            micros = pa.array(times, pa.timestamp("us", tz="UTC"))
+            columns[name] = micros.cast(pa.timestamp(unit, tz=zone))
+        if typing["partition"] == "padded":
+            columns["partition"] = pa.array([f"00{r['partition']}" for r in records])
+        else:
+            columns["partition"] = pa.array([r["partition"] for r in records], typing["partition"])
+        if typing["device"] is not None:
+            columns["device"] = pa.array([r["device"] for r in records], typing["device"])
+        if typing["value"] == "float":
+            columns["value"] = pa.array([r["value"] for r in records], pa.float64())
+        elif typing["value"] == "int":
+            columns["value"] = pa.array(
+                [None if r["value"] is None else int(r["value"]) for r in records], pa.int64()
+            )
+        if typing.get("extra"):
+            n = len(records)
+            columns["day"] = pa.array([dt.date(2026, 3, 1)] * n, pa.date32())
+            columns["price"] = pa.array([None] * n, pa.decimal128(9, 2))
+            columns["blob"] = pa.array([b"x"] * n, pa.binary())
+            columns["ratio"] = pa.array([0.5] * n, pa.float32())
+            columns["flag"] = pa.array([r["id"] % 2 == 0 for r in records])
+        pq.write_table(pa.table(columns), target / (path.stem + ".parquet"))
+
+
+@pytest.mark.parametrize("case", ["merged-adjust", "substreams-drop-idle"])
+def test_parquet_files_read_by_the_kernel_match_the_reference(spark, tmp_path, case):
+    """Typed Parquet files are read by the kernel itself (pyarrow, no Spark scan): times
+    of every unit and zone, integer and zero-padded text partitions, integer and float
+    values, a file without devices or values, columns no job reads — the reference
+    engine's answers, and the same as Spark reading the rows (the batch after a file
+    the kernel cannot take, text times here)."""
+    write_stream(tmp_path / "jsonl", seed=21, partitions=3, malformed=0, files=8)
+    _typed_parquet(tmp_path / "jsonl", tmp_path / "in")
+    mixed = tmp_path / "in" / "part-006.parquet"  # text times: Spark reads this batch
+    table = pq.read_table(mixed)
+    for name in ("t", "a"):
+        utc = table.column(name).cast(pa.timestamp("us", tz="UTC"))
+        text = pc.strftime(utc, "%Y-%m-%dT%H:%M:%SZ")  # (%S holds the fraction)
+        table = table.set_column(table.schema.get_field_index(name), name, text)
+    pq.write_table(table, mixed)
+    tables = {**CASES[case], "source": {**CASES[case]["source"], "format": "parquet"}}
+    job = _run(spark, tmp_path, tables)
+    assert _plans(job) == ["one_pass"] * 4
+    # (substreams: the file without devices has no keys, which the kernel leaves to Spark)
+    second = "spark" if case.startswith("substreams") else "arrow"
+    assert _plans(job, "parquet_read_by") == ["arrow", second, "arrow", "spark"]
+
+
+def test_parquet_files_the_kernel_cannot_take_are_read_by_spark(spark, tmp_path):
+    """A file with a value the kernel leaves to Spark's reading — a NaN, a device whose
+    JSON text needs escapes, an unsigned partition column — sends its batch to Spark's
+    reading of the rows (the one-pass plan still judges it), with the same answers."""
+    write_stream(tmp_path / "jsonl", seed=22, partitions=3, malformed=0, files=4)
+    _typed_parquet(tmp_path / "jsonl", tmp_path / "in")
+    files = sorted((tmp_path / "in").glob("*.parquet"))
+    poisons = [
+        ("value", lambda c: pa.array([float("nan"), *c.to_pylist()[1:]], pa.float64())),
+        ("device", lambda c: pa.array(['d"1', *c.to_pylist()[1:]], pa.string())),
+        ("partition", lambda c: pc.cast(c, pa.uint32())),
+    ]
+    for path, (name, poison) in zip(files, poisons, strict=False):
+        table = pq.read_table(path)
+        at = table.schema.get_field_index(name)
+        table = table.set_column(at, name, poison(table.column(name).combine_chunks()))
+        pq.write_table(table, path)
+    for k, path in enumerate(files):  # (Spark's file source takes them by time)
+        os.utime(path, (time.time() - 100 + k,) * 2)
+    tables = {**CASES["merged-adjust"], "source": {"partition": "partition", "format": "parquet"}}
+    job = _run(spark, tmp_path, tables, files_per_batch=1)
+    assert _plans(job, "parquet_read_by") == ["spark", "spark", "spark", "arrow"]
+
+
+def test_text_partitions_are_read_by_the_kernel_as_by_the_sql_route(spark):
+    """The kernel's partition ids of Parquet text (``_parquet_partition``) are the SQL
+    route's (``partition_id``): digit strings as integers, other text as it is; 19 digits
+    or more are left to the route."""
+    rng = random.Random(5)
+    texts = ["007", "-0", "-007", "7", "abc", "", "-", "+5", " 5", "\u0663", "1e3", "0x1F"]
+    texts += ["123456789012345678", "-123456789012345678", "000000000000000001"]
+    texts += [
+        "".join(rng.choice("0123456789-a ") for _ in range(rng.randrange(6))) for _ in range(200)
+    ]
+    kernel = fused._parquet_partition(pa.array(texts)).to_pylist()
+    frame = spark.createDataFrame([(t,) for t in texts], "p string")
+    assert kernel == [row.id for row in frame.selectExpr(f"{partition_id('p')} AS id").collect()]
+    for text in ("1234567890123456789", "-99999999999999999999"):
+        with pytest.raises(fused._Abort):
+            fused._parquet_partition(pa.array(["1", text]))
 
 
 @pytest.mark.parametrize("limit", [SparkEngine.ONE_TASK_SPLITS, 1])

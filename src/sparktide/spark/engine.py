@@ -74,6 +74,8 @@ from sparktide.spark.fused import (
     PARTIAL,
     SUMMARY,
     TASK,
+    TYPED,
+    TYPED_TEXT,
     counter_column,
     fusable,
     fused_kernel,
@@ -81,7 +83,9 @@ from sparktide.spark.fused import (
     fused_schema,
     input_clock,
     merge_partials,
+    typed_columns,
 )
+from sparktide.spark.parquet import parquet_rows
 from sparktide.spark.parse import FULL_TEXT, parse_lines, split_lines
 from sparktide.spark.records import spark_doubles, window_lines, write_lines
 from sparktide.spark.rowwindows import marks_schema, session_windows, sliding_windows
@@ -371,10 +375,20 @@ class SparkEngine:
         jsonl = self.job.source.format == "jsonl"
         if "text" in columns and jsonl:  # whole JSONL files
             files = lines.select("file", "text", "mtime")
+        elif self._parquet_files(lines):  # whole Parquet files (the kernel reads them)
+            if stream_partition is not None:
+                return None
+            files = lines.select("file", "content", "mtime")
         elif {"file", "line", "raw", "mtime"} <= columns and "input" not in columns:
             # lines: of a stream (broker_lines), or a Parquet row's JSON text (its full
-            # text even where the typed route left ``raw`` out)
+            # text even where the typed route left ``raw`` out) — none where Spark made
+            # the kernel's inputs from the row's typed columns (``fused.typed_columns``)
             raw = F.coalesce(FULL_TEXT, "raw") if FULL_TEXT in columns else F.col("raw")
+            typed = []
+            if TYPED in columns and stream_partition is None:
+                typed = ["_kt", "_ka", "_kpid", "_kkey", *_typed_names(self.job)]
+                typed.remove(TYPED_TEXT)
+                raw = F.col(TYPED_TEXT)
             files = lines.select(
                 "file",
                 "line",
@@ -382,6 +396,7 @@ class SparkEngine:
                 "mtime",
                 *(["pre_error"] if "pre_error" in columns else []),
                 *filter(None, [stream_partition]),
+                *typed,
             )
         else:
             return None
@@ -497,8 +512,9 @@ class SparkEngine:
     def process(
         self, lines: DataFrame, batch_id: int, now: int | None = None, *, flush: bool = False
     ) -> dict[str, Any]:
-        """Process one micro-batch of raw lines (``file``, ``line``, ``raw``, ``mtime``), or
-        of whole JSONL files (``file``, ``text``, ``mtime``).
+        """Process one micro-batch of raw lines (``file``, ``line``, ``raw``, ``mtime``), of
+        whole JSONL files (``file``, ``text``, ``mtime``), or of the job's Parquet files
+        (``path``, ``file``, ``mtime``, ``content``: the ``binaryFile`` source's).
 
         With ``flush``, ``batch_id`` is the last committed batch, ``lines`` is empty, and
         every governing watermark is taken as +infinity. Returns the metrics record.
@@ -508,6 +524,15 @@ class SparkEngine:
         finally:
             while self._persisted:
                 self._release_kept(self._persisted.pop())
+
+    def _parquet_files(self, lines: DataFrame) -> bool:
+        """Whether ``lines`` is a batch of the job's Parquet files (``path``, ``file``,
+        ``mtime``, ``content``) rather than their rows."""
+        return (
+            self.job.source.format == "parquet"
+            and not self.job.inputs
+            and {"path", "content"} <= set(lines.columns)
+        )
 
     def _parse(self, lines: DataFrame) -> DataFrame:
         """Typed columns of a batch of lines, or of whole JSONL files (the Arrow fast path,
@@ -541,6 +566,8 @@ class SparkEngine:
             return parse_files(lines, self.job)
         if FULL_TEXT in lines.columns:  # (dead letters' text: not parsed, not kept)
             lines = lines.drop(FULL_TEXT)
+        if TYPED in lines.columns:  # (the one-pass kernel's inputs)
+            lines = lines.drop(*_typed_names(self.job))
         return parse_lines(lines, self.job)
 
     def _keep(self, frame: DataFrame) -> DataFrame:
@@ -582,7 +609,15 @@ class SparkEngine:
         )
         parts: dict[str, dict[str, Any]] = clock["partitions"]
         fused = None
-        if self._one_pass_ok and not flush:
+        read_by = None  # (Parquet: who read the rows, for the metrics)
+        if self._parquet_files(lines):  # the kernel reads the files, else Spark their rows
+            read_by = "arrow"
+            if self._one_pass_ok and not flush:
+                fused = self._one_pass(lines, clock, now, previous)
+            if fused is None:
+                read_by = "spark"
+                lines = parquet_rows(lines, self.job)
+        if fused is None and self._one_pass_ok and not flush:
             fused = self._one_pass(lines, clock, now, previous)
         keys_next: DataFrame | pa.Table | None
         if fused is not None:  # parsed, judged and folded per task (spark/fused.py)
@@ -684,6 +719,7 @@ class SparkEngine:
         # which plan judged the batch (docs/design.md): one pass per task, or the general
         metrics["plan"] = "flush" if flush else "one_pass" if fused is not None else "general"
         metrics["windows_merged_on"] = self._merged_on
+        metrics["parquet_read_by"] = read_by
         metrics["diagnostics"] = self._diagnostics(clock, summary, now)
         self._write_metrics(metrics, label)
         for diagnostic in [] if flush else metrics["diagnostics"]:  # a flush repeats them
@@ -2238,6 +2274,11 @@ def _observed_count(observation: Observation) -> int:
     row means nothing was written."""
     row = observation._jo.getRow()  # type: ignore[union-attr]
     return 0 if row.size() == 0 else int(row.getLong(0))
+
+
+def _typed_names(job: Job) -> list[str]:
+    """The columns typed Parquet rows carry for the one-pass kernel alone."""
+    return [name for name, _ in typed_columns(job)]
 
 
 def _idle_arrival(part: dict[str, Any], now: int) -> int:

@@ -55,7 +55,7 @@ from sparktide.spark.arrowparse import (
     vouch,
     vouch_lines,
 )
-from sparktide.spark.parse import WHITE_SPACE
+from sparktide.spark.parse import FIRST_INSTANT, LAST_INSTANT, WHITE_SPACE
 
 __all__ = [
     "ABORT",
@@ -65,6 +65,8 @@ __all__ = [
     "PARTIAL",
     "SUMMARY",
     "TASK",
+    "TYPED",
+    "TYPED_TEXT",
     "FusedPlan",
     "counter_column",
     "fusable",
@@ -73,6 +75,7 @@ __all__ = [
     "fused_schema",
     "input_clock",
     "merge_partials",
+    "typed_columns",
 ]
 
 #: The kinds of the kernel's output rows: window partials, one summary per partition,
@@ -94,8 +97,14 @@ COUNTED = (
     "dropped.out_of_order",
 )
 
+#: The column saying a typed Parquet row's kernel inputs are exact (:func:`typed_columns`),
+#: and the JSON text of the rows it leaves to the kernel's parse (null where it holds).
+TYPED, TYPED_TEXT = "_kf", "_ktext"
+
 _INTEGER_TOKEN = "^-?[0-9]+$"
 _PRINTABLE = "^[ -~]*$"
+#: Text that is its own JSON string's inside: printable ASCII, no quote or backslash.
+_PLAIN = r"^[ !#-\[\]-~]*$"
 
 
 def fusable(job: Job) -> bool:
@@ -126,6 +135,28 @@ def fusable(job: Job) -> bool:
         and window.having is None
         and all(a.function in ("count", "sum", "avg") for a in window.aggregates)
     )
+
+
+def typed_columns(job: Job) -> list[tuple[str, str]]:
+    """The columns (name, SQL type) by which a typed Parquet row reaches the kernel with
+    no JSON text (``sparktide.spark.run``'s typed route makes them): :data:`TYPED`, the
+    JSON text of the rows it does not hold for (:data:`TYPED_TEXT`), the group-by values'
+    text (``_kg<i>``, as :func:`_group_text` gives it), and per aggregate with a column
+    its present flag (``_kn<k>``: ``count``) or its exact integer and float (``_ki<k>``,
+    ``_kd<k>``: ``sum`` / ``avg``); the row's times, partition and key come in the typed
+    route's own ``_kt``, ``_ka``, ``_kpid``, ``_kkey``."""
+    window = job.window
+    assert window is not None
+    columns = [(TYPED, "boolean"), (TYPED_TEXT, "string")]
+    columns += [(f"_kg{i}", "string") for i in range(len(window.group_by))]
+    for k, aggregate in enumerate(window.aggregates):
+        if aggregate.column is None:
+            continue
+        if aggregate.function == "count":
+            columns.append((f"_kn{k}", "bigint"))
+        else:
+            columns += [(f"_ki{k}", "bigint"), (f"_kd{k}", "double")]
+    return columns
 
 
 @dataclass(frozen=True)
@@ -331,6 +362,8 @@ def _read(
     for batch in batches:
         if "text" in batch.schema.names:
             _read_files(plan, batch, rows, slow)
+        elif "content" in batch.schema.names:
+            _read_parquet(plan, batch, rows)
         else:
             _read_lines(plan, batch, rows, slow)
     return rows.result(plan)
@@ -361,17 +394,58 @@ class _Collector:
         table, texts = chunk.table, chunk.lines
         if len(chunk.rows) < table.num_rows:
             table, texts = table.filter(chunk.good), texts.filter(chunk.good)
+        values = chunk.values
+        self.append(
+            file,
+            line,
+            (values["t"], values["a"], values["pid"] if pid is None else pid, values["key"]),
+            [_group_text(field_column(table, column)) for column in plan.group_by],
+            [
+                _inputs(
+                    function,
+                    column,
+                    table,
+                    texts,
+                    values.get(TOKEN + column) if column is not None else None,
+                )
+                for function, column, _ in plan.aggregates
+            ],
+        )
+
+    def add_typed(self, plan: FusedPlan, batch: pa.RecordBatch) -> None:
+        """Typed Parquet rows whose kernel inputs Spark computed (:func:`typed_columns`)."""
+        self.append(
+            _file_codes(self, batch.column("file")),
+            batch.column("line").to_numpy(zero_copy_only=False).astype(np.int64),
+            tuple(batch.column(name) for name in ("_kt", "_ka", "_kpid", "_kkey")),
+            [batch.column(f"_kg{g}") for g in range(len(plan.group_by))],
+            [
+                _typed_inputs(function, column, batch, k)
+                for k, (function, column, _) in enumerate(plan.aggregates)
+            ],
+        )
+
+    def append(
+        self,
+        file: np.ndarray,
+        line: np.ndarray,
+        values: tuple[pa.Array, pa.Array, pa.Array, pa.Array],
+        groups: list[pa.Array],
+        inputs: list[dict[str, np.ndarray]],
+    ) -> None:
+        """Rows' file codes, line numbers, (event time, arrival time, partition id, key),
+        group-by texts and aggregate inputs."""
+        t, a, pid, key = values
         self.parts["file"].append(file)
         self.parts["line"].append(line)
-        self.parts["t"].append(_ints(chunk.values["t"]))
-        self.parts["a"].append(_ints(chunk.values["a"]))
-        self.parts["pid"].append(chunk.values["pid"] if pid is None else pid)
-        self.parts["key"].append(chunk.values["key"])
-        for g, column in enumerate(plan.group_by):
-            self.groups[g].append(_group_text(field_column(table, column)))
-        for k, (function, column, _) in enumerate(plan.aggregates):
-            token = chunk.values.get(TOKEN + column) if column is not None else None
-            self.inputs[k].append(_inputs(function, column, table, texts, token))
+        self.parts["t"].append(_ints(t))
+        self.parts["a"].append(_ints(a))
+        self.parts["pid"].append(pid)
+        self.parts["key"].append(key)
+        for g, text in enumerate(groups):
+            self.groups[g].append(text)
+        for k, given in enumerate(inputs):
+            self.inputs[k].append(given)
 
     def result(self, plan: FusedPlan) -> _Rows | None:
         parts = self.parts
@@ -411,19 +485,212 @@ def _read_files(
         _add_file(plan, rows, slow, files[i].as_py(), work[i][1], result)
 
 
+def _read_parquet(plan: FusedPlan, batch: pa.RecordBatch, rows: _Collector) -> None:
+    """Whole Parquet files (``file``, ``content``, ``mtime``), read by pyarrow: every row
+    to ``rows`` (:func:`_parquet_values`), or ``_Abort`` when one is beyond the rules —
+    the engine then has Spark read the files' rows (``sparktide.spark.parquet``)."""
+    files, contents, mtimes = (batch.column(c) for c in ("file", "content", "mtime"))
+    work = [(contents[i].as_buffer(), mtimes[i].as_py()) for i in range(batch.num_rows)]
+    for i, values in enumerate(_map(plan, lambda item: _parquet_values(plan, *item), work)):
+        if values is None:
+            continue
+        count = len(values[0][0])
+        rows.append(
+            np.full(count, rows.code(files[i].as_py()), dtype=np.int64),
+            np.arange(1, count + 1, dtype=np.int64),
+            *values,
+        )
+
+
+def _readable(kind: pa.DataType) -> bool:
+    """Whether Spark reads a Parquet column of this type as pyarrow does (others, e.g.
+    nanosecond timestamps or nested values, leave the batch to Spark's reading)."""
+    return (
+        pa.types.is_string(kind)
+        or pa.types.is_boolean(kind)
+        or pa.types.is_signed_integer(kind)  # (Spark does not read unsigned 64 bits)
+        or pa.types.is_float32(kind)
+        or pa.types.is_float64(kind)
+        or pa.types.is_decimal128(kind)
+        or pa.types.is_date32(kind)
+        or pa.types.is_binary(kind)
+        or (pa.types.is_timestamp(kind) and kind.unit != "ns")
+    )
+
+
+def _parquet_values(
+    plan: FusedPlan, content: pa.Buffer | None, mtime: int | None
+) -> tuple[tuple[pa.Array, pa.Array, pa.Array, pa.Array], list, list] | None:
+    """One Parquet file's rows as the kernel's inputs — exactly what Spark's typed route
+    (``sparktide.spark.parquet``: ``_vouched``, ``_kernel_typed``) makes of them: times
+    from zone-aware timestamps within years 1-9999, partitions from integers or text
+    (digit strings as integers), keys from integers, booleans or plain text, group-by
+    values as their JSON text, ``sum`` / ``avg`` inputs from integers or finite doubles.
+    ``None`` for a file without rows; ``_Abort`` for anything else."""
+    if content is None or content.size == 0:
+        raise _Abort  # (Spark's reading decides what an empty file is)
+    try:
+        table = pq.read_table(pa.BufferReader(content))
+    except Exception:  # pyarrow raises several kinds for a bad file
+        raise _Abort from None
+    names = table.column_names
+    if len({name.lower() for name in names}) < len(names):
+        raise _Abort  # (Spark resolves names without case)
+    if not all(_readable(f.type) for f in table.schema):
+        raise _Abort
+    n = table.num_rows
+    if n == 0:
+        return None
+
+    def column(name: str | None) -> pa.Array | None:
+        return None if name is None or name not in names else table.column(name).combine_chunks()
+
+    parse = plan.parse
+    if parse.arrival is not None:
+        a = _parquet_micros(column(parse.arrival))
+    elif mtime is not None:
+        a = pa.repeat(pa.scalar(mtime, pa.int64()), n)
+    else:
+        raise _Abort
+    t = _parquet_micros(column(parse.event)) if parse.event is not None else a
+    pid = pa.repeat(pa.scalar("0"), n)
+    if parse.partition is not None:
+        pid = _parquet_partition(column(parse.partition))
+    key = pa.nulls(n, pa.string())
+    if parse.over is not None:
+        key = _parquet_key(column(parse.over))
+    groups = [_parquet_group(column(name), n) for name in plan.group_by]
+    inputs = [
+        {"n": np.ones(n, dtype=np.int64)}  # count(*)
+        if name is None
+        else _parquet_input(function, column(name), n)
+        for function, name, _ in plan.aggregates
+    ]
+    return (t, a, pid, key), groups, inputs
+
+
+def _parquet_micros(value: pa.Array | None) -> pa.Array:
+    """A time column's instants: a zone-aware timestamp of every row in years 1-9999."""
+    if value is None or not pa.types.is_timestamp(value.type) or value.type.tz is None:
+        raise _Abort
+    try:
+        out = pc.cast(pc.cast(value, pa.timestamp("us", value.type.tz)), pa.int64())
+    except pa.ArrowInvalid:  # (beyond 64 bits of microseconds)
+        raise _Abort from None
+    inside = pc.and_(pc.greater_equal(out, FIRST_INSTANT), pc.less_equal(out, LAST_INSTANT))
+    if out.null_count or not _all(inside):
+        raise _Abort
+    return out
+
+
+def _signed(value: pa.Array) -> bool:
+    return pa.types.is_integer(value.type) and not pa.types.is_unsigned_integer(value.type)
+
+
+def _text(value: pa.Array) -> bool:
+    """Whether a column is valid UTF-8 text (pyarrow does not check Parquet's)."""
+    if not pa.types.is_string(value.type):
+        return False
+    try:
+        value.validate(full=True)
+    except pa.ArrowInvalid:
+        return False
+    return True
+
+
+def _plain(value: pa.Array) -> bool:
+    """Whether a column is text whose every value is its own JSON string's inside."""
+    return _text(value) and _all(pc.match_substring_regex(value, _PLAIN))
+
+
+def _parquet_partition(value: pa.Array | None) -> pa.Array:
+    """Partition ids as the SQL route's ``partition_id``: integers as written; text of
+    digits as the integer it is (``"007"`` → ``7``), other text as it is; never null."""
+    if value is None or value.null_count:
+        raise _Abort
+    if _signed(value):
+        return pc.cast(value, pa.string())
+    if not _text(value):
+        raise _Abort
+    digits = filled(pc.match_substring_regex(value, "^-?[0-9]+$"))
+    if not digits.any():
+        return value
+    long = filled(pc.greater(pc.utf8_length(pc.utf8_ltrim(value, "-")), 18))
+    if (digits & long).any():
+        raise _Abort  # (whether 19 digits or more fit 64 bits is the route's call)
+    mask = pa.array(digits)
+    numbers = pc.cast(pc.if_else(mask, value, pa.scalar("0")), pa.int64())
+    return pc.if_else(mask, pc.cast(numbers, pa.string()), value)
+
+
+def _parquet_key(value: pa.Array | None) -> pa.Array:
+    """Substream keys as the route's JSON text: integers and booleans as written, plain
+    text in quotes; never null."""
+    if value is None or value.null_count:
+        raise _Abort
+    if _signed(value) or pa.types.is_boolean(value.type):
+        return pc.cast(value, pa.string())
+    if not _plain(value):
+        raise _Abort
+    return pc.binary_join_element_wise('"', value, '"', "")
+
+
+def _parquet_group(value: pa.Array | None, n: int) -> pa.Array:
+    """A group-by value's JSON text (:func:`_group_text`'s rules), ``null`` when missing."""
+    if value is None:
+        return pa.repeat(pa.scalar("null"), n)
+    if _signed(value) or pa.types.is_boolean(value.type):
+        text = pc.cast(value, pa.string())
+    elif _plain(value):
+        text = pc.binary_join_element_wise('"', value, '"', "")
+    else:
+        raise _Abort
+    return pc.fill_null(text, "null")
+
+
+def _parquet_input(function: str, value: pa.Array | None, n: int) -> dict[str, np.ndarray]:
+    """An aggregate's inputs (:func:`_inputs`) from a typed column: ``count`` of
+    integers, booleans, text or finite doubles; ``sum`` / ``avg`` of integers (exact) or
+    finite doubles; a missing column holds nulls."""
+    none = np.zeros(n, dtype=bool)
+    if value is None:
+        if function == "count":
+            return {"n": np.zeros(n, dtype=np.int64)}
+        return {"i": np.zeros(n, np.int64), "isint": none, "d": np.zeros(n), "isfloat": none}
+    double = pa.types.is_float64(value.type)
+    if double and not _all(pc.is_finite(value)):
+        raise _Abort  # (NaN and infinities: the route's text for them is its own)
+    present = filled(pc.is_valid(value))
+    if function == "count":
+        if not (_signed(value) or double or pa.types.is_boolean(value.type) or _text(value)):
+            raise _Abort
+        return {"n": present.astype(np.int64)}
+    if _signed(value):
+        ints = pc.fill_null(pc.cast(value, pa.int64()), 0).to_numpy()
+        return {"i": ints, "isint": present, "d": np.zeros(n), "isfloat": none}
+    if double:
+        floats = pc.fill_null(value, 0.0).to_numpy()
+        return {"i": np.zeros(n, np.int64), "isint": none, "d": floats, "isfloat": present}
+    raise _Abort
+
+
+def _map(plan: FusedPlan, function: Any, work: list) -> Iterator[Any]:
+    """``function`` of each item of ``work``, in order; several at once in a task holding
+    a whole batch (``plan.threads``, at most the machine's cores): Arrow's compute and
+    readers release the GIL."""
+    threads = min(plan.threads, os.cpu_count() or 1, len(work))
+    if threads <= 1:
+        yield from (function(item) for item in work)
+        return
+    with ThreadPoolExecutor(threads) as pool:
+        yield from pool.map(function, work)
+
+
 def _vouch_all(
     plan: FusedPlan, work: list[tuple[pa.Array, int | None]]
 ) -> Iterator[tuple[pa.Array, pa.Array, np.ndarray, list[Vouched]]]:
-    """:func:`~sparktide.spark.arrowparse.vouch` of each ``(text, mtime)``, in order.
-
-    Arrow's compute releases the GIL, so a task holding a whole batch vouches for several
-    files at once (``plan.threads``, at most the machine's cores)."""
-    threads = min(plan.threads, os.cpu_count() or 1, len(work))
-    if threads <= 1:
-        yield from (vouch(plan.parse, *item) for item in work)
-        return
-    with ThreadPoolExecutor(threads) as pool:
-        yield from pool.map(lambda item: vouch(plan.parse, *item), work)
+    """:func:`~sparktide.spark.arrowparse.vouch` of each ``(text, mtime)``, in order."""
+    return _map(plan, lambda item: vouch(plan.parse, *item), work)
 
 
 def _add_file(
@@ -462,13 +729,20 @@ def _add_file(
 def _read_lines(
     plan: FusedPlan, batch: pa.RecordBatch, rows: _Collector, slow: list[pa.RecordBatch]
 ) -> None:
+    if batch.column("file").null_count or batch.column("line").null_count:
+        raise _Abort  # (no arrival order to sort by: the general plan decides)
+    if TYPED in batch.schema.names:  # typed Parquet rows: Spark made the kernel's inputs
+        typed = filled(batch.column(TYPED))
+        if typed.any():
+            rows.add_typed(plan, batch.filter(pa.array(typed)))
+        if typed.all():
+            return
+        batch = batch.filter(pa.array(~typed))
     raw = batch.column("raw")
     try:
         raw.validate(full=True)
     except pa.ArrowInvalid:  # bad UTF-8: the SQL route reports those lines
         raise _Abort from None
-    if batch.column("file").null_count or batch.column("line").null_count:
-        raise _Abort  # (no arrival order to sort by: the general plan decides)
     stripped = pc.utf8_trim(pc.fill_null(raw, ""), WHITE_SPACE)
     usable = pc.not_equal(pc.utf8_length(stripped), 0)
     if "pre_error" in batch.schema.names:  # (a Parquet file that could not be read)
@@ -504,9 +778,7 @@ def _read_lines(
         )
     if not chunks:
         return
-    names = batch.column("file").dictionary_encode()
-    codes = np.array([rows.code(name) for name in names.dictionary.to_pylist()], dtype=np.int64)
-    file = codes[names.indices.to_numpy(zero_copy_only=False)]
+    file = _file_codes(rows, batch.column("file"))
     line = batch.column("line").to_numpy(zero_copy_only=False)
     for chunk in chunks:
         where = kept[chunk.rows]
@@ -514,6 +786,30 @@ def _read_lines(
         if partition is not None:
             pid = pc.cast(partition.take(pa.array(where)), pa.string())
         rows.add(plan, chunk, file[where], line[where].astype(np.int64), pid)
+
+
+def _file_codes(rows: _Collector, files: pa.Array) -> np.ndarray:
+    """Each row's file as the collector's code of its name."""
+    names = files.dictionary_encode()
+    codes = np.array([rows.code(name) for name in names.dictionary.to_pylist()], dtype=np.int64)
+    return codes[names.indices.to_numpy(zero_copy_only=False)]
+
+
+def _typed_inputs(
+    function: str, column: str | None, batch: pa.RecordBatch, k: int
+) -> dict[str, np.ndarray]:
+    """:func:`_inputs` of aggregate ``k`` from the typed columns Spark made."""
+    if column is None:
+        return {"n": np.ones(batch.num_rows, dtype=np.int64)}
+    if function == "count":
+        return {"n": _ints(batch.column(f"_kn{k}"))}
+    whole, real = batch.column(f"_ki{k}"), batch.column(f"_kd{k}")
+    return {
+        "i": pc.fill_null(whole, 0).to_numpy().astype(np.int64),
+        "isint": filled(pc.is_valid(whole)),
+        "d": pc.fill_null(real, 0.0).to_numpy().astype(np.float64),
+        "isfloat": filled(pc.is_valid(real)),
+    }
 
 
 def _ints(array: pa.Array) -> np.ndarray:
