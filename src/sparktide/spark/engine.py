@@ -37,10 +37,11 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 from pyspark.sql import DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
-from pyspark.sql.pandas.types import from_arrow_type, to_arrow_schema
+from pyspark.sql.pandas.types import from_arrow_schema, from_arrow_type, to_arrow_schema
 
 from sparktide.core.diagnostics import LateInput, PartitionView, not_progressing
 from sparktide.core.hold import output_watermark
@@ -70,7 +71,9 @@ from sparktide.spark.fused import (
     ABORT,
     COUNTED,
     KEY,
+    KEY_SCHEMA,
     LINE,
+    LINE_SCHEMA,
     PARTIAL,
     SUMMARY,
     TASK,
@@ -83,6 +86,7 @@ from sparktide.spark.fused import (
     fused_schema,
     input_clock,
     merge_partials,
+    partial_schema,
     typed_columns,
 )
 from sparktide.spark.parquet import parquet_rows
@@ -111,10 +115,27 @@ _log = logging.getLogger("sparktide")
 
 
 @dataclass
+class _Spilled:
+    """Rows the one-pass tasks wrote as parquet files (``fused_kernel``), read by pyarrow
+    on the driver or by Spark."""
+
+    files: list[str]
+    schema: pa.Schema
+
+    def arrow(self) -> pa.Table:
+        return _spilled(self.files, self.schema)
+
+    def frame(self, spark: SparkSession) -> DataFrame:
+        if not self.files:
+            return spark.createDataFrame([], from_arrow_schema(self.schema))
+        return spark.read.schema(from_arrow_schema(self.schema)).parquet(*self.files)
+
+
+@dataclass
 class _OnePass:
     """What the one-pass plan hands the rest of the batch (:meth:`SparkEngine._one_pass`)."""
 
-    partial: DataFrame  # window partials, one row per (scope, group, start) of a task
+    partial: _Spilled  # window partials, one row per (scope, group, start) of a task
     partial_rows: int
     summary: list[dict[str, Any]]  # one entry per partition
     malformed_lines: DataFrame | None  # the lines the SQL route found malformed
@@ -417,6 +438,7 @@ class SparkEngine:
         # unless a partition was found in two tasks before: then the files go through
         # one task (still far cheaper than the general plan, whose judging of a timeline
         # is one task anyway) — remembered for the rest of the run
+        plan = dataclasses.replace(plan, spill=str(self.store.spill_directory()))
         keys = None
         for single in (False, True) if not self._one_task else (True,):
             frame, task_plan = files, plan
@@ -431,20 +453,17 @@ class SparkEngine:
             elif substreams:  # tasks share the batch: guess who delivers (checked below)
                 seen = tuple(pid for pid, part in parts.items() if part["seen"])
                 task_plan = dataclasses.replace(plan, assumed=seen)
-            out = self._keep(
-                frame.mapInArrow(
-                    functools.partial(fused_kernel, task_plan), fused_schema(task_plan)
-                )
-            )
-            rows = out.filter(f"kind IN ('{SUMMARY}', '{TASK}', '{ABORT}')").collect()
+            kernel = functools.partial(fused_kernel, task_plan)
+            rows = frame.mapInArrow(kernel, fused_schema(task_plan)).collect()  # (few rows)
             if any(row["kind"] == ABORT for row in rows):
                 return None
+            tasks = [row for row in rows if row["kind"] == TASK]
             pids = [row["pid"] for row in rows if row["kind"] == SUMMARY]
             if len(pids) != len(set(pids)):
                 self._one_task = True  # a partition's lines were in two tasks
                 continue
             if substreams:
-                keys = out.filter(f"kind = '{KEY}'").select("scope", "max_h", "kn").toArrow()
+                keys = _spilled([row[f"{KEY}_file"] for row in tasks], KEY_SCHEMA)
                 if len(pc.unique(keys.column("scope"))) < keys.num_rows:
                     self._one_task = True  # a key's events were in two tasks
                     continue
@@ -455,15 +474,18 @@ class SparkEngine:
             break
         else:  # pragma: no cover - one task cannot split a partition or a key
             return None
-        slow = sum(row["slow"] for row in rows if row["kind"] == TASK)
-        partial_rows = sum(row["parts"] for row in rows if row["kind"] == TASK)
+        slow = sum(row["slow"] for row in tasks)
+        partial_rows = sum(row["parts"] for row in tasks)
         others = None
         if slow:
             # lines the kernel did not vouch for: the batch qualifies only if the SQL
             # route finds every one malformed (then they were never events)
+            written = [row[f"{LINE}_file"] for row in tasks if row[f"{LINE}_file"]]
             others = self._keep(
                 parse_lines(
-                    out.filter(f"kind = '{LINE}'").select(
+                    self.spark.read.schema(from_arrow_schema(LINE_SCHEMA))
+                    .parquet(*written)
+                    .select(
                         "file",
                         "line",
                         "raw",
@@ -496,11 +518,10 @@ class SparkEngine:
                 column = _col(name)
                 entry[column] = row.get(column) or 0
             summary.append(entry)
-        assert self.window is not None
-        columns = ["scope", *(f"g{i}" for i in range(len(self.window.group_by))), "start"]
-        columns += [name for plan_ in self.plans for name, _ in plan_.partial]
-        partial = out.filter(f"kind = '{PARTIAL}'").select(*columns)
-        result = _OnePass(partial, partial_rows, summary, others, slow)
+        partial = [row[f"{PARTIAL}_file"] for row in tasks if row[f"{PARTIAL}_file"]]
+        result = _OnePass(
+            _Spilled(partial, partial_schema(plan)), partial_rows, summary, others, slow
+        )
         if substreams:
             result.keys = keys
             result.input_clock = input_clock(
@@ -524,6 +545,7 @@ class SparkEngine:
         finally:
             while self._persisted:
                 self._release_kept(self._persisted.pop())
+            self.store.clear_spill()
 
     def _parquet_files(self, lines: DataFrame) -> bool:
         """Whether ``lines`` is a batch of the job's Parquet files (``path``, ``file``,
@@ -1474,11 +1496,11 @@ class SparkEngine:
         self,
         decided: DataFrame | None,
         batch: _Batch,
-        partial: DataFrame | None = None,
+        spilled: _Spilled | None = None,
         partial_rows: int = 0,
     ) -> DataFrame | None:
         """Fold the batch's admitted rows (``decided``), or its partials already folded
-        per task (``partial``, the one-pass plan, ``partial_rows`` of them), into the open
+        per task (``spilled``, the one-pass plan, ``partial_rows`` of them), into the open
         windows; write the windows that close."""
         w = self.window
         assert w is not None
@@ -1486,11 +1508,12 @@ class SparkEngine:
             assert decided is not None
             self._row_windows(decided, batch)
             return None
-        if partial is not None and self._driver_windows_ok(batch, partial_rows):
+        if spilled is not None and self._driver_windows_ok(batch, partial_rows):
             self._merged_on = "driver"
-            self._driver_windows(partial, batch)
+            self._driver_windows(spilled.arrow(), batch)
             return None
         self._merged_on = "spark"
+        partial = None if spilled is None else spilled.frame(self.spark)
         if isinstance(batch.keys_next, pa.Table):  # (one-pass substreams, too many rows)
             batch.keys_next = self.spark.createDataFrame(batch.keys_next, _KEYS_SCHEMA)
         groups = [f"g{i}" for i in range(len(w.group_by))]
@@ -1586,17 +1609,16 @@ class SparkEngine:
         held = self.store.table_rows(batch.previous, "windows")
         return partial_rows + held <= self.DRIVER_WINDOW_ROWS
 
-    def _driver_windows(self, partial: DataFrame, batch: _Batch) -> None:
+    def _driver_windows(self, fresh: pa.Table, batch: _Batch) -> None:
         """:meth:`_windows` on the driver, for partials folded per task (the one-pass
         plan): the partials and the open windows merge in Arrow, and the open ones (state)
         and the closed ones (records, the Spark route's very text: ``spark/records.py``)
-        are written from here. Same answers, no shuffle, one Spark job (collecting the
-        partials) instead of four or five (``docs/design.md``)."""
+        are written from here. Same answers, no shuffle, no Spark job (the tasks wrote the
+        partials, ``fresh``, as files) instead of four or five (``docs/design.md``)."""
         w = self.window
         assert w is not None
         groups = [f"g{i}" for i in range(len(w.group_by))]
         keys = ["scope", *groups, "start"]
-        fresh = partial.toArrow()
         held = self.store.load_arrow(batch.previous, "windows", fresh.schema)
         merged = merge_partials(pa.concat_tables([fresh, held]), keys)
         end = merged.column("start").to_numpy() + w.size
@@ -2274,6 +2296,12 @@ def _observed_count(observation: Observation) -> int:
     row means nothing was written."""
     row = observation._jo.getRow()  # type: ignore[union-attr]
     return 0 if row.size() == 0 else int(row.getLong(0))
+
+
+def _spilled(files: list[str | None], schema: pa.Schema) -> pa.Table:
+    """The rows of the files the one-pass tasks wrote (``None``: a task wrote none)."""
+    tables = [pq.read_table(path).cast(schema) for path in files if path]
+    return pa.concat_tables(tables) if tables else schema.empty_table()
 
 
 def _typed_names(job: Job) -> list[str]:

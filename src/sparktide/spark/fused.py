@@ -61,7 +61,9 @@ __all__ = [
     "ABORT",
     "COUNTED",
     "KEY",
+    "KEY_SCHEMA",
     "LINE",
+    "LINE_SCHEMA",
     "PARTIAL",
     "SUMMARY",
     "TASK",
@@ -75,6 +77,7 @@ __all__ = [
     "fused_schema",
     "input_clock",
     "merge_partials",
+    "partial_schema",
     "typed_columns",
 ]
 
@@ -195,6 +198,8 @@ class FusedPlan:
     #: The partitions assumed to deliver when tasks share the batch (the engine checks
     #: the guess); ``None``: those the task finds (it holds the whole batch).
     assumed: tuple[str, ...] | None = None
+    #: The directory the tasks write their partials, keys and unvouched lines to.
+    spill: str | None = None
 
 
 def fused_plan(
@@ -250,14 +255,11 @@ def _partial_fields(plan: FusedPlan) -> list[pa.Field]:
 
 
 def _schema(plan: FusedPlan) -> pa.Schema:
+    """The kernel's rows: one summary per partition, one row per task, or "give up"."""
     return pa.schema(
         [
             pa.field("kind", pa.string()),
             pa.field("task", pa.int64()),
-            pa.field("scope", pa.string()),
-            *(pa.field(f"g{i}", pa.string()) for i in range(len(plan.group_by))),
-            pa.field("start", pa.int64()),
-            *_partial_fields(plan),
             pa.field("pid", pa.string()),
             pa.field("max_h", pa.int64()),
             pa.field("max_a", pa.int64()),
@@ -268,15 +270,39 @@ def _schema(plan: FusedPlan) -> pa.Schema:
             *(pa.field(counter_column(name), pa.int64()) for name in COUNTED),
             pa.field("slow", pa.int64()),
             pa.field("parts", pa.int64()),
-            pa.field("kn", pa.int64()),
-            pa.field("file", pa.string()),
-            pa.field("line", pa.int64()),
-            pa.field("raw", pa.string()),
-            pa.field("mtime", pa.int64()),
-            pa.field("pre_error", pa.string()),
-            pa.field("lpart", pa.int64()),
+            *(pa.field(f"{kind}_file", pa.string()) for kind in (PARTIAL, KEY, LINE)),
         ]
     )
+
+
+def partial_schema(plan: FusedPlan) -> pa.Schema:
+    """The window partials a task writes (:data:`PARTIAL`): one row per (scope, group,
+    start), the partial aggregates' columns."""
+    return pa.schema(
+        [
+            pa.field("scope", pa.string()),
+            *(pa.field(f"g{i}", pa.string()) for i in range(len(plan.group_by))),
+            pa.field("start", pa.int64()),
+            *_partial_fields(plan),
+        ]
+    )
+
+
+#: The rows a task writes for substreams (:data:`KEY`): each key's largest ``h`` and events.
+KEY_SCHEMA = pa.schema(
+    [pa.field("scope", pa.string()), pa.field("max_h", pa.int64()), pa.field("kn", pa.int64())]
+)
+#: The lines a task did not vouch for (:data:`LINE`), for the SQL route.
+LINE_SCHEMA = pa.schema(
+    [
+        pa.field("file", pa.string()),
+        pa.field("line", pa.int64()),
+        pa.field("raw", pa.string()),
+        pa.field("mtime", pa.int64()),
+        pa.field("pre_error", pa.string()),
+        pa.field("lpart", pa.int64()),
+    ]
+)
 
 
 def fused_schema(plan: FusedPlan) -> T.StructType:
@@ -295,46 +321,56 @@ class _Abort(Exception):
 
 
 def fused_kernel(plan: FusedPlan, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    """``mapInArrow`` body over whole files (``file``, ``text``, ``mtime``): the task's
-    window partials (``PARTIAL``), one summary row per partition (``SUMMARY``), one row
-    saying how many lines it did not vouch for and how many partial rows it wrote
-    (``TASK``) and those lines (``LINE``);
-    or a single ``ABORT`` row when it cannot judge its lines at all."""
+    """``mapInArrow`` body over whole files (``file``, ``text`` or ``content``,
+    ``mtime``) or lines: one summary row per partition (``SUMMARY``) and one row per task
+    (``TASK``: how many lines it did not vouch for and how many partial rows it wrote, and
+    the files in ``plan.spill`` holding its window partials, its keys and those lines);
+    or a single ``ABORT`` row when it cannot judge its lines at all.
+
+    The bulky rows go to files rather than back through Spark: the engine reads the
+    partials with pyarrow when it merges them on the driver (or has Spark read them), so
+    they are converted once, and the small rows need no cached copy of the output."""
     from pyspark import TaskContext
 
     context = TaskContext.get()
     task = context.partitionId() if context is not None else 0
+    # (a stage of the batch and an attempt of the task: Spark may run a task twice)
+    name = f"{context.stageId()}-{task}-{context.attemptNumber()}" if context else "0-0-0"
     schema = _schema(plan)
     try:
         slow: list[pa.RecordBatch] = []
         rows = _read(plan, batches, slow)
-        parts = 0  # partial rows: the engine folds few enough on the driver
+        out: dict[str, pa.Array] = {
+            "kind": pa.array([TASK]),
+            "task": pa.array([task], pa.int64()),
+            "slow": pa.array([sum(batch.num_rows for batch in slow)], pa.int64()),
+            "parts": pa.array([0], pa.int64()),
+        }
         if rows is not None:
-            for out in _judge(plan, schema, task, rows):
-                if out.num_rows and out.column(0)[0].as_py() == PARTIAL:
-                    parts += out.num_rows
-                yield out
-        count = sum(batch.num_rows for batch in slow)
-        yield _rows(
-            schema,
-            {
-                "kind": pa.array([TASK]),
-                "task": pa.array([task], pa.int64()),
-                "slow": pa.array([count], pa.int64()),
-                "parts": pa.array([parts], pa.int64()),
-            },
-        )
-        for batch in slow:
-            yield _rows(
-                schema,
-                {
-                    "kind": pa.repeat(pa.scalar(LINE), batch.num_rows),
-                    "task": pa.repeat(pa.scalar(task, pa.int64()), batch.num_rows),
-                    **{name: batch.column(name) for name in batch.schema.names},
-                },
-            )
+            partials, keys, summary = _judge(plan, schema, task, rows)
+            out["parts"] = pa.array([partials.num_rows], pa.int64())
+            out[f"{PARTIAL}_file"] = _spill(plan, f"{PARTIAL}-{name}", partials)
+            if keys is not None:
+                out[f"{KEY}_file"] = _spill(plan, f"{KEY}-{name}", keys)
+            yield summary
+        if slow:
+            lines = pa.Table.from_batches([_rows(LINE_SCHEMA, _columns(b)) for b in slow])
+            out[f"{LINE}_file"] = _spill(plan, f"{LINE}-{name}", lines)
+        yield _rows(schema, out)
     except _Abort:
         yield _rows(schema, {"kind": pa.array([ABORT]), "task": pa.array([task], pa.int64())})
+
+
+def _spill(plan: FusedPlan, name: str, table: pa.Table) -> pa.Array:
+    """Write ``table`` as ``<plan.spill>/<name>.parquet``; its path, as the row's value."""
+    assert plan.spill is not None
+    path = os.path.join(plan.spill, f"{name}.parquet")
+    pq.write_table(table, path)
+    return pa.array([path])
+
+
+def _columns(batch: pa.RecordBatch) -> dict[str, pa.Array]:
+    return {name: batch.column(name) for name in batch.schema.names}
 
 
 @dataclass
@@ -901,7 +937,11 @@ def _running_max_before(h: np.ndarray, group: np.ndarray) -> np.ndarray:
     return before
 
 
-def _judge(plan: FusedPlan, schema: pa.Schema, task: int, rows: _Rows) -> Iterator[pa.RecordBatch]:
+def _judge(
+    plan: FusedPlan, schema: pa.Schema, task: int, rows: _Rows
+) -> tuple[pa.Table, pa.Table | None, pa.RecordBatch]:
+    """The task's window partials, its keys' rows (substreams) and its partitions'
+    summary rows."""
     encoded = rows.pid.dictionary_encode()
     pids = encoded.dictionary.to_pylist()
     code = encoded.indices.to_numpy().astype(np.int64)
@@ -987,20 +1027,19 @@ def _judge(plan: FusedPlan, schema: pa.Schema, task: int, rows: _Rows) -> Iterat
         columns[sd] = pa.array(given["d"][sources], pa.float64(), mask=~given["isfloat"][sources])
         columns[nn] = pa.array((given["isint"] | given["isfloat"])[sources].astype(np.int64))
         columns[nf] = pa.array(given["isfloat"][sources].astype(np.int64))
-    yield _partials(schema, task, plan, columns)
+    partials = _partials(plan, columns)
+    key_rows = None
     if plan.substreams:  # each key's newest timestamp and events, for its next state
         firsts = np.concatenate([[0], np.flatnonzero(np.diff(p)) + 1])
-        yield _rows(
-            schema,
+        key_rows = pa.table(
             {
-                "kind": pa.repeat(pa.scalar(KEY), len(keys)),
-                "task": pa.repeat(pa.scalar(task, pa.int64()), len(keys)),
                 "scope": pa.array(keys, pa.string()),
                 "max_h": _by(p[firsts], np.maximum.reduceat(h, firsts), len(keys)),
                 "kn": pa.array(np.bincount(p, minlength=len(keys)).astype(np.int64)),
             },
+            schema=KEY_SCHEMA,
         )
-    yield _summary(
+    summary = _summary(
         schema,
         task,
         pids,
@@ -1025,22 +1064,15 @@ def _judge(plan: FusedPlan, schema: pa.Schema, task: int, rows: _Rows) -> Iterat
             },
         },
     )
+    return partials, key_rows, summary
 
 
-def _partials(
-    schema: pa.Schema, task: int, plan: FusedPlan, columns: dict[str, pa.Array]
-) -> pa.RecordBatch:
+def _partials(plan: FusedPlan, columns: dict[str, pa.Array]) -> pa.Table:
     """One row per (scope, group, start): the batch's partial aggregates."""
+    schema = partial_schema(plan)
     keys = ["scope", *(f"g{i}" for i in range(len(plan.group_by))), "start"]
-    folded = merge_partials(pa.table(columns), keys, threads=False)
-    out: dict[str, Any] = {name: folded.column(name) for name in folded.column_names}
-    count = folded.num_rows
-    out["kind"] = pa.repeat(pa.scalar(PARTIAL), count)
-    out["task"] = pa.repeat(pa.scalar(task, pa.int64()), count)
-    return _rows(
-        schema,
-        {k: v.combine_chunks() if isinstance(v, pa.ChunkedArray) else v for k, v in out.items()},
-    )
+    table = pa.table({f.name: columns[f.name].cast(f.type) for f in schema}, schema=schema)
+    return merge_partials(table, keys, threads=False)
 
 
 def merge_partials(table: pa.Table, keys: list[str], *, threads: bool = True) -> pa.Table:

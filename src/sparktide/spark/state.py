@@ -23,6 +23,7 @@ import os
 import shutil
 import socket
 import time
+import uuid
 from pathlib import Path
 from typing import IO, Any
 
@@ -202,6 +203,17 @@ class StateStore:
             shutil.rmtree(directory)
         directory.mkdir(parents=True)
         pq.write_table(table, directory / "part-00000.parquet")
+
+    def spill_directory(self) -> Path:
+        """A fresh directory for the files the one-pass tasks write during the batch
+        being processed (``fused_kernel``); :meth:`clear_spill` removes them all."""
+        path = self.root / "spill" / uuid.uuid4().hex
+        path.mkdir(parents=True)
+        return path
+
+    def clear_spill(self) -> None:
+        """Remove every directory :meth:`spill_directory` made (a killed run's too)."""
+        shutil.rmtree(self.root / "spill", ignore_errors=True)
 
     def table_path(self, batch_id: int, name: str) -> str:
         """Where the state being written for ``batch_id`` keeps its table ``name``."""
