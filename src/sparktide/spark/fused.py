@@ -5,13 +5,16 @@ shuffles every event by timeline and judges each timeline in a second stage. Whe
 source's partitions are the timelines and every partition's events of the batch sit in
 one Spark task — a file per partition, or keyed Kafka-like input — nothing needs to move:
 each task can parse its lines, run the ordering policy per partition in arrival order
-and fold the admitted events into window partials itself, sending back only the
-partials (one row per window and group) and one summary row per partition. This is the
-plan of the fastest prototype in ``../shared/notes/spark-facts.md``.
+and fold the admitted events into window partials itself, writing only the partials (one
+row per window and group, as a parquet file beside the checkpoint, which the driver reads
+with pyarrow) and sending back one summary row per partition. This is the plan of the
+fastest prototype in ``../shared/notes/spark-facts.md``. Parquet files are read by the
+task itself (pyarrow, from the ``binaryFile`` source's bytes) when every value is one
+Spark's typed route reads the same way (:func:`_parquet_values`).
 
 Whether a batch qualifies is known only after its lines are parsed, so the pass is
 *optimistic*: :func:`fused_kernel` runs it per task over the lines it vouches for
-(:mod:`sparktide.spark.arrowparse`) and sends the others back as they are; the engine
+(:mod:`sparktide.spark.arrowparse`) and writes the others out as they are; the engine
 takes the result only when those others all turn out malformed in the SQL route (so
 they were never events) and no partition appeared in two tasks; otherwise the batch
 runs the general plan. Both
