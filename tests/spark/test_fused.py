@@ -139,6 +139,8 @@ def test_one_pass_matches_reference(spark, tmp_path, case):
     job = _run(spark, tmp_path, CASES[case])
     assert _plans(job) == ["one_pass", "one_pass"]
     assert _plans(job, "windows_merged_on") == ["driver", "driver"]
+    # the tasks' files (partials, keys, unvouched lines) are gone with their batch
+    assert not (Path(job.output.checkpoint) / "sparktide" / "spill").exists()
 
 
 @pytest.mark.parametrize(
