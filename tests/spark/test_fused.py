@@ -356,6 +356,25 @@ def test_parquet_files_the_kernel_cannot_take_are_read_by_spark(spark, tmp_path)
     assert _plans(job, "parquet_read_by") == ["spark", "spark", "spark", "arrow"]
 
 
+def test_large_parquet_files_are_read_by_spark(spark, tmp_path, monkeypatch):
+    """A Parquet file beyond ``KERNEL_FILE_BYTES`` sends its batch to Spark's reading of
+    the rows, with the same answers."""
+    write_stream(tmp_path / "jsonl", seed=23, partitions=3, malformed=0, files=3)
+    _typed_parquet(tmp_path / "jsonl", tmp_path / "in")
+    files = sorted((tmp_path / "in").glob("*.parquet"))
+    for k, path in enumerate(files):  # (Spark's file source takes them by time)
+        os.utime(path, (time.time() - 100 + k,) * 2)
+    sizes = [path.stat().st_size for path in files]
+    assert sizes.count(max(sizes)) == 1
+    monkeypatch.setattr(SparkEngine, "KERNEL_FILE_BYTES", max(sizes) - 1)
+    tables = {**CASES["merged-adjust"], "source": {"partition": "partition", "format": "parquet"}}
+    job = _run(spark, tmp_path, tables, files_per_batch=1)
+    large = sizes.index(max(sizes))
+    assert _plans(job, "parquet_read_by") == [
+        "spark" if k == large else "arrow" for k in range(len(files))
+    ]
+
+
 def test_text_partitions_are_read_by_the_kernel_as_by_the_sql_route(spark):
     """The kernel's partition ids of Parquet text (``_parquet_partition``) are the SQL
     route's (``partition_id``): digit strings as integers, other text as it is; 19 digits

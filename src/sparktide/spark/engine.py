@@ -237,6 +237,9 @@ class SparkEngine:
     #: The one-pass plan reads a batch in one task only up to this many of Spark's file
     #: splits (at most 128 MB each by default): beyond, the general plan, which spills.
     ONE_TASK_SPLITS = 4
+    #: The one-pass kernel reads local Parquet files of at most this many bytes itself;
+    #: Spark reads the rows of a batch with a larger one (or one on another file system).
+    KERNEL_FILE_BYTES = 256 << 20
     #: The one-pass plan folds a batch's partials into the open windows on the driver
     #: while the two together are at most this many rows (about 100 bytes each in
     #: Arrow); beyond, in Spark, with a shuffle. Substreams take the one-pass plan only
@@ -399,7 +402,7 @@ class SparkEngine:
         elif self._parquet_files(lines):  # whole Parquet files (the kernel reads them)
             if stream_partition is not None:
                 return None
-            files = lines.select("file", "content", "mtime")
+            files = lines.select("file", "path", "length", "mtime")
         elif {"file", "line", "raw", "mtime"} <= columns and "input" not in columns:
             # lines: of a stream (broker_lines), or a Parquet row's JSON text (its full
             # text even where the typed route left ``raw`` out) — none where Spark made
@@ -422,6 +425,7 @@ class SparkEngine:
         else:
             return None
         plan = fused_plan(self.job, parts, stream_partition)
+        plan = dataclasses.replace(plan, file_bytes=self.KERNEL_FILE_BYTES)
         substreams = self.mode == "substreams"
         if substreams:  # the input's arrival clock depends on who delivers
             if self.store.table_rows(previous, "keys") > self.DRIVER_WINDOW_ROWS:
@@ -535,7 +539,7 @@ class SparkEngine:
     ) -> dict[str, Any]:
         """Process one micro-batch of raw lines (``file``, ``line``, ``raw``, ``mtime``), of
         whole JSONL files (``file``, ``text``, ``mtime``), or of the job's Parquet files
-        (``path``, ``file``, ``mtime``, ``content``: the ``binaryFile`` source's).
+        (``path``, ``file``, ``mtime``, ``length``: from the ``binaryFile`` source).
 
         With ``flush``, ``batch_id`` is the last committed batch, ``lines`` is empty, and
         every governing watermark is taken as +infinity. Returns the metrics record.
@@ -549,11 +553,12 @@ class SparkEngine:
 
     def _parquet_files(self, lines: DataFrame) -> bool:
         """Whether ``lines`` is a batch of the job's Parquet files (``path``, ``file``,
-        ``mtime``, ``content``) rather than their rows."""
+        ``mtime``, ``length``) rather than their rows."""
         return (
             self.job.source.format == "parquet"
             and not self.job.inputs
-            and {"path", "content"} <= set(lines.columns)
+            and {"path", "length"} <= set(lines.columns)
+            and "raw" not in lines.columns
         )
 
     def _parse(self, lines: DataFrame) -> DataFrame:

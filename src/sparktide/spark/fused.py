@@ -9,8 +9,8 @@ and fold the admitted events into window partials itself, writing only the parti
 row per window and group, as a parquet file beside the checkpoint, which the driver reads
 with pyarrow) and sending back one summary row per partition. This is the plan of the
 fastest prototype in ``../shared/notes/spark-facts.md``. Parquet files are read by the
-task itself (pyarrow, from the ``binaryFile`` source's bytes) when every value is one
-Spark's typed route reads the same way (:func:`_parquet_values`).
+task itself (pyarrow, by path) when every value is one Spark's typed route reads the
+same way (:func:`_parquet_values`).
 
 Whether a batch qualifies is known only after its lines are parsed, so the pass is
 *optimistic*: :func:`fused_kernel` runs it per task over the lines it vouches for
@@ -203,6 +203,8 @@ class FusedPlan:
     assumed: tuple[str, ...] | None = None
     #: The directory the tasks write their partials, keys and unvouched lines to.
     spill: str | None = None
+    #: The largest Parquet file the task reads itself (:func:`_read_parquet`).
+    file_bytes: int = 0
 
 
 def fused_plan(
@@ -324,8 +326,9 @@ class _Abort(Exception):
 
 
 def fused_kernel(plan: FusedPlan, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    """``mapInArrow`` body over whole files (``file``, ``text`` or ``content``,
-    ``mtime``) or lines: one summary row per partition (``SUMMARY``) and one row per task
+    """``mapInArrow`` body over whole files (``file``, ``text``, ``mtime``; Parquet:
+    ``file``, ``path``, ``length``, ``mtime``) or lines: one summary row per partition
+    (``SUMMARY``) and one row per task
     (``TASK``: how many lines it did not vouch for and how many partial rows it wrote, and
     the files in ``plan.spill`` holding its window partials, its keys and those lines);
     or a single ``ABORT`` row when it cannot judge its lines at all.
@@ -401,7 +404,7 @@ def _read(
     for batch in batches:
         if "text" in batch.schema.names:
             _read_files(plan, batch, rows, slow)
-        elif "content" in batch.schema.names:
+        elif "path" in batch.schema.names:
             _read_parquet(plan, batch, rows)
         else:
             _read_lines(plan, batch, rows, slow)
@@ -525,17 +528,26 @@ def _read_files(
 
 
 def _read_parquet(plan: FusedPlan, batch: pa.RecordBatch, rows: _Collector) -> None:
-    """Whole Parquet files (``file``, ``content``, ``mtime``), read by pyarrow: every row
-    to ``rows`` (:func:`_parquet_values`), or ``_Abort`` when one is beyond the rules —
-    the engine then has Spark read the files' rows (``sparktide.spark.parquet``)."""
-    files, contents, mtimes = (batch.column(c) for c in ("file", "content", "mtime"))
-    work = [(contents[i].as_buffer(), mtimes[i].as_py()) for i in range(batch.num_rows)]
+    """Whole Parquet files (``file``, ``path``, ``length``, ``mtime``), read by pyarrow:
+    every row to ``rows`` (:func:`_parquet_values`), or ``_Abort`` when one is beyond the
+    rules — the engine then has Spark read the files' rows (``sparktide.spark.parquet``).
+    Only local files (``file:`` paths, as Spark's own reading of them needs on every node)
+    of at most ``plan.file_bytes``; others are Spark's to read."""
+    files, paths, lengths, mtimes = (
+        batch.column(c).to_pylist() for c in ("file", "path", "length", "mtime")
+    )
+    work = []
+    for path, length, mtime in zip(paths, lengths, mtimes, strict=True):
+        if path is None or not path.startswith("file:") or length > plan.file_bytes:
+            raise _Abort
+        local = path[len("file://") :] if path.startswith("file:///") else path[len("file:") :]
+        work.append((local, mtime))
     for i, values in enumerate(_map(plan, lambda item: _parquet_values(plan, *item), work)):
         if values is None:
             continue
         count = len(values[0][0])
         rows.append(
-            np.full(count, rows.code(files[i].as_py()), dtype=np.int64),
+            np.full(count, rows.code(files[i]), dtype=np.int64),
             np.arange(1, count + 1, dtype=np.int64),
             *values,
         )
@@ -558,7 +570,7 @@ def _readable(kind: pa.DataType) -> bool:
 
 
 def _parquet_values(
-    plan: FusedPlan, content: pa.Buffer | None, mtime: int | None
+    plan: FusedPlan, path: str, mtime: int | None
 ) -> tuple[tuple[pa.Array, pa.Array, pa.Array, pa.Array], list, list] | None:
     """One Parquet file's rows as the kernel's inputs — exactly what Spark's typed route
     (``sparktide.spark.parquet``: ``_vouched``, ``_kernel_typed``) makes of them: times
@@ -566,11 +578,13 @@ def _parquet_values(
     (digit strings as integers), keys from integers, booleans or plain text, group-by
     values as their JSON text, ``sum`` / ``avg`` inputs from integers or finite doubles.
     ``None`` for a file without rows; ``_Abort`` for anything else."""
-    if content is None or content.size == 0:
-        raise _Abort  # (Spark's reading decides what an empty file is)
     try:
-        table = pq.read_table(pa.BufferReader(content))
-    except Exception:  # pyarrow raises several kinds for a bad file
+        if os.path.getsize(path) == 0:
+            raise _Abort  # (Spark's reading decides what an empty file is)
+        table = pq.read_table(path)
+    except _Abort:
+        raise
+    except Exception:  # pyarrow raises several kinds for a bad (or vanished) file
         raise _Abort from None
     names = table.column_names
     if len({name.lower() for name in names}) < len(names):

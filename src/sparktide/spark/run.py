@@ -124,10 +124,10 @@ def file_lines(
     spark: SparkSession, job: Job, *, max_files_per_trigger: int | None = None
 ) -> DataFrame:
     """The job's source directory as a stream: whole files (``file``, ``text``, ``mtime``)
-    for JSONL and CSV; for Parquet the new files (``path``, ``file``, ``mtime``,
-    ``content``), which the engine's one-pass kernel reads itself or
+    for JSONL and CSV; for Parquet the new files' names (``path``, ``file``, ``mtime``,
+    ``length``), which the engine's one-pass kernel reads itself or
     :func:`~sparktide.spark.parquet.parquet_rows` turns into rows, each file with its
-    own schema (the bytes are read only by a step that selects them).
+    own schema.
 
     A union's inputs (``[inputs.<name>]``) are one stream each (each with its own offsets
     in the checkpoint), tagged with ``input`` and put together: ``input``, ``file``,
@@ -209,11 +209,11 @@ def _source_files(
         if max_files_per_trigger is not None:
             reader = reader.option("maxFilesPerTrigger", str(max_files_per_trigger))
         frame = reader.load(path)
-        return frame.select(  # (the content is read only where a step selects it)
+        return frame.select(  # names only: the content is not read
             "path",
             F.regexp_extract("path", r"[^/]*$", 0).alias("file"),
             F.expr("unix_micros(modificationTime)").alias("mtime"),
-            "content",
+            "length",
         )
     # _metadata names are URI-encoded ("a b" → "a%20b"): decode them (keeping "+")
     file_name = F.expr("url_decode(replace(_metadata.file_name, '+', '%2B'))").alias("file")
