@@ -538,7 +538,7 @@ def _read_parquet(plan: FusedPlan, batch: pa.RecordBatch, rows: _Collector) -> N
     )
     work = []
     for path, length, mtime in zip(paths, lengths, mtimes, strict=True):
-        if path is None or not path.startswith("file:") or length > plan.file_bytes:
+        if path is None or not path.startswith("file:") or (length or 0) > plan.file_bytes:
             raise _Abort
         local = path[len("file://") :] if path.startswith("file:///") else path[len("file:") :]
         work.append((local, mtime))
