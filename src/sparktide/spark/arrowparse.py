@@ -63,7 +63,9 @@ __all__ = [
     "field_column",
     "filled",
     "kernel_plan",
+    "key_texts",
     "parse_files",
+    "partition_ids",
     "raw_token",
     "vouch",
     "vouch_lines",
@@ -398,12 +400,12 @@ def _values(
     else:
         values["t"] = values["a"]
     if plan.partition is not None:
-        values["pid"], ok = _partition(field_column(table, plan.partition))
+        values["pid"], ok = partition_ids(field_column(table, plan.partition))
         good &= ok
     else:
         values["pid"] = pa.repeat(pa.scalar("0"), n)
     if plan.over is not None:
-        values["key"], ok = _key(field_column(table, plan.over))
+        values["key"], ok = key_texts(field_column(table, plan.over))
         good &= ok
     else:
         values["key"] = pa.nulls(n, pa.string())
@@ -446,7 +448,7 @@ def _micros(text: pa.Array) -> tuple[pa.Array, np.ndarray]:
     return pc.cast(stamps, pa.int64()), good
 
 
-def _partition(column: pa.Array) -> tuple[pa.Array, np.ndarray]:
+def partition_ids(column: pa.Array) -> tuple[pa.Array, np.ndarray]:
     """Partition ids as the SQL route writes them: integers (also in strings) in
     canonical decimal, other strings as they are."""
     n = len(column)
@@ -462,7 +464,7 @@ def _partition(column: pa.Array) -> tuple[pa.Array, np.ndarray]:
     return pc.if_else(integer, canonical, column), filled(pc.is_valid(column)) & ~long
 
 
-def _key(column: pa.Array) -> tuple[pa.Array, np.ndarray]:
+def key_texts(column: pa.Array) -> tuple[pa.Array, np.ndarray]:
     """Substream keys as canonical JSON text: printable-ASCII strings, integers, booleans."""
     n = len(column)
     if pa.types.is_integer(column.type):

@@ -425,7 +425,6 @@ class SparkEngine:
         else:
             return None
         plan = fused_plan(self.job, parts, stream_partition)
-        plan = dataclasses.replace(plan, file_bytes=self.KERNEL_FILE_BYTES)
         substreams = self.mode == "substreams"
         if substreams:  # the input's arrival clock depends on who delivers
             if self.store.table_rows(previous, "keys") > self.DRIVER_WINDOW_ROWS:
@@ -442,7 +441,9 @@ class SparkEngine:
         # unless a partition was found in two tasks before: then the files go through
         # one task (still far cheaper than the general plan, whose judging of a timeline
         # is one task anyway) — remembered for the rest of the run
-        plan = dataclasses.replace(plan, spill=str(self.store.spill_directory()))
+        plan = dataclasses.replace(
+            plan, spill=str(self.store.spill_directory()), file_bytes=self.KERNEL_FILE_BYTES
+        )
         keys = None
         for single in (False, True) if not self._one_task else (True,):
             frame, task_plan = files, plan

@@ -54,6 +54,8 @@ from sparktide.spark.arrowparse import (
     field_column,
     filled,
     kernel_plan,
+    key_texts,
+    partition_ids,
     raw_token,
     vouch,
     vouch_lines,
@@ -613,12 +615,7 @@ def _parquet_values(
     if parse.over is not None:
         key = _parquet_key(column(parse.over))
     groups = [_parquet_group(column(name), n) for name in plan.group_by]
-    inputs = [
-        {"n": np.ones(n, dtype=np.int64)}  # count(*)
-        if name is None
-        else _parquet_input(function, column(name), n)
-        for function, name, _ in plan.aggregates
-    ]
+    inputs = [_parquet_input(function, name, table) for function, name, _ in plan.aggregates]
     return (t, a, pid, key), groups, inputs
 
 
@@ -657,74 +654,55 @@ def _plain(value: pa.Array) -> bool:
 
 
 def _parquet_partition(value: pa.Array | None) -> pa.Array:
-    """Partition ids as the SQL route's ``partition_id``: integers as written; text of
-    digits as the integer it is (``"007"`` → ``7``), other text as it is; never null."""
-    if value is None or value.null_count:
+    """Partition ids as the SQL route's ``partition_id`` (the JSON kernel's rules:
+    :func:`~sparktide.spark.arrowparse.partition_ids`), of signed integers or valid UTF-8
+    text; never null."""
+    if value is None or not (_signed(value) or _text(value)):
         raise _Abort
-    if _signed(value):
-        return pc.cast(value, pa.string())
-    if not _text(value):
+    ids, ok = partition_ids(value)
+    if not ok.all():  # (nulls, and 19 digits or more: the route's call)
         raise _Abort
-    digits = filled(pc.match_substring_regex(value, "^-?[0-9]+$"))
-    if not digits.any():
-        return value
-    long = filled(pc.greater(pc.utf8_length(pc.utf8_ltrim(value, "-")), 18))
-    if (digits & long).any():
-        raise _Abort  # (whether 19 digits or more fit 64 bits is the route's call)
-    mask = pa.array(digits)
-    numbers = pc.cast(pc.if_else(mask, value, pa.scalar("0")), pa.int64())
-    return pc.if_else(mask, pc.cast(numbers, pa.string()), value)
+    return ids
 
 
 def _parquet_key(value: pa.Array | None) -> pa.Array:
-    """Substream keys as the route's JSON text: integers and booleans as written, plain
-    text in quotes; never null."""
-    if value is None or value.null_count:
+    """Substream keys as the route's JSON text (:func:`~sparktide.spark.arrowparse.key_texts`)
+    of signed integers, booleans or plain text; never null."""
+    if value is None or not (_signed(value) or pa.types.is_boolean(value.type) or _plain(value)):
         raise _Abort
-    if _signed(value) or pa.types.is_boolean(value.type):
-        return pc.cast(value, pa.string())
-    if not _plain(value):
+    keys, ok = key_texts(value)
+    if not ok.all():
         raise _Abort
-    return pc.binary_join_element_wise('"', value, '"', "")
+    return keys
 
 
 def _parquet_group(value: pa.Array | None, n: int) -> pa.Array:
-    """A group-by value's JSON text (:func:`_group_text`'s rules), ``null`` when missing."""
+    """A group-by value's JSON text (:func:`_group_text`), ``null`` when missing; text
+    must be plain (Parquet's may hold quotes, which JSON lines the kernel vouched for
+    cannot)."""
     if value is None:
-        return pa.repeat(pa.scalar("null"), n)
-    if _signed(value) or pa.types.is_boolean(value.type):
-        text = pc.cast(value, pa.string())
-    elif _plain(value):
-        text = pc.binary_join_element_wise('"', value, '"', "")
-    else:
+        return _group_text(pa.nulls(n))
+    if pa.types.is_string(value.type) and not _plain(value):
         raise _Abort
-    return pc.fill_null(text, "null")
+    return _group_text(value)  # (no unsigned integers: ``_readable``)
 
 
-def _parquet_input(function: str, value: pa.Array | None, n: int) -> dict[str, np.ndarray]:
-    """An aggregate's inputs (:func:`_inputs`) from a typed column: ``count`` of
-    integers, booleans, text or finite doubles; ``sum`` / ``avg`` of integers (exact) or
-    finite doubles; a missing column holds nulls."""
-    none = np.zeros(n, dtype=bool)
-    if value is None:
-        if function == "count":
-            return {"n": np.zeros(n, dtype=np.int64)}
-        return {"i": np.zeros(n, np.int64), "isint": none, "d": np.zeros(n), "isfloat": none}
-    double = pa.types.is_float64(value.type)
-    if double and not _all(pc.is_finite(value)):
-        raise _Abort  # (NaN and infinities: the route's text for them is its own)
-    present = filled(pc.is_valid(value))
-    if function == "count":
-        if not (_signed(value) or double or pa.types.is_boolean(value.type) or _text(value)):
+def _parquet_input(function: str, name: str | None, table: pa.Table) -> dict[str, np.ndarray]:
+    """An aggregate's inputs (:func:`_inputs`) from a typed column: ``count`` of signed
+    integers, booleans, text or finite doubles; ``sum`` / ``avg`` of signed integers
+    (exact) or finite doubles (no float in a Parquet column is an integer token)."""
+    if name is not None and name in table.column_names:
+        kind = table.schema.field(name).type
+        value = table.column(name)
+        double = pa.types.is_float64(kind)
+        if double and not _all(pc.is_finite(value)):
+            raise _Abort  # (NaN and infinities: the route's text for them is its own)
+        numbers = pa.types.is_signed_integer(kind) or double
+        counted = numbers or pa.types.is_boolean(kind) or _text(value.combine_chunks())
+        if not (numbers if function != "count" else counted):
             raise _Abort
-        return {"n": present.astype(np.int64)}
-    if _signed(value):
-        ints = pc.fill_null(pc.cast(value, pa.int64()), 0).to_numpy()
-        return {"i": ints, "isint": present, "d": np.zeros(n), "isfloat": none}
-    if double:
-        floats = pc.fill_null(value, 0.0).to_numpy()
-        return {"i": np.zeros(n, np.int64), "isint": none, "d": floats, "isfloat": present}
-    raise _Abort
+    tokens = pa.nulls(table.num_rows, pa.string())
+    return _inputs(function, name, table, tokens, tokens)
 
 
 def _map(plan: FusedPlan, function: Any, work: list) -> Iterator[Any]:
