@@ -11,12 +11,16 @@ from __future__ import annotations
 import functools
 import json
 
+import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pyspark.sql import functions as F
 
 from sparktide.job import Job
 from sparktide.spark import arrowparse
-from sparktide.spark.parse import parse_lines, split_lines
+from sparktide.spark.parse import WHITE_SPACE, parse_lines, split_lines
 
 
 def _line(**fields: object) -> str:
@@ -29,6 +33,11 @@ def _line(**fields: object) -> str:
     }
     base.update(fields)
     return json.dumps({k: v for k, v in base.items() if v is not ...}, ensure_ascii=False)
+
+
+def _number(name: str, token: str) -> str:
+    """A line whose field ``name`` is the number ``token``, as written."""
+    return _line(**{name: "@"}).replace('"@"', token)
 
 
 TIMES = [
@@ -82,6 +91,35 @@ PLAIN = [
     "not json at all",
     "{}",
 ]
+#: Numbers beyond a double, or an integer beyond 38 digits, read or not: out of range.
+RANGES = [
+    *(
+        _number(name, token)
+        for name, token in [
+            ("v", "1e400"),
+            ("v", "-1E+400"),
+            ("x", "1e400"),
+            ("v", "1" * 39),
+            ("x", "-" + "9" * 40),
+            ("v", "1e-400"),
+            ("v", "1" * 38),
+        ]
+    ),
+    _line(code="7" * 45),
+]
+#: Lines that all look plain from their bytes alone (no brackets, backslashes, NaN or
+#: extra braces): numbers near and beyond the ranges, times of several widths.
+NUMBERS = [
+    *(_line(id=i) for i in range(20)),
+    *(_number("v", v) for v in ["1e-400", "1e-100", "1.5E+005", "1e300", "-1e300", "1" * 38]),
+    *(_number("v", v) for v in ["1" * 39, "-" + "3" * 39, "1" * 39 + ".5"]),
+    _line(code="1" * 40),
+    _number("x", "9" * 39),
+    _number("x", "1e-300"),
+    *(_line(t=t) for t in TIMES[:4]),
+    _line(t="2026-03-01T09:00:05.120Z"),
+    _line(t="2026-02-29T09:00:05.120Z"),  # (not a leap year: the width of the others)
+]
 
 
 @pytest.fixture(scope="module")
@@ -89,14 +127,15 @@ def files(spark, tmp_path_factory):
     directory = tmp_path_factory.mktemp("arrowparse")
     good = "\n".join(_line(id=i) for i in range(300))
     (directory / "a-plain.jsonl").write_text(good + "\n")
-    (directory / "b-mixed.jsonl").write_text("\n".join(PLAIN) + "\n\n   \n")
+    (directory / "b-mixed.jsonl").write_text("\n".join(PLAIN + RANGES) + "\n\n   \n")
     (directory / "c-crlf.jsonl").write_bytes(("\r\n".join(PLAIN[:20]) + "\r\n").encode())
     (directory / "d-utf8.jsonl").write_bytes(
         _line().encode() + b"\n" + b'{"t": "\xff", "p": 1}\n' + _line(dev="\ufffd").encode()
     )
     (directory / "e-empty.jsonl").write_text("")
+    (directory / "h-numbers.jsonl").write_text("\n  \n".join(NUMBERS) + "\n")
     # each line alone in a file too: Arrow then reads it without other lines' types
-    for i, line in enumerate(PLAIN):
+    for i, line in enumerate(PLAIN + RANGES):
         (directory / f"g-{i:03d}.jsonl").write_text(line + "\n")
     # bad lines spread through a long file: the kernel must isolate them
     long = [_line(id=i) for i in range(1000)]
@@ -167,7 +206,96 @@ def test_fast_path_matches_sql_route(spark, files, tmp_path, over):
     assert counts["a-plain.jsonl"] == 300
     assert counts["f-long.jsonl"] >= 800
     assert counts["d-utf8.jsonl"] == 1  # lines with bad bytes (or U+FFFD) take the SQL route
+    # all but the integers that may be beyond 38 digits (or sum exactly beyond 18), and
+    # the day that is not
+    assert counts["h-numbers.jsonl"] == len(NUMBERS) - 6
     alone = sum(count for file, count in counts.items() if file.startswith("g-"))
     assert alone >= 30  # the canonical forms among the tricky lines
     errors = sum(1 for value in fast.values() if value[0] is not None)
     assert errors >= 40  # the bad lines above really are bad
+
+
+def _time_text(parts: tuple) -> str:
+    year, month, day, hour, minute, second, fraction, zone, damage = parts
+    text = f"{year:04d}-{month:02d}-{day:02d}T{hour:02d}:{minute:02d}:{second:02d}"
+    text += ("." + fraction if fraction else "") + zone
+    if damage is not None:  # one character replaced: a layout that is not canonical
+        at, char = damage
+        at %= len(text)
+        text = text[:at] + char + text[at + 1 :]
+    return text
+
+
+_TIME_PARTS = st.tuples(
+    st.sampled_from([999, 1000, 1001, 1600, 1900, 1969, 1970, 2000, 2024, 2026, 9998, 9999]),
+    st.integers(0, 13),
+    st.integers(0, 32),
+    st.integers(0, 24),
+    st.integers(0, 60),
+    st.integers(0, 60),
+    st.text("0123456789", max_size=7),
+    st.sampled_from(["Z", "z", "+05:30", "-11:45", "+23:59", "-24:00", "+00:60", "+0530", ""]),
+    st.none() | st.tuples(st.integers(0, 40), st.sampled_from("x9-:T .Z+٢")),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.none() | _TIME_PARTS.map(_time_text) | st.text(max_size=30), max_size=40))
+def test_times_read_from_their_bytes_are_those_of_the_regular_expression(texts):
+    """The kernel reads most time strings from their bytes, by width and layout; the
+    instants and the strings it vouches for are exactly those of the regular expression
+    and Arrow's cast (``_micros_general``), sliced arrays and missing values included."""
+    column = pa.array(["pad", *texts], pa.string()).slice(1)
+    micros, good = arrowparse._micros(column)
+    expected, canonical = arrowparse._micros_general(column)
+    assert good.tolist() == canonical.tolist()
+    assert micros.equals(expected)
+
+
+_LINE_PIECES = st.sampled_from(
+    [
+        '"a":1',
+        '"b":"x y"',
+        ",",
+        " ",
+        "{",
+        "}",
+        "[",
+        "]",
+        "\\",
+        "NaN",
+        "Na",
+        "Infinity",
+        "\ufffd",
+        "é",
+        '"c":{"d":2}',
+        "1e400",
+    ]
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.lists(_LINE_PIECES, max_size=8), st.sampled_from(["", " ", "\t"])),
+        max_size=12,
+    ),
+    st.booleans(),
+)
+def test_lines_judged_plain_from_their_bytes_are_those_of_the_regular_expressions(lines, braces):
+    """Whether a line is plain, decided for a whole file from its bytes, is what the two
+    regular expressions decide line by line (blank lines and spaces around them too)."""
+    texts = [
+        pad + ("{" if braces else "") + "".join(parts) + ("}" if braces else "") + pad
+        for parts, pad in lines
+    ]
+    data = "\n".join(texts).encode()
+    pieces = pc.split_pattern(pa.array([data.decode()]), "\n").flatten()
+    stripped = pc.utf8_trim(pieces, WHITE_SPACE)
+    raw = pc.filter(stripped, pc.not_equal(pc.utf8_length(stripped), 0))
+    expected = pc.and_(
+        pc.match_substring_regex(raw, arrowparse._PLAIN),
+        pc.invert(pc.match_substring_regex(raw, arrowparse._NOT_PLAIN)),
+    )
+    assert arrowparse._plain(raw, data).to_pylist() == expected.to_pylist()
+    assert arrowparse._plain(raw).to_pylist() == expected.to_pylist()

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import gzip
 import json
 import os
 import random
+import shutil
 import time
 import zlib
 from pathlib import Path
@@ -25,13 +27,13 @@ from sparktide.core.engine import simulate
 from sparktide.core.instants import NEG_INF
 from sparktide.job import Job
 from sparktide.reader import parse_fields
-from sparktide.spark import broker_lines, fused, start
+from sparktide.spark import broker_lines, fused, run_job, start
 from sparktide.spark.engine import SparkEngine
 from sparktide.spark.fused import _running_max_before, fusable
 from sparktide.spark.parse import partition_id
 from sparktide.time import format_instant, parse_instant
-from tests.spark.streams import job_for, read_output, write_stream
-from tests.spark.test_differential import run_matching_reference
+from tests.spark.streams import file_batches, job_for, read_output, write_stream
+from tests.spark.test_differential import clock, run_matching_reference
 
 WINDOW = {
     "type": "tumbling",
@@ -139,6 +141,7 @@ def test_one_pass_matches_reference(spark, tmp_path, case):
     job = _run(spark, tmp_path, CASES[case])
     assert _plans(job) == ["one_pass", "one_pass"]
     assert _plans(job, "windows_merged_on") == ["driver", "driver"]
+    assert _plans(job, "files_read_by") == ["arrow", "arrow"]  # (by path, in the tasks)
     # the tasks' files (partials, keys, unvouched lines) are gone with their batch
     assert not (Path(job.output.checkpoint) / "sparktide" / "spill").exists()
 
@@ -249,7 +252,7 @@ def test_parquet_rows_take_one_pass(spark, tmp_path):
     tables = {**CASES["merged-adjust"], "source": {"partition": "partition", "format": "parquet"}}
     job = _run(spark, tmp_path, tables)
     assert _plans(job) == ["one_pass", "one_pass"]
-    assert _plans(job, "parquet_read_by") == ["spark", "spark"]
+    assert _plans(job, "files_read_by") == ["spark", "spark"]
 
 
 #: How each file of :func:`_typed_parquet` types its columns: times (unit, zone),
@@ -329,7 +332,7 @@ def test_parquet_files_read_by_the_kernel_match_the_reference(spark, tmp_path, c
     assert _plans(job) == ["one_pass"] * 4
     # (substreams: the file without devices has no keys, which the kernel leaves to Spark)
     second = "spark" if case.startswith("substreams") else "arrow"
-    assert _plans(job, "parquet_read_by") == ["arrow", second, "arrow", "spark"]
+    assert _plans(job, "files_read_by") == ["arrow", second, "arrow", "spark"]
 
 
 def test_parquet_files_the_kernel_cannot_take_are_read_by_spark(spark, tmp_path):
@@ -353,7 +356,7 @@ def test_parquet_files_the_kernel_cannot_take_are_read_by_spark(spark, tmp_path)
         os.utime(path, (time.time() - 100 + k,) * 2)
     tables = {**CASES["merged-adjust"], "source": {"partition": "partition", "format": "parquet"}}
     job = _run(spark, tmp_path, tables, files_per_batch=1)
-    assert _plans(job, "parquet_read_by") == ["spark", "spark", "spark", "arrow"]
+    assert _plans(job, "files_read_by") == ["spark", "spark", "spark", "arrow"]
 
 
 def test_large_parquet_files_are_read_by_spark(spark, tmp_path, monkeypatch):
@@ -370,7 +373,7 @@ def test_large_parquet_files_are_read_by_spark(spark, tmp_path, monkeypatch):
     tables = {**CASES["merged-adjust"], "source": {"partition": "partition", "format": "parquet"}}
     job = _run(spark, tmp_path, tables, files_per_batch=1)
     large = sizes.index(max(sizes))
-    assert _plans(job, "parquet_read_by") == [
+    assert _plans(job, "files_read_by") == [
         "spark" if k == large else "arrow" for k in range(len(files))
     ]
 
@@ -418,6 +421,42 @@ def test_events_only_the_sql_route_reads_take_the_general_plan(spark, tmp_path):
     first.write_text("\n".join(lines) + "\n")
     job = _run(spark, tmp_path, CASES["merged-adjust"])
     assert sorted(_plans(job)) == ["general", "one_pass"]  # (files go by age)
+
+
+def test_jsonl_files_with_any_name_are_read_by_path(spark, tmp_path):
+    """The tasks read JSONL files by the paths Spark lists (URI-encoded there): names
+    with spaces, plus signs, percent signs and accents, the reference engine's answers."""
+    write_stream(tmp_path / "in", seed=31, partitions=3, files=4)
+    names = ["a b.jsonl", "c+d.jsonl", "e%41f.jsonl", "g é.jsonl"]
+    for path, name in zip(sorted((tmp_path / "in").glob("*.jsonl")), names, strict=True):
+        path.rename(path.with_name(name))
+    job = _run(spark, tmp_path, CASES["merged-adjust"])
+    assert _plans(job, "files_read_by") == ["arrow", "arrow"]
+
+
+def test_compressed_jsonl_files_are_read_by_spark(spark, tmp_path):
+    """A file Spark's text source decompresses (``.gz``) is not one the tasks read by
+    path: the batch goes to Spark's reading of the text (and every later one), with
+    the windows of the same lines uncompressed."""
+    write_stream(tmp_path / "plain" / "in", seed=32, partitions=3, files=4)
+    for k, path in enumerate(sorted((tmp_path / "plain" / "in").glob("*.jsonl"))):
+        os.utime(path, (time.time() - 100 + k,) * 2)  # (Spark's file source goes by age)
+    plain = _run(spark, tmp_path / "plain", CASES["merged-adjust"])
+    assert _plans(plain, "files_read_by") == ["arrow", "arrow"]
+    (tmp_path / "gz" / "in").mkdir(parents=True)
+    for k, path in enumerate(sorted((tmp_path / "plain" / "in").glob("*.jsonl"))):
+        target = tmp_path / "gz" / "in" / path.name
+        if k == 2:  # (the second batch's first file)
+            target = target.with_name(path.name + ".gz")
+            target.write_bytes(gzip.compress(path.read_bytes()))
+        else:
+            target.write_bytes(path.read_bytes())
+        shutil.copystat(path, target)
+    job = job_for(tmp_path / "gz", CASES["merged-adjust"])
+    run_job(job, once=True, flush=True, spark=spark, max_files_per_trigger=2, clock=clock)
+    assert file_batches(job.output.checkpoint)["part-002.jsonl.gz"] == 1
+    assert _plans(job, "files_read_by") == ["arrow", "spark"]
+    assert read_output(job.output.path) == read_output(plain.output.path)
 
 
 def _naive_before(h: list[int], group: list[int]) -> list[int]:

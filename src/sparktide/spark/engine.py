@@ -70,6 +70,7 @@ from sparktide.spark.expr import (
 from sparktide.spark.fused import (
     ABORT,
     COUNTED,
+    FILE_TEXT,
     KEY,
     KEY_SCHEMA,
     LINE,
@@ -142,6 +143,9 @@ class _OnePass:
     malformed: int
     keys: pa.Table | None = None  # substreams: each key's largest h and events (kn)
     input_clock: int | None = None  # substreams: the input's arrival clock it judged by
+    #: Whether the tasks read the batch's files themselves (JSONL by path, Parquet):
+    #: ``arrow``; ``spark`` when Spark gave them the text or the rows.
+    read_by: str = "spark"
 
 
 @dataclass
@@ -299,6 +303,9 @@ class SparkEngine:
         #: Whether the one-pass plan reads a batch's files in one task (spark/fused.py):
         #: from the start when the input is one partition (any split would cut it)
         self._one_task = job.source.partition is None
+        #: Whether the kernel gets JSONL files' text rather than reading them by path
+        #: (once a task could not: not a local file, or a compressed one)
+        self._json_text = False
         self.last_metrics: dict[str, Any] | None = None
         #: Called with each micro-batch's metrics record (``sparktide run``'s status line).
         self.on_metrics: Callable[[dict[str, Any]], None] | None = None
@@ -397,12 +404,15 @@ class SparkEngine:
         partition = self.job.source.partition
         stream_partition = partition if partition in columns else None  # (Kafka's, say)
         jsonl = self.job.source.format == "jsonl"
-        if "text" in columns and jsonl:  # whole JSONL files
+        read_by = "spark"
+        if {"text", "path"} <= columns and jsonl and not self._json_text:  # (read by path)
+            files, read_by = lines.select("file", "path", "mtime"), "arrow"
+        elif "text" in columns and jsonl:  # whole JSONL files
             files = lines.select("file", "text", "mtime")
         elif self._parquet_files(lines):  # whole Parquet files (the kernel reads them)
             if stream_partition is not None:
                 return None
-            files = lines.select("file", "path", "length", "mtime")
+            files, read_by = lines.select("file", "path", "length", "mtime"), "arrow"
         elif {"file", "line", "raw", "mtime"} <= columns and "input" not in columns:
             # lines: of a stream (broker_lines), or a Parquet row's JSON text (its full
             # text even where the typed route left ``raw`` out) — none where Spark made
@@ -462,6 +472,9 @@ class SparkEngine:
             rows = frame.mapInArrow(kernel, fused_schema(task_plan)).collect()  # (few rows)
             if any(row["kind"] == ABORT for row in rows):
                 return None
+            if any(row["kind"] == FILE_TEXT for row in rows):  # (remembered for the run)
+                self._json_text = True
+                return self._one_pass(lines, clock, now, previous)
             tasks = [row for row in rows if row["kind"] == TASK]
             pids = [row["pid"] for row in rows if row["kind"] == SUMMARY]
             if len(pids) != len(set(pids)):
@@ -525,7 +538,12 @@ class SparkEngine:
             summary.append(entry)
         partial = [row[f"{PARTIAL}_file"] for row in tasks if row[f"{PARTIAL}_file"]]
         result = _OnePass(
-            _Spilled(partial, partial_schema(plan)), partial_rows, summary, others, slow
+            _Spilled(partial, partial_schema(plan)),
+            partial_rows,
+            summary,
+            others,
+            slow,
+            read_by=read_by,
         )
         if substreams:
             result.keys = keys
@@ -539,8 +557,9 @@ class SparkEngine:
         self, lines: DataFrame, batch_id: int, now: int | None = None, *, flush: bool = False
     ) -> dict[str, Any]:
         """Process one micro-batch of raw lines (``file``, ``line``, ``raw``, ``mtime``), of
-        whole JSONL files (``file``, ``text``, ``mtime``), or of the job's Parquet files
-        (``path``, ``file``, ``mtime``, ``length``: from the ``binaryFile`` source).
+        whole JSONL files (``file``, ``text``, ``mtime``, maybe ``path``: then the tasks
+        read local files themselves), or of the job's Parquet files (``path``, ``file``,
+        ``mtime``, ``length``: from the ``binaryFile`` source).
 
         With ``flush``, ``batch_id`` is the last committed batch, ``lines`` is empty, and
         every governing watermark is taken as +infinity. Returns the metrics record.
@@ -551,6 +570,13 @@ class SparkEngine:
             while self._persisted:
                 self._release_kept(self._persisted.pop())
             self.store.clear_spill()
+
+    def _whole_files(self, lines: DataFrame) -> bool:
+        """Whether ``lines`` is a batch of the job's whole files (JSONL or Parquet) rather
+        than lines or rows."""
+        if self.job.source.format == "jsonl":
+            return not self.job.inputs and "text" in lines.columns
+        return self._parquet_files(lines)
 
     def _parquet_files(self, lines: DataFrame) -> bool:
         """Whether ``lines`` is a batch of the job's Parquet files (``path``, ``file``,
@@ -637,16 +663,16 @@ class SparkEngine:
         )
         parts: dict[str, dict[str, Any]] = clock["partitions"]
         fused = None
-        read_by = None  # (Parquet: who read the rows, for the metrics)
+        whole_files = not flush and self._whole_files(lines)
         if self._parquet_files(lines):  # the kernel reads the files, else Spark their rows
-            read_by = "arrow"
             if self._one_pass_ok and not flush:
                 fused = self._one_pass(lines, clock, now, previous)
             if fused is None:
-                read_by = "spark"
                 lines = parquet_rows(lines, self.job)
         if fused is None and self._one_pass_ok and not flush:
             fused = self._one_pass(lines, clock, now, previous)
+        # (who read the files' contents, for the metrics: the tasks, or Spark)
+        read_by = (fused.read_by if fused is not None else "spark") if whole_files else None
         keys_next: DataFrame | pa.Table | None
         if fused is not None:  # parsed, judged and folded per task (spark/fused.py)
             partial, partial_rows, summary = fused.partial, fused.partial_rows, fused.summary
@@ -747,7 +773,7 @@ class SparkEngine:
         # which plan judged the batch (docs/design.md): one pass per task, or the general
         metrics["plan"] = "flush" if flush else "one_pass" if fused is not None else "general"
         metrics["windows_merged_on"] = self._merged_on
-        metrics["parquet_read_by"] = read_by
+        metrics["files_read_by"] = read_by
         metrics["diagnostics"] = self._diagnostics(clock, summary, now)
         self._write_metrics(metrics, label)
         for diagnostic in [] if flush else metrics["diagnostics"]:  # a flush repeats them

@@ -55,6 +55,7 @@ from sparktide.spark.arrowparse import (
     filled,
     kernel_plan,
     key_texts,
+    masked,
     partition_ids,
     raw_token,
     vouch,
@@ -65,6 +66,7 @@ from sparktide.spark.parse import FIRST_INSTANT, LAST_INSTANT, WHITE_SPACE
 __all__ = [
     "ABORT",
     "COUNTED",
+    "FILE_TEXT",
     "KEY",
     "KEY_SCHEMA",
     "LINE",
@@ -90,6 +92,11 @@ __all__ = [
 #: one row per task (how many lines it could not judge, how many partials it wrote),
 #: those lines, "give up", and (substreams) one row per key of the batch.
 PARTIAL, SUMMARY, TASK, LINE, ABORT, KEY = "p", "s", "t", "l", "x", "k"
+#: The row of a task that could not read a JSONL file by its path (not a local file, or
+#: compressed): the engine gives the kernel the files' text instead.
+FILE_TEXT = "r"
+#: Names Hadoop's codecs claim (Spark's text source decompresses such files).
+_COMPRESSED = (".gz", ".bz2", ".deflate", ".lz4", ".snappy", ".zst", ".zstd", ".br", ".xz")
 
 #: Counters the kernel counts per partition (the engine's other counters are 0 here).
 COUNTED = (
@@ -323,6 +330,10 @@ def counter_column(name: str) -> str:
 
 
 # ---------------------------------------------------------------------- the kernel
+class _Unreadable(Exception):
+    """A JSONL file the task cannot read by its path (the engine sends its text)."""
+
+
 class _Abort(Exception):
     """This task's lines cannot be judged here (the engine runs the general plan)."""
 
@@ -333,7 +344,8 @@ def fused_kernel(plan: FusedPlan, batches: Iterator[pa.RecordBatch]) -> Iterator
     (``SUMMARY``) and one row per task
     (``TASK``: how many lines it did not vouch for and how many partial rows it wrote, and
     the files in ``plan.spill`` holding its window partials, its keys and those lines);
-    or a single ``ABORT`` row when it cannot judge its lines at all.
+    or a single ``ABORT`` row when it cannot judge its lines at all (``FILE_TEXT``
+    when it could not read a JSONL file by its path: ``file``, ``path``, ``mtime``).
 
     The bulky rows go to files rather than back through Spark: the engine reads the
     partials with pyarrow when it merges them on the driver (or has Spark read them), so
@@ -367,6 +379,8 @@ def fused_kernel(plan: FusedPlan, batches: Iterator[pa.RecordBatch]) -> Iterator
         yield _rows(schema, out)
     except _Abort:
         yield _rows(schema, {"kind": pa.array([ABORT]), "task": pa.array([task], pa.int64())})
+    except _Unreadable:
+        yield _rows(schema, {"kind": pa.array([FILE_TEXT]), "task": pa.array([task], pa.int64())})
 
 
 def _spill(plan: FusedPlan, name: str, table: pa.Table) -> pa.Array:
@@ -399,15 +413,19 @@ def _read(
 ) -> _Rows | None:
     """The vouched lines of the task, as columns; the other lines go to ``slow``
     (``file``, ``line``, ``raw``, ``mtime``, ``pre_error``, ``lpart``) for the SQL route.
-    The input is whole files (``file``, ``text``, ``mtime``) or lines (``file``,
-    ``line``, ``raw``, ``mtime``, maybe ``pre_error``, and the stream's partition column
-    if the job reads it)."""
+    The input is whole JSONL files (``file``, ``text``, ``mtime``, or ``file``, ``path``,
+    ``mtime`` to read), Parquet files (``file``, ``path``, ``length``, ``mtime``) or lines
+    (``file``, ``line``, ``raw``, ``mtime``, maybe ``pre_error``, and the stream's
+    partition column if the job reads it)."""
     rows = _Collector(plan)
     for batch in batches:
-        if "text" in batch.schema.names:
+        names = batch.schema.names
+        if "text" in names:
             _read_files(plan, batch, rows, slow)
-        elif "path" in batch.schema.names:
+        elif "length" in names:
             _read_parquet(plan, batch, rows)
+        elif "path" in names:
+            _read_json_files(plan, batch, rows, slow)
         else:
             _read_lines(plan, batch, rows, slow)
     return rows.result(plan)
@@ -517,16 +535,60 @@ def _read_files(
     plan: FusedPlan, batch: pa.RecordBatch, rows: _Collector, slow: list[pa.RecordBatch]
 ) -> None:
     files, contents, mtimes = (batch.column(c) for c in ("file", "text", "mtime"))
-    work = []
-    for i in range(batch.num_rows):
-        text = contents.slice(i, 1)
+    texts = [contents.slice(i, 1) for i in range(batch.num_rows)]
+    _vouch_files(plan, rows, slow, files.to_pylist(), texts, mtimes.to_pylist())
+
+
+def _read_json_files(
+    plan: FusedPlan, batch: pa.RecordBatch, rows: _Collector, slow: list[pa.RecordBatch]
+) -> None:
+    """Whole JSONL files (``file``, ``path``, ``mtime``) read by their paths: the bytes
+    Spark's text source would give (``_Unreadable`` for a file that is not local, or
+    that Spark would decompress — the engine then sends the text itself). Reading the
+    file here spares the JVM copying it into a row and Arrow sending it to this worker:
+    0.5 s per 65 MB task of the 1.8 s it took, measured on two cores."""
+    contents = []
+    for path in batch.column("path").to_pylist():
+        local = _local_path(path)
+        if local is None or local.lower().endswith(_COMPRESSED):
+            raise _Unreadable
+        try:
+            with open(local, "rb") as handle:
+                data = handle.read()
+        except OSError:  # (gone, or not readable here: Spark's reading decides)
+            raise _Unreadable from None
+        contents.append(data)
+    texts = [pa.array([data], pa.binary()).view(pa.string()) for data in contents]
+    files, mtimes = (batch.column(c).to_pylist() for c in ("file", "mtime"))
+    _vouch_files(plan, rows, slow, files, texts, mtimes, contents)
+
+
+def _local_path(path: str | None) -> str | None:
+    """The local file of a ``file:`` path (``None`` for other file systems)."""
+    if path is None or not path.startswith("file:"):
+        return None
+    return path[len("file://") :] if path.startswith("file:///") else path[len("file:") :]
+
+
+def _vouch_files(
+    plan: FusedPlan,
+    rows: _Collector,
+    slow: list[pa.RecordBatch],
+    files: list[str],
+    texts: list[pa.Array],
+    mtimes: list[int | None],
+    contents: list[bytes] | None = None,
+) -> None:
+    """Each whole file's (``texts``: one string each; ``contents``: their bytes, if at
+    hand) lines to ``rows`` or ``slow``."""
+    for text in texts:
         try:
             text.validate(full=True)
         except pa.ArrowInvalid:  # bad UTF-8: the SQL route reports those lines
             raise _Abort from None
-        work.append((text, mtimes[i].as_py()))
+    work = list(zip(texts, mtimes, contents or [None] * len(texts), strict=True))
     for i, result in enumerate(_vouch_all(plan, work)):
-        _add_file(plan, rows, slow, files[i].as_py(), work[i][1], result)
+        _add_file(plan, rows, slow, files[i], mtimes[i], result)
 
 
 def _read_parquet(plan: FusedPlan, batch: pa.RecordBatch, rows: _Collector) -> None:
@@ -540,9 +602,9 @@ def _read_parquet(plan: FusedPlan, batch: pa.RecordBatch, rows: _Collector) -> N
     )
     work = []
     for path, length, mtime in zip(paths, lengths, mtimes, strict=True):
-        if path is None or not path.startswith("file:") or (length or 0) > plan.file_bytes:
+        local = _local_path(path)
+        if local is None or (length or 0) > plan.file_bytes:
             raise _Abort
-        local = path[len("file://") :] if path.startswith("file:///") else path[len("file:") :]
         work.append((local, mtime))
     for i, values in enumerate(_map(plan, lambda item: _parquet_values(plan, *item), work)):
         if values is None:
@@ -718,9 +780,10 @@ def _map(plan: FusedPlan, function: Any, work: list) -> Iterator[Any]:
 
 
 def _vouch_all(
-    plan: FusedPlan, work: list[tuple[pa.Array, int | None]]
+    plan: FusedPlan, work: list[tuple[pa.Array, int | None, bytes | None]]
 ) -> Iterator[tuple[pa.Array, pa.Array, np.ndarray, list[Vouched]]]:
-    """:func:`~sparktide.spark.arrowparse.vouch` of each ``(text, mtime)``, in order."""
+    """:func:`~sparktide.spark.arrowparse.vouch` of each ``(text, mtime, data)``, in
+    order."""
     return _map(plan, lambda item: vouch(plan.parse, *item), work)
 
 
@@ -1016,10 +1079,10 @@ def _judge(
             columns[names[0]] = pa.array(given["n"][sources])
             continue
         si, sd, nn, nf = names
-        columns[si] = pa.array(given["i"][sources], pa.int64(), mask=~given["isint"][sources]).cast(
+        columns[si] = masked(given["i"][sources], given["isint"][sources], pa.int64()).cast(
             pa.decimal128(38, 0)
         )
-        columns[sd] = pa.array(given["d"][sources], pa.float64(), mask=~given["isfloat"][sources])
+        columns[sd] = masked(given["d"][sources], given["isfloat"][sources], pa.float64())
         columns[nn] = pa.array((given["isint"] | given["isfloat"])[sources].astype(np.int64))
         columns[nf] = pa.array(given["isfloat"][sources].astype(np.int64))
     partials = _partials(plan, columns)
@@ -1114,9 +1177,9 @@ def _summary(
     has = first_late >= 0
     chosen = np.where(has, first_late, 0)
     mask = ~has
-    out["late_a"] = pa.array(rows.a[chosen], pa.int64(), mask=mask)
-    out["late_t"] = pa.array(rows.t[chosen], pa.int64(), mask=mask)
-    out["late_line"] = pa.array(rows.line[chosen], pa.int64(), mask=mask)
+    out["late_a"] = masked(rows.a[chosen], ~mask, pa.int64())
+    out["late_t"] = masked(rows.t[chosen], ~mask, pa.int64())
+    out["late_line"] = masked(rows.line[chosen], ~mask, pa.int64())
     names = np.array(rows.files, dtype=object)[rows.file[chosen]]
     out["late_file"] = pa.array(names.tolist(), pa.string(), mask=mask)
     return _rows(schema, out)

@@ -222,7 +222,8 @@ def _source_files(
     if max_files_per_trigger is not None:
         reader = reader.option("maxFilesPerTrigger", str(max_files_per_trigger))
     frame = reader.load(path)
-    return frame.select(file_name, F.col("value").alias("text"), mtime)
+    path = F.expr("url_decode(replace(_metadata.file_path, '+', '%2B'))").alias("path")
+    return frame.select(file_name, F.col("value").alias("text"), mtime, path)
 
 
 _INT = rf"^-?[0-9]{{1,{MAX_INTEGER_DIGITS}}}\z"
