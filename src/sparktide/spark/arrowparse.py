@@ -67,6 +67,7 @@ __all__ = [
     "masked",
     "parse_files",
     "partition_ids",
+    "printable",
     "raw_token",
     "vouch",
     "vouch_lines",
@@ -233,7 +234,7 @@ def vouch(
     pieces = pc.split_pattern(text, "\n").flatten()
     stripped = pc.utf8_trim(pieces, WHITE_SPACE)
     numbers = pa.array(np.arange(1, len(pieces) + 1, dtype=np.int64))
-    keep = pc.not_equal(pc.utf8_length(stripped), 0)
+    keep = pc.not_equal(pc.binary_length(stripped), 0)
     raw = pc.filter(stripped, keep)
     line = pc.filter(numbers, keep)
     slow, chunks = vouch_lines(plan, raw, mtime, data)
@@ -254,8 +255,9 @@ def vouch_lines(
     plain_idx = np.flatnonzero(filled(plain))
     chunks: list[Vouched] = []
     if plain_idx.size and (mtime is not None or plan.arrival is not None):
-        for idx, table in _chunks(plan, raw.take(pa.array(plain_idx)), plain_idx):
-            texts = raw.take(pa.array(idx))
+        every = len(plain_idx) == len(raw)  # (no copy of the lines then)
+        for idx, table in _chunks(plan, raw if every else raw.take(pa.array(plain_idx)), plain_idx):
+            texts = raw if len(idx) == len(raw) else raw.take(pa.array(idx))
             arrival = mtime.take(pa.array(idx)) if isinstance(mtime, pa.Array) else mtime
             values, good = _values(plan, table, texts, arrival)
             if not good.any():
@@ -601,7 +603,10 @@ def _layout_micros(chars: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarra
     last_day = _DAYS_IN_MONTH[np.where(month_ok, month, 1)] + (leap & (month == 2))
     good = decided & (year >= 1001) & (year <= 9998) & month_ok & (day >= 1)
     good &= (day <= last_day) & (hour <= 23) & (minute <= 59) & (second <= 59)
-    micros = ((_days_from_civil(year, month, day) * 24 + hour) * 60 + minute) * 60 + second
+    # (days by table, for the dates that can be good: the others are 0 in the end)
+    at = np.where(good, (year - 1001) * 12 + month - 1, 0)
+    days = _MONTH_DAYS.reshape(-1)[at] + day - 1
+    micros = ((days * 24 + hour) * 60 + minute) * 60 + second
     micros *= 1_000_000
     if fraction:
         micros += number(14, fraction) * 10 ** (6 - fraction)
@@ -621,6 +626,12 @@ def _days_from_civil(year: np.ndarray, month: np.ndarray, day: np.ndarray) -> np
     of_year = (153 * np.where(month > 2, month - 3, month + 9) + 2) // 5 + day - 1
     of_eras = of_era * 365 + of_era // 4 - of_era // 100 + of_year
     return era * 146097 + of_eras - 719468
+
+
+#: Days from 1970-01-01 to the first of each month of years 1001-9998 (checked dates).
+_MONTH_DAYS = _days_from_civil(
+    np.repeat(np.arange(1001, 9999), 12), np.tile(np.arange(1, 13), 9999 - 1001), 1
+).reshape(-1, 12)
 
 
 def _micros_general(text: pa.Array) -> tuple[pa.Array, np.ndarray]:
@@ -667,9 +678,25 @@ def key_texts(column: pa.Array) -> tuple[pa.Array, np.ndarray]:
     if pa.types.is_boolean(column.type):
         return pc.cast(column, pa.string()), filled(pc.is_valid(column))
     if pa.types.is_string(column.type):
-        good = filled(pc.match_substring_regex(column, "^[ -~]*$"))
+        good = printable(column) & filled(pc.is_valid(column))
         return pc.binary_join_element_wise('"', column, '"', ""), good
     return pa.nulls(n, pa.string()), np.zeros(n, dtype=bool)
+
+
+def printable(column: pa.Array) -> np.ndarray:
+    """Which strings are printable ASCII (``[ -~]*``; missing ones count as printable):
+    from the bytes of them all when every one is, else by regular expression."""
+    n = len(column)
+    if n and isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks()
+    if n and pa.types.is_string(column.type):
+        offsets = np.frombuffer(column.buffers()[1], np.int32, n + 1, column.offset * 4)
+        low, high = int(offsets[0]), int(offsets[-1])
+        data = column.buffers()[2]
+        octets = np.frombuffer(data, np.uint8, high - low, low) if high > low else np.zeros(0)
+        if not column.null_count and ((octets - np.uint8(32)) <= 94).all():  # (32..126)
+            return np.ones(n, dtype=bool)
+    return ~filled(pc.invert(pc.match_substring_regex(column, "^[ -~]*$")))
 
 
 def _float_tokens(plan: KernelPlan, lines: pa.Array, name: str, column: pa.Array) -> pa.Array:

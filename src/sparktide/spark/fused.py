@@ -57,6 +57,7 @@ from sparktide.spark.arrowparse import (
     key_texts,
     masked,
     partition_ids,
+    printable,
     raw_token,
     vouch,
     vouch_lines,
@@ -117,7 +118,6 @@ COUNTED = (
 TYPED, TYPED_TEXT = "_kf", "_ktext"
 
 _INTEGER_TOKEN = "^-?[0-9]+$"
-_PRINTABLE = "^[ -~]*$"
 #: Text that is its own JSON string's inside: printable ASCII, no quote or backslash.
 _PLAIN = r"^[ !#-\[\]-~]*$"
 
@@ -921,7 +921,7 @@ def _group_text(column: pa.Array) -> pa.Array:
     if pa.types.is_null(column.type):
         return pa.repeat(pa.scalar("null"), n)
     if pa.types.is_string(column.type):
-        if not _all(pc.match_substring_regex(column, _PRINTABLE)):
+        if not printable(column).all():
             raise _Abort
         text = pc.binary_join_element_wise('"', column, '"', "")
     elif pa.types.is_integer(column.type) or pa.types.is_boolean(column.type):
@@ -981,9 +981,23 @@ def _inputs(
     }
 
 
+#: Up to this many groups, :func:`_running_max_before` scans each group (a loop in Python);
+#: beyond, it ranks the values once (a sort) and scans them all together.
+_SCAN_GROUPS = 64
+
+
 def _running_max_before(h: np.ndarray, group: np.ndarray) -> np.ndarray:
     """For rows sorted by ``group``: the largest ``h`` of the same group's earlier rows
     (``NEG_INF`` for a group's first row)."""
+    if len(h) == 0:
+        return h.copy()
+    firsts = np.concatenate([[0], np.flatnonzero(np.diff(group)) + 1])
+    if len(firsts) <= _SCAN_GROUPS:  # (partitions: a running max each)
+        before = np.empty_like(h)
+        for start, end in zip(firsts, [*firsts[1:], len(h)], strict=True):
+            before[start] = NEG_INF
+            np.maximum.accumulate(h[start : end - 1], out=before[start + 1 : end])
+        return before
     values, rank = np.unique(h, return_inverse=True)
     width = np.int64(len(values))
     key = group.astype(np.int64) * width + rank  # a later group's keys are all larger
