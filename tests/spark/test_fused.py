@@ -4,6 +4,7 @@ and the general plan whenever a batch does not qualify."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime as dt
 import gzip
 import json
@@ -458,6 +459,37 @@ def test_compressed_jsonl_files_are_read_by_spark(spark, tmp_path):
     assert file_batches(job.output.checkpoint)["part-002.jsonl.gz"] == 1
     assert _plans(job, "files_read_by") == ["arrow", "spark"]
     assert read_output(job.output.path) == read_output(plain.output.path)
+
+
+def test_a_file_split_among_a_tasks_threads_gives_the_same_rows(tmp_path, monkeypatch):
+    """A task with more threads than files vouches for each file in pieces of lines: the
+    same partials, summaries and unvouched lines (numbered as in the file) as in one."""
+    write_stream(tmp_path / "in", seed=33, partitions=3, files=1, events=400, malformed=6)
+    path = next((tmp_path / "in").glob("*.jsonl"))
+    text = path.read_text().splitlines()
+    text.insert(7, "   ")  # blank lines, and a line only the SQL route reads, near the cuts
+    text.insert(len(text) // 3, "")
+    text.insert(len(text) // 2, text[len(text) // 2].replace('"device": "', '"device": "\\u00e9'))
+    path.write_text("\n".join(text) + "\n")
+    job = job_for(tmp_path, CASES["substreams-drop-idle"])
+    monkeypatch.setattr(fused, "_PIECE_BYTES", 1)
+    batch = pa.RecordBatch.from_pydict(
+        {"file": [path.name], "path": [f"file:{path}"], "mtime": [0]}
+    )
+    found = []
+    for threads in (1, 3):
+        spill = tmp_path / f"spill-{threads}"
+        spill.mkdir()
+        plan = fused.fused_plan(job, {})
+        plan = dataclasses.replace(plan, spill=str(spill), threads=threads, substreams=True)
+        rows = pa.Table.from_batches(list(fused.fused_kernel(plan, iter([batch]))))
+        task = rows.filter(pc.equal(rows.column("kind"), fused.TASK)).to_pylist()[0]
+        assert task["slow"] > 0
+        files = [
+            pq.read_table(task[f"{kind}_file"]) for kind in (fused.PARTIAL, fused.KEY, fused.LINE)
+        ]
+        found.append((rows.drop_columns([f"{k}_file" for k in "pkl"]), *files))
+    assert all(a.equals(b) for a, b in zip(*found, strict=True))
 
 
 def _naive_before(h: list[int], group: list[int]) -> list[int]:

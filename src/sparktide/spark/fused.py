@@ -586,9 +586,62 @@ def _vouch_files(
             text.validate(full=True)
         except pa.ArrowInvalid:  # bad UTF-8: the SQL route reports those lines
             raise _Abort from None
-    work = list(zip(texts, mtimes, contents or [None] * len(texts), strict=True))
-    for i, result in enumerate(_vouch_all(plan, work)):
-        _add_file(plan, rows, slow, files[i], mtimes[i], result)
+    # a task holding fewer files than it has threads splits them into pieces of lines
+    parts = max(1, plan.threads // max(len(texts), 1))
+    work, owner, before = [], [], []
+    for i, (text, data) in enumerate(zip(texts, contents or [None] * len(texts), strict=True)):
+        for piece, piece_data, lines_before in _pieces(text, data, parts):
+            work.append((piece, mtimes[i], piece_data))
+            owner.append(i)
+            before.append(lines_before)
+    results: list[list[Any]] = [[] for _ in texts]
+    for k, result in enumerate(_vouch_all(plan, work)):
+        results[owner[k]].append((result, before[k]))
+    for i, pieces in enumerate(results):
+        _add_file(plan, rows, slow, files[i], mtimes[i], _joined(pieces))
+
+
+#: Files of at least this many bytes are split into pieces for a task's threads.
+_PIECE_BYTES = 1 << 20
+
+
+def _pieces(
+    text: pa.Array, data: bytes | None, parts: int
+) -> Iterator[tuple[pa.Array, bytes | None, int]]:
+    """A file's text in up to ``parts`` pieces of whole lines (each with its bytes and
+    the number of lines before it); whole when small or when its bytes are not at hand."""
+    if parts <= 1 or data is None or len(data) < _PIECE_BYTES:
+        yield text, data, 0
+        return
+    start, lines_before = 0, 0
+    for k in range(1, parts + 1):
+        end = len(data) if k == parts else data.find(b"\n", len(data) * k // parts) + 1
+        if end <= start:  # (no newline after the cut: the rest is one piece)
+            continue
+        piece = data[start:end]
+        yield pa.array([piece], pa.binary()).view(pa.string()), piece, lines_before
+        lines_before += piece.count(b"\n")
+        start = end
+        if end == len(data):
+            break
+
+
+def _joined(
+    pieces: list[tuple[tuple[pa.Array, pa.Array, np.ndarray, list[Vouched]], int]],
+) -> tuple[pa.Array, pa.Array, np.ndarray, list[Vouched]]:
+    """One file's :func:`~sparktide.spark.arrowparse.vouch` from those of its pieces
+    (their line numbers and positions among the file's non-blank lines shifted)."""
+    if len(pieces) == 1 and pieces[0][1] == 0:
+        return pieces[0][0]
+    raws, lines, unvouched, chunks = [], [], [], []
+    base = 0
+    for (raw, line, slow, vouched), lines_before in pieces:
+        raws.append(raw)
+        lines.append(pc.add(line, lines_before))
+        unvouched.append(slow)
+        chunks += [dataclasses.replace(chunk, rows=chunk.rows + base) for chunk in vouched]
+        base += len(raw)
+    return pa.concat_arrays(raws), pa.concat_arrays(lines), np.concatenate(unvouched), chunks
 
 
 def _read_parquet(plan: FusedPlan, batch: pa.RecordBatch, rows: _Collector) -> None:
