@@ -482,7 +482,8 @@ class SparkEngine:
                 continue
             if substreams:
                 keys = _spilled([row[f"{KEY}_file"] for row in tasks], KEY_SCHEMA)
-                if len(pc.unique(keys.column("scope"))) < keys.num_rows:
+                several = len(tasks) > 1  # (one task's keys are distinct)
+                if several and len(pc.unique(keys.column("scope"))) < keys.num_rows:
                     self._one_task = True  # a key's events were in two tasks
                     continue
                 if task_plan.assumed is not None and input_clock(

@@ -387,7 +387,8 @@ def _spill(plan: FusedPlan, name: str, table: pa.Table) -> pa.Array:
     """Write ``table`` as ``<plan.spill>/<name>.parquet``; its path, as the row's value."""
     assert plan.spill is not None
     path = os.path.join(plan.spill, f"{name}.parquet")
-    pq.write_table(table, path)
+    # (read once, soon: neither compressed nor dictionary-encoded, half the cost)
+    pq.write_table(table, path, compression="none", use_dictionary=False)
     return pa.array([path])
 
 
@@ -1070,10 +1071,10 @@ def _judge(
     encoded = rows.pid.dictionary_encode()
     pids = encoded.dictionary.to_pylist()
     code = encoded.indices.to_numpy().astype(np.int64)
-    keys: list[str] = []
+    keys = pa.array([], pa.string())
     if plan.substreams:  # a timeline per key, judged against the input's arrival clock
         by_key = rows.key.dictionary_encode()
-        keys = by_key.dictionary.to_pylist()
+        keys = by_key.dictionary
         timeline = by_key.indices.to_numpy().astype(np.int64)
         start = _key_state(plan, by_key.dictionary)
         start[:, 0] = input_clock(plan, pids if plan.assumed is None else plan.assumed)
@@ -1131,7 +1132,7 @@ def _judge(
         raise _Abort
     member = np.concatenate(members)
     columns: dict[str, pa.Array] = {
-        "scope": pa.array(keys if plan.substreams else pids, pa.string()).take(pa.array(p[member]))
+        "scope": (keys if plan.substreams else pa.array(pids, pa.string())).take(p[member])
         if per_timeline
         else pa.repeat(pa.scalar(""), len(member)),
     }
@@ -1158,7 +1159,7 @@ def _judge(
         firsts = np.concatenate([[0], np.flatnonzero(np.diff(p)) + 1])
         key_rows = pa.table(
             {
-                "scope": pa.array(keys, pa.string()),
+                "scope": keys,
                 "max_h": _by(p[firsts], np.maximum.reduceat(h, firsts), len(keys)),
                 "kn": pa.array(np.bincount(p, minlength=len(keys)).astype(np.int64)),
             },
