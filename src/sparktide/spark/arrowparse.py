@@ -13,12 +13,17 @@ A line is vouched for when all of these hold (each checked on whole Arrow arrays
 * it is *plain*: one flat JSON object on the line of at most 1 MiB characters — it
   starts with ``{`` and ends with ``}``, holds no other brace, no ``[``, no backslash (so
   no string holds a quote, and a quoted name followed by ``:`` is a key), no ``NaN`` /
-  ``Infinity``, no U+FFFD and nothing that may be an out-of-range number (a 39-digit run
-  or a 3-digit exponent);
+  ``Infinity`` and no U+FFFD (decided for a whole file at once from its bytes when they
+  allow, :func:`_plain`, else by regular expression line by line);
 * Arrow's strict reader parses it, as part of its file's plain lines, into exactly one
   row, inferring columns (so a key given twice is an error, as it is for the reference
-  reader); a chunk that fails is halved until the failing lines are isolated in chunks
-  of at most :data:`_MIN_CHUNK` lines, which take the SQL route;
+  reader); when a chunk fails, the lines that may hold an out-of-range number (a
+  39-digit run or a 3-digit exponent: Arrow fails on a double beyond range) are set
+  aside once, then a chunk that still fails is halved until the failing lines are
+  isolated in chunks of at most :data:`_MIN_CHUNK` lines, which take the SQL route;
+* no number in it may be an integer beyond 38 digits (out of range for both engines):
+  Arrow reads one as a double of magnitude 1e38 or more, and a line with such a double
+  and a run of 39 digits is left to the SQL route;
 * every field the job reads has the canonical form the SQL route gives the same
   answer for: times as ``YYYY-MM-DDThh:mm:ss[.f{1,6}](Z|±hh:mm)`` strings with ASCII
   digits, a real date and a year from 1001 to 9998 (the offset can then never leave the

@@ -91,7 +91,7 @@ from sparktide.spark.fused import (
     typed_columns,
 )
 from sparktide.spark.parquet import parquet_rows
-from sparktide.spark.parse import FULL_TEXT, parse_lines, split_lines
+from sparktide.spark.parse import FULL_TEXT, json_texts, parse_lines, split_lines
 from sparktide.spark.records import spark_doubles, window_lines, write_lines
 from sparktide.spark.rowwindows import marks_schema, session_windows, sliding_windows
 from sparktide.spark.sql import NEG, field, iso, lit_us, sql_string
@@ -405,10 +405,12 @@ class SparkEngine:
         stream_partition = partition if partition in columns else None  # (Kafka's, say)
         jsonl = self.job.source.format == "jsonl"
         read_by = "spark"
-        if {"text", "path"} <= columns and jsonl and not self._json_text:  # (read by path)
+        if jsonl and "path" in columns and not self._json_text:  # (the tasks read them)
             files, read_by = lines.select("file", "path", "mtime"), "arrow"
-        elif "text" in columns and jsonl:  # whole JSONL files
+        elif jsonl and "text" in columns:  # whole JSONL files
             files = lines.select("file", "text", "mtime")
+        elif self._json_files(lines):  # (files no task could read by path: Spark reads them)
+            files = json_texts(lines)
         elif self._parquet_files(lines):  # whole Parquet files (the kernel reads them)
             if stream_partition is not None:
                 return None
@@ -558,9 +560,9 @@ class SparkEngine:
         self, lines: DataFrame, batch_id: int, now: int | None = None, *, flush: bool = False
     ) -> dict[str, Any]:
         """Process one micro-batch of raw lines (``file``, ``line``, ``raw``, ``mtime``), of
-        whole JSONL files (``file``, ``text``, ``mtime``, maybe ``path``: then the tasks
-        read local files themselves), or of the job's Parquet files (``path``, ``file``,
-        ``mtime``, ``length``: from the ``binaryFile`` source).
+        whole JSONL files (``file``, ``text``, ``mtime``, maybe ``path``), or of the job's
+        JSONL or Parquet files by name (``path``, ``file``, ``mtime``, ``length``: from the
+        ``binaryFile`` source): the tasks read local files themselves.
 
         With ``flush``, ``batch_id`` is the last committed batch, ``lines`` is empty, and
         every governing watermark is taken as +infinity. Returns the metrics record.
@@ -576,8 +578,18 @@ class SparkEngine:
         """Whether ``lines`` is a batch of the job's whole files (JSONL or Parquet) rather
         than lines or rows."""
         if self.job.source.format == "jsonl":
-            return not self.job.inputs and "text" in lines.columns
+            return ("text" in lines.columns and not self.job.inputs) or self._json_files(lines)
         return self._parquet_files(lines)
+
+    def _json_files(self, lines: DataFrame) -> bool:
+        """Whether ``lines`` is a batch of the job's JSONL files by name (``path``,
+        ``file``, ``mtime``, ``length``: the ``binaryFile`` stream) rather than their text."""
+        return (
+            self.job.source.format == "jsonl"
+            and not self.job.inputs
+            and {"path", "length"} <= set(lines.columns)
+            and "text" not in lines.columns
+        )
 
     def _parquet_files(self, lines: DataFrame) -> bool:
         """Whether ``lines`` is a batch of the job's Parquet files (``path``, ``file``,
@@ -665,12 +677,18 @@ class SparkEngine:
         parts: dict[str, dict[str, Any]] = clock["partitions"]
         fused = None
         whole_files = not flush and self._whole_files(lines)
+        json_files = self._json_files(lines)
         if self._parquet_files(lines):  # the kernel reads the files, else Spark their rows
             if self._one_pass_ok and not flush:
                 fused = self._one_pass(lines, clock, now, previous)
             if fused is None:
                 lines = parquet_rows(lines, self.job)
-        if fused is None and self._one_pass_ok and not flush:
+        elif json_files:  # the kernel reads the files, else Spark their text
+            if self._one_pass_ok and not flush:
+                fused = self._one_pass(lines, clock, now, previous)
+            if fused is None:
+                lines = json_texts(lines)
+        if fused is None and self._one_pass_ok and not flush and not json_files:
             fused = self._one_pass(lines, clock, now, previous)
         # (who read the files' contents, for the metrics: the tasks, or Spark)
         read_by = (fused.read_by if fused is not None else "spark") if whole_files else None

@@ -8,8 +8,6 @@ and the one-pass kernel's inputs (:func:`~sparktide.spark.fused.typed_columns`).
 
 from __future__ import annotations
 
-import re
-
 from py4j.protocol import Py4JJavaError
 from pyspark.sql import DataFrame, Row, SparkSession
 from pyspark.sql import types as T
@@ -18,7 +16,13 @@ from sparktide.job import Job
 from sparktide.reader import UNREADABLE_PARQUET
 from sparktide.spark.arrowparse import carried_fields
 from sparktide.spark.fused import TYPED, TYPED_TEXT, fusable, typed_columns
-from sparktide.spark.parse import FIRST_INSTANT, FULL_TEXT, LAST_INSTANT, partition_id
+from sparktide.spark.parse import (
+    FIRST_INSTANT,
+    FULL_TEXT,
+    LAST_INSTANT,
+    glob_escape,
+    partition_id,
+)
 from sparktide.spark.sql import iso, sql_string
 
 __all__ = ["parquet_rows"]
@@ -54,7 +58,7 @@ def parquet_rows(files: DataFrame, job: Job | None = None) -> DataFrame:
     frames = []
     for rows in groups.values():
         try:
-            frame = spark.read.parquet(*(_glob_escape(r["path"]) for r in rows))
+            frame = spark.read.parquet(*(glob_escape(r["path"]) for r in rows))
         except Exception:
             unreadable.extend(rows)
             continue
@@ -102,11 +106,6 @@ def _parquet_schema(spark: SparkSession, path: str) -> str | None:
             reader.close()
     except Py4JJavaError:
         return None
-
-
-def _glob_escape(path: str) -> str:
-    """``path`` with Hadoop's glob characters escaped (a file named ``x[1].parquet``)."""
-    return re.sub(r"([\\\[\]{}*?])", r"\\\1", path)
 
 
 #: The columns of a typed (vouched) Parquet row, as the Arrow kernel gives them for JSONL.

@@ -11,6 +11,7 @@ data reaches the SQL built here only through :func:`sparktide.spark.sql.sql_stri
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from pyspark.sql import DataFrame
@@ -27,14 +28,17 @@ __all__ = [
     "LAST_INSTANT",
     "NAIVE_PATTERN",
     "WHITE_SPACE",
+    "glob_escape",
     "instant_of",
     "java_pattern",
+    "json_texts",
     "lines_of",
     "parse_lines",
     "partition_id",
     "shown_text",
     "split_lines",
     "value_json",
+    "whole_texts",
 ]
 
 #: JSON string literals of valid JSON (possessive: no backtracking, no deep recursion).
@@ -194,6 +198,32 @@ def lines_of(text: str) -> str:
         f"ELSE transform(split(decode(CAST({text} AS BINARY), 'ISO-8859-1'), '\\n'), "
         "x -> CAST(encode(x, 'ISO-8859-1') AS STRING)) END"
     )
+
+
+def whole_texts(frame: DataFrame) -> DataFrame:
+    """A ``wholetext`` text source's rows → whole files: ``file`` (the name, decoded),
+    ``text``, ``mtime`` (the file's modification time)."""
+    # _metadata names are URI-encoded ("a b" → "a%20b"): decode them (keeping "+")
+    name = F.expr("url_decode(replace(_metadata.file_name, '+', '%2B'))").alias("file")
+    mtime = F.expr("unix_micros(_metadata.file_modification_time)").alias("mtime")
+    return frame.select(name, F.col("value").alias("text"), mtime)
+
+
+def json_texts(files: DataFrame) -> DataFrame:
+    """JSONL files named by Spark's ``binaryFile`` stream (``path``, ``file``,
+    ``mtime``, ``length``) → whole files (``file``, ``text``, ``mtime``), their text read
+    by Spark: for the general plan, or when the tasks cannot read them by path."""
+    spark = files.sparkSession
+    paths = [row["path"] for row in files.select("path").collect()]
+    if not paths:
+        return spark.createDataFrame([], "file string, text string, mtime bigint")
+    reader = spark.read.format("text").option("wholetext", "true")
+    return whole_texts(reader.load([glob_escape(path) for path in paths]))
+
+
+def glob_escape(path: str) -> str:
+    """``path`` with Hadoop's glob characters escaped (a file named ``x[1].parquet``)."""
+    return re.sub(r"([\\\[\]{}*?])", r"\\\1", path)
 
 
 def split_lines(files: DataFrame) -> DataFrame:

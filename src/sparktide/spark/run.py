@@ -30,6 +30,7 @@ from sparktide.spark.parse import (
     lines_of,
     shown_text,
     split_lines,
+    whole_texts,
 )
 from sparktide.spark.sql import sql_string
 
@@ -124,10 +125,10 @@ def file_lines(
     spark: SparkSession, job: Job, *, max_files_per_trigger: int | None = None
 ) -> DataFrame:
     """The job's source directory as a stream: whole files (``file``, ``text``, ``mtime``)
-    for JSONL and CSV; for Parquet the new files' names (``path``, ``file``, ``mtime``,
-    ``length``), which the engine's one-pass kernel reads itself or
-    :func:`~sparktide.spark.parquet.parquet_rows` turns into rows, each file with its
-    own schema.
+    for CSV; for JSONL and Parquet the new files' names (``path``, ``file``, ``mtime``,
+    ``length``), which the engine's one-pass kernel reads itself, or Spark reads for it
+    (:func:`~sparktide.spark.parse.json_texts`: the files' text;
+    :func:`~sparktide.spark.parquet.parquet_rows`: rows, each file with its own schema).
 
     A union's inputs (``[inputs.<name>]``) are one stream each (each with its own offsets
     in the checkpoint), tagged with ``input`` and put together: ``input``, ``file``,
@@ -145,7 +146,7 @@ def file_lines(
         for frame in frames[1:]:
             out = out.unionByName(frame)
         return out
-    return _source_files(spark, job.source, max_files_per_trigger, "source.path")
+    return _source_files(spark, job.source, max_files_per_trigger, "source.path", names=True)
 
 
 def union_lines(frame: DataFrame, job: Job) -> DataFrame:
@@ -198,13 +199,18 @@ def check_watchable(path: str, key: str) -> None:
 
 
 def _source_files(
-    spark: SparkSession, source: Source, max_files_per_trigger: int | None, key: str
+    spark: SparkSession,
+    source: Source,
+    max_files_per_trigger: int | None,
+    key: str,
+    *,
+    names: bool = False,
 ) -> DataFrame:
     """One source directory as a stream (see :func:`file_lines`); ``key`` names its path
-    in errors."""
+    in errors; with ``names``, JSONL files by name only (as Parquet files always are)."""
     check_watchable(source.path, key)
     path = source.path
-    if source.format == "parquet":
+    if source.format == "parquet" or (source.format == "jsonl" and names):
         reader = spark.readStream.format("binaryFile").schema(_BINARY_FILE)
         if max_files_per_trigger is not None:
             reader = reader.option("maxFilesPerTrigger", str(max_files_per_trigger))
@@ -215,15 +221,10 @@ def _source_files(
             F.expr("unix_micros(modificationTime)").alias("mtime"),
             "length",
         )
-    # _metadata names are URI-encoded ("a b" → "a%20b"): decode them (keeping "+")
-    file_name = F.expr("url_decode(replace(_metadata.file_name, '+', '%2B'))").alias("file")
-    mtime = F.expr("unix_micros(_metadata.file_modification_time)").alias("mtime")
     reader = spark.readStream.format("text").option("wholetext", "true")
     if max_files_per_trigger is not None:
         reader = reader.option("maxFilesPerTrigger", str(max_files_per_trigger))
-    frame = reader.load(path)
-    path = F.expr("url_decode(replace(_metadata.file_path, '+', '%2B'))").alias("path")
-    return frame.select(file_name, F.col("value").alias("text"), mtime, path)
+    return whole_texts(reader.load(path))
 
 
 _INT = rf"^-?[0-9]{{1,{MAX_INTEGER_DIGITS}}}\z"
