@@ -507,7 +507,12 @@ def _naive_before(h: list[int], group: list[int]) -> list[int]:
     st.lists(
         st.tuples(
             st.integers(0, 4),
-            st.one_of(st.just(NEG_INF), st.integers(-(10**15), 10**15)),
+            # (values over most of the int64 range: ranked, not offset)
+            st.one_of(
+                st.just(NEG_INF),
+                st.integers(-(10**15), 10**15),
+                st.integers(-(4 * 10**18), 4 * 10**18),
+            ),
         ),
         max_size=60,
     )

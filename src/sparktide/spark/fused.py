@@ -1052,10 +1052,24 @@ def _running_max_before(h: np.ndarray, group: np.ndarray) -> np.ndarray:
             before[start] = NEG_INF
             np.maximum.accumulate(h[start : end - 1], out=before[start + 1 : end])
         return before
-    values, rank = np.unique(h, return_inverse=True)
-    width = np.int64(len(values))
-    key = group.astype(np.int64) * width + rank  # a later group's keys are all larger
-    inclusive = values[np.maximum.accumulate(key) - group.astype(np.int64) * width]
+    # a later group's keys all larger: h's offset from the least value (no sort) when
+    # the groups times the span fit in 63 bits, else h's rank among its values
+    finite = h[h > NEG_INF]
+    low = int(finite.min()) - 1 if len(finite) else 0
+    span = int(finite.max()) - low + 1 if len(finite) else 1
+    if span * (int(group[-1]) + 1) < 2**62:
+        offset = np.where(h > NEG_INF, h - low, 0)
+        width = np.int64(span)
+        values = None
+    else:
+        values, offset = np.unique(h, return_inverse=True)
+        width = np.int64(len(values))
+    key = group.astype(np.int64) * width + offset
+    found = np.maximum.accumulate(key) - group.astype(np.int64) * width
+    if values is not None:
+        inclusive = values[found]
+    else:
+        inclusive = np.where(found > 0, found + low, NEG_INF)
     before = np.empty_like(h)
     before[0] = NEG_INF
     before[1:] = inclusive[:-1]
