@@ -1036,7 +1036,7 @@ def _inputs(
 
 
 #: Up to this many groups, :func:`_running_max_before` scans each group (a loop in Python);
-#: beyond, it ranks the values once (a sort) and scans them all together.
+#: beyond, it scans them all together, each group's values lifted above the last's.
 _SCAN_GROUPS = 64
 
 
