@@ -355,10 +355,11 @@ def _plain(raw: pa.Array, data: bytes | None = None) -> pa.Array:
     kernel's time, run only where that fails."""
     n = len(raw)
     if n and not raw.null_count and pa.types.is_string(raw.type):
-        offsets = np.frombuffer(raw.buffers()[1], np.int32, n + 1, raw.offset * 4)
+        offsets, octets = _string_bytes(raw)
         if data is None:
-            data = raw.buffers()[2][int(offsets[0]) : int(offsets[-1])].to_pybytes()
-        octets = np.frombuffer(data, np.uint8)
+            data = octets.tobytes()
+        else:
+            octets = np.frombuffer(data, np.uint8)
         if (
             not any(part[:1] in data and part in data for part in _NOT_PLAIN_BYTES)
             and np.count_nonzero(octets == ord("{")) == n
@@ -376,6 +377,17 @@ def _plain(raw: pa.Array, data: bytes | None = None) -> pa.Array:
         ),
         pc.less_equal(pc.utf8_length(raw), MAX_LINE_CHARS),
     )
+
+
+def _string_bytes(column: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """A (non-empty) string array's value offsets, from 0, and the bytes of its values,
+    without a copy."""
+    n = len(column)
+    offsets = np.frombuffer(column.buffers()[1], np.int32, n + 1, column.offset * 4)
+    low, high = int(offsets[0]), int(offsets[-1])
+    if high == low:
+        return offsets - low, np.zeros(0, dtype=np.uint8)
+    return offsets - low, np.frombuffer(column.buffers()[2], np.uint8, high - low, low)
 
 
 def _all_true(mask: pa.Array) -> bool:
@@ -542,17 +554,17 @@ def _fixed_micros(text: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     micros = np.zeros(n, dtype=np.int64)
     good = np.zeros(n, dtype=bool)
     decided = np.zeros(n, dtype=bool)
-    offsets = np.frombuffer(text.buffers()[1], np.int32, n + 1, text.offset * 4)
+    if n == 0:
+        return micros, good, decided
+    offsets, octets = _string_bytes(text)
     widths = np.diff(offsets)
-    low, high = int(offsets[0]), int(offsets[-1])
-    padded = np.zeros(high - low + _WIDEST, dtype=np.uint8)
-    if high > low:
-        padded[: high - low] = np.frombuffer(text.buffers()[2], np.uint8, high - low, low)
+    padded = np.zeros(len(octets) + _WIDEST, dtype=np.uint8)
+    padded[: len(octets)] = octets
     windows = np.lib.stride_tricks.sliding_window_view(padded, _WIDEST)
     counts = np.bincount(np.clip(widths, 0, _WIDEST + 1), minlength=_WIDEST + 2)
     for width in np.flatnonzero(counts[20 : _WIDEST + 1]) + 20:
         rows = np.flatnonzero(widths == width)
-        chars = windows[offsets[rows] - low, :width]
+        chars = windows[offsets[rows], :width]
         found = _layout_micros(chars)
         if found is not None:
             micros[rows], good[rows], decided[rows] = found
@@ -695,10 +707,7 @@ def printable(column: pa.Array) -> np.ndarray:
     if n and isinstance(column, pa.ChunkedArray):
         column = column.combine_chunks()
     if n and pa.types.is_string(column.type):
-        offsets = np.frombuffer(column.buffers()[1], np.int32, n + 1, column.offset * 4)
-        low, high = int(offsets[0]), int(offsets[-1])
-        data = column.buffers()[2]
-        octets = np.frombuffer(data, np.uint8, high - low, low) if high > low else np.zeros(0)
+        _, octets = _string_bytes(column)
         if not column.null_count and ((octets - np.uint8(32)) <= 94).all():  # (32..126)
             return np.ones(n, dtype=bool)
     return ~filled(pc.invert(pc.match_substring_regex(column, "^[ -~]*$")))

@@ -632,7 +632,7 @@ def _joined(
 ) -> tuple[pa.Array, pa.Array, np.ndarray, list[Vouched]]:
     """One file's :func:`~sparktide.spark.arrowparse.vouch` from those of its pieces
     (their line numbers and positions among the file's non-blank lines shifted)."""
-    if len(pieces) == 1 and pieces[0][1] == 0:
+    if len(pieces) == 1:  # (a whole file)
         return pieces[0][0]
     raws, lines, unvouched, chunks = [], [], [], []
     base = 0
