@@ -492,6 +492,68 @@ def test_a_file_split_among_a_tasks_threads_gives_the_same_rows(tmp_path, monkey
     assert all(a.equals(b) for a, b in zip(*found, strict=True))
 
 
+def _sorted(table: pa.Table) -> list[dict]:
+    return sorted(table.to_pylist(), key=lambda row: json.dumps(row, sort_keys=True, default=str))
+
+
+@pytest.mark.parametrize("case", ["substreams-drop-idle", "partitioned-drop-hopping"])
+def test_a_tasks_timelines_judged_in_pieces_give_the_same_rows(tmp_path, monkeypatch, case):
+    """A task with threads splits its rows by timeline (a key's bytes; a partition) and
+    judges the pieces at once: the same partials, keys, summaries (counters, the first
+    late event of each partition across pieces) as in one piece — with the keys' state
+    of a previous batch."""
+    write_stream(tmp_path / "in", seed=41, partitions=3, files=3, events=900, devices=40)
+    paths = sorted((tmp_path / "in").glob("*.jsonl"))
+    job = job_for(tmp_path, CASES[case])
+    batch = pa.RecordBatch.from_pydict(
+        {
+            "file": [path.name for path in paths],
+            "path": [f"file:{path}" for path in paths],
+            "mtime": [0] * len(paths),
+        }
+    )
+    plan = fused.fused_plan(job, {})
+    if plan.substreams:  # some keys known from before, one far ahead of its events
+        known = tmp_path / "keys.parquet"
+        keys = [f'"d{i}"' for i in range(0, 40, 3)]
+        base = parse_instant("2026-03-01T09:00:00Z")
+        pq.write_table(
+            pa.table(
+                {
+                    "key": keys,
+                    "k_newest": [base + i * 7_000_000 for i in range(len(keys))],
+                    "k_watermark": [base + i * 5_000_000 for i in range(len(keys))],
+                }
+            ),
+            known,
+        )
+        plan = dataclasses.replace(plan, keys=(str(known),))
+    found = []
+    for threads, shard_rows in ((1, fused._SHARD_ROWS), (2, 40)):
+        monkeypatch.setattr(fused, "_SHARD_ROWS", shard_rows)
+        spill = tmp_path / f"spill-{threads}"
+        spill.mkdir()
+        task_plan = dataclasses.replace(plan, spill=str(spill), threads=threads)
+        rows = pa.Table.from_batches(list(fused.fused_kernel(task_plan, iter([batch]))))
+        task = rows.filter(pc.equal(rows.column("kind"), fused.TASK)).to_pylist()[0]
+        summary = rows.filter(pc.equal(rows.column("kind"), fused.SUMMARY))
+        partials = pq.read_table(task[f"{fused.PARTIAL}_file"])
+        keys_file = task[f"{fused.KEY}_file"]
+        found.append(
+            (
+                _sorted(summary.drop_columns([f"{k}_file" for k in "pkl"])),
+                _sorted(partials),
+                _sorted(pq.read_table(keys_file)) if keys_file else None,
+            )
+        )
+    one, pieces = found
+    assert one == pieces
+    summary, partials, keys = one
+    assert len(summary) == 3 and partials
+    assert sum(row["late_a"] is not None for row in summary) >= 2
+    assert (keys is not None) == (case.startswith("substreams"))
+
+
 def _naive_before(h: list[int], group: list[int]) -> list[int]:
     out, best, last = [], NEG_INF, None
     for value, g in zip(h, group, strict=True):

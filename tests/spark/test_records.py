@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sparktide.spark.engine import SparkEngine
+from sparktide.spark import records
 from sparktide.spark.records import double_text, spark_doubles, window_lines
 from sparktide.time import parse_instant
 from tests.spark.streams import job_for
@@ -96,20 +97,37 @@ def _closed(rng: random.Random, rows: int) -> pa.Table:
 
 
 @pytest.mark.parametrize("seed", [1, 2])
-def test_driver_records_are_the_spark_routes(spark, tmp_path, seed):
+@pytest.mark.parametrize("split", [False, True])
+def test_driver_records_are_the_spark_routes(spark, tmp_path, monkeypatch, seed, split):
+    if split:  # the records' text sorted in pieces among threads (as for many windows)
+        monkeypatch.setattr(records, "_SPLIT_SORT_ROWS", 50)
+        monkeypatch.setattr(records.os, "cpu_count", lambda: 4)
     job = job_for(tmp_path, TABLES)
     engine = SparkEngine(spark, job)
     closed = _closed(random.Random(seed), 400)
+    if split:  # a substream key that is the group: the order is the one text's
+        names = closed.column_names
+        closed = closed.set_column(0, "scope", closed.column("g0"))
+        closed = closed.set_column(2, "g1", pa.repeat(pa.scalar("0"), closed.num_rows))
+        closed = closed.group_by(["scope", "g0", "g1", "start"]).aggregate(
+            [(name, "max") for name in names[4:]]
+        )
+        closed = closed.rename_columns([name.removesuffix("_max") for name in closed.column_names])
+        closed = closed.select(names)
     now = parse_instant("2026-03-01T09:30:00.5Z")
     engine._write_windows(spark.createDataFrame(closed), ["g0", "g1"], now, "spark")
     written = sorted(Path(job.output.path, "spark").glob("part-*"))
-    want = "".join(path.read_text() for path in written).splitlines()
+    want = "".join(path.read_text() for path in written)
     names = [tuple(name for name, _ in plan.partial) for plan in engine.plans]
     doubles = functools.partial(spark_doubles, spark)
     got = window_lines(closed, job.window, names, now, doubles).to_pylist()
-    assert got == want
-    assert len(want) == 400  # (and every kind of value was there)
-    assert all(any(part in line for line in want) for part in ('"s":null', "E", "00000000000"))
+    assert "".join(got) == want
+    assert all(line.endswith("}\n") and line.count("\n") == 1 for line in got)
+    assert len(got) == closed.num_rows
+    assert window_lines(closed.slice(0, 0), job.window, names, now, doubles).to_pylist() == []
+    if not split:
+        assert len(got) == 400  # (and every kind of value was there)
+        assert all(part in want for part in ('"s":null', "E", "00000000000"))
 
 
 @settings(max_examples=10, deadline=None)

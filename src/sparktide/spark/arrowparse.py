@@ -74,6 +74,7 @@ __all__ = [
     "partition_ids",
     "printable",
     "raw_token",
+    "string_bytes",
     "vouch",
     "vouch_lines",
 ]
@@ -355,7 +356,7 @@ def _plain(raw: pa.Array, data: bytes | None = None) -> pa.Array:
     kernel's time, run only where that fails."""
     n = len(raw)
     if n and not raw.null_count and pa.types.is_string(raw.type):
-        offsets, octets = _string_bytes(raw)
+        offsets, octets = string_bytes(raw)
         if data is None:
             data = octets.tobytes()
         else:
@@ -379,7 +380,7 @@ def _plain(raw: pa.Array, data: bytes | None = None) -> pa.Array:
     )
 
 
-def _string_bytes(column: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+def string_bytes(column: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     """A (non-empty) string array's value offsets, from 0, and the bytes of its values,
     without a copy."""
     n = len(column)
@@ -556,7 +557,7 @@ def _fixed_micros(text: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     decided = np.zeros(n, dtype=bool)
     if n == 0:
         return micros, good, decided
-    offsets, octets = _string_bytes(text)
+    offsets, octets = string_bytes(text)
     widths = np.diff(offsets)
     padded = np.zeros(len(octets) + _WIDEST, dtype=np.uint8)
     padded[: len(octets)] = octets
@@ -707,7 +708,7 @@ def printable(column: pa.Array) -> np.ndarray:
     if n and isinstance(column, pa.ChunkedArray):
         column = column.combine_chunks()
     if n and pa.types.is_string(column.type):
-        _, octets = _string_bytes(column)
+        _, octets = string_bytes(column)
         if not column.null_count and ((octets - np.uint8(32)) <= 94).all():  # (32..126)
             return np.ones(n, dtype=bool)
     return ~filled(pc.invert(pc.match_substring_regex(column, "^[ -~]*$")))

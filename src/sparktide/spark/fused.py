@@ -59,6 +59,7 @@ from sparktide.spark.arrowparse import (
     partition_ids,
     printable,
     raw_token,
+    string_bytes,
     vouch,
     vouch_lines,
 )
@@ -407,6 +408,21 @@ class _Rows:
     key: pa.Array  # substream keys (null without substreams)
     groups: list[pa.Array]
     inputs: list[dict[str, np.ndarray]]  # per aggregate
+
+    def take(self, where: np.ndarray) -> _Rows:
+        """The rows at ``where`` (positions), with the same files."""
+        at = pa.array(where)
+        return _Rows(
+            file=self.file[where],
+            files=self.files,
+            line=self.line[where],
+            t=self.t[where],
+            a=self.a[where],
+            pid=self.pid.take(at),
+            key=self.key.take(at),
+            groups=[group.take(at) for group in self.groups],
+            inputs=[{name: v[where] for name, v in given.items()} for given in self.inputs],
+        )
 
 
 def _read(
@@ -1077,20 +1093,81 @@ def _running_max_before(h: np.ndarray, group: np.ndarray) -> np.ndarray:
     return before
 
 
+#: a task judging in threads splits its rows by timeline into pieces of at least this many
+_SHARD_ROWS = 50_000
+
+
 def _judge(
     plan: FusedPlan, schema: pa.Schema, task: int, rows: _Rows
 ) -> tuple[pa.Table, pa.Table | None, pa.RecordBatch]:
     """The task's window partials, its keys' rows (substreams) and its partitions'
-    summary rows."""
+    summary rows.
+
+    Timelines are judged apart from each other, so a task with threads
+    (``plan.threads``: the whole batch in one task) splits its rows by timeline — by a
+    hash of the key's bytes for substreams, by partition otherwise — and judges the
+    pieces at once (numpy and Arrow release the GIL; 1M events of 1M keys: 0.59 s in one
+    piece, 0.29 s in four on two cores, the split included)."""
     encoded = rows.pid.dictionary_encode()
     pids = encoded.dictionary.to_pylist()
     code = encoded.indices.to_numpy().astype(np.int64)
+    known = _known_keys(plan) if plan.substreams else None
+    pieces = min(2 * plan.threads, len(code) // _SHARD_ROWS)
+    shard = None
+    if pieces > 1 and plan.substreams:
+        shard = _key_shards(rows.key, pieces)
+    elif pieces > 1 and len(pids) > 1:
+        shard = code % pieces
+    if shard is None:
+        parts = [(rows, code)]
+    else:
+        where = [np.flatnonzero(shard == k) for k in range(pieces)]
+        parts = [(rows.take(w), code[w]) for w in where if len(w)]
+    judged = list(_map(plan, lambda part: _judge_part(plan, pids, known, *part), parts))
+    partials = pa.concat_tables([partial for partial, _, _ in judged])
+    keys = None
+    if plan.substreams:  # (a key is in one piece: the pieces' keys are distinct)
+        keys = pa.concat_tables([key_rows for _, key_rows, _ in judged])
+    summary = _summary(schema, task, pids, rows.files, [tally for _, _, tally in judged])
+    return partials, keys, summary
+
+
+def _key_shards(keys: pa.Array, pieces: int) -> np.ndarray:
+    """A piece in ``range(pieces)`` for each of ``keys`` (text), from its length and last
+    four bytes: equal keys, equal pieces."""
+    if not pa.types.is_string(keys.type) or len(keys) == 0:
+        return np.zeros(len(keys), dtype=np.int64)
+    offsets, octets = string_bytes(keys)
+    ends = offsets[1:].astype(np.int64)
+    lengths = ends - offsets[:-1]
+    if keys.null_count:  # (a null's bytes are not its value)
+        lengths = np.where(filled(pc.is_valid(keys)), lengths, 0)
+    h = lengths.astype(np.uint64)
+    for back in range(1, 5):
+        has = lengths >= back
+        byte = octets[np.where(has, ends - back, 0)] if len(octets) else np.zeros(len(h), np.uint8)
+        h = h * np.uint64(31) + np.where(has, byte, 0).astype(np.uint64)
+    return (h % np.uint64(pieces)).astype(np.int64)
+
+
+def _known_keys(plan: FusedPlan) -> pa.Table | None:
+    """The keys' state after the previous batch (``key``, ``k_newest``, ``k_watermark``),
+    or ``None`` when there is none."""
+    tables = [pq.read_table(path, columns=["key", "k_newest", "k_watermark"]) for path in plan.keys]
+    return pa.concat_tables(tables) if tables else None
+
+
+def _judge_part(
+    plan: FusedPlan, pids: list[str], known: pa.Table | None, rows: _Rows, code: np.ndarray
+) -> tuple[pa.Table, pa.Table | None, dict[str, Any]]:
+    """:func:`_judge` of whole timelines of the task (``code``: each row's partition, an
+    index of ``pids``): their window partials, keys' rows and partitions' tally."""
     keys = pa.array([], pa.string())
     if plan.substreams:  # a timeline per key, judged against the input's arrival clock
         by_key = rows.key.dictionary_encode()
         keys = by_key.dictionary
         timeline = by_key.indices.to_numpy().astype(np.int64)
-        start = _key_state(plan, by_key.dictionary)
+        start = _key_state(known, by_key.dictionary)
         start[:, 0] = input_clock(plan, pids if plan.assumed is None else plan.assumed)
     else:
         timeline = code
@@ -1179,10 +1256,8 @@ def _judge(
             },
             schema=KEY_SCHEMA,
         )
-    summary = _summary(
-        schema,
-        task,
-        pids,
+    tally = _tally(
+        len(pids),
         code[order],
         rows,
         order,
@@ -1204,7 +1279,7 @@ def _judge(
             },
         },
     )
-    return partials, key_rows, summary
+    return partials, key_rows, tally
 
 
 def _partials(plan: FusedPlan, columns: dict[str, pa.Array]) -> pa.Table:
@@ -1226,29 +1301,20 @@ def merge_partials(table: pa.Table, keys: list[str], *, threads: bool = True) ->
     return renamed.select(table.column_names).cast(table.schema)
 
 
-def _summary(
-    schema: pa.Schema,
-    task: int,
-    pids: list[str],
-    p: np.ndarray,
-    rows: _Rows,
-    order: np.ndarray,
-    values: dict,
-) -> pa.RecordBatch:
-    """One row per partition (``p``: each judged row's partition code, in judging order):
-    its counters, largest ``h`` and arrival, and its first late event in arrival order."""
-    count = len(pids)
-    out: dict[str, pa.Array] = {
-        "kind": pa.repeat(pa.scalar(SUMMARY), count),
-        "task": pa.repeat(pa.scalar(task, pa.int64()), count),
-        "pid": pa.array(pids, pa.string()),
-    }
+def _tally(count: int, p: np.ndarray, rows: _Rows, order: np.ndarray, values: dict) -> dict:
+    """Per partition (``p``: each judged row's partition, of ``count``, in judging
+    order): its counters, largest ``h`` and arrival, and its first late event in arrival
+    order (``late_a``, ``late_file`` (the file's rank, -1 for none), ``late_line``,
+    ``late_t``)."""
+    out: dict[str, Any] = {}
     for name in ("max_h", "max_a"):
         best = np.full(count, NEG_INF, dtype=np.int64)
         np.maximum.at(best, p, values[name])
-        out[name] = pa.array(best, pa.int64())
-    for name, mask in values["counts"].items():
-        out[counter_column(name)] = pa.array(np.bincount(p[mask], minlength=count).astype(np.int64))
+        out[name] = best
+    out["counts"] = {
+        name: np.bincount(p[mask], minlength=count).astype(np.int64)
+        for name, mask in values["counts"].items()
+    }
     late = order[values["late"]]  # (rows of the task, by their position in it)
     first_late = np.full(count, -1, dtype=np.int64)
     if late.size:
@@ -1258,12 +1324,45 @@ def _summary(
         first_late[seen] = late[by_arrival[where]]
     has = first_late >= 0
     chosen = np.where(has, first_late, 0)
-    mask = ~has
-    out["late_a"] = masked(rows.a[chosen], ~mask, pa.int64())
-    out["late_t"] = masked(rows.t[chosen], ~mask, pa.int64())
-    out["late_line"] = masked(rows.line[chosen], ~mask, pa.int64())
-    names = np.array(rows.files, dtype=object)[rows.file[chosen]]
-    out["late_file"] = pa.array(names.tolist(), pa.string(), mask=mask)
+    out["late_a"], out["late_t"] = rows.a[chosen], rows.t[chosen]
+    out["late_line"] = rows.line[chosen]
+    out["late_file"] = np.where(has, rows.file[chosen], -1)
+    return out
+
+
+def _summary(
+    schema: pa.Schema, task: int, pids: list[str], files: list[str], tallies: list[dict]
+) -> pa.RecordBatch:
+    """One row per partition from the tallies of the task's pieces (:func:`_tally`):
+    counters summed, the largest ``h`` and arrival, the earliest late event by (arrival,
+    file, line)."""
+    count = len(pids)
+    out: dict[str, pa.Array] = {
+        "kind": pa.repeat(pa.scalar(SUMMARY), count),
+        "task": pa.repeat(pa.scalar(task, pa.int64()), count),
+        "pid": pa.array(pids, pa.string()),
+    }
+    first, *others = tallies
+    for name in ("max_h", "max_a"):
+        out[name] = pa.array(np.maximum.reduce([t[name] for t in tallies]), pa.int64())
+    for name in first["counts"]:
+        total = np.sum([t["counts"][name] for t in tallies], axis=0)
+        out[counter_column(name)] = pa.array(total.astype(np.int64))
+    late = {name: first[name].copy() for name in ("late_a", "late_file", "late_line", "late_t")}
+    for other in others:
+        a, f, line = other["late_a"], other["late_file"], other["late_line"]
+        earlier = (a < late["late_a"]) | (
+            (a == late["late_a"])
+            & ((f < late["late_file"]) | ((f == late["late_file"]) & (line < late["late_line"])))
+        )
+        better = (f >= 0) & ((late["late_file"] < 0) | earlier)
+        for name in late:
+            late[name] = np.where(better, other[name], late[name])
+    has = late["late_file"] >= 0
+    for name in ("late_a", "late_t", "late_line"):
+        out[name] = masked(late[name], has, pa.int64())
+    names = np.array(files, dtype=object)[np.where(has, late["late_file"], 0)]
+    out["late_file"] = pa.array(names.tolist(), pa.string(), mask=~has)
     return _rows(schema, out)
 
 
@@ -1276,19 +1375,18 @@ def input_clock(plan: FusedPlan, delivering: list[str]) -> int:
     return max([plan.arrival_clock, *clocks])
 
 
-def _key_state(plan: FusedPlan, keys: pa.Array) -> np.ndarray:
-    """``(A0, W0, newest0)`` per key of the batch (``A0`` left to the caller): the
-    keys' state after the previous batch, minus infinity for a key new here."""
+def _key_state(known: pa.Table | None, keys: pa.Array) -> np.ndarray:
+    """``(A0, W0, newest0)`` per key of ``keys`` (``A0`` left to the caller): the
+    keys' state after the previous batch (``known``), minus infinity for a key new here."""
     start = np.full((len(keys), 3), NEG_INF, dtype=np.int64)
-    for path in plan.keys:
-        table = pq.read_table(path, columns=["key", "k_newest", "k_watermark"])
-        where = pc.index_in(table.column("key"), value_set=keys)
-        found = filled(pc.is_valid(where))
-        if not found.any():
-            continue
+    if known is None:
+        return start
+    where = pc.index_in(known.column("key"), value_set=keys)
+    found = filled(pc.is_valid(where))
+    if found.any():
         at = pc.filter(where, pa.array(found)).to_numpy().astype(np.int64)
-        start[at, 1] = pc.filter(table.column("k_watermark"), pa.array(found)).to_numpy()
-        start[at, 2] = pc.filter(table.column("k_newest"), pa.array(found)).to_numpy()
+        start[at, 1] = pc.filter(known.column("k_watermark"), pa.array(found)).to_numpy()
+        start[at, 2] = pc.filter(known.column("k_newest"), pa.array(found)).to_numpy()
     return start
 
 
