@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sparktide.spark.engine import SparkEngine
 from sparktide.spark import records
+from sparktide.spark.engine import SparkEngine
 from sparktide.spark.records import double_text, spark_doubles, window_lines
 from sparktide.time import parse_instant
 from tests.spark.streams import job_for

@@ -175,8 +175,7 @@ def _record_order(closed: pa.Table, keys: list[str]) -> np.ndarray:
         if len(column) == 0 or pc.all(pc.equal(column, column[0])).as_py():
             continue
         if any(
-            column.type == columns[other].type
-            and pc.all(pc.equal(column, columns[other])).as_py()
+            column.type == columns[other].type and pc.all(pc.equal(column, columns[other])).as_py()
             for other in kept
         ):
             continue
