@@ -21,7 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import sparktide.spark.engine as engine_module
@@ -552,6 +552,45 @@ def test_a_tasks_timelines_judged_in_pieces_give_the_same_rows(tmp_path, monkeyp
     assert len(summary) == 3 and partials
     assert sum(row["late_a"] is not None for row in summary) >= 2
     assert (keys is not None) == (case.startswith("substreams"))
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["", "a", "b"]),
+            st.sampled_from(["a", "b", "c", None]),
+            st.sampled_from([0, 60, -60]),
+            st.integers(0, 5),
+        ),
+        max_size=40,
+    ),
+    st.sampled_from(["any", "one scope", "group is scope"]),
+)
+@example([("", "a", 0, 1), ("", None, 0, 2)], "any")  # (a null is a value of its own)
+@example([("a", "a", 0, 1), ("b", "b", 0, 2), ("b", "b", 60, 3)], "any")
+def test_merged_partials_are_the_sums_per_key(rows, shape):
+    """:func:`fused.merge_partials` leaves out keys that tell no rows apart (one value;
+    equal to another key) and puts them back: the rows are those of a plain grouping."""
+    if shape == "one scope":
+        rows = [("", g, start, n) for _, g, start, n in rows]
+    elif shape == "group is scope":
+        rows = [(scope, scope, start, n) for scope, _, start, n in rows]
+    table = pa.table(
+        {
+            "scope": pa.array([r[0] for r in rows], pa.string()),
+            "g0": pa.array([r[1] for r in rows], pa.string()),
+            "start": pa.array([r[2] for r in rows], pa.int64()),
+            "n": pa.array([r[3] for r in rows], pa.int64()),
+        }
+    )
+    want: dict[tuple, int] = {}
+    for scope, group, begins, n in rows:
+        want[(scope, group, begins)] = want.get((scope, group, begins), 0) + n
+    merged = fused.merge_partials(table, ["scope", "g0", "start"])
+    assert merged.schema == table.schema
+    got = {(r["scope"], r["g0"], r["start"]): r["n"] for r in merged.to_pylist()}
+    assert got == want and merged.num_rows == len(want)
 
 
 def _naive_before(h: list[int], group: list[int]) -> list[int]:
