@@ -797,6 +797,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--profile-events", type=int, default=200_000)
     parser.add_argument("--no-profile", action="store_true", help="skip the per-step profile")
+    parser.add_argument(
+        "--shape-warmup",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="run each side once, unrecorded, on each data set and format before measuring",
+    )
     parser.add_argument("--profile-only", action="store_true", help="only the profile")
     parser.add_argument(
         "--experiments",
@@ -927,6 +933,22 @@ def main(argv: list[str] | None = None) -> int:
                 # (with a partition per file, a micro-batch of some files would hold some
                 # partitions' whole history and nothing of the others: one batch only)
                 batchings = (1,) if args.layout == "partition" else (1, args.batches)
+                for fmt in args.formats if args.shape_warmup else ():
+                    # (not recorded) the first run over these files carries the memory the
+                    # processes first take for this many keys: 1 s more, either side
+                    run_plain(spark, inputs[fmt], fresh(), args.files, args.plain_sink, fmt)
+                    for substreams in (False, True):
+                        run_sparktide(
+                            spark,
+                            inputs[fmt],
+                            fresh(),
+                            args.files,
+                            substreams=substreams,
+                            fmt=fmt,
+                            source_extra=extra,
+                        )
+                    shutil.rmtree(work / "runs", ignore_errors=True)
+                    log(f"  {keys:,} keys, {fmt}: warmed up")
                 for fmt, batches in itertools.product(args.formats, batchings):
                     per_trigger = args.files // batches
                     for rep in range(args.repeat):
