@@ -496,7 +496,9 @@ def _sorted(table: pa.Table) -> list[dict]:
     return sorted(table.to_pylist(), key=lambda row: json.dumps(row, sort_keys=True, default=str))
 
 
-@pytest.mark.parametrize("case", ["substreams-drop-idle", "partitioned-drop-hopping"])
+@pytest.mark.parametrize(
+    "case", ["substreams-drop-idle", "partitioned-drop-hopping", "merged-gaps-idle"]
+)
 def test_a_tasks_timelines_judged_in_pieces_give_the_same_rows(tmp_path, monkeypatch, case):
     """A task with threads splits its rows by timeline (a key's bytes; a partition) and
     judges the pieces at once: the same partials, keys, summaries (counters, the first

@@ -1561,7 +1561,8 @@ class SparkEngine:
             return None
         if spilled is not None and self._driver_windows_ok(batch, partial_rows):
             self._merged_on = "driver"
-            self._driver_windows(spilled.arrow(), batch)
+            # (one task's partials are distinct by window already)
+            self._driver_windows(spilled.arrow(), batch, distinct=len(spilled.files) == 1)
             return None
         self._merged_on = "spark"
         partial = None if spilled is None else spilled.frame(self.spark)
@@ -1660,18 +1661,22 @@ class SparkEngine:
         held = self.store.table_rows(batch.previous, "windows")
         return partial_rows + held <= self.DRIVER_WINDOW_ROWS
 
-    def _driver_windows(self, fresh: pa.Table, batch: _Batch) -> None:
+    def _driver_windows(self, fresh: pa.Table, batch: _Batch, *, distinct: bool = False) -> None:
         """:meth:`_windows` on the driver, for partials folded per task (the one-pass
         plan): the partials and the open windows merge in Arrow, and the open ones (state)
         and the closed ones (records, the Spark route's very text: ``spark/records.py``)
         are written from here. Same answers, no shuffle, no Spark job (the tasks wrote the
-        partials, ``fresh``, as files) instead of four or five (``docs/design.md``)."""
+        partials, ``fresh``, as files) instead of four or five (``docs/design.md``). With
+        ``distinct``, ``fresh`` holds one row per window already."""
         w = self.window
         assert w is not None
         groups = [f"g{i}" for i in range(len(w.group_by))]
         keys = ["scope", *groups, "start"]
         held = self.store.load_arrow(batch.previous, "windows", fresh.schema)
-        merged = merge_partials(pa.concat_tables([fresh, held]), keys)
+        if distinct and held.num_rows == 0:  # (nothing to merge: 0.15 s for 1M windows)
+            merged = fresh.combine_chunks()
+        else:
+            merged = merge_partials(pa.concat_tables([fresh, held]), keys)
         end = merged.column("start").to_numpy() + w.size
         due = end + self.lateness + (1 if self.closed_end else 0)
         governing, last = self._scope_arrays(merged.column("scope"), batch)

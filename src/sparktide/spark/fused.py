@@ -747,7 +747,10 @@ def _parquet_values(
     key = pa.nulls(n, pa.string())
     if parse.over is not None:
         key = _parquet_key(column(parse.over))
-    groups = [_parquet_group(column(name), n) for name in plan.group_by]
+    groups = [
+        _parquet_group(column(name), n) if name != parse.over else _key_group(key, column(name))
+        for name in plan.group_by
+    ]
     inputs = [_parquet_input(function, name, table) for function, name, _ in plan.aggregates]
     return (t, a, pid, key), groups, inputs
 
@@ -818,6 +821,14 @@ def _parquet_group(value: pa.Array | None, n: int) -> pa.Array:
     if pa.types.is_string(value.type) and not _plain(value):
         raise _Abort
     return _group_text(value)  # (no unsigned integers: ``_readable``)
+
+
+def _key_group(key: pa.Array, value: pa.Array | None) -> pa.Array:
+    """:func:`_parquet_group` of the substream key's own column, whose text ``key``
+    already is (every value valid; text printable): the same, without making it again."""
+    if value is None or (pa.types.is_string(value.type) and not _plain(value)):
+        raise _Abort
+    return key
 
 
 def _parquet_input(function: str, name: str | None, table: pa.Table) -> dict[str, np.ndarray]:
@@ -1126,6 +1137,9 @@ def _judge(
         parts = [(rows.take(w), code[w]) for w in where if len(w)]
     judged = list(_map(plan, lambda part: _judge_part(plan, pids, known, *part), parts))
     partials = pa.concat_tables([partial for partial, _, _ in judged])
+    if len(judged) > 1 and not (plan.partitioned or plan.substreams):
+        # (pieces of partitions share the merged job's windows: one row per window)
+        partials = merge_partials(partials, ["scope", *_group_names(plan), "start"])
     keys = None
     if plan.substreams:  # (a key is in one piece: the pieces' keys are distinct)
         keys = pa.concat_tables([key_rows for _, key_rows, _ in judged])
@@ -1286,9 +1300,12 @@ def _judge_part(
 def _partials(plan: FusedPlan, columns: dict[str, pa.Array]) -> pa.Table:
     """One row per (scope, group, start): the batch's partial aggregates."""
     schema = partial_schema(plan)
-    keys = ["scope", *(f"g{i}" for i in range(len(plan.group_by))), "start"]
     table = pa.table({f.name: columns[f.name].cast(f.type) for f in schema}, schema=schema)
-    return merge_partials(table, keys)
+    return merge_partials(table, ["scope", *_group_names(plan), "start"])
+
+
+def _group_names(plan: FusedPlan) -> list[str]:
+    return [f"g{i}" for i in range(len(plan.group_by))]
 
 
 def merge_partials(table: pa.Table, keys: list[str], *, threads: bool = False) -> pa.Table:
