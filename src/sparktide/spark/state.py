@@ -202,7 +202,11 @@ class StateStore:
         if directory.exists():
             shutil.rmtree(directory)
         directory.mkdir(parents=True)
-        pq.write_table(table, directory / "part-00000.parquet")
+        # (text keys are mostly distinct and nothing reads the columns' statistics:
+        # without dictionaries and statistics, 250k open windows write in 35 ms, not 45)
+        pq.write_table(
+            table, directory / "part-00000.parquet", use_dictionary=False, write_statistics=False
+        )
 
     def spill_directory(self) -> Path:
         """A fresh directory for the files the one-pass tasks write during the batch
