@@ -106,14 +106,14 @@ def test_driver_records_are_the_spark_routes(spark, tmp_path, monkeypatch, seed,
     engine = SparkEngine(spark, job)
     closed = _closed(random.Random(seed), 400)
     if split:  # a substream key that is the group: the order is the one text's
-        names = closed.column_names
+        columns = closed.column_names
         closed = closed.set_column(0, "scope", closed.column("g0"))
         closed = closed.set_column(2, "g1", pa.repeat(pa.scalar("0"), closed.num_rows))
         closed = closed.group_by(["scope", "g0", "g1", "start"]).aggregate(
-            [(name, "max") for name in names[4:]]
+            [(name, "max") for name in columns[4:]]
         )
         closed = closed.rename_columns([name.removesuffix("_max") for name in closed.column_names])
-        closed = closed.select(names)
+        closed = closed.select(columns)
     now = parse_instant("2026-03-01T09:30:00.5Z")
     engine._write_windows(spark.createDataFrame(closed), ["g0", "g1"], now, "spark")
     written = sorted(Path(job.output.path, "spark").glob("part-*"))
