@@ -678,16 +678,13 @@ class SparkEngine:
         fused = None
         whole_files = not flush and self._whole_files(lines)
         json_files = self._json_files(lines)
-        if self._parquet_files(lines):  # the kernel reads the files, else Spark their rows
+        if json_files or self._parquet_files(lines):
+            # files by name: the kernel reads them, else Spark their text (JSONL, which the
+            # kernel has then judged already) or their rows (Parquet, typed below)
             if self._one_pass_ok and not flush:
                 fused = self._one_pass(lines, clock, now, previous)
             if fused is None:
-                lines = parquet_rows(lines, self.job)
-        elif json_files:  # the kernel reads the files, else Spark their text
-            if self._one_pass_ok and not flush:
-                fused = self._one_pass(lines, clock, now, previous)
-            if fused is None:
-                lines = json_texts(lines)
+                lines = json_texts(lines) if json_files else parquet_rows(lines, self.job)
         if fused is None and self._one_pass_ok and not flush and not json_files:
             fused = self._one_pass(lines, clock, now, previous)
         # (who read the files' contents, for the metrics: the tasks, or Spark)

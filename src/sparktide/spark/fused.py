@@ -1130,12 +1130,16 @@ def _judge(
         shard = _key_shards(rows.key, pieces)
     elif pieces > 1 and len(pids) > 1:
         shard = code % pieces
-    if shard is None:
-        parts = [(rows, code)]
-    else:
-        where = [np.flatnonzero(shard == k) for k in range(pieces)]
-        parts = [(rows.take(w), code[w]) for w in where if len(w)]
-    judged = list(_map(plan, lambda part: _judge_part(plan, pids, known, *part), parts))
+    parts = [(known, rows, code)]
+    if shard is not None:  # (each piece with the state of its own keys)
+        held = None if known is None else _key_shards(known["key"].combine_chunks(), pieces)
+        parts = []
+        for k in range(pieces):
+            where = np.flatnonzero(shard == k)
+            if len(where):
+                state = known.filter(pa.array(held == k)) if known is not None else None
+                parts.append((state, rows.take(where), code[where]))
+    judged = list(_map(plan, lambda part: _judge_part(plan, pids, *part), parts))
     partials = pa.concat_tables([partial for partial, _, _ in judged])
     if len(judged) > 1 and not (plan.partitioned or plan.substreams):
         # (pieces of partitions share the merged job's windows: one row per window)

@@ -170,9 +170,7 @@ def _record_order(closed: pa.Table, keys: list[str]) -> np.ndarray:
         length = pc.subtract(columns["end"], columns["start"])
         if pc.all(pc.equal(length, length[0])).as_py():
             keys = [name for name in keys if name != "end"]
-    kept = [name for name in telling_keys(closed, keys)[0] if _varies(columns[name])]
-    if not kept:
-        return np.arange(closed.num_rows, dtype=np.int64)
+    kept = telling_keys(closed, keys)[0]  # (at least one: all constant is one row)
     *first, last = (columns[name] for name in kept)
     if (
         not pa.types.is_string(last.type)
@@ -184,13 +182,6 @@ def _record_order(closed: pa.Table, keys: list[str]) -> np.ndarray:
     for column in reversed(first):
         order = order[np.argsort(column.to_numpy()[order], kind="stable")]
     return order
-
-
-def _varies(column: pa.Array) -> bool:
-    """Whether ``column`` holds more than one value (nulls count as values)."""
-    if len(column) == 0:
-        return False
-    return column.null_count > 0 or not pc.all(pc.equal(column, column[0])).as_py()
 
 
 #: below this many rows a text column sorts in one piece
