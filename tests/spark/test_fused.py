@@ -556,19 +556,30 @@ def test_a_tasks_timelines_judged_in_pieces_give_the_same_rows(tmp_path, monkeyp
     assert (keys is not None) == (case.startswith("substreams"))
 
 
-@settings(max_examples=100, deadline=None)
-@given(
-    st.lists(
-        st.tuples(
-            st.sampled_from(["", "a", "b"]),
-            st.sampled_from(["a", "b", "c", None]),
-            st.sampled_from([0, 60, -60]),
-            st.integers(0, 5),
-        ),
-        max_size=40,
+_PARTIAL_ROWS = st.lists(
+    st.tuples(
+        st.sampled_from(["", "a", "b"]),
+        st.sampled_from(["a", "b", "c", None]),
+        st.sampled_from([0, 60, -60]),
+        st.integers(0, 5),
     ),
-    st.sampled_from(["any", "one scope", "group is scope"]),
+    max_size=40,
 )
+
+
+def _partials_table(rows: list[tuple]) -> pa.Table:
+    return pa.table(
+        {
+            "scope": pa.array([r[0] for r in rows], pa.string()),
+            "g0": pa.array([r[1] for r in rows], pa.string()),
+            "start": pa.array([r[2] for r in rows], pa.int64()),
+            "n": pa.array([r[3] for r in rows], pa.int64()),
+        }
+    )
+
+
+@settings(max_examples=100, deadline=None)
+@given(_PARTIAL_ROWS, st.sampled_from(["any", "one scope", "group is scope"]))
 @example([("", "a", 0, 1), ("", None, 0, 2)], "any")  # (a null is a value of its own)
 @example([("a", "a", 0, 1), ("b", "b", 0, 2), ("b", "b", 60, 3)], "any")
 def test_merged_partials_are_the_sums_per_key(rows, shape):
@@ -578,14 +589,7 @@ def test_merged_partials_are_the_sums_per_key(rows, shape):
         rows = [("", g, start, n) for _, g, start, n in rows]
     elif shape == "group is scope":
         rows = [(scope, scope, start, n) for scope, _, start, n in rows]
-    table = pa.table(
-        {
-            "scope": pa.array([r[0] for r in rows], pa.string()),
-            "g0": pa.array([r[1] for r in rows], pa.string()),
-            "start": pa.array([r[2] for r in rows], pa.int64()),
-            "n": pa.array([r[3] for r in rows], pa.int64()),
-        }
-    )
+    table = _partials_table(rows)
     want: dict[tuple, int] = {}
     for scope, group, begins, n in rows:
         want[(scope, group, begins)] = want.get((scope, group, begins), 0) + n
@@ -593,6 +597,20 @@ def test_merged_partials_are_the_sums_per_key(rows, shape):
     assert merged.schema == table.schema
     got = {(r["scope"], r["g0"], r["start"]): r["n"] for r in merged.to_pylist()}
     assert got == want and merged.num_rows == len(want)
+
+
+@settings(max_examples=100, deadline=None)
+@given(_PARTIAL_ROWS, _PARTIAL_ROWS, st.sampled_from([[], ["start"], ["start", "g0"], ["scope"]]))
+@example([("a", None, 0, 1)], [("b", None, 0, 2), ("a", None, 0, 3)], ["start", "g0"])
+def test_fresh_partials_merged_into_held_windows_as_all_together(fresh, held, probe):
+    """:func:`fused.merge_into` groups only the held windows that may share a key with
+    a fresh row, and keeps the others: the same rows as merging everything."""
+    keys = ["scope", "g0", "start"]
+    held_table = fused.merge_partials(_partials_table(held), keys)  # (one row per window)
+    want = fused.merge_partials(_partials_table(fresh + held), keys)
+    got = fused.merge_into(_partials_table(fresh), held_table, keys, probe)
+    assert got.schema == want.schema
+    assert sorted(got.to_pylist(), key=repr) == sorted(want.to_pylist(), key=repr)
 
 
 def _naive_before(h: list[int], group: list[int]) -> list[int]:

@@ -86,7 +86,7 @@ from sparktide.spark.fused import (
     fused_plan,
     fused_schema,
     input_clock,
-    merge_partials,
+    merge_into,
     partial_schema,
     typed_columns,
 )
@@ -1678,8 +1678,8 @@ class SparkEngine:
         held = self.store.load_arrow(batch.previous, "windows", fresh.schema)
         if distinct and held.num_rows == 0:  # (nothing to merge: 0.15 s for 1M windows)
             merged = fresh.combine_chunks()
-        else:
-            merged = merge_partials(pa.concat_tables([fresh, held]), keys)
+        else:  # (held rows probed by start and one text key: the device, as a rule)
+            merged = merge_into(fresh, held, keys, ["start", groups[-1] if groups else "scope"])
         end = merged.column("start").to_numpy() + w.size
         due = end + self.lateness + (1 if self.closed_end else 0)
         governing, last = self._scope_arrays(merged.column("scope"), batch)

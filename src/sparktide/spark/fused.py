@@ -85,6 +85,7 @@ __all__ = [
     "fused_plan",
     "fused_schema",
     "input_clock",
+    "merge_into",
     "merge_partials",
     "partial_schema",
     "telling_keys",
@@ -1333,6 +1334,23 @@ def merge_partials(table: pa.Table, keys: list[str], *, threads: bool = False) -
             value = pa.repeat(value, folded.num_rows).cast(kind)
         folded = folded.append_column(name, value)
     return folded.select(table.column_names).cast(table.schema)
+
+
+def merge_into(fresh: pa.Table, held: pa.Table, keys: list[str], probe: list[str]) -> pa.Table:
+    """:func:`merge_partials` of ``fresh`` and ``held`` together, where ``held`` (the
+    open windows' state) has one row per window already: only the held rows whose every
+    ``probe`` key (a subset of ``keys``) occurs in ``fresh`` can share a window with a
+    fresh row, so only they are grouped with it; the others are kept as they are.
+
+    Grouping hashes every row's text keys: with 1M devices, 95k fresh rows met 386k held
+    ones of which 37k shared a device — 75 ms merged whole, 38 ms so (``docs/design.md``)."""
+    if not held.num_rows:
+        return merge_partials(fresh, keys)
+    touched = pa.array(np.ones(held.num_rows, dtype=bool))
+    for name in probe:
+        touched = pc.and_(touched, pc.is_in(held.column(name), value_set=fresh.column(name)))
+    merged = merge_partials(pa.concat_tables([fresh, held.filter(touched)]), keys)
+    return pa.concat_tables([merged, held.filter(pc.invert(touched))])
 
 
 def telling_keys(table: pa.Table, keys: list[str]) -> tuple[list[str], dict[str, str | None]]:
