@@ -53,6 +53,7 @@ import os
 import platform
 import random
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -748,6 +749,43 @@ def print_table(rows: list[dict], out: Any = sys.stdout) -> None:
             f"{windows:>11}",
             file=out,
         )
+    print_ratios(rows, out)
+
+
+def ratio_summary(rows: list[dict]) -> list[dict]:
+    """Per configuration (devices, batches, query), the ratios to plain Spark of its
+    repeats: median, lowest, highest (one run on a busy machine moves by a third)."""
+    groups: dict[tuple, list[float]] = {}
+    for row in rows:
+        if row.get("ratio_vs_plain"):
+            key = (row["keys"], row["batches"], row["query"])
+            groups.setdefault(key, []).append(row["ratio_vs_plain"])
+    return [
+        {
+            "keys": keys,
+            "batches": batches,
+            "query": query,
+            "runs": len(ratios),
+            "median": statistics.median(ratios),
+            "low": min(ratios),
+            "high": max(ratios),
+        }
+        for (keys, batches, query), ratios in groups.items()
+    ]
+
+
+def print_ratios(rows: list[dict], out: Any = sys.stdout) -> None:
+    summary = ratio_summary(rows)
+    if not any(entry["runs"] > 1 for entry in summary):
+        return
+    print("\nratio to plain Spark per configuration: median (lowest - highest)", file=out)
+    for entry in summary:
+        print(
+            f"{entry['keys']:>9,} {entry['batches']:>7} {entry['query']:<32} "
+            f"{entry['median']:>5.2f}x ({entry['low']:.2f} - {entry['high']:.2f}, "
+            f"{entry['runs']} runs)",
+            file=out,
+        )
 
 
 def _git() -> dict[str, Any]:
@@ -987,6 +1025,7 @@ def main(argv: list[str] | None = None) -> int:
                             _write(args.out, report, load_before)
                 for path in inputs.values():
                     shutil.rmtree(path, ignore_errors=True)
+            report["ratios"] = ratio_summary(runs)
             print_table(runs)
 
         if not args.no_profile:

@@ -2,7 +2,8 @@
 
 It measures nothing itself: it reads what ``make bench`` wrote —
 ``reference_engine.json`` (events/s), ``spark_vs_plain.json`` and
-``spark_vs_plain_partition.json`` (events/s and the ratio to plain Spark),
+``spark_vs_plain_partition.json`` (events/s and the ratio to plain Spark; with
+``--repeat``, each configuration's median ratio),
 ``latency.json`` (window latency, median / p95) and ``memory.json`` (heap after GC and
 state size after 1, 10 and 50 micro-batches) — and prints one table; a missing or
 unreadable file is reported as such.
@@ -64,6 +65,16 @@ def rows(directory: Path) -> list[tuple[str, str, str]]:
                     f"{r['events_per_s']:,.0f} events/s{ratio}",
                 )
             )
+        for r in spark.get("ratios", []):  # (with --repeat: each configuration's runs)
+            if r["runs"] > 1:
+                out.append(
+                    (
+                        label,
+                        f"{r['keys']:,} keys, {r['batches']} batch(es), {r['query']}",
+                        f"median {r['median']:.2f}x plain ({r['low']:.2f}-{r['high']:.2f}, "
+                        f"{r['runs']} runs)",
+                    )
+                )
     latency = _load(directory, "latency.json")
     if latency is None:
         out.append(("latency", "-", "no latency.json"))

@@ -223,6 +223,44 @@ def test_substreams_with_a_partition_per_file_are_judged_per_task(spark, tmp_pat
     assert ({"0", "1"}, {"0", "2"}) in shared  # batch 2: it did not (then one task)
 
 
+@pytest.mark.parametrize("case", ["merged-adjust", "substreams-adjust"])
+def test_several_tasks_partials_are_merged_on_the_driver_only_where_they_can_meet(
+    spark, tmp_path, monkeypatch, case
+):
+    """A partition per file, a task per file: with merged partitions the tasks' partials
+    share windows (one count over every device here) and are merged on the driver; with
+    substreams a key is in one task only, so its windows are too, and they are taken as
+    they come. The reference engine's records either way."""
+    tasks, distinct = [], []  # (the tasks' partial files; each batch's partials distinct)
+    windows, driver_windows = SparkEngine._windows, SparkEngine._driver_windows
+
+    def spy_windows(self, decided, batch, spilled=None, partial_rows=0):
+        tasks.append(len(spilled.files) if spilled is not None else None)
+        return windows(self, decided, batch, spilled, partial_rows)
+
+    def spy_driver(self, fresh, batch, **kwargs):
+        distinct.append(kwargs["distinct"])
+        return driver_windows(self, fresh, batch, **kwargs)
+
+    monkeypatch.setattr(SparkEngine, "_windows", spy_windows)
+    monkeypatch.setattr(SparkEngine, "_driver_windows", spy_driver)
+    write_stream(tmp_path / "src", seed=43, partitions=3, devices=6, files=1, malformed=0)
+    (tmp_path / "in").mkdir()
+    lines = (tmp_path / "src" / "part-000.jsonl").read_text().splitlines()
+    for partition in range(3):
+        mine = [x for x in lines if f'"partition": {partition}' in x]
+        (tmp_path / "in" / f"part-{partition}.jsonl").write_text("\n".join(mine) + "\n")
+    tables = CASES[case]
+    if case.startswith("merged"):  # (one window for all devices: every partition in it)
+        tables = {**tables, "window": {**tables["window"], "group_by": []}}
+    with _file_per_task(spark):
+        job = _run(spark, tmp_path, tables, files_per_batch=3)
+    assert _plans(job) == ["one_pass"]
+    assert _plans(job, "windows_merged_on") == ["driver"]
+    assert tasks[0] == 3  # (the flush has no partials)
+    assert distinct[0] == case.startswith("substreams")
+
+
 def test_substreams_beyond_the_drivers_share_take_the_spark_routes(spark, tmp_path, monkeypatch):
     """A one-pass substreams batch with more partials than the driver may merge merges in
     Spark (its keys' state goes to Spark as a DataFrame); a batch whose keys' state is

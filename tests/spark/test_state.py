@@ -77,3 +77,52 @@ def test_a_checkpoint_of_edge_events_keeps_its_edge_columns(spark, tmp_path):
     plain = StateStore(spark, str(tmp_path / "plain"))
     plain.check_job(job())
     assert "source.edge" not in json.loads((plain.root / "job.json").read_text())
+
+
+def test_a_table_written_on_the_driver_is_read_back_as_its_file_holds(spark, tmp_path, monkeypatch):
+    """:meth:`StateStore.load_arrow` takes the newest committed batch's table from memory
+    only while its file is the one this store wrote: not before the commit, not after
+    the file was replaced (a flush) or written by someone else, and never another
+    batch's."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    schema = pa.schema([("key", pa.string()), ("n", pa.int64())])
+
+    def table(*ns: int) -> pa.Table:
+        return pa.table({"key": [f"k{n}" for n in ns], "n": list(ns)}, schema=schema)
+
+    store = StateStore(spark, str(tmp_path / "checkpoint"))
+    store.begin(0)
+    store.write_arrow(table(1, 2), 0, "windows")
+    store.commit(0, {})
+    reads = []
+    real_read = pq.read_table
+
+    def counting_read(*args, **kwargs):
+        reads.append(args[0])
+        return real_read(*args, **kwargs)
+
+    monkeypatch.setattr(pq, "read_table", counting_read)
+    assert store.load_arrow(0, "windows", schema).equals(table(1, 2))
+    assert not reads  # (from memory)
+    # the next batch writes but has not committed: batch 0 is still what it was
+    store.begin(1)
+    store.write_arrow(table(3), 1, "windows")
+    assert store.load_arrow(0, "windows", schema).equals(table(1, 2))
+    store.commit(1, {})
+    assert store.load_arrow(1, "windows", schema).equals(table(3))
+    assert store.load_arrow(0, "windows", schema).equals(table(1, 2))
+    assert len(reads) == 1  # batch 0 from its file now
+    # a flush replaces batch 1's state: its new table is what is read
+    store.begin(1, replace=True)
+    store.write_arrow(table(4, 5), 1, "windows")
+    assert store.load_arrow(1, "windows", schema).equals(table(3))
+    store.commit(1, {}, replace=True)
+    assert store.load_arrow(1, "windows", schema).equals(table(4, 5))
+    assert len(reads) == 1
+    # a file written in its place by another writer (Spark, say) is read
+    path = store.table_files(1, "windows")[0]
+    pq.write_table(table(6), path)
+    assert store.load_arrow(1, "windows", schema).equals(table(6))
+    assert len(reads) == 2

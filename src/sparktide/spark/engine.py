@@ -1564,8 +1564,11 @@ class SparkEngine:
             return None
         if spilled is not None and self._driver_windows_ok(batch, partial_rows):
             self._merged_on = "driver"
-            # (one task's partials are distinct by window already)
-            self._driver_windows(spilled.arrow(), batch, distinct=len(spilled.files) == 1)
+            # (one task's partials are distinct by window already; so are several tasks'
+            # when windows are per timeline: the one-pass plan gives a timeline, partition
+            # or key, to one task only, or falls back to one task for the batch)
+            distinct = len(spilled.files) == 1 or self.mode != "merged"
+            self._driver_windows(spilled.arrow(), batch, distinct=distinct)
             return None
         self._merged_on = "spark"
         partial = None if spilled is None else spilled.frame(self.spark)

@@ -65,6 +65,10 @@ class StateStore:
         (self.root / "state").mkdir(parents=True, exist_ok=True)
         self._writing: Path | None = None
         self._lock: IO[str] | None = None
+        # tables this process wrote with write_arrow: those of the batch being written,
+        # and, once committed, by (batch, name) with their file's identity (_kept)
+        self._pending: dict[str, pa.Table] = {}
+        self._kept: dict[tuple[int, str], tuple[Path, tuple[int, int, int], pa.Table]] = {}
 
     # ------------------------------------------------------------------ ownership
     def lock(self) -> None:
@@ -188,10 +192,18 @@ class StateStore:
         )
 
     def load_arrow(self, batch_id: int | None, name: str, schema: pa.Schema) -> pa.Table:
-        """A committed batch's table read on the driver, as ``schema`` (empty when absent)."""
+        """A committed batch's table read on the driver, as ``schema`` (empty when absent).
+
+        A table this process wrote with :meth:`write_arrow` and committed is taken from
+        memory while its file is the one written (the next batch reads what the last one
+        wrote: 386k open windows, 18 ms a batch not spent reading them back)."""
         files = self.table_files(batch_id, name)
         if not files:
             return schema.empty_table()
+        assert batch_id is not None
+        kept = self._kept.get((batch_id, name))
+        if kept is not None and files == [kept[0]] and _identity(kept[0]) == kept[1]:
+            return kept[2].select(schema.names).cast(schema)
         tables = [pq.read_table(path).select(schema.names).cast(schema) for path in files]
         return pa.concat_tables(tables)
 
@@ -207,6 +219,7 @@ class StateStore:
         pq.write_table(
             table, directory / "part-00000.parquet", use_dictionary=False, write_statistics=False
         )
+        self._pending[name] = table
 
     def spill_directory(self) -> Path:
         """A fresh directory for the files the one-pass tasks write during the batch
@@ -238,6 +251,7 @@ class StateStore:
             shutil.rmtree(path)
         path.mkdir(parents=True)
         self._writing = path
+        self._pending = {}
 
     def commit(self, batch_id: int, clock: dict[str, Any], *, replace: bool = False) -> None:
         """Finish the state of ``batch_id``; older states beyond the last few are removed."""
@@ -252,6 +266,12 @@ class StateStore:
             os.replace(path, final)
             shutil.rmtree(trash, ignore_errors=True)
         self._writing = None
+        self._kept = {}  # (only the newest committed batch's tables: the next one reads them)
+        for name, table in self._pending.items():
+            file = self.root / "state" / str(batch_id) / name / "part-00000.parquet"
+            if file.exists():
+                self._kept[(batch_id, name)] = (file, _identity(file), table)
+        self._pending = {}
         for old in self._committed()[:-_KEEP]:
             shutil.rmtree(self.root / "state" / str(old), ignore_errors=True)
         self._prune_journal(batch_id)
@@ -263,6 +283,13 @@ class StateStore:
         for path in (self.root / "journal").glob("*.json"):
             if path.stem.isdigit() and int(path.stem) < batch_id - _JOURNAL_KEEP:
                 path.unlink(missing_ok=True)
+
+
+def _identity(path: Path) -> tuple[int, int, int]:
+    """A file's inode, size and modification time (ns): a file written in its place
+    differs in one of them."""
+    stat = path.stat()
+    return stat.st_ino, stat.st_size, stat.st_mtime_ns
 
 
 def _atomic_write(path: Path, text: str) -> None:
