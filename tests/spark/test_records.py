@@ -130,6 +130,28 @@ def test_driver_records_are_the_spark_routes(spark, tmp_path, monkeypatch, seed,
         assert all(part in want for part in ('"s":null', "E", "00000000000"))
 
 
+def test_records_with_no_group_or_aggregate_are_the_spark_routes(spark, tmp_path):
+    """Windows with neither groups nor aggregates, of one start and end (substreams: a
+    window per key): every line is the same text, as the Spark route writes it."""
+    job = job_for(tmp_path, {**TABLES, "window": {"type": "tumbling", "size": "30s"}})
+    engine = SparkEngine(spark, job)
+    start = parse_instant("2026-03-01T09:00:00Z")
+    closed = pa.table(
+        {
+            "scope": pa.array(["a", "b", "c"]),
+            "start": pa.array([start] * 3, pa.int64()),
+            "end": pa.array([start + 30_000_000] * 3, pa.int64()),
+        }
+    )
+    now = start + 45_000_000
+    engine._write_windows(spark.createDataFrame(closed), [], now, "spark")
+    written = sorted(Path(job.output.path, "spark").glob("part-*"))
+    want = "".join(path.read_text() for path in written)
+    doubles = functools.partial(spark_doubles, spark)
+    got = window_lines(closed, job.window, [], now, doubles).to_pylist()
+    assert "".join(got) == want and len(set(got)) == 1 and len(got) == 3
+
+
 @settings(max_examples=10, deadline=None)
 @given(st.lists(st.floats(allow_nan=False, allow_infinity=False), min_size=1, max_size=300))
 def test_double_text_is_sparks_cast(spark, values):

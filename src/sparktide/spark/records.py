@@ -148,12 +148,12 @@ def window_lines(
             merged[-1] += piece
         else:
             merged.append(piece)
-    count = closed.num_rows
-    arrays = [
-        piece if isinstance(piece, pa.Array) else pa.repeat(pa.scalar(piece), count)
-        for piece in merged
-    ]
-    return pc.binary_join_element_wise(*arrays, "")
+    if not any(isinstance(piece, pa.Array) for piece in merged):  # (every line the same)
+        return pa.repeat(pa.scalar("".join(map(str, merged))), closed.num_rows)
+    # (a text is joined as a scalar, to every line: no array of copies made for it)
+    return pc.binary_join_element_wise(
+        *(piece if isinstance(piece, pa.Array) else pa.scalar(piece) for piece in merged), ""
+    )
 
 
 def _record_order(closed: pa.Table, keys: list[str]) -> np.ndarray:
