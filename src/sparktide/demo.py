@@ -11,8 +11,10 @@ window results, the dead letters and the metrics.
 from __future__ import annotations
 
 import json
+import os
 import random
 import shutil
+import time
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -65,8 +67,15 @@ def generate(directory: Path, *, seed: int = 7) -> int:
         ),
     )
     lines = 0
+    written = time.time_ns()
     for partition, entries in ordered.items():
-        (directory / f"partition-{partition}.jsonl").write_text("\n".join(entries) + "\n")
+        path = directory / f"partition-{partition}.jsonl"
+        path.write_text("\n".join(entries) + "\n")
+        # Spark reads new files oldest first; files written within one tick of the clock
+        # would tie and come in directory order, which differs between directories: a
+        # second apart, the micro-batches are the same in every run
+        stamp = written + partition * 1_000_000_000
+        os.utime(path, ns=(stamp, stamp))
         lines += len(entries)
     return lines
 
