@@ -106,23 +106,28 @@ def test_a_table_written_on_the_driver_is_read_back_as_its_file_holds(spark, tmp
     monkeypatch.setattr(pq, "read_table", counting_read)
     assert store.load_arrow(0, "windows", schema).equals(table(1, 2))
     assert not reads  # (from memory)
-    # the next batch writes but has not committed: batch 0 is still what it was
+    # the next batch writes but has not committed: batch 0 is still what it was, and
+    # batch 1's table is its file's
     store.begin(1)
     store.write_arrow(table(3), 1, "windows")
     assert store.load_arrow(0, "windows", schema).equals(table(1, 2))
+    assert not reads
+    assert store.load_arrow(1, "windows", schema).equals(table(3))
+    assert len(reads) == 1  # (not committed: from its file)
     store.commit(1, {})
     assert store.load_arrow(1, "windows", schema).equals(table(3))
+    assert len(reads) == 1  # (committed: from memory)
     assert store.load_arrow(0, "windows", schema).equals(table(1, 2))
-    assert len(reads) == 1  # batch 0 from its file now
+    assert len(reads) == 2  # batch 0 from its file now
     # a flush replaces batch 1's state: its new table is what is read
     store.begin(1, replace=True)
     store.write_arrow(table(4, 5), 1, "windows")
     assert store.load_arrow(1, "windows", schema).equals(table(3))
     store.commit(1, {}, replace=True)
     assert store.load_arrow(1, "windows", schema).equals(table(4, 5))
-    assert len(reads) == 1
+    assert len(reads) == 2  # (the old table until the commit, the new after: from memory)
     # a file written in its place by another writer (Spark, say) is read
     path = store.table_files(1, "windows")[0]
     pq.write_table(table(6), path)
     assert store.load_arrow(1, "windows", schema).equals(table(6))
-    assert len(reads) == 2
+    assert len(reads) == 3
