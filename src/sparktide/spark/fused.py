@@ -1133,12 +1133,12 @@ def _judge(
         shard = code % pieces
     parts = [(known, rows, code)]
     if shard is not None:  # (each piece with the state of its own keys)
-        held = None if known is None else _key_shards(known["key"].combine_chunks(), pieces)
+        known_shard = None if known is None else _key_shards(known["key"].combine_chunks(), pieces)
         parts = []
         for k in range(pieces):
             where = np.flatnonzero(shard == k)
             if len(where):
-                state = known.filter(pa.array(held == k)) if known is not None else None
+                state = known.filter(pa.array(known_shard == k)) if known is not None else None
                 parts.append((state, rows.take(where), code[where]))
     judged = list(_map(plan, lambda part: _judge_part(plan, pids, *part), parts))
     partials = pa.concat_tables([partial for partial, _, _ in judged])
