@@ -25,6 +25,7 @@ class GridGroup(WindowGroup):
     def insert(
         self, ts: int, order: OrderKey, fields: dict[str, Any], watermark: int, end: int | None
     ) -> Any:
+        """Add an event to its open windows (see :meth:`WindowGroup.insert`)."""
         spec = self.spec
         starts = spec.starts_of(ts, end)
         if not starts:
@@ -61,6 +62,7 @@ class GridGroup(WindowGroup):
         return joined
 
     def close(self, watermark: int) -> list[Closed]:
+        """Close the windows ``watermark`` allows: ``(start, end, aggregates)`` each."""
         spec = self.spec
         out = []
         while self._starts and spec.due(spec.end_of(self._starts[0])) <= watermark:
@@ -69,9 +71,11 @@ class GridGroup(WindowGroup):
         return out
 
     def next_due(self) -> int | None:
+        """The watermark at which the oldest open window closes, or ``None``."""
         if not self._starts:
             return None
         return self.spec.due(self.spec.end_of(self._starts[0]))
 
     def open_windows(self) -> int:
+        """How many windows are open."""
         return len(self._windows)

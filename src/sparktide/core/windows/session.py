@@ -64,6 +64,7 @@ class SessionGroup(WindowGroup):
     def insert(
         self, ts: int, order: OrderKey, fields: dict[str, Any], watermark: int, end: int | None
     ) -> Any:
+        """Add an event to its open windows (see :meth:`WindowGroup.insert`)."""
         spec = self.spec
         if self._last_closed is not None and not spec.after_end(ts, self._closed_until):
             return ("closed", *self._last_closed)
@@ -78,6 +79,7 @@ class SessionGroup(WindowGroup):
         raise AssertionError("inserted row not in any session")  # pragma: no cover
 
     def close(self, watermark: int) -> list[Closed]:
+        """Close the windows ``watermark`` allows: ``(start, end, aggregates)`` each."""
         spec = self.spec
         out: list[Closed] = []
         consumed = 0
@@ -97,10 +99,12 @@ class SessionGroup(WindowGroup):
         return out
 
     def next_due(self) -> int | None:
+        """The watermark at which the oldest open window closes, or ``None``."""
         if not self._rows:
             return None
         _, end, _ = self.sessions()[0]
         return self.spec.due(end)
 
     def open_windows(self) -> int:
+        """How many windows are open."""
         return len(self.sessions()) if self._rows else 0

@@ -31,6 +31,7 @@ class SlidingGroup(WindowGroup):
     def insert(
         self, ts: int, order: OrderKey, fields: dict[str, Any], watermark: int, end: int | None
     ) -> Any:
+        """Add an event to its open windows (see :meth:`WindowGroup.insert`)."""
         spec = self.spec
         size = spec.size
         entry_open = spec.due(ts) > watermark
@@ -49,6 +50,7 @@ class SlidingGroup(WindowGroup):
         return [(p - size, p) for p in containing]
 
     def close(self, watermark: int) -> list[Closed]:
+        """Close the windows ``watermark`` allows: ``(start, end, aggregates)`` each."""
         spec = self.spec
         size = spec.size
         out = []
@@ -72,7 +74,9 @@ class SlidingGroup(WindowGroup):
         return out
 
     def next_due(self) -> int | None:
+        """The watermark at which the oldest open window closes, or ``None``."""
         return self.spec.due(self._points[0]) if self._points else None
 
     def open_windows(self) -> int:
+        """How many windows are open."""
         return len(self._points)

@@ -16,15 +16,17 @@ from sparktide.job import Window
 __all__ = ["WindowSpec", "grid_starts"]
 
 
-def grid_starts(x: int, size: int, period: int, offset: int, first: int | None = None) -> list[int]:
-    """Starts of the grid windows ``[start, start + size)`` that contain instant ``x`` —
-    or, given ``first ≤ x``, some instant of ``[first, x]``.
+def grid_starts(
+    instant: int, size: int, period: int, offset: int, first: int | None = None
+) -> list[int]:
+    """Starts of the grid windows ``[start, start + size)`` that contain ``instant`` —
+    or, given ``first ≤ instant``, some instant of ``[first, instant]``.
 
     Windows start at ``offset + k * period``; with ``period > size`` some instants are in
     no window (an empty list).
     """
-    low = x if first is None else first
-    last = x - (x - offset) % period
+    low = instant if first is None else first
+    last = instant - (instant - offset) % period
     starts = []
     start = last
     while start + size > low:
