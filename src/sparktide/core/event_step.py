@@ -1,0 +1,214 @@
+"""One event's way through the reference engine (SPEC §3, §6, §7), step by step.
+
+1. *deliver*: the event's partition clock and the input's arrival clock take its arrival
+   time; its timeline's watermark is refreshed (and published if it moved);
+2. *judge*: the ordering policy's verdict against that watermark (early, late,
+   out of order); an interval event whose start was adjusted to its end is dropped;
+3. *filter*: an admitted event the job's ``[filter]`` refuses moved its timeline, then
+   stops;
+4. *place*: an edge opens or ends its event; any other admitted event goes to the sink
+   (ordered release, windows or a join), which may find all its windows closed;
+5. *generate*: the generator may punctuate the timeline after the event (generated CTIs).
+
+The outcome is a :class:`Case`: the verdict, the timestamp, every reason and the one
+that decided, and what the sink made of the event.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sparktide.core.clocks import Clocks
+from sparktide.core.counts import Counts
+from sparktide.core.diagnostics import LateInput
+from sparktide.core.policy import DEAD_LETTERED, DROPPED, OrderingPolicy
+from sparktide.core.punctuation import CtiGenerator
+from sparktide.core.records import InputRecord
+from sparktide.core.sink import Admitted
+from sparktide.core.watermark import Timeline
+from sparktide.core.windows import WindowOperator
+from sparktide.expr import passes
+from sparktide.job import Job
+
+__all__ = ["Case", "EventStep"]
+
+
+@dataclass(slots=True)
+class Case:
+    """What happens to one event.
+
+    Attributes
+    ----------
+    watermark
+        Its timeline's watermark when it was judged.
+    cti
+        Its timeline's largest CTI when it was judged.
+    verdict
+        ``accepted``, ``adjusted``, ``dropped`` or ``dead_lettered``.
+    timestamp
+        Its system timestamp while it is admitted, else ``None``.
+    reasons
+        Every reason that applied.
+    outcome
+        For a dropped or dead-lettered event, the reason that decided it.
+    admitted
+        The event as handed to the sink, if it was.
+    bounds
+        The last window it would have joined when all were closed, else ``None``.
+    """
+
+    watermark: int
+    cti: int
+    verdict: str
+    timestamp: int | None
+    reasons: tuple[str, ...]
+    outcome: str | None
+    admitted: Admitted | None = None
+    bounds: tuple[int, int] | None = None
+
+    def refuse(self, reason: str, verdict: str) -> None:
+        """Stop the event for ``reason``: no timestamp; ``verdict`` decides what follows."""
+        self.reasons = (*self.reasons, reason)
+        self.outcome = reason
+        self.verdict = verdict
+        self.timestamp = None
+
+
+class EventStep:
+    """Takes one event through the steps of the module docstring.
+
+    Parameters
+    ----------
+    job
+        The job.
+    clocks
+        The run's clocks (their sink attached).
+    counts
+        The run's counters, per partition.
+    """
+
+    def __init__(self, job: Job, clocks: Clocks, counts: Counts) -> None:
+        self.job = job
+        self.clocks = clocks
+        self.counts = counts
+        self.policy = OrderingPolicy(job.ordering, arrival_mode=not job.event_time_mode)
+        late = job.ordering.late_arrival
+        self.late_input: LateInput | None = LateInput(late) if late is not None else None
+        punctuation = job.punctuation
+        self.generator = (
+            CtiGenerator(punctuation) if punctuation is not None and punctuation.generated else None
+        )
+        self.where = job.filter.expression if job.filter is not None else None
+
+    def run(self, record: InputRecord) -> Case:
+        """Deliver, judge, filter, place and punctuate the event ``record``."""
+        clocks = self.clocks
+        clocks.deliver(record)
+        timeline, watermark = clocks.touch(record)
+        newest_before = timeline.newest
+        cti = max(timeline.cti, clocks.cti_floor)  # (keyless CTIs reach every substream)
+        case = self._judge(record, watermark, cti)
+        if case.timestamp is not None and record.edge != "end" and self._filtered(record):
+            self._filter_out(case, timeline)
+        if case.timestamp is not None and record.edge is not None:
+            self._place_edge(record, case, timeline)
+        elif case.timestamp is not None:
+            self._admit(record, case, timeline)
+        if self.generator is not None:
+            self._generate(record, timeline, newest_before)
+        return case
+
+    def _judge(self, record: InputRecord, watermark: int, cti: int) -> Case:
+        """The ordering policy's verdict (counting its reasons; noting late input)."""
+        arrival: int = record.arrival_time  # type: ignore[assignment]
+        event_time: int = record.event_time  # type: ignore[assignment]
+        judgement = self.policy.judge(event_time, arrival, watermark)
+        reasons = judgement.reasons
+        for reason in reasons:
+            self.counts.add(record.partition, reason)
+        if "late" in reasons and self.late_input is not None:
+            self.late_input.observe(
+                self.clocks.now,
+                partition=record.partition,
+                event_time=event_time,
+                arrival_time=arrival,
+                file=record.file,
+                line=record.line,
+            )
+        case = Case(
+            watermark, cti, judgement.verdict, judgement.timestamp, reasons, judgement.outcome
+        )
+        timestamp = case.timestamp
+        if timestamp is not None and record.end_time is not None and record.end_time <= timestamp:
+            # An interval event whose start was adjusted to its end or beyond (SPEC §7).
+            case.verdict = DROPPED
+            case.outcome = "out_of_order" if "out_of_order" in reasons else "late"
+            case.timestamp = None
+        return case
+
+    def _filtered(self, record: InputRecord) -> bool:
+        """Whether the job's ``[filter]`` stops ``record`` (an event the policy admitted)."""
+        return self.where is not None and not passes(self.where, record.fields or {})
+
+    def _filter_out(self, case: Case, timeline: Timeline) -> None:
+        """The filter runs after the policy: the event moved its timeline, then stops."""
+        timeline.admit(case.timestamp)  # type: ignore[arg-type]
+        case.refuse("filtered", DROPPED)
+        if self.clocks.refresh_without_floor(timeline) > case.watermark:
+            self.clocks.publish(timeline)
+
+    def _place_edge(self, record: InputRecord, case: Case, timeline: Timeline) -> None:
+        """An admitted edge moves its timeline like a point event, then opens or ends its
+        event (:meth:`_edge`)."""
+        timestamp: int = case.timestamp  # type: ignore[assignment]
+        timeline.admit(timestamp)
+        refused = self._edge(record, timestamp, timeline)
+        if refused is not None:
+            case.refuse(refused, DROPPED if refused == "empty_edge" else DEAD_LETTERED)
+        self.clocks.settle(timeline, case.watermark)
+
+    def _edge(self, record: InputRecord, timestamp: int, timeline: Timeline) -> str | None:
+        """An admitted edge (SPEC §7): a start edge opens its event, an end edge ends it.
+        Returns the reason when the edge cannot: ``duplicate_edge`` (a start edge whose id
+        is open on its timeline), ``unmatched_edge`` (an end edge whose id is not open:
+        its start edge never came, was dropped, filtered or already ended) or
+        ``empty_edge`` (an end at or before the start: the event is in no window)."""
+        sink = self.clocks.sink
+        assert isinstance(sink, WindowOperator)
+        pair = (timeline.key, record.edge_id)
+        start = sink.edge_start(pair)
+        scope = self.clocks.scope(record)
+        if record.edge == "start":
+            if start is not None:
+                return "duplicate_edge"
+            event = Admitted(record, timestamp, scope)
+            sink.open_edge(pair, event, self.clocks.governing_watermark(scope))
+            return None
+        if start is None:
+            return "unmatched_edge"
+        sink.end_edge(pair, timestamp)
+        return "empty_edge" if timestamp <= start else None
+
+    def _admit(self, record: InputRecord, case: Case, timeline: Timeline) -> None:
+        """Hand the admitted event to the sink; all its windows may be closed already."""
+        clocks = self.clocks
+        timeline.admit(case.timestamp)  # type: ignore[arg-type]
+        admitted = Admitted(record, case.timestamp, clocks.scope(record))  # type: ignore[arg-type]
+        case.admitted = admitted
+        bounds = clocks.sink.admit(admitted, clocks.governing_watermark(admitted.scope), clocks.now)
+        if bounds is not None:
+            late = self.job.window.late  # type: ignore[union-attr]
+            case.refuse("window_closed", DEAD_LETTERED if late == "dead_letter" else DROPPED)
+            case.bounds = bounds
+        clocks.settle(timeline, case.watermark)
+
+    def _generate(self, record: InputRecord, timeline: Timeline, newest_before: int) -> None:
+        """Generated CTIs: the generator may punctuate the timeline after this event."""
+        timeline.events += 1
+        generated = self.generator.after_event(  # type: ignore[union-attr]
+            timeline.events, newest_before, timeline.newest
+        )
+        if generated is not None:
+            self.counts.add(record.partition, "ctis_generated")
+            if timeline.punctuate(generated):
+                self.clocks.publish(timeline)

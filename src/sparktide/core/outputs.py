@@ -1,0 +1,98 @@
+"""The ``event`` and ``window`` records a reference run writes (SPEC §10), after
+``having`` and ``[select]``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sparktide.core.records import jsonable, time_or_none
+from sparktide.core.sink import Admitted
+from sparktide.expr import OTHER, Expr, Ref, evaluate, value_of
+from sparktide.job import Job
+
+__all__ = [
+    "EVENT_RESERVED",
+    "INTERVAL_RESERVED",
+    "event_record",
+    "join_record",
+    "project",
+    "window_result",
+]
+
+#: Output names that sparktide writes into event records itself.
+EVENT_RESERVED = ("timestamp",)
+#: ... and into event records of interval events (``source.end_time``).
+INTERVAL_RESERVED = ("timestamp", "end_timestamp")
+
+
+def event_record(job: Job, event: Admitted) -> dict[str, Any]:
+    """The ``event`` record of a released event: its fields (or ``[select]``'s columns),
+    its ``timestamp`` and, for interval events, its ``end_timestamp``."""
+    intervals = job.source.end_time is not None
+    fields = event.record.fields or {}
+    out: dict[str, Any] = {"type": "event"}
+    if job.select:
+        out.update(project(job, lambda name: fields.get(name)))
+    else:
+        reserved = INTERVAL_RESERVED if intervals else EVENT_RESERVED
+        for name, value in fields.items():
+            out[f"input_{name}" if name in reserved or name == "type" else name] = jsonable(value)
+    out["timestamp"] = time_or_none(event.timestamp)
+    if intervals:
+        out["end_timestamp"] = time_or_none(event.record.end_time)
+    return out
+
+
+def join_record(job: Job, record: dict[str, Any]) -> dict[str, Any]:
+    """The ``event`` record of a join's match: as matched, or ``[select]`` over it
+    (``<input>.<field>``, ``timestamp``)."""
+    if not job.select:
+        return record
+    return {
+        "type": "event",
+        **project(job, lambda key: _match_value(record, key)),
+        "timestamp": record["timestamp"],
+    }
+
+
+def project(job: Job, lookup: Any) -> dict[str, Any]:
+    """The ``[select]`` columns of one record (``lookup(key)``: a column's raw value,
+    ``key`` as :attr:`sparktide.expr.Ref.key`): a bare column passes its value through,
+    anything else is computed."""
+    out: dict[str, Any] = {}
+    for projection in job.select:
+        expr = projection.parsed
+        if isinstance(expr, Ref):
+            out[projection.name] = jsonable(lookup(expr.key))
+            continue
+        value = evaluate(expr, lambda name: value_of(lookup(name)))
+        out[projection.name] = None if value is OTHER else value
+    return out
+
+
+def _match_value(record: dict[str, Any], key: str) -> Any:
+    """The value a ``[select]`` over a join reads (``key``: ``timestamp``, the match's
+    time, or ``<input>.<field>``, a field of that input's record) from the match
+    ``record`` (``{left: {...}, right: {...}, "timestamp": ...}``)."""
+    if key == "timestamp":
+        return record["timestamp"]
+    side, name = key.split(".", 1)
+    fields = record[side]  # (null: a left join's event that met no reference row)
+    return fields.get(name) if fields is not None else None
+
+
+def window_result(job: Job, record: dict[str, Any], having: Expr | None) -> dict[str, Any] | None:
+    """A window record after ``having`` (``None`` when the window fails it) and
+    ``[select]`` (``window_start``, ``window_end``, the selected columns, ``emitted_at``)."""
+    if having is not None and evaluate(having, lambda name: value_of(record.get(name))) is not True:
+        return None
+    if not job.select:
+        return record
+    out: dict[str, Any] = {
+        "type": "window",
+        "window_start": record["window_start"],
+        "window_end": record["window_end"],
+    }
+    out.update(project(job, record.get))
+    out["emitted_at"] = record.get("emitted_at")
+    return out

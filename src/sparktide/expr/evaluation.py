@@ -1,0 +1,188 @@
+"""The reference evaluator: an expression's value over one record, with SQL's
+three-valued logic and JSON's values (:mod:`sparktide.expr` lists the rules)."""
+
+from __future__ import annotations
+
+import functools
+import math
+import re
+from typing import Any
+
+from sparktide.expr.nodes import (
+    COMPARISONS,
+    INT64,
+    OTHER,
+    Binary,
+    DateDiff,
+    Expr,
+    IsNull,
+    Like,
+    Lit,
+    Ref,
+    Unary,
+)
+from sparktide.expr.walk import desugar
+from sparktide.time import instant_or_problem
+
+__all__ = ["datediff", "evaluate", "like_regex", "passes", "value_of"]
+
+
+def value_of(value: Any) -> Any:
+    """A field's value as expressions see it: ``None``, ``bool``, a 64-bit ``int``, a
+    finite ``float``, ``str``, or :data:`OTHER` (an integer beyond 64 bits becomes a
+    float; dates and times from Parquet are read as their ISO text)."""
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, int):
+        return value if INT64[0] <= value <= INT64[1] else float(value)
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    import datetime as _dt
+
+    if isinstance(value, (_dt.datetime, _dt.date, _dt.time)):
+        from sparktide.core.records import jsonable
+
+        return jsonable(value)
+    return OTHER
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _finite(value: float) -> float | None:
+    return value if math.isfinite(value) else None
+
+
+def _compare(op: str, a: Any, b: Any) -> bool | None:
+    if a is None or b is None or a is OTHER or b is OTHER:
+        return None
+    if _is_number(a) and _is_number(b):
+        if not (isinstance(a, int) and isinstance(b, int)):
+            a, b = float(a), float(b)
+    elif isinstance(a, bool) and isinstance(b, bool):
+        pass
+    elif isinstance(a, str) and isinstance(b, str):
+        pass
+    else:
+        return None
+    if op == "=":
+        return a == b
+    if op == "<>":
+        return a != b
+    if op == "<":
+        return a < b
+    if op == "<=":
+        return a <= b
+    if op == ">":
+        return a > b
+    return a >= b
+
+
+def _arith(op: str, a: Any, b: Any) -> Any:
+    if not (_is_number(a) and _is_number(b)):
+        return None
+    if op == "/":
+        return None if b == 0 else _finite(float(a) / float(b))
+    if op == "%":
+        if b == 0:
+            return None
+        if isinstance(a, int) and isinstance(b, int):
+            r = abs(a) % abs(b)
+            return -r if a < 0 else r
+        return math.fmod(float(a), float(b))
+    if isinstance(a, int) and isinstance(b, int):
+        r = a + b if op == "+" else a - b if op == "-" else a * b
+        return r if INT64[0] <= r <= INT64[1] else None
+    x, y = float(a), float(b)
+    try:
+        r2 = x + y if op == "+" else x - y if op == "-" else x * y
+    except OverflowError:  # pragma: no cover - IEEE arithmetic gives inf, not an error
+        return None
+    return _finite(r2)
+
+
+def _instant(value: Any) -> int | None:
+    """A value as ``DATEDIFF`` reads it: the instant of an ISO-8601 time text with a zone
+    (microseconds), else ``None``."""
+    if not isinstance(value, str):
+        return None
+    instant = instant_or_problem(value)
+    return instant if isinstance(instant, int) else None
+
+
+def datediff(unit: int, start: int, end: int) -> int:
+    """``DATEDIFF``: the number of boundaries of ``unit`` (microseconds; a unit of a day
+    or less, so its boundaries are multiples of it since the epoch) crossed from the
+    instant ``start`` to ``end``: ``floor(end / unit) - floor(start / unit)``."""
+    return end // unit - start // unit
+
+
+def _truth(value: Any) -> bool | None:
+    return value if isinstance(value, bool) else None
+
+
+@functools.lru_cache(maxsize=256)
+def like_regex(pattern: str) -> re.Pattern[str]:
+    """The regular expression of a LIKE pattern (``%``: any text, ``_``: one character)."""
+    parts = []
+    for char in pattern:
+        parts.append(".*" if char == "%" else "." if char == "_" else re.escape(char))
+    return re.compile("".join(parts), re.DOTALL)
+
+
+def evaluate(expr: Expr, lookup: Any) -> Any:
+    """The value of ``expr`` (see the module docstring), with ``lookup(name)`` giving a
+    column's value as :func:`value_of` reads it (``name``: :attr:`Ref.key`).
+
+    Returns ``None`` (null), a ``bool``, an ``int``, a ``float``, a ``str`` or
+    :data:`OTHER`.
+    """
+    if isinstance(expr, Ref):
+        return lookup(expr.key)
+    if isinstance(expr, Lit):
+        return value_of(expr.value)
+    if isinstance(expr, DateDiff):
+        start = _instant(evaluate(expr.start, lookup))
+        end = _instant(evaluate(expr.end, lookup))
+        return None if start is None or end is None else datediff(expr.micros, start, end)
+    if isinstance(expr, Unary):
+        value = evaluate(expr.operand, lookup)
+        if expr.op == "NOT":
+            truth = _truth(value)
+            return None if truth is None else not truth
+        if isinstance(value, int) and not isinstance(value, bool):
+            return -value if -value <= INT64[1] else None
+        return -value if isinstance(value, float) else None
+    if isinstance(expr, Binary):
+        op = expr.op
+        if op in ("AND", "OR"):
+            a = _truth(evaluate(expr.left, lookup))
+            b = _truth(evaluate(expr.right, lookup))
+            if op == "AND":
+                if a is False or b is False:
+                    return False
+                return None if a is None or b is None else True
+            if a is True or b is True:
+                return True
+            return None if a is None or b is None else False
+        a, b = evaluate(expr.left, lookup), evaluate(expr.right, lookup)
+        if op in COMPARISONS:
+            return _compare(op, a, b)
+        return _arith(op, a, b)
+    if isinstance(expr, IsNull):
+        result = evaluate(expr.operand, lookup) is None
+        return not result if expr.negated else result
+    if isinstance(expr, Like):
+        value = evaluate(expr.operand, lookup)
+        if not isinstance(value, str):
+            return None
+        matched = like_regex(expr.pattern).fullmatch(value) is not None
+        return not matched if expr.negated else matched
+    return evaluate(desugar(expr), lookup)  # IN, BETWEEN
+
+
+def passes(expr: Expr, fields: dict[str, Any]) -> bool:
+    """Whether a record with ``fields`` passes the filter ``expr`` (the predicate is
+    true: null and false both fail)."""
+    return evaluate(expr, lambda name: value_of(fields.get(name))) is True

@@ -1,0 +1,93 @@
+"""The canonical text of an expression tree: it parses back into an equal tree."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from sparktide.expr.nodes import (
+    COMPARISONS,
+    Between,
+    Binary,
+    DateDiff,
+    Expr,
+    In,
+    IsNull,
+    Like,
+    Lit,
+    Ref,
+    Unary,
+)
+
+__all__ = ["to_text"]
+
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_KEYWORDS = {"and", "or", "not", "between", "is", "null", "like", "in", "true", "false"}
+_LEVEL = {"OR": 1, "AND": 2, "NOT": 3, "cmp": 4, "+": 5, "-": 5, "*": 6, "/": 6, "%": 6}
+
+
+def _level(expr: Expr) -> int:
+    if isinstance(expr, Binary):
+        return _LEVEL["cmp"] if expr.op in COMPARISONS else _LEVEL[expr.op]
+    if isinstance(expr, Unary):
+        return 3 if expr.op == "NOT" else 7
+    if isinstance(expr, (IsNull, In, Between, Like)):
+        return 4
+    return 8
+
+
+def _wrap(expr: Expr, at_least: int) -> str:
+    text = to_text(expr)
+    return f"({text})" if _level(expr) < at_least else text
+
+
+def _literal(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return "'" + value.replace("'", "''") + "'"
+    if isinstance(value, float):
+        text = repr(value)
+        return text if ("." in text or "e" in text) else text + ".0"
+    return str(value)
+
+
+def _name(name: str) -> str:
+    if _NAME.match(name) and name.lower() not in _KEYWORDS:
+        return name
+    return "[" + name.replace("]", "]]") + "]"
+
+
+def to_text(expr: Expr) -> str:
+    """The canonical text of ``expr``: it parses back into an equal tree."""
+    if isinstance(expr, Ref):
+        if expr.input is not None:
+            return f"{_name(expr.input)}.{_name(expr.name)}"
+        return _name(expr.name)
+    if isinstance(expr, DateDiff):
+        return f"DATEDIFF({expr.unit}, {to_text(expr.start)}, {to_text(expr.end)})"
+    if isinstance(expr, Lit):
+        return _literal(expr.value)
+    if isinstance(expr, Unary):
+        if expr.op == "NOT":
+            return f"NOT {_wrap(expr.operand, 3)}"
+        inner = _wrap(expr.operand, 8 if isinstance(expr.operand, Unary) else 7)
+        return f"-{inner}"
+    if isinstance(expr, Binary):
+        level = _level(expr)
+        if expr.op in COMPARISONS:
+            return f"{_wrap(expr.left, 5)} {expr.op} {_wrap(expr.right, 5)}"
+        return f"{_wrap(expr.left, level)} {expr.op} {_wrap(expr.right, level + 1)}"
+    not_ = "NOT " if expr.negated else ""
+    if isinstance(expr, IsNull):
+        return f"{_wrap(expr.operand, 5)} IS {not_}NULL"
+    if isinstance(expr, In):
+        items = ", ".join(to_text(i) for i in expr.items)
+        return f"{_wrap(expr.operand, 5)} {not_}IN ({items})"
+    if isinstance(expr, Between):
+        return (
+            f"{_wrap(expr.operand, 5)} {not_}BETWEEN {_wrap(expr.low, 5)} AND {_wrap(expr.high, 5)}"
+        )
+    return f"{_wrap(expr.operand, 5)} {not_}LIKE {_literal(expr.pattern)}"

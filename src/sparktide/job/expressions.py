@@ -1,0 +1,153 @@
+"""Expressions in a job: ``[filter] where``, ``[window] having`` and ``[select]``.
+
+The job checks the names each expression reads (:mod:`sparktide.expr` parses them):
+a window's result columns for ``having`` and a windowed ``[select]``, ``<input>.<field>``
+of a join's inputs for ``[select]`` over a join, plain fields everywhere else.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from sparktide.errors import ConfigError
+from sparktide.expr import Expr, parse_expression, ref_nodes, references
+from sparktide.job.values import check_column
+
+if TYPE_CHECKING:
+    from sparktide.job.join import Join
+    from sparktide.job.model import Job
+
+__all__ = [
+    "Filter",
+    "Projection",
+    "check_join_references",
+    "check_references",
+    "expression_fields",
+    "no_input_fields",
+    "parse_text",
+]
+
+
+def parse_text(text: Any, key: str) -> Expr:
+    """The expression ``text`` at ``key`` parsed (a :class:`ConfigError` naming ``key``
+    if it is not text or does not parse)."""
+    if not isinstance(text, str):
+        raise ConfigError(
+            key, f'expected an expression as text, such as "speed > 50", got {text!r}'
+        )
+    return parse_expression(text, key)
+
+
+def no_input_fields(expr: Expr, key: str) -> None:
+    """Refuse ``input.field`` names where no join's match is read."""
+    for ref in ref_nodes(expr):
+        if ref.input is not None:
+            raise ConfigError(
+                key,
+                f"{ref.key!r} names a field of a join's input: input.field names are read by "
+                f"[select] over a [join] only; here write {ref.name!r}",
+            )
+
+
+def check_join_references(expr: Expr, join: Join, key: str) -> None:
+    """``[select]`` over a join reads ``<input>.<field>`` of either input and the match's
+    ``timestamp``; an unqualified field is refused (the inputs' fields are not known before
+    the data, so no name is unambiguous)."""
+    inputs = (join.left, join.right)
+    for ref in ref_nodes(expr):
+        if ref.input is None and ref.name != "timestamp":
+            raise ConfigError(
+                key,
+                f"{ref.name!r} over a join: qualify it with its input ({join.left}.{ref.name} "
+                f"or {join.right}.{ref.name}); the match's own time is timestamp",
+            )
+        if ref.input is not None and ref.input not in inputs:
+            raise ConfigError(
+                key,
+                f"{ref.key!r}: {ref.input!r} is not an input of the join ({join.left} or "
+                f"{join.right}; names are case-sensitive)",
+            )
+
+
+def check_references(expr: Expr, allowed: tuple[str, ...], key: str) -> None:
+    """Refuse a name ``expr`` reads that is not one of the window's result columns."""
+    for name in references(expr):
+        if name not in allowed:
+            raise ConfigError(
+                key,
+                f"{name!r} is not a column of the window's result; use one of {', '.join(allowed)}",
+            )
+
+
+@dataclass(frozen=True)
+class Filter:
+    """Which admitted events go on to the windows or the output (``[filter]``).
+
+    The filter applies after the ordering policy: an event that fails it has already
+    moved its timeline's watermark, and is counted as dropped with reason ``filtered``
+    (``docs/semantics.md``).
+
+    Parameters
+    ----------
+    where
+        A condition over the record's top-level fields, such as
+        ``"speed > 50 AND lane = 'A'"`` (:mod:`sparktide.expr`); an event passes when it
+        is true (not false, not null).
+    """
+
+    where: str
+
+    def __post_init__(self) -> None:
+        where = parse_text(self.where, "filter.where")
+        for ref in ref_nodes(where):
+            if ref.input is not None:
+                raise ConfigError(
+                    "filter.where",
+                    f"{ref.key!r}: the filter reads each input's own events, before any join "
+                    f"(and a union's inputs share it): write {ref.name!r}",
+                )
+
+    @property
+    def expression(self) -> Expr:
+        """The parsed condition."""
+        return parse_expression(self.where, "filter.where")
+
+
+@dataclass(frozen=True)
+class Projection:
+    """One output column of ``[select]``: ``name = "expression"``.
+
+    Parameters
+    ----------
+    name
+        The output column.
+    expression
+        Its value: over the window's result (group-by columns, aggregate names,
+        ``window_start``, ``window_end``) in a windowed job, over a join's match
+        (``<input>.<field>`` of either input, and ``timestamp``) in a job with
+        ``[join]``, over the record's fields in a job without either. A bare column
+        passes its value through unchanged.
+    """
+
+    name: str
+    expression: str
+
+    def __post_init__(self) -> None:
+        key = f"select.{self.name}"
+        check_column(self.name, "select", optional=False)
+        parse_text(self.expression, key)
+
+    @property
+    def parsed(self) -> Expr:
+        """The parsed expression."""
+        return parse_expression(self.expression, f"select.{self.name}")
+
+
+def expression_fields(job: Job) -> list[str]:
+    """The record fields the job's expressions read: ``[filter] where`` and, in a job
+    without a window or a join, ``[select]`` (over a join it reads the matches)."""
+    exprs = [job.filter.expression] if job.filter is not None else []
+    if job.window is None and job.join is None:
+        exprs += [p.parsed for p in job.select]
+    return list(dict.fromkeys(name for e in exprs for name in references(e)))

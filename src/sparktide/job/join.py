@@ -1,0 +1,76 @@
+"""``[join]``: a temporal join of two inputs, or of a stream with reference data (SPEC §7)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sparktide.errors import ConfigError
+from sparktide.job.values import check_choice, check_column, normalise_signed_duration, set_field
+
+__all__ = ["JOIN_TYPES", "Join"]
+
+#: The kinds of join: ``left`` (every event, matched or not) only with reference data.
+JOIN_TYPES = ("inner", "left")
+
+
+@dataclass(frozen=True)
+class Join:
+    """A temporal join of two inputs of a union (SPEC §7; Stream Analytics' ``JOIN … ON …
+    AND DATEDIFF(unit, left, right) BETWEEN low AND high``).
+
+    Parameters
+    ----------
+    left, right
+        The two inputs (``[inputs.<name>]``) joined.
+    on
+        Columns whose values must be equal on both sides (a missing or null value never
+        matches, as in SQL; numbers compare by value, ``true`` is not ``1``).
+    between
+        ``[low, high]``: a pair matches when ``right.timestamp − left.timestamp`` lies
+        within it, both ends included; durations, negative allowed. Required for a join
+        of two streams; absent when ``right`` is reference data (:class:`Reference`),
+        which has no time.
+    type
+        ``inner`` (default): only matches are released. ``left`` (reference data only,
+        Stream Analytics' ``LEFT OUTER JOIN``): an event with no matching row is released
+        once, its right side ``null``.
+    """
+
+    left: str
+    right: str
+    on: tuple[str, ...] = ()
+    between: tuple[int | str, int | str] | None = None
+    type: str = "inner"
+
+    def __post_init__(self) -> None:
+        for name in ("left", "right"):
+            check_column(getattr(self, name), f"join.{name}", optional=False)
+        if self.left == self.right:
+            raise ConfigError("join.right", "must name another input than join.left")
+        if isinstance(self.on, str) or not isinstance(self.on, (list, tuple)) or not self.on:
+            raise ConfigError(
+                "join.on", f"must be a non-empty list of column names, got {self.on!r}"
+            )
+        set_field(self, "on", tuple(self.on))
+        for column in self.on:
+            check_column(column, "join.on", optional=False)
+        check_choice(self.type, JOIN_TYPES, "join.type")
+        bounds = self.between
+        if bounds is None:
+            return
+        if isinstance(bounds, str) or not isinstance(bounds, (list, tuple)) or len(bounds) != 2:
+            raise ConfigError(
+                "join.between", f'must be [low, high], e.g. ["0s", "15m"]; got {bounds!r}'
+            )
+        holder = _Bounds(*bounds)
+        normalise_signed_duration(holder, "low", "join.between")
+        normalise_signed_duration(holder, "high", "join.between")
+        if holder.low > holder.high:  # type: ignore[operator]
+            raise ConfigError("join.between", f"low must not be above high, got {bounds!r}")
+        set_field(self, "between", (holder.low, holder.high))
+
+
+@dataclass
+class _Bounds:
+    low: int | str
+    high: int | str

@@ -1,0 +1,102 @@
+"""The whole job (SPEC §10): its tables, and what the engines ask of them.
+
+A job is four tables: ``[source]``, ``[ordering]``, ``[window]`` (optional) and
+``[output]``, and optionally ``[punctuation]``, ``[join]``, ``[filter]`` and ``[select]``.
+Each is a frozen dataclass that validates itself on construction, so the Python API, the
+TOML file and the command line build the very same objects; the rules between tables
+are :mod:`sparktide.job.rules`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sparktide.job import rules
+from sparktide.job.expressions import Filter, Projection
+from sparktide.job.join import Join
+from sparktide.job.ordering import Ordering
+from sparktide.job.output import Output
+from sparktide.job.punctuation import Punctuation
+from sparktide.job.source import Reference, Source, union_partition
+from sparktide.job.tables import job_tables
+from sparktide.job.window import Window
+
+__all__ = ["Job"]
+
+
+@dataclass(frozen=True)
+class Job:
+    """A whole job: source, ordering policy, optional window, output, and optionally a
+    filter (``[filter]``) and the output columns (``[select]``).
+
+    Cross-table rules are checked here: ``partitioned`` needs a partition column and
+    excludes substreams; with substreams every window grouping includes the key;
+    ``[select]`` reads the window's result in a windowed job, a join's match
+    (``<input>.<field>``, ``timestamp``) in a job with ``[join]``.
+    """
+
+    source: Source
+    ordering: Ordering = field(default_factory=Ordering)
+    window: Window | None = None
+    output: Output = field(default_factory=Output)
+    punctuation: Punctuation | None = None
+    inputs: tuple[tuple[str, Source], ...] = ()
+    join: Join | None = None
+    filter: Filter | None = None
+    select: tuple[Projection, ...] = ()
+    references: tuple[tuple[str, Reference], ...] = ()
+
+    def __post_init__(self) -> None:
+        rules.check_inputs(self)
+        rules.check_join(self)
+        rules.check_punctuation(self)
+        rules.check_select(self)
+        rules.check_timelines(self)
+
+    @property
+    def declared_partitions(self) -> list[Any]:
+        """Partition ids that exist before they deliver (``source.partitions``); in a union
+        ``<input>/<id>``."""
+        out: list[Any] = []
+        for name, source in self.inputs or (("", self.source),):
+            if source.partitions is not None:
+                out += [union_partition(name, i) if name else i for i in range(source.partitions)]
+        return out
+
+    @property
+    def input_sources(self) -> tuple[tuple[str | None, Source], ...]:
+        """``(name, source)`` of every input: ``((None, source),)`` for one plain source."""
+        return self.inputs or ((None, self.source),)
+
+    @property
+    def imports(self) -> dict[str, str]:
+        """``{importing input: exporting input}`` of a union (``import_ctis``)."""
+        return {n: s.import_ctis for n, s in self.inputs if s.import_ctis is not None}
+
+    @property
+    def edges(self) -> bool:
+        """True when the events are edge events (``source.edge``, SPEC §7)."""
+        return self.source.edge is not None
+
+    @property
+    def numeric_columns(self) -> frozenset[str]:
+        """Columns that must hold numbers or null: the inputs of ``sum`` and ``avg``."""
+        if self.window is None:
+            return frozenset()
+        return frozenset(
+            a.column
+            for a in self.window.aggregates
+            if a.function in ("sum", "avg") and a.column is not None
+        )
+
+    @property
+    def event_time_mode(self) -> bool:
+        """True when events carry their own time (``timestamp_by``)."""
+        return self.source.timestamp_by is not None
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], base_dir: Path | str | None = None) -> Job:
+        """Build a job from the parsed TOML tables; relative paths resolve against ``base_dir``."""
+        return cls(**job_tables(data, base_dir))

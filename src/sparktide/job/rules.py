@@ -1,0 +1,271 @@
+"""The rules that tie a job's tables together, checked when a :class:`~sparktide.job.Job`
+is built: unions, joins, punctuation, ``[select]`` and the timelines windows follow.
+
+Each check raises a :class:`~sparktide.errors.ConfigError` naming the key to change.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from sparktide.errors import ConfigError
+from sparktide.job.expressions import (
+    Filter,
+    Projection,
+    check_join_references,
+    check_references,
+    no_input_fields,
+)
+from sparktide.job.join import Join
+from sparktide.job.values import (
+    COLUMN_NAME,
+    RESERVED_EVENT_COLUMNS,
+    RESERVED_WINDOW_COLUMNS,
+    set_field,
+)
+from sparktide.job.window import GRID_WINDOWS
+
+if TYPE_CHECKING:
+    from sparktide.job.model import Job
+
+__all__ = [
+    "check_inputs",
+    "check_join",
+    "check_punctuation",
+    "check_select",
+    "check_timelines",
+]
+
+
+def check_inputs(job: Job) -> None:
+    """A union of named inputs (SPEC §7): ``source`` is the first; the columns that
+    make timelines, and whether events carry their own times and ends, agree."""
+    if not job.inputs:
+        return
+    set_field(job, "inputs", tuple((name, source) for name, source in job.inputs))
+    names = [name for name, _ in job.inputs]
+    for name in names:
+        if not isinstance(name, str) or not COLUMN_NAME.match(name):
+            raise ConfigError(
+                "inputs", f"an input name must be letters, digits, '_' or '-'; got {name!r}"
+            )
+    if len(set(names)) != len(names):
+        raise ConfigError("inputs", "names an input twice")
+    for name, source in job.inputs:
+        exporter = source.import_ctis
+        if exporter is None:
+            continue
+        key = f"inputs.{name}.import_ctis"
+        if exporter not in names or exporter == name:
+            raise ConfigError(key, f"must name another input of the union, got {exporter!r}")
+        if dict(job.inputs)[exporter].import_ctis is not None:
+            raise ConfigError(key, f"{exporter!r} imports its CTIs itself: import from its source")
+        if source.over is not None:
+            raise ConfigError(
+                key, "substreams follow their own keys' watermarks: nothing to import into"
+            )
+    first_name, first = job.inputs[0]
+    if job.source != first:
+        raise ConfigError("inputs", "source must be the first input of a union")
+    for name, source in job.inputs[1:]:
+        for key in ("over", "end_time"):
+            if getattr(source, key) != getattr(first, key):
+                raise ConfigError(
+                    f"inputs.{name}.{key}",
+                    f"must be the same in every input of a union ({key} = "
+                    f"{getattr(first, key)!r} in inputs.{first_name})",
+                )
+        if (source.edge is None) != (first.edge is None):
+            raise ConfigError(
+                f"inputs.{name}.edge",
+                "every input of a union has edge events (source.edge), or none has",
+            )
+        if (source.timestamp_by is None) != (first.timestamp_by is None):
+            raise ConfigError(
+                f"inputs.{name}.timestamp_by",
+                "every input of a union has a timestamp_by, or none has (arrival-time mode)",
+            )
+        if job.ordering.partitioned and source.partition != first.partition:
+            raise ConfigError(
+                f"inputs.{name}.partition",
+                "must be the same column in every input when ordering.partitioned = true "
+                "(the windows group by it)",
+            )
+
+
+def check_join(job: Job) -> None:
+    """``[join]`` and reference data: two streams within ``between``, or a stream and a
+    table (:func:`_check_lookup`); reference data is always joined."""
+    join = job.join
+    set_field(job, "references", tuple((name, ref) for name, ref in job.references))
+    if join is None:
+        if job.references:
+            name = job.references[0][0]
+            raise ConfigError(
+                f"inputs.{name}.reference",
+                "reference data is joined to the stream: the job needs a [join] with "
+                f'right = "{name}"',
+            )
+        return
+    if job.references:
+        _check_lookup(job, join)
+        return
+    if join.between is None:
+        raise ConfigError(
+            "join.between",
+            'is required for a join of two streams, e.g. ["0s", "15m"] (only a join with '
+            "reference data has no time bounds)",
+        )
+    if join.type != "inner":
+        raise ConfigError(
+            "join.type",
+            "a join of two streams is inner: left needs reference data on the right "
+            "([inputs.<name>] reference = true)",
+        )
+    names = [name for name, _ in job.inputs]
+    if len(names) != 2 or set(names) != {join.left, join.right}:
+        raise ConfigError(
+            "join",
+            f"joins two inputs: the job must have exactly [inputs.{join.left}] and "
+            f"[inputs.{join.right}], got {names or 'a [source]'}",
+        )
+    if job.window is not None:
+        raise ConfigError("window", "a join's matches are released as events: no [window] yet")
+    if job.source.over is not None or job.ordering.partitioned:
+        raise ConfigError(
+            "join", "a join follows the merged watermark of both inputs: no over or partitioned"
+        )
+    if job.ordering.out_of_order_action == "accept":
+        raise ConfigError(
+            "ordering.on_out_of_order",
+            "'accept' would let an event come below a watermark, so a join could never "
+            "forget an event; use adjust, drop or dead_letter",
+        )
+    if job.source.end_time is not None:
+        raise ConfigError("join", "joins point events (no source.end_time) for now")
+
+
+def _check_lookup(job: Job, join: Join) -> None:
+    """A join with reference data: one stream input (``left``) and one table (``right``)."""
+    names = [name for name, _ in job.inputs]
+    tables = [name for name, _ in job.references]
+    if names != [join.left] or tables != [join.right]:
+        raise ConfigError(
+            "join",
+            f"a join with reference data reads one stream and one table: the job must have "
+            f"[inputs.{join.left}] and [inputs.{join.right}] with reference = true, got "
+            f"streams {names} and reference data {tables}",
+        )
+    if join.between is not None:
+        raise ConfigError(
+            "join.between",
+            f"{join.right!r} is reference data, which has no time: leave between out",
+        )
+    if job.window is not None:
+        raise ConfigError("window", "a join's matches are released as events: no [window] yet")
+    if job.source.end_time is not None:
+        raise ConfigError("join", "joins point events (no source.end_time) for now")
+
+
+def check_punctuation(job: Job) -> None:
+    """``[punctuation]``, ``import_ctis``, and the event kinds (intervals, edges) each
+    kind of window takes."""
+    punctuation, source, window = job.punctuation, job.source, job.window
+    if source.import_ctis is not None and not job.inputs:
+        raise ConfigError("source.import_ctis", "imports from another input of a union")
+    if punctuation is not None:
+        if source.timestamp_by is None:
+            raise ConfigError(
+                "punctuation",
+                "needs source.timestamp_by: CTIs are promises about event times",
+            )
+        if punctuation.column is not None and punctuation.column in (
+            source.timestamp_by,
+            source.arrival_time,
+            source.partition,
+            source.over,
+            source.end_time,
+            source.edge_id,
+        ):
+            raise ConfigError(
+                "punctuation.column",
+                f"{punctuation.column!r} is a column the source already reads for time, "
+                "partition or key; name the column that marks CTI rows",
+            )
+    if source.edge is not None and (window is None or window.type not in GRID_WINDOWS):
+        raise ConfigError(
+            "window.type" if window is not None else "source.edge",
+            "edge events go into tumbling or hopping windows (every window they overlap, "
+            "counted while they are open); "
+            + (
+                f"{window.type} windows are for point events"
+                if window is not None
+                else "without a [window] there is nothing to release an open event into"
+            ),
+        )
+    if source.end_time is not None and window is not None:
+        if window.type not in ("tumbling", "hopping"):
+            raise ConfigError(
+                "window.type",
+                f"interval events (source.end_time) go into tumbling or hopping windows "
+                f"(every window they overlap); {window.type} windows are for point events",
+            )
+
+
+def check_select(job: Job) -> None:
+    """``[filter]`` and ``[select]``: each output column named once, none that sparktide
+    writes itself, reading the window's result, a join's match or the record's fields."""
+    if job.filter is not None and not isinstance(job.filter, Filter):
+        raise ConfigError("filter", f"expected a Filter, got {job.filter!r}")
+    if isinstance(job.select, (str, dict)) or not isinstance(job.select, (list, tuple)):
+        raise ConfigError("select", f"must be a list of Projection objects, got {job.select!r}")
+    set_field(job, "select", tuple(job.select))
+    seen: set[str] = set()
+    reserved = RESERVED_WINDOW_COLUMNS if job.window is not None else RESERVED_EVENT_COLUMNS
+    for projection in job.select:
+        if not isinstance(projection, Projection):
+            raise ConfigError("select", f"expected Projection objects, got {projection!r}")
+        key = f"select.{projection.name}"
+        if projection.name in seen:
+            raise ConfigError(key, "is named twice")
+        if projection.name in reserved:
+            raise ConfigError(key, f"{projection.name!r} is a name sparktide writes itself")
+        seen.add(projection.name)
+        if job.join is not None:
+            check_join_references(projection.parsed, job.join, key)
+            continue
+        no_input_fields(projection.parsed, key)
+        if job.window is not None:
+            check_references(projection.parsed, job.window.result_columns, key)
+
+
+def check_timelines(job: Job) -> None:
+    """``ordering.partitioned`` and substreams (``source.over``): the column that makes
+    the timelines, and windows that group by it."""
+    if job.ordering.partitioned and job.source.partition is None:
+        raise ConfigError(
+            "ordering.partitioned",
+            "needs source.partition (the column that names each event's partition)",
+        )
+    if job.ordering.partitioned and job.source.over is not None:
+        raise ConfigError(
+            "ordering.partitioned",
+            "cannot be combined with source.over: substreams already follow their own watermarks",
+        )
+    if (
+        job.window is not None
+        and job.ordering.partitioned
+        and job.source.partition not in job.window.group_by
+    ):
+        raise ConfigError(
+            "window.group_by",
+            f"must include the partition column {job.source.partition!r} when "
+            "ordering.partitioned = true: each partition's windows follow its own watermark",
+        )
+    if job.window is not None and job.source.over is not None:
+        if job.source.over not in job.window.group_by:
+            raise ConfigError(
+                "window.group_by",
+                f"must include the substream key {job.source.over!r} (source.over): "
+                "each substream's windows follow its own watermark",
+            )

@@ -1,0 +1,186 @@
+"""``[source]`` and ``[inputs.<name>]``: where events come from, and reference data.
+
+A job reads one source, or a union of named inputs (SPEC §7) whose partitions are named
+``<input>/<id>`` job-wide (:func:`union_partition`, :func:`input_of`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from sparktide.errors import ConfigError
+from sparktide.job.values import (
+    check_choice,
+    check_column,
+    check_path,
+    normalise_signed_duration,
+)
+
+__all__ = ["SOURCE_FORMATS", "Reference", "Source", "input_of", "union_partition"]
+
+SOURCE_FORMATS = ("jsonl", "csv", "parquet")
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where events come from and which columns carry time, partition and key.
+
+    Parameters
+    ----------
+    path
+        A file or a directory of files.
+    format
+        ``jsonl``, ``csv`` or ``parquet``.
+    timestamp_by
+        Column with the event (application) time; ``None`` runs in arrival-time mode.
+    arrival_time
+        Column with the broker enqueue time; else the file's modification time.
+    processing_time
+        ``simulate`` only: column with the processing time; else the arrival time.
+    partition
+        Column with the input partition id; one partition when absent.
+    partitions
+        How many partitions exist (ids ``0 .. partitions-1``), including never-seen ones.
+    over
+        Substream key: one timeline per distinct value of this column.
+    end_time
+        Column with each event's end time: the events are *intervals* ``[start, end)``
+        (SPEC §7) instead of points; ``None`` for point events.
+    shift
+        Time shifting (StreamInsight's ShiftEventTime, SPEC §7): every event time, end
+        time and CTI of this source is moved by this duration (negative: earlier) before
+        anything judges it; ``0`` by default.
+    edge
+        Column that makes the events *edge events* (SPEC §7, StreamInsight): ``"start"``
+        opens an event of unknown end at the row's time, ``"end"`` ends it at the row's
+        time; the two rows share the value of ``edge_id`` (``docs/punctuation.md``).
+    edge_id
+        Column with the id that pairs a start edge with its end edge (a string or an
+        integer, unique among the open edges of a timeline). Both or neither.
+    import_ctis
+        In a union (``[inputs.<name>]``): the name of another input whose watermark this
+        one takes at every observation instant (SPEC §7, imported CTIs), so a slow input
+        (reference data) does not hold the union back.
+    """
+
+    path: str
+    format: str = "jsonl"
+    timestamp_by: str | None = None
+    arrival_time: str | None = None
+    processing_time: str | None = None
+    partition: str | None = None
+    partitions: int | None = None
+    over: str | None = None
+    end_time: str | None = None
+    shift: int | str = 0
+    edge: str | None = None
+    edge_id: str | None = None
+    import_ctis: str | None = None
+
+    def _check_edges(self) -> None:
+        if (self.edge is None) != (self.edge_id is None):
+            missing = "edge_id" if self.edge_id is None else "edge"
+            raise ConfigError(
+                f"source.{missing}",
+                "edge events need both source.edge (start or end) and source.edge_id (the id "
+                "pairing them)",
+            )
+        if self.edge is None:
+            return
+        if self.timestamp_by is None:
+            raise ConfigError("source.edge", "needs source.timestamp_by (each edge's time)")
+        if self.end_time is not None:
+            raise ConfigError(
+                "source.edge",
+                "an event is an interval (source.end_time) or a pair of edges, not both",
+            )
+        taken = {self.timestamp_by, self.arrival_time, self.processing_time, self.partition}
+        taken.add(self.over)
+        for name in ("edge", "edge_id"):
+            if getattr(self, name) in taken:
+                raise ConfigError(
+                    f"source.{name}",
+                    f"{getattr(self, name)!r} is a column the source already reads for time, "
+                    "partition or key",
+                )
+        if self.edge == self.edge_id:
+            raise ConfigError("source.edge_id", "must name another column than source.edge")
+
+    def __post_init__(self) -> None:
+        check_path(self.path, "source.path", optional=False)
+        normalise_signed_duration(self, "shift", "source.shift")
+        check_choice(self.format, SOURCE_FORMATS, "source.format")
+        for name in (
+            "timestamp_by",
+            "arrival_time",
+            "processing_time",
+            "partition",
+            "over",
+            "end_time",
+            "edge",
+            "edge_id",
+        ):
+            check_column(getattr(self, name), f"source.{name}")
+        self._check_edges()
+        if self.end_time is not None and self.timestamp_by is None:
+            raise ConfigError(
+                "source.end_time", "needs source.timestamp_by (the column with each start time)"
+            )
+        if self.shift and self.timestamp_by is None:
+            raise ConfigError("source.shift", "shifts event times: it needs source.timestamp_by")
+        if self.end_time is not None and self.end_time == self.timestamp_by:
+            raise ConfigError("source.end_time", "must name another column than timestamp_by")
+        if self.partitions is not None:
+            if isinstance(self.partitions, bool) or not isinstance(self.partitions, int):
+                raise ConfigError(
+                    "source.partitions", f"must be an integer, got {self.partitions!r}"
+                )
+            if self.partitions < 1:
+                raise ConfigError("source.partitions", f"must be at least 1, got {self.partitions}")
+            if self.partition is None:
+                raise ConfigError(
+                    "source.partitions", "needs source.partition (the column with the partition id)"
+                )
+
+
+@dataclass(frozen=True)
+class Reference:
+    """Reference data (Stream Analytics' reference input): a table, not a stream.
+
+    Written ``[inputs.<name>]`` with ``reference = true`` and joined to the job's stream
+    by ``[join]`` (its ``right``): every released event meets the rows whose ``on``
+    values equal its own. The table is read whole when a run starts (``simulate``: once;
+    ``run``: at every start, on the driver) and must not change while a job runs; it has
+    no time, partitions or watermark. A row that cannot be read stops the job before it
+    starts, naming the file and line (reference data is configuration more than input).
+
+    Parameters
+    ----------
+    path
+        A file or a directory of files (read in name order).
+    format
+        ``jsonl``, ``csv`` or ``parquet``.
+    """
+
+    path: str
+    format: str = "jsonl"
+
+    def __post_init__(self) -> None:
+        check_path(self.path, "source.path", optional=False)
+        check_choice(self.format, SOURCE_FORMATS, "source.format")
+
+    @property
+    def as_source(self) -> Source:
+        """The table as a :class:`Source` (its path and format), for the file readers."""
+        return Source(path=self.path, format=self.format)
+
+
+def union_partition(name: str, partition: Any) -> str:
+    """The job-wide id of partition ``partition`` of a union's input ``name``."""
+    return f"{name}/{partition}"
+
+
+def input_of(partition: Any) -> str:
+    """The input a union's partition id (:func:`union_partition`) belongs to."""
+    return str(partition).split("/", 1)[0]

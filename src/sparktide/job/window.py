@@ -1,0 +1,260 @@
+"""``[window]`` and its aggregates: windows over system timestamps (SPEC §6)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from sparktide.errors import ConfigError
+from sparktide.expr import Expr, parse_expression
+from sparktide.job.expressions import check_references, no_input_fields, parse_text
+from sparktide.job.values import (
+    RESERVED_WINDOW_COLUMNS,
+    WINDOW_BOUNDS,
+    check_choice,
+    check_column,
+    normalise_duration,
+    set_field,
+)
+from sparktide.time import format_duration
+
+__all__ = [
+    "AGGREGATE_FUNCTIONS",
+    "BOUNDARIES",
+    "GRID_WINDOWS",
+    "LATE_ACTIONS",
+    "MAX_WINDOWS_PER_EVENT",
+    "WINDOW_TYPES",
+    "Aggregate",
+    "Window",
+]
+
+WINDOW_TYPES = ("tumbling", "hopping", "sliding", "session", "snapshot")
+#: Windows on a fixed grid: the only ones interval and edge events go into.
+GRID_WINDOWS = ("tumbling", "hopping")
+BOUNDARIES = ("start", "end")
+LATE_ACTIONS = ("dead_letter", "drop")
+#: Aggregate functions a job may name, with whether they take ``*``.
+AGGREGATE_FUNCTIONS = (
+    "count",
+    "sum",
+    "min",
+    "max",
+    "avg",
+    "first",
+    "last",
+    "collect_list",
+    "count_distinct",
+)
+AGGREGATE_TEXT = re.compile(r"\s*([A-Za-z_]+)\s*\(\s*(\*|[A-Za-z_][A-Za-z0-9_\-]*)\s*\)\s*\Z")
+#: The most windows one event may fall into (hopping: size / hop).
+MAX_WINDOWS_PER_EVENT = 10_000
+
+
+@dataclass(frozen=True)
+class Aggregate:
+    """One named aggregate of a window, such as ``total = "sum(value)"``.
+
+    Parameters
+    ----------
+    name
+        The output column.
+    function
+        One of :data:`AGGREGATE_FUNCTIONS`.
+    column
+        The input column, or ``None`` for ``count(*)``.
+    """
+
+    name: str
+    function: str
+    column: str | None = None
+
+    def __post_init__(self) -> None:
+        key = f"window.aggregates.{self.name}"
+        check_column(self.name, key, optional=False)
+        check_choice(self.function, AGGREGATE_FUNCTIONS, key)
+        if self.column is None and self.function != "count":
+            raise ConfigError(key, f"{self.function}(*) is not allowed; name a column")
+        check_column(self.column, key)
+
+    @classmethod
+    def parse(cls, name: str, text: Any) -> Aggregate:
+        """Parse ``"sum(value)"`` or ``"count(*)"`` by a strict grammar (no SQL, no eval)."""
+        key = f"window.aggregates.{name}"
+        match = AGGREGATE_TEXT.match(text) if isinstance(text, str) else None
+        if match is None:
+            raise ConfigError(key, f"expected FUNCTION(column) or count(*), got {text!r}")
+        function, column = match.group(1).lower(), match.group(2)
+        if function not in AGGREGATE_FUNCTIONS:
+            raise ConfigError(
+                key,
+                f"unknown aggregate {function!r}; use one of {', '.join(AGGREGATE_FUNCTIONS)}",
+            )
+        return cls(name, function, None if column == "*" else column)
+
+    def __str__(self) -> str:
+        return f"{self.function}({self.column or '*'})"
+
+
+@dataclass(frozen=True)
+class Window:
+    """A window over system timestamps (SPEC §6).
+
+    Parameters
+    ----------
+    type
+        ``tumbling``, ``hopping``, ``sliding``, ``session`` or ``snapshot``.
+    size
+        Window length (tumbling, hopping, sliding).
+    hop
+        Distance between window starts (hopping).
+    gap
+        Session gap (session).
+    max_duration
+        Optional session cap, aligned to the epoch (session).
+    offset
+        Shift of the window grid from the epoch.
+    boundary
+        ``start``: ``[start, end)``; ``end``: ``(start, end]``. Default ``start``, except
+        sliding windows, which always follow Stream Analytics' ``(start, end]``.
+    allowed_lateness
+        How long after the watermark passes its end a window stays open.
+    idle_timeout
+        Close the oldest window when the source is idle this long (``None``: never).
+    late
+        What happens to an event whose windows are all closed: ``dead_letter`` or ``drop``.
+    group_by
+        Grouping columns.
+    aggregates
+        The aggregates, in output order.
+    having
+        A condition over the window's result (group-by columns, aggregate names,
+        ``window_start``, ``window_end``): a window for which it is not true is not
+        written (``docs/jobfile.md``).
+    """
+
+    type: str
+    size: int | str | None = None
+    hop: int | str | None = None
+    gap: int | str | None = None
+    max_duration: int | str | None = None
+    offset: int | str = 0
+    boundary: str | None = None
+    allowed_lateness: int | str = 0
+    idle_timeout: int | str | None = None
+    late: str = "dead_letter"
+    group_by: tuple[str, ...] = ()
+    aggregates: tuple[Aggregate, ...] = ()
+    having: str | None = None
+
+    _NEEDS: ClassVar[dict[str, tuple[str, ...]]] = {
+        "tumbling": ("size",),
+        "hopping": ("size", "hop"),
+        "sliding": ("size",),
+        "session": ("gap",),
+        "snapshot": (),
+    }
+    _ALLOWS: ClassVar[dict[str, tuple[str, ...]]] = {
+        "tumbling": ("size",),
+        "hopping": ("size", "hop"),
+        "sliding": ("size",),
+        "session": ("gap", "max_duration"),
+        "snapshot": (),
+    }
+
+    def __post_init__(self) -> None:
+        self._check_lengths()
+        self._check_columns()
+        if self.having is not None:
+            having = parse_text(self.having, "window.having")
+            no_input_fields(having, "window.having")
+            check_references(having, self.result_columns, "window.having")
+
+    def _check_lengths(self) -> None:
+        """The type, and the durations it needs or allows; the boundary."""
+        check_choice(self.type, WINDOW_TYPES, "window.type")
+        for name in ("size", "hop", "gap", "max_duration"):
+            key = f"window.{name}"
+            if getattr(self, name) is None:
+                if name in self._NEEDS[self.type]:
+                    raise ConfigError(key, f"is required for {self.type} windows")
+                continue
+            if name not in self._ALLOWS[self.type]:
+                raise ConfigError(key, f"does not apply to {self.type} windows")
+            normalise_duration(self, name, key, positive=True)
+        if self.type == "hopping":
+            size, hop = self.size, self.hop
+            assert isinstance(size, int) and isinstance(hop, int)
+            if -(-size // hop) > MAX_WINDOWS_PER_EVENT:
+                raise ConfigError(
+                    "window.hop",
+                    f"{format_duration(hop)} puts each event in {-(-size // hop):,} windows of "
+                    f"{format_duration(size)} (at most {MAX_WINDOWS_PER_EVENT:,}); use a larger "
+                    "hop, or a sliding window",
+                )
+        normalise_duration(self, "offset", "window.offset")
+        normalise_duration(self, "allowed_lateness", "window.allowed_lateness")
+        normalise_duration(self, "idle_timeout", "window.idle_timeout", allow_none=True)
+        if self.idle_timeout == 0:
+            raise ConfigError("window.idle_timeout", "must be greater than zero (or omitted)")
+        if self.boundary is None:
+            set_field(self, "boundary", "end" if self.type == "sliding" else "start")
+        check_choice(self.boundary, BOUNDARIES, "window.boundary")
+        if self.type == "sliding" and self.boundary != "end":
+            raise ConfigError(
+                "window.boundary",
+                "sliding windows follow Stream Analytics' (start, end] boundary; "
+                'use boundary = "end" or leave it out',
+            )
+
+    def _check_columns(self) -> None:
+        """What happens to late events; the group-by columns and the aggregates' names."""
+        check_choice(self.late, LATE_ACTIONS, "window.late")
+        if isinstance(self.group_by, str) or not isinstance(self.group_by, (list, tuple)):
+            raise ConfigError(
+                "window.group_by", f"must be a list of column names, got {self.group_by!r}"
+            )
+        set_field(self, "group_by", tuple(self.group_by))
+        for column in self.group_by:
+            check_column(column, "window.group_by", optional=False)
+        if len(set(self.group_by)) != len(self.group_by):
+            raise ConfigError("window.group_by", "names a column twice")
+        set_field(self, "aggregates", tuple(self.aggregates))
+        seen = set(self.group_by)
+        for aggregate in self.aggregates:
+            if not isinstance(aggregate, Aggregate):
+                raise ConfigError(
+                    "window.aggregates", f"expected Aggregate objects, got {aggregate!r}"
+                )
+            key = f"window.aggregates.{aggregate.name}"
+            if aggregate.name in seen:
+                raise ConfigError(key, "clashes with a group_by column or another aggregate")
+            if aggregate.name in RESERVED_WINDOW_COLUMNS:
+                raise ConfigError(key, f"{aggregate.name!r} is a name sparktide writes itself")
+            seen.add(aggregate.name)
+        for column in self.group_by:
+            if column in RESERVED_WINDOW_COLUMNS:
+                raise ConfigError(
+                    "window.group_by", f"{column!r} is a name sparktide writes itself"
+                )
+
+    @property
+    def result_columns(self) -> tuple[str, ...]:
+        """The columns of a window's result that ``having`` and ``[select]`` read: the
+        group-by columns, the aggregate names, ``window_start`` and ``window_end``."""
+        return (*self.group_by, *(a.name for a in self.aggregates), *WINDOW_BOUNDS)
+
+    @property
+    def having_expression(self) -> Expr | None:
+        """The parsed ``having`` condition, if any."""
+        return None if self.having is None else parse_expression(self.having, "window.having")
+
+    @property
+    def period(self) -> int | None:
+        """The distance between window starts of a grid window (size, or hop if hopping)."""
+        if self.type == "hopping":
+            return self.hop  # type: ignore[return-value]
+        if self.type == "tumbling":
+            return self.size  # type: ignore[return-value]
+        return None
