@@ -21,6 +21,7 @@ __all__ = ["ExpressionRules"]
 class ExpressionRules:
     """The rules of the expression grammar (methods named as the grammar's rules)."""
 
+    # ------------------------------------------------------------- names
     def ident(self, children: list[Token]) -> Ident:
         token = children[0]
         return Ident(identifier(token), position(token))
@@ -35,6 +36,7 @@ class ExpressionRules:
     def column_ref(self, children: list[Any]) -> Column:
         return self.column(children)
 
+    # ---------------------------------------------------------- literals
     def number(self, children: list[Token]) -> Literal:
         text = str(children[0])
         value: Any = int(text) if text.isdigit() else Decimal(text)
@@ -53,6 +55,7 @@ class ExpressionRules:
     def false(self, children: list[Token]) -> Literal:
         return Literal(False, position(children[0]))
 
+    # ------------------------------------------------------------- calls
     def call(self, children: list[Any]) -> Call:
         parts = children[0]
         args: tuple[Expr, ...] = ()
@@ -71,6 +74,7 @@ class ExpressionRules:
     def expr_args(self, children: list[Any]) -> tuple[str, list[Expr]]:
         return ("args", list(children))
 
+    # --------------------------------------------------------- operators
     def _chain(self, kind: str, children: list[Any]) -> Expr:
         operands = [c for c in children if not isinstance(c, Token)]
         ops = [str(c) for c in children if isinstance(c, Token)]

@@ -56,6 +56,7 @@ class TreeBuilder(ExpressionRules, Transformer):  # type: ignore[type-arg]
         self.refuse = Refuse(source)
         self.windows = WindowReader(self.refuse)
 
+    # ------------------------------------------------------- select list
     def star_item(self, children: list[Token]) -> SelectItem:
         pos = position(children[0])
         return SelectItem(Star(None, pos), None, pos)
@@ -78,6 +79,7 @@ class TreeBuilder(ExpressionRules, Transformer):  # type: ignore[type-arg]
     def alias(self, children: list[Any]) -> Ident:
         return children[-1]
 
+    # ----------------------------------------------------- from and join
     def timestamp_by(self, children: list[Any]) -> tuple[str, Any, tuple[Column, ...], Pos]:
         values = [c for c in children if not isinstance(c, Token)]
         return ("timestamp", values[0], tuple(values[1:]), position(children[0]))
@@ -115,6 +117,7 @@ class TreeBuilder(ExpressionRules, Transformer):  # type: ignore[type-arg]
         kind, _join, source, _on, condition = children
         return Join(kind, source, condition, position(_join))
 
+    # ----------------------------------------------------------- clauses
     def where(self, children: list[Any]) -> _Where:
         return _Where(Clause(children[1], position(children[0])))
 
@@ -134,6 +137,7 @@ class TreeBuilder(ExpressionRules, Transformer):  # type: ignore[type-arg]
     def group_by(self, children: list[Any]) -> tuple[Pos, tuple[GroupItem, ...]]:
         return (position(children[0]), tuple(c for c in children if isinstance(c, GroupItem)))
 
+    # -------------------------------------------------------- statements
     def select(self, children: list[Any]) -> Select:
         pos = position(children[0])
         items: tuple[SelectItem, ...] = children[1]

@@ -83,37 +83,8 @@ class JoinCondition:
         sides: dict[str, str] = {}
         written = " = ".join(describe(o) for o in term.operands)
         for operand in term.operands:
-            if not isinstance(operand, Column) or len(operand.parts) != 2:
-                if isinstance(operand, Column) and len(operand.parts) > 2:
-                    raise self.refuse(
-                        operand.pos,
-                        f"{operand.name}: nested fields (record.field) are not supported yet; "
-                        "flatten the input",
-                    )
-                if isinstance(operand, Column) and len(operand.parts) == 1:
-                    raise self.refuse(
-                        operand.pos,
-                        f"{operand.name} in the ON of a JOIN: qualify it with its input "
-                        f"({left.alias or left.name}.{operand.name} = "
-                        f"{right.alias or right.name}.{operand.name})",
-                    )
-                raise self.refuse(
-                    operand.pos,
-                    f"{describe(operand)} in an equality of ON is not supported yet: the job "
-                    "joins on columns (a.k = b.k)",
-                )
-            qualifier = operand.parts[0].casefold()
-            side = (
-                "left"
-                if qualifier in source_names(left)
-                else "right"
-                if qualifier in source_names(right)
-                else None
-            )
-            if side is None:
-                raise self.refuse(
-                    operand.pos, f"{operand.parts[0]} names neither input of the JOIN"
-                )
+            side = self.key_side(operand, left, right)
+            assert isinstance(operand, Column)
             if side in sides:
                 raise self.refuse(
                     term.pos,
@@ -128,6 +99,35 @@ class JoinCondition:
                 "(names are case-sensitive)",
             )
         return sides["left"]
+
+    def key_side(self, operand: Expr, left: FromSource, right: FromSource) -> str:
+        """``left`` or ``right``: the input whose column ``input.k`` (an operand of an ON
+        equality) is."""
+        if not isinstance(operand, Column) or len(operand.parts) != 2:
+            if isinstance(operand, Column) and len(operand.parts) > 2:
+                raise self.refuse(
+                    operand.pos,
+                    f"{operand.name}: nested fields (record.field) are not supported yet; "
+                    "flatten the input",
+                )
+            if isinstance(operand, Column) and len(operand.parts) == 1:
+                raise self.refuse(
+                    operand.pos,
+                    f"{operand.name} in the ON of a JOIN: qualify it with its input "
+                    f"({left.alias or left.name}.{operand.name} = "
+                    f"{right.alias or right.name}.{operand.name})",
+                )
+            raise self.refuse(
+                operand.pos,
+                f"{describe(operand)} in an equality of ON is not supported yet: the job "
+                "joins on columns (a.k = b.k)",
+            )
+        qualifier = operand.parts[0].casefold()
+        if qualifier in source_names(left):
+            return "left"
+        if qualifier in source_names(right):
+            return "right"
+        raise self.refuse(operand.pos, f"{operand.parts[0]} names neither input of the JOIN")
 
     def time_bound(
         self, term: Operation, call: Call, left: FromSource, right: FromSource

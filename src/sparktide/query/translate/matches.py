@@ -124,6 +124,10 @@ class Matches:
                 self.refuse,
                 "over a JOIN is not supported yet: aggregate the matches in a job of their own",
             )
+        return self.match_column(node, join)
+
+    def match_column(self, node: Column, join: JoinPlan) -> E.Expr:
+        """``a.k``: the field ``k`` of the JOIN's input named (or aliased) ``a``."""
         left, right = join.left, join.right
         parts = node.parts
         if len(parts) == 1:
