@@ -105,12 +105,7 @@ class Aggregates:
             return
         name = self.fields.output_name(item, reading.taken)
         if isinstance(expr, Column):
-            column = self.fields.column(expr, source)
-            if column.casefold() not in reading.grouped:
-                raise self.refuse(
-                    expr.pos,
-                    f"column {expr.name} is neither in GROUP BY nor in an aggregate",
-                )
+            column = self.grouped(expr, reading, source)
             if item.alias is not None and item.alias != reading.grouped[column.casefold()]:
                 reading.project = True  # a renamed grouped column: [select] names it
             reading.selected.add(column.casefold())
@@ -131,13 +126,7 @@ class Aggregates:
         if is_timestamp(node):
             return E.Ref("window_end")
         if isinstance(node, Column):
-            column = self.fields.column(node, source)
-            if column.casefold() not in reading.grouped:
-                raise self.refuse(
-                    node.pos,
-                    f"column {node.name} is neither in GROUP BY nor in an aggregate",
-                )
-            return E.Ref(reading.grouped[column.casefold()])
+            return E.Ref(reading.grouped[self.grouped(node, reading, source).casefold()])
         spec = self.aggregate(node, source)
         for existing, text in reading.aggregates.items():
             if text == spec:
@@ -151,6 +140,16 @@ class Aggregates:
         reading.aggregates[name] = spec
         reading.invented.append(name)
         return E.Ref(name)
+
+    def grouped(self, node: Column, reading: _Reading, source: FromSource) -> str:
+        """The column ``node`` reads, which must be a grouping column."""
+        column = self.fields.column(node, source)
+        if column.casefold() not in reading.grouped:
+            raise self.refuse(
+                node.pos,
+                f"column {node.name} is neither in GROUP BY nor in an aggregate",
+            )
+        return column
 
     def finish(
         self, reading: _Reading, table: dict[str, str], group_by: list[str]

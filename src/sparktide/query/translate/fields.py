@@ -9,10 +9,12 @@ write itself (:meth:`Fields.output_name`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from sparktide import expr as E
 from sparktide.job import RESERVED_EVENT_COLUMNS, RESERVED_WINDOW_COLUMNS
 from sparktide.query.ast import Call, Column, Expr, FromSource, Pos, Select, SelectItem, Star
-from sparktide.query.exprs import convert
+from sparktide.query.exprs import Leaf, convert
 from sparktide.query.refusal import Refuse, check_column
 from sparktide.query.translate.context import (
     describe,
@@ -100,6 +102,21 @@ class Fields:
 
     def projection(self, select: Select, source: FromSource) -> dict[str, str]:
         """``[select]`` of ``SELECT a, b, expr AS c`` without GROUP BY."""
+
+        def leaf(node: Column | Call) -> E.Expr:
+            return self.field_leaf(node, source, "SELECT")
+
+        def functions_first(item: SelectItem) -> None:
+            if isinstance(item.expr, Call) and item.expr.function != "datediff":
+                leaf(item.expr)  # refuses it
+
+        return self.event_columns(select, leaf, functions_first)
+
+    def event_columns(
+        self, select: Select, leaf: Leaf, check: Callable[[SelectItem], None] | None = None
+    ) -> dict[str, str]:
+        """``[select]`` of a column list whose records are events (the input's, or a JOIN's
+        matches): each item named (``check`` first), its expression read by ``leaf``."""
         out: dict[str, str] = {}
         taken: dict[str, Pos] = {}
         for item in select.items:
@@ -107,13 +124,10 @@ class Fields:
                 raise self.refuse(
                     item.pos, "SELECT * with other columns is not supported yet: name them"
                 )
-            if isinstance(item.expr, Call) and item.expr.function != "datediff":
-                self.field_leaf(item.expr, source, "SELECT")  # refuses it
+            if check is not None:
+                check(item)
             name = self.output_name(item, taken, RESERVED_EVENT_COLUMNS)
-            converted = convert(
-                item.expr, lambda n: self.field_leaf(n, source, "SELECT"), self.refuse, "SELECT"
-            )
-            out[name] = E.to_text(converted)
+            out[name] = E.to_text(convert(item.expr, leaf, self.refuse, "SELECT"))
         return out
 
     def output_name(

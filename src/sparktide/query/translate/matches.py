@@ -12,9 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from sparktide import expr as E
-from sparktide.job import RESERVED_EVENT_COLUMNS
-from sparktide.query.ast import Call, Column, Pos, Select, Star
-from sparktide.query.exprs import convert
+from sparktide.query.ast import Call, Column, Select
 from sparktide.query.refusal import check_column
 from sparktide.query.translate.context import (
     Context,
@@ -99,19 +97,7 @@ class Matches:
         """``[select]`` of ``SELECT a.k, b.t AS t, DATEDIFF(minute, a.t, b.t) AS d`` over a
         JOIN's matches: ``a.k`` is ``<input>.k`` (the input's name, not its alias),
         ``System.Timestamp()`` the match's ``timestamp``."""
-        out: dict[str, str] = {}
-        taken: dict[str, Pos] = {}
-        for item in select.items:
-            if isinstance(item.expr, Star):
-                raise self.refuse(
-                    item.pos, "SELECT * with other columns is not supported yet: name them"
-                )
-            name = self.fields.output_name(item, taken, RESERVED_EVENT_COLUMNS)
-            converted = convert(
-                item.expr, lambda n: self.match_leaf(n, join), self.refuse, "SELECT"
-            )
-            out[name] = E.to_text(converted)
-        return out
+        return self.fields.event_columns(select, lambda n: self.match_leaf(n, join))
 
     def match_leaf(self, node: Column | Call, join: JoinPlan) -> E.Expr:
         """A column of a JOIN's match: ``a.k`` (either input, by name or alias), or
