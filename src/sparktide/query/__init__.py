@@ -6,6 +6,12 @@ Pure Python (no Spark). :func:`translate_file` reads a query (``.asaql``) or a p
 returns its :class:`Translation`: the :class:`~sparktide.job.Job` of each statement
 (:class:`StatementJob`; ``translation.job`` when there is one); :func:`job_to_toml`
 writes a job as a job file.
+
+The package: :mod:`.asaql` parses a query into its :mod:`.ast`, :mod:`.translate` makes
+its jobs (expressions by :mod:`.exprs`); :mod:`.located` reads a pipeline's JSON or YAML
+with positions, :mod:`.atlas` makes its job; both bind names through :mod:`.bind` (the
+job file), refuse through :mod:`.refusal` and return a :mod:`.jobs` translation, which
+:mod:`.tomlout` writes.
 """
 
 from __future__ import annotations
@@ -16,9 +22,10 @@ from sparktide.errors import ConfigError, QueryError
 from sparktide.query.asaql import parse_query
 from sparktide.query.atlas import translate_pipeline
 from sparktide.query.bind import Bindings, load_bindings
+from sparktide.query.jobs import StatementJob, Translation
 from sparktide.query.located import parse_json, parse_yaml
 from sparktide.query.tomlout import job_to_toml
-from sparktide.query.translate import StatementJob, Translation, translate_query
+from sparktide.query.translate import translate_query
 
 __all__ = [
     "QUERY_SUFFIXES",

@@ -19,8 +19,9 @@ from sparktide import expr as E
 from sparktide.query.ast import Call, Column, Expr, Literal, Pos
 from sparktide.time import instant_or_problem
 
-__all__ = ["convert"]
+__all__ = ["Leaf", "convert"]
 
+#: Resolves a column or a function call of an expression (or refuses it).
 Leaf = Callable[[Column | Call], E.Expr]
 
 

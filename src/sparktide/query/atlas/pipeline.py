@@ -1,0 +1,191 @@
+"""One pipeline → one job: its stages read in order and its job's tables assembled.
+
+A pipeline starts with ``$source`` and may end with ``$emit`` or ``$merge``; between
+them, ``$match`` stages (before the window) and one window stage. Each stage's reader
+(:mod:`~sparktide.query.atlas.endpoints`, :mod:`~sparktide.query.atlas.match`,
+:mod:`~sparktide.query.atlas.window`) adds its notes; every other stage is refused.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from sparktide import expr as E
+from sparktide.errors import ConfigError
+from sparktide.query.ast import Pos
+from sparktide.query.atlas.documents import Documents
+from sparktide.query.atlas.endpoints import Endpoints
+from sparktide.query.atlas.match import MatchStage
+from sparktide.query.atlas.window import WindowStage
+from sparktide.query.bind import Bindings
+from sparktide.query.jobs import StatementJob, Translation, build_job
+from sparktide.query.located import Node
+from sparktide.query.refusal import Refuse
+
+__all__ = ["ATLAS_ORDERING", "Pipeline"]
+
+#: The ordering an Atlas pipeline gets unless its job file says otherwise: no arrival-time
+#: checks, the watermark is the newest event time, events behind it go to their windows.
+ATLAS_ORDERING = {
+    "early_arrival": "none",
+    "late_arrival": "none",
+    "out_of_order": "0s",
+    "on_out_of_order": "accept",
+}
+_WINDOW_STAGES = {"$tumblingWindow": "tumbling", "$hoppingWindow": "hopping"}
+_SINKS = ("$emit", "$merge")
+_KNOWN_STAGES = (
+    "$addFields",
+    "$cachedLookup",
+    "$externalFunction",
+    "$group",
+    "$https",
+    "$lookup",
+    "$project",
+    "$redact",
+    "$replaceRoot",
+    "$replaceWith",
+    "$sessionWindow",
+    "$set",
+    "$sort",
+    "$unset",
+    "$unwind",
+    "$validate",
+)
+
+
+@dataclass
+class _Stages:
+    """What the stages after ``$source`` say."""
+
+    window_pos: Pos  # where a rule of the job model the pipeline breaks is refused
+    sink: tuple[str | None, Pos]  # the sink's name (None: no sink) and place
+    window: dict[str, Any] | None = None
+    matches: list[E.Expr] = field(default_factory=list)
+
+
+class Pipeline(Documents):
+    """Translates the pipeline ``root`` (named ``source`` in messages)."""
+
+    def __init__(self, root: Node, bindings: Bindings, source: str) -> None:
+        super().__init__(Refuse(source))
+        self.root = root
+        self.bindings = bindings
+        self.source = source
+        self.notes: list[str] = []
+        self.endpoints = Endpoints(self.refuse, bindings, self.notes)
+        self.windows = WindowStage(self.refuse, self.notes)
+        self.matches = MatchStage(self.refuse)
+
+    def run(self) -> Translation:
+        """The pipeline's translation: one job."""
+        stages, options = self.stages()
+        first_name, first = self.stage_name(stages[0])
+        if first_name != "$source":
+            raise self.refuse(stages[0].pos, f"a pipeline starts with $source, not {first_name}")
+        source_table = self.endpoints.source_stage(first)
+        read = self.read(stages)
+        output_table = self.endpoints.output(read.sink)
+        if options is not None:
+            self.endpoints.dead_letter_queue(options, output_table)
+        data: dict[str, Any] = {
+            "source": source_table,
+            "ordering": self.ordering(),
+            "output": output_table,
+        }
+        self.filter(read.matches, data)
+        self.window(read.window, data)
+        job = build_job(data, self.bindings.base_dir, self.refuse, read.window_pos)
+        start = stages[0].pos
+        statement = StatementJob(job, tuple(self.notes), read.sink[0], start.line, start.column)
+        return Translation((statement,), self.source)
+
+    def stages(self) -> tuple[list[Node], Node | None]:
+        """The stages, and the processor's ``options`` if the root is a processor document."""
+        root = self.root
+        options = None
+        if isinstance(root.value, dict):
+            self.keys(root, ("name", "pipeline", "options"), "the processor")
+            if "pipeline" not in root.value:
+                raise self.refuse(root.pos, "the processor document needs a pipeline list")
+            options = root.value.get("options")
+            root = root.value["pipeline"]
+        if not isinstance(root.value, list) or not root.value:
+            raise self.refuse(root.pos, "a pipeline is a non-empty list of stages")
+        return root.value, options
+
+    def read(self, stages: list[Node]) -> _Stages:
+        """Read the stages after ``$source``: the sink last, ``$match`` before the window,
+        one window; every other stage refused."""
+        read = _Stages(window_pos=stages[0].pos, sink=(None, stages[-1].pos))
+        for index, stage in enumerate(stages[1:], start=1):
+            name, body = self.stage_name(stage)
+            pos = stage.keys[name]
+            if name in _SINKS:
+                if index != len(stages) - 1:
+                    raise self.refuse(pos, f"{name} must be the last stage")
+                read.sink = (self.endpoints.sink_stage(name, body), pos)
+            elif name in _WINDOW_STAGES:
+                if read.window is not None:
+                    raise self.refuse(pos, "a second window stage: a job has one window")
+                read.window = self.windows.window_stage(_WINDOW_STAGES[name], name, body)
+                read.window_pos = pos
+            elif name == "$match":
+                if read.window is not None:
+                    raise self.refuse(
+                        pos, "$match after the window is not supported yet: it filters events"
+                    )
+                read.matches.append(self.matches.match(body))
+            elif name == "$source":
+                raise self.refuse(pos, "a second $source: a job reads one input")
+            elif name in _KNOWN_STAGES:
+                raise self.refuse(pos, f"the stage {name} is not supported yet")
+            else:
+                raise self.refuse(pos, f"unknown stage {name}")
+        return read
+
+    def filter(self, matches: list[E.Expr], data: dict[str, Any]) -> None:
+        """``[filter] where``: the ``$match`` conditions joined by AND."""
+        if not matches:
+            return
+        condition = matches[0]
+        for more in matches[1:]:
+            condition = E.Binary("AND", condition, more)
+        data["filter"] = {"where": E.to_text(condition)}
+        self.notes.append(
+            "$match is [filter] where: it applies after the ordering policy; an event that "
+            "fails it is counted as dropped (filtered); a field holding an array matches "
+            "nothing (Atlas matches its elements)"
+        )
+
+    def window(self, window: dict[str, Any] | None, data: dict[str, Any]) -> None:
+        """``[window]`` with the job file's ``[window]`` keys (which must agree)."""
+        if window is None:
+            self.notes.append(
+                "no window: the job releases every event in timestamp order (Atlas emits "
+                "them in arrival order)"
+            )
+            return
+        for key, value in self.bindings.window.items():
+            if key in window and window[key] != value:
+                raise ConfigError(
+                    f"window.{key}", f"is {value!r} but the pipeline says {window[key]!r}"
+                )
+            window[key] = value
+        data["window"] = window
+
+    def ordering(self) -> dict[str, Any]:
+        """:data:`ATLAS_ORDERING`, with the job file's ``[ordering]`` over it (which must
+        keep ``on_out_of_order = "accept"``)."""
+        ordering = dict(ATLAS_ORDERING)
+        given = dict(self.bindings.ordering)
+        action = given.get("on_out_of_order")
+        if action is not None and action != "accept":
+            raise ConfigError(
+                "ordering.on_out_of_order",
+                f"is {action!r}, but Atlas pipelines keep events behind the watermark for "
+                'their windows ("accept"); remove the key',
+            )
+        ordering.update(given)
+        return ordering

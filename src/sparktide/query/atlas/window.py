@@ -1,0 +1,185 @@
+"""``$tumblingWindow`` and ``$hoppingWindow`` → the job's ``[window]``.
+
+Atlas windows are ``[start, end)`` (``boundary = "start"``) and keep events behind the
+watermark for their windows to decide: ``allowedLateness`` (3 seconds unless given)
+keeps each window open. The window's pipeline is one ``$group``: its ``_id`` the
+grouping fields, its accumulators (``$sum``, ``$avg``, ``$min``, ``$max``, ``$count``,
+``$push``, ``$first``, ``$last``) the aggregates.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sparktide.query.atlas.documents import TIME_UNITS, Documents
+from sparktide.query.located import Node
+from sparktide.query.refusal import Refuse, check_column
+from sparktide.time import SECOND, format_duration
+
+__all__ = ["DEFAULT_ALLOWED_LATENESS", "WindowStage"]
+
+#: Atlas' default allowedLateness.
+DEFAULT_ALLOWED_LATENESS = 3 * SECOND
+#: Accumulators and the sparktide functions they become.
+_ACCUMULATORS = {
+    "$sum": "sum",
+    "$avg": "avg",
+    "$min": "min",
+    "$max": "max",
+    "$push": "collect_list",
+    "$first": "first",
+    "$last": "last",
+}
+
+
+class WindowStage(Documents):
+    """Reads a pipeline's window stage, noting what a reader of the job should know."""
+
+    def __init__(self, refuse: Refuse, notes: list[str]) -> None:
+        super().__init__(refuse)
+        self.notes = notes
+
+    def window_stage(self, kind: str, name: str, node: Node) -> dict[str, Any]:
+        """The ``[window]`` of a ``$tumblingWindow`` or ``$hoppingWindow`` stage (``[start,
+        end)``, ``allowedLateness`` 3 seconds unless given)."""
+        doc = self.mapping(node, name)
+        allowed = ["interval", "pipeline", "offset", "idleTimeout", "allowedLateness", "boundary"]
+        if kind == "hopping":
+            allowed.insert(1, "hopSize")
+        self.keys(node, tuple(allowed), name)
+        for needed in ("interval", "pipeline", *(("hopSize",) if kind == "hopping" else ())):
+            if needed not in doc:
+                raise self.refuse(node.pos, f"{name} needs {needed}")
+        if "boundary" in doc and doc["boundary"].value != "eventTime":
+            raise self.refuse(
+                doc["boundary"].pos,
+                f"boundary {doc['boundary'].value!r} is not supported yet: sparktide windows "
+                'are on event time ("eventTime")',
+            )
+        size = self.duration(doc["interval"], "interval")
+        window: dict[str, Any] = {"type": kind, "size": format_duration(size), "boundary": "start"}
+        period = size
+        if kind == "hopping":
+            period = self.duration(doc["hopSize"], "hopSize")
+            window["hop"] = format_duration(period)
+        if "offset" in doc:
+            window["offset"] = format_duration(self.offset(doc["offset"]) % period)
+        lateness = DEFAULT_ALLOWED_LATENESS
+        if "allowedLateness" in doc:
+            lateness = self.duration(doc["allowedLateness"], "allowedLateness", zero=True)
+        window["allowed_lateness"] = format_duration(lateness)
+        if "idleTimeout" in doc:
+            idle = self.duration(doc["idleTimeout"], "idleTimeout", zero=True)
+            if idle:
+                window["idle_timeout"] = format_duration(idle)
+        group_by, aggregates = self.inner_pipeline(doc["pipeline"], name)
+        window["group_by"] = group_by
+        window["aggregates"] = aggregates
+        return window
+
+    def offset(self, node: Node) -> int:
+        """``{offsetFromUtc, unit}`` → microseconds (may be negative)."""
+        doc = self.mapping(node, "offset")
+        self.keys(node, ("offsetFromUtc", "unit"), "offset")
+        if "offsetFromUtc" not in doc or "unit" not in doc:
+            raise self.refuse(node.pos, "offset needs offsetFromUtc and unit")
+        amount, unit = doc["offsetFromUtc"], doc["unit"]
+        if isinstance(amount.value, bool) or not isinstance(amount.value, int):
+            raise self.refuse(amount.pos, "offset.offsetFromUtc must be an integer")
+        factor = TIME_UNITS.get(unit.value) if isinstance(unit.value, str) else None
+        if factor is None:
+            raise self.refuse(
+                unit.pos, f"offset.unit must be one of {', '.join(TIME_UNITS)}, got {unit.value!r}"
+            )
+        return amount.value * factor
+
+    def inner_pipeline(self, node: Node, window: str) -> tuple[list[str], dict[str, str]]:
+        """The grouping fields and aggregates of a window's pipeline: one ``$group``."""
+        if not isinstance(node.value, list) or not node.value:
+            raise self.refuse(node.pos, f"{window}.pipeline must be a non-empty list of stages")
+        group: Node | None = None
+        for stage in node.value:
+            name, body = self.stage_name(stage)
+            pos = stage.keys[name]
+            if name != "$group":
+                raise self.refuse(
+                    pos,
+                    f"{name} inside {window} is not supported yet: the window's pipeline is "
+                    "one $group",
+                )
+            if group is not None:
+                raise self.refuse(pos, f"a second $group inside {window}")
+            group = body
+        assert group is not None
+        return self.group(group)
+
+    def group(self, node: Node) -> tuple[list[str], dict[str, str]]:
+        """The grouping fields (``_id``) and aggregates of a ``$group``."""
+        doc = self.mapping(node, "$group")
+        if "_id" not in doc:
+            raise self.refuse(node.pos, "$group needs _id")
+        group_by = self.group_id(doc["_id"])
+        aggregates: dict[str, str] = {}
+        for name, spec in doc.items():
+            if name == "_id":
+                continue
+            pos = node.keys[name]
+            check_column(name, pos, self.refuse, "output field")
+            if name in group_by:
+                raise self.refuse(pos, f"{name} is also a grouping field")
+            aggregates[name] = self.accumulator(name, spec)
+        return group_by, aggregates
+
+    def group_id(self, node: Node) -> list[str]:
+        """The grouping fields of ``_id``: none, ``"$field"``, or ``{name: "$name", ...}``."""
+        if node.value is None:
+            return []
+        if isinstance(node.value, str):
+            column = self.field_path(node, "_id")
+            self.notes.append(f'_id: "${column}" is the column {column} of the window records')
+            return [column]
+        if isinstance(node.value, dict):
+            columns = []
+            for key, value in node.value.items():
+                column = self.field_path(value, f"_id.{key}")
+                if key != column:
+                    raise self.refuse(
+                        node.keys[key],
+                        f'_id.{key}: "${column}": renaming a grouping field is not supported '
+                        f'yet; write {column}: "${column}"',
+                    )
+                columns.append(column)
+            self.notes.append(
+                f"_id {{{', '.join(columns)}}}: the window records carry each as a column"
+            )
+            return columns
+        raise self.refuse(node.pos, '_id must be null, "$field" or {name: "$name", ...}')
+
+    def accumulator(self, name: str, node: Node) -> str:
+        """The sparktide aggregate of the accumulator ``{$op: ...}`` of output ``name``."""
+        doc = self.mapping(node, f"the accumulator {name}")
+        if len(doc) != 1:
+            raise self.refuse(node.pos, f"the accumulator {name} needs exactly one operator")
+        ((op, arg),) = doc.items()
+        pos = node.keys[op]
+        if op == "$count":
+            if arg.value != {}:
+                raise self.refuse(arg.pos, "$count takes {}")
+            return "count(*)"
+        if op == "$sum" and isinstance(arg.value, int) and not isinstance(arg.value, bool):
+            if arg.value != 1:
+                raise self.refuse(
+                    arg.pos, f"$sum: {arg.value} is not supported yet; $sum: 1 counts documents"
+                )
+            return "count(*)"
+        function = _ACCUMULATORS.get(op)
+        if function is None:
+            raise self.refuse(pos, f"the accumulator {op} is not supported yet")
+        column = self.field_path(arg, op)
+        if function in ("first", "last", "collect_list"):
+            self.notes.append(
+                f"{name}: {op} takes the window's documents in timestamp order (ties in arrival "
+                "order); Atlas takes them in arrival order: the same when events arrive in order"
+                + ("; null values are left out" if function == "collect_list" else "")
+            )
+        return f"{function}({column})"

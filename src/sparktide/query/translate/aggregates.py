@@ -1,0 +1,217 @@
+"""The columns of a windowed ``SELECT``: grouped columns, aggregates, ``System.Timestamp()``
+and the expressions over them.
+
+``COUNT(*)``, ``COUNT(x)``, ``COUNT(DISTINCT x)``, ``SUM``, ``AVG``, ``MIN``, ``MAX`` of a
+column ``AS name`` become the window's ``aggregates``; ``System.Timestamp()`` is the
+window records' ``window_end``. Computed columns (``SUM(Toll) / COUNT(*)``) and renamed
+grouped columns become ``[select]``, with the aggregates they use as aggregates of their
+own (an invented name when the SELECT does not name one); ``HAVING`` becomes ``[window]
+having``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import partial
+
+from sparktide import expr as E
+from sparktide.query.ast import Call, Column, FromSource, Pos, Select, SelectItem, Star
+from sparktide.query.exprs import convert
+from sparktide.query.translate.context import (
+    AGGREGATES,
+    OTHER_AGGREGATES,
+    Context,
+    describe,
+    is_timestamp,
+)
+from sparktide.query.translate.fields import Fields
+
+__all__ = ["Aggregates", "WindowColumns"]
+
+
+@dataclass(frozen=True)
+class WindowColumns:
+    """What a windowed SELECT computes.
+
+    Attributes
+    ----------
+    aggregates
+        The window's aggregates: output name → ``function(column)``.
+    select
+        The ``[select]`` table, when the SELECT computes or renames columns, else ``None``.
+    having
+        The ``HAVING`` condition as text, or ``None``.
+    """
+
+    aggregates: dict[str, str]
+    select: dict[str, str] | None = None
+    having: str | None = None
+
+
+@dataclass
+class _Reading:
+    """The columns of one windowed SELECT as its items are read."""
+
+    grouped: dict[str, str]  # case-folded grouping column → as written
+    aggregates: dict[str, str] = field(default_factory=dict)
+    selected: set[str] = field(default_factory=set)  # grouping columns the SELECT names
+    taken: dict[str, Pos] = field(default_factory=dict)  # output names so far
+    entries: list[tuple[str, E.Expr | SelectItem]] = field(default_factory=list)
+    invented: list[str] = field(default_factory=list)  # aggregates named for expressions
+    project: bool = False  # whether the SELECT needs a [select]
+
+
+class Aggregates:
+    """Reads the columns of a statement's windowed SELECT."""
+
+    def __init__(self, context: Context, fields: Fields) -> None:
+        self.refuse = context.refuse
+        self.notes = context.notes
+        self.fields = fields
+
+    def columns(self, select: Select, group_by: list[str], source: FromSource) -> WindowColumns:
+        """The window's aggregates, its ``[select]`` (computed columns and renamed grouped
+        columns) and its ``HAVING``."""
+        reading = _Reading({g.casefold(): g for g in group_by})
+        for item in select.items:
+            self.item(item, reading, source)
+        leaf = partial(self.leaf, reading=reading, group_by=group_by, source=source)
+        table: dict[str, str] = {}
+        for name, entry in reading.entries:
+            if isinstance(entry, SelectItem):
+                entry = convert(entry.expr, leaf, self.refuse, "SELECT")
+            table[name] = E.to_text(entry)
+        having = None
+        if select.having is not None:
+            having = E.to_text(convert(select.having.expr, leaf, self.refuse, "HAVING"))
+        return WindowColumns(reading.aggregates, self.finish(reading, table, group_by), having)
+
+    def item(self, item: SelectItem, reading: _Reading, source: FromSource) -> None:
+        """Read one item of the SELECT: a grouped column, an aggregate, the window end or an
+        expression (kept in ``reading.entries`` until every named aggregate is known)."""
+        expr = item.expr
+        if isinstance(expr, Star):
+            raise self.refuse(
+                item.pos, "SELECT * with GROUP BY: name the grouped columns and aggregates"
+            )
+        if is_timestamp(expr):
+            self.notes.append(
+                f"System.Timestamp(){f' AS {item.alias}' if item.alias else ''} is the "
+                "window end: the window records carry it as window_end"
+            )
+            if item.alias is not None:
+                name = self.fields.output_name(item, reading.taken)
+                reading.entries.append((name, E.Ref("window_end")))
+            return
+        name = self.fields.output_name(item, reading.taken)
+        if isinstance(expr, Column):
+            column = self.grouped(expr, reading, source)
+            if item.alias is not None and item.alias != reading.grouped[column.casefold()]:
+                reading.project = True  # a renamed grouped column: [select] names it
+            reading.selected.add(column.casefold())
+            reading.entries.append((name, E.Ref(reading.grouped[column.casefold()])))
+            return
+        if isinstance(expr, Call) and expr.function != "datediff":
+            reading.aggregates[name] = self.aggregate(expr, source)
+            reading.entries.append((name, E.Ref(name)))
+            return
+        reading.entries.append((name, item))
+        reading.project = True
+
+    def leaf(
+        self, node: Column | Call, *, reading: _Reading, group_by: list[str], source: FromSource
+    ) -> E.Expr:
+        """A column or call in an expression over the window: the window end, a grouped
+        column, or an aggregate (named by the SELECT, else invented)."""
+        if is_timestamp(node):
+            return E.Ref("window_end")
+        if isinstance(node, Column):
+            return E.Ref(reading.grouped[self.grouped(node, reading, source).casefold()])
+        spec = self.aggregate(node, source)
+        for existing, text in reading.aggregates.items():
+            if text == spec:
+                return E.Ref(existing)
+        base = "_" + spec.replace("(*)", "").replace("(", "_").replace(")", "")
+        name, n = base, 1
+        used = {k.casefold() for k in (*reading.aggregates, *group_by, *reading.taken)}
+        while name.casefold() in used:
+            n += 1
+            name = f"{base}_{n}"
+        reading.aggregates[name] = spec
+        reading.invented.append(name)
+        return E.Ref(name)
+
+    def grouped(self, node: Column, reading: _Reading, source: FromSource) -> str:
+        """The column ``node`` reads, which must be a grouping column."""
+        column = self.fields.column(node, source)
+        if column.casefold() not in reading.grouped:
+            raise self.refuse(
+                node.pos,
+                f"column {node.name} is neither in GROUP BY nor in an aggregate",
+            )
+        return column
+
+    def finish(
+        self, reading: _Reading, table: dict[str, str], group_by: list[str]
+    ) -> dict[str, str] | None:
+        """The ``[select]`` table when the SELECT needs one (else ``None``), with the notes
+        on invented aggregates and on grouping columns the records carry."""
+        invented = reading.invented
+        if invented:
+            reading.project = True
+            self.notes.append(
+                f"aggregate{'s' if len(invented) > 1 else ''} {', '.join(invented)} "
+                f"{'are' if len(invented) > 1 else 'is'} computed for the expressions that use "
+                f"{'them' if len(invented) > 1 else 'it'}"
+            )
+        if reading.project:
+            self.notes.append(
+                "[select] lists the SELECT's columns: the window records carry window_start, "
+                "window_end and them"
+            )
+            return table
+        missing = [g for g in group_by if g.casefold() not in reading.selected]
+        if missing:
+            self.notes.append(
+                "the window records also carry the grouping column"
+                f"{'s' if len(missing) > 1 else ''} {', '.join(missing)} (not in SELECT)"
+            )
+        return None
+
+    def aggregate(self, call: Call, source: FromSource) -> str:
+        """The sparktide aggregate of ``call``: ``count(*)``, ``count_distinct(x)``,
+        ``sum(x)`` ..."""
+        function = call.function
+        if function not in AGGREGATES:
+            if function in OTHER_AGGREGATES:
+                raise self.refuse(
+                    call.pos,
+                    f"the aggregate {call.text[:-2].upper()} is not supported yet; use COUNT, "
+                    "SUM, AVG, MIN or MAX",
+                )
+            raise self.refuse(
+                call.pos,
+                f"{call.text[:-2]}(...) is not supported yet: functions are not translated "
+                "(only DATEDIFF, aggregates of columns and System.Timestamp())",
+            )
+        name = AGGREGATES[function]
+        if call.star:
+            if name != "count":
+                raise self.refuse(call.pos, f"{call.text[:-2]}(*): only COUNT takes *")
+            return "count(*)"
+        if len(call.args) != 1:
+            raise self.refuse(call.pos, f"{call.text[:-2]}(...) takes one column")
+        arg = call.args[0]
+        if not isinstance(arg, Column):
+            raise self.refuse(
+                arg.pos,
+                f"an aggregate of {describe(arg)} is not supported yet: aggregate a column",
+            )
+        column = self.fields.column(arg, source)
+        if call.distinct:
+            if name != "count":
+                raise self.refuse(
+                    call.pos, f"{call.text[:-2].upper()}(DISTINCT ...) is not supported yet"
+                )
+            return f"count_distinct({column})"
+        return f"{name}({column})"

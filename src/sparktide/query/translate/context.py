@@ -1,0 +1,110 @@
+"""What every part of one statement's translation shares.
+
+A :class:`Context` carries the statement's :class:`~sparktide.query.refusal.Refuse`, the
+job file's bindings and the notes for a reader of the job, in the order they are
+made. The small helpers here read the syntax tree the same way in every part: which
+names a FROM source answers to, whether a call is ``System.Timestamp()``, which calls
+are aggregates, and how a construct is described in a message.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from sparktide.errors import QueryError
+from sparktide.query.ast import Call, Column, Expr, FromSource, Literal, Star
+from sparktide.query.bind import Bindings
+from sparktide.query.refusal import Refuse
+
+__all__ = [
+    "AGGREGATES",
+    "OTHER_AGGREGATES",
+    "Context",
+    "describe",
+    "is_aggregate",
+    "is_timestamp",
+    "source_names",
+    "unsupported_call",
+]
+
+#: Stream Analytics aggregates and the sparktide functions they become.
+AGGREGATES = {"count": "count", "sum": "sum", "avg": "avg", "min": "min", "max": "max"}
+#: Stream Analytics aggregates sparktide cannot compute yet (refused by name).
+OTHER_AGGREGATES = (
+    "collect",
+    "collecttop",
+    "topone",
+    "percentile_cont",
+    "percentile_disc",
+    "stdev",
+    "stdevp",
+    "var",
+    "varp",
+    "countif",
+)
+
+
+@dataclass
+class Context:
+    """One statement's translation: where it refuses, what binds it, what it notes.
+
+    Attributes
+    ----------
+    refuse
+        Makes the :class:`~sparktide.errors.QueryError` of a place in the query.
+    bindings
+        The job file's bindings of input and output names.
+    notes
+        What a reader of the job should know about the mapping, one sentence each.
+    """
+
+    refuse: Refuse
+    bindings: Bindings
+    notes: list[str] = field(default_factory=list)
+
+
+def source_names(source: FromSource) -> set[str]:
+    """The case-folded names ``source`` answers to: its input's name and its alias."""
+    names = {source.name.casefold()}
+    if source.alias is not None:
+        names.add(source.alias.casefold())
+    return names
+
+
+def is_timestamp(expr: Expr) -> bool:
+    """Whether ``expr`` is ``System.Timestamp()`` (or ``System.Timestamp`` written bare)."""
+    if isinstance(expr, Call):
+        return expr.function == "system.timestamp" and not expr.args and not expr.star
+    return isinstance(expr, Column) and expr.name.casefold() == "system.timestamp"
+
+
+def is_aggregate(call: Call) -> bool:
+    """Whether ``call`` is a Stream Analytics aggregate, computed or not."""
+    return call.function in AGGREGATES or call.function in OTHER_AGGREGATES
+
+
+def describe(expr: Expr | Star) -> str:
+    """``expr`` as messages name it: ``i.*``, ``TollId``, ``LEN(...)``, ``a constant`` ..."""
+    if isinstance(expr, Star):
+        return "*" if expr.qualifier is None else f"{expr.qualifier}.*"
+    if isinstance(expr, Column):
+        return expr.name
+    if isinstance(expr, Call):
+        return ".".join(expr.name) + "(...)"
+    if isinstance(expr, Literal):
+        return "a constant"
+    if expr.kind in ("comparison", "arithmetic"):
+        return f"an expression with {expr.operator!r}"
+    return f"an expression with {expr.operator or expr.kind}"
+
+
+def unsupported_call(call: Call, refuse: Refuse, aggregate_reason: str) -> QueryError:
+    """The refusal of a call where only columns are read: an aggregate (``COUNT(...)
+    <aggregate_reason>``), or any other function (functions are not translated)."""
+    if is_aggregate(call):
+        return refuse(call.pos, f"{call.text[:-2].upper()}(...) {aggregate_reason}")
+    return refuse(
+        call.pos,
+        f"{call.text[:-2]}(...) is not supported yet: functions are not translated "
+        "(only DATEDIFF, aggregates and System.Timestamp())",
+    )

@@ -1,0 +1,157 @@
+"""Input fields: the columns a statement reads, its ``WHERE`` conditions and the column
+list of a ``SELECT`` without ``GROUP BY``.
+
+A column is ``x`` or ``alias.x`` / ``input.x`` of the FROM source (nested fields are
+refused); a ``WHERE`` condition becomes the job's ``[filter] where``; ``SELECT a, b,
+expr AS c`` becomes ``[select]``. Every output column needs a name sparktide does not
+write itself (:meth:`Fields.output_name`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from sparktide import expr as E
+from sparktide.job import RESERVED_EVENT_COLUMNS, RESERVED_WINDOW_COLUMNS
+from sparktide.query.ast import Call, Column, Expr, FromSource, Pos, Select, SelectItem, Star
+from sparktide.query.exprs import Leaf, convert
+from sparktide.query.refusal import Refuse, check_column
+from sparktide.query.translate.context import (
+    describe,
+    is_timestamp,
+    source_names,
+    unsupported_call,
+)
+from sparktide.query.translate.plans import JoinPlan
+
+__all__ = ["Fields"]
+
+
+class Fields:
+    """Reads the fields of a statement's inputs, refusing with ``refuse``."""
+
+    def __init__(self, refuse: Refuse) -> None:
+        self.refuse = refuse
+
+    def column(self, expr: Column, source: FromSource, what: str = "column") -> str:
+        """A plain column of ``source``: ``x``, or ``alias.x`` / ``input.x``."""
+        parts = expr.parts
+        if len(parts) == 2 and parts[0].casefold() in source_names(source):
+            parts = parts[1:]
+        if len(parts) != 1:
+            raise self.refuse(
+                expr.pos,
+                f"{expr.name}: nested fields (record.field) are not supported yet; "
+                "flatten the input",
+            )
+        return check_column(parts[0], expr.pos, self.refuse, what)
+
+    def field_leaf(self, node: Column | Call, source: FromSource, clause: str) -> E.Expr:
+        """An input field in a WHERE condition or a SELECT without GROUP BY."""
+        if is_timestamp(node):
+            raise self.refuse(
+                node.pos,
+                f"System.Timestamp() in {clause} without a window is not supported yet "
+                "(event records carry it as timestamp)",
+            )
+        if isinstance(node, Column):
+            return E.Ref(self.column(node, source))
+        raise unsupported_call(
+            node,
+            self.refuse,
+            "without GROUP BY: aggregates need a window (GROUP BY TumblingWindow(...) ...); "
+            "conditions on them go in HAVING",
+        )
+
+    def condition(self, expr: Expr, source: FromSource) -> E.Expr:
+        """A WHERE condition over the fields of ``source``."""
+        return convert(expr, lambda n: self.field_leaf(n, source, "WHERE"), self.refuse, "WHERE")
+
+    def stream_condition(self, expr: Expr, join: JoinPlan) -> E.Expr:
+        """The WHERE of a JOIN with reference data, when it reads the stream's fields only
+        (``s.Temperature > 20``): the job's ``[filter]``, which stops the stream's events
+        before they meet the table. As every match of an event carries the event's own
+        fields, it keeps exactly the matches (and, under LEFT OUTER JOIN, the unmatched
+        events) that the WHERE over the JOIN keeps."""
+        stream, table = join.left, join.right
+
+        def leaf(node: Column | Call) -> E.Expr:
+            if isinstance(node, Call) or len(node.parts) > 2:
+                return self.field_leaf(node, stream, "WHERE")  # (refuses it)
+            if len(node.parts) == 1:
+                raise self.refuse(
+                    node.pos,
+                    f"{node.name} over a JOIN: qualify it with its input "
+                    f"({stream.alias or stream.name}.{node.name}); sparktide does not know "
+                    "which input's fields hold it",
+                )
+            qualifier = node.parts[0].casefold()
+            if qualifier in source_names(table):
+                raise self.refuse(
+                    node.pos,
+                    f"WHERE on {node.name}, a field of the reference data {table.name}, is not "
+                    f"supported yet: the job's [filter] reads the events of {stream.name} "
+                    "before they meet the table (a condition on the stream's fields is "
+                    "translated)",
+                )
+            if qualifier not in source_names(stream):
+                raise self.refuse(node.pos, f"{node.parts[0]} names neither input of the JOIN")
+            return E.Ref(self.column(node, stream))
+
+        return convert(expr, leaf, self.refuse, "WHERE")
+
+    def projection(self, select: Select, source: FromSource) -> dict[str, str]:
+        """``[select]`` of ``SELECT a, b, expr AS c`` without GROUP BY."""
+
+        def leaf(node: Column | Call) -> E.Expr:
+            return self.field_leaf(node, source, "SELECT")
+
+        def functions_first(item: SelectItem) -> None:
+            if isinstance(item.expr, Call) and item.expr.function != "datediff":
+                leaf(item.expr)  # refuses it
+
+        return self.event_columns(select, leaf, functions_first)
+
+    def event_columns(
+        self, select: Select, leaf: Leaf, check: Callable[[SelectItem], None] | None = None
+    ) -> dict[str, str]:
+        """``[select]`` of a column list whose records are events (the input's, or a JOIN's
+        matches): each item named (``check`` first), its expression read by ``leaf``."""
+        out: dict[str, str] = {}
+        taken: dict[str, Pos] = {}
+        for item in select.items:
+            if isinstance(item.expr, Star):
+                raise self.refuse(
+                    item.pos, "SELECT * with other columns is not supported yet: name them"
+                )
+            if check is not None:
+                check(item)
+            name = self.output_name(item, taken, RESERVED_EVENT_COLUMNS)
+            out[name] = E.to_text(convert(item.expr, leaf, self.refuse, "SELECT"))
+        return out
+
+    def output_name(
+        self,
+        item: SelectItem,
+        taken: dict[str, Pos],
+        reserved: tuple[str, ...] = RESERVED_WINDOW_COLUMNS,
+    ) -> str:
+        """The output column of ``item``: its ``AS`` name, or the column it selects; each
+        named once (``taken``), none of the names sparktide writes itself."""
+        expr = item.expr
+        if item.alias is not None:
+            name = check_column(item.alias, item.pos, self.refuse, "output name")
+        elif isinstance(expr, Column):
+            name = expr.parts[-1]
+        else:
+            raise self.refuse(
+                item.pos,
+                f"{describe(expr)} needs a name: add AS name (sparktide does not invent "
+                "output column names)",
+            )
+        if name in reserved:
+            raise self.refuse(item.pos, f"{name!r} is a name sparktide writes itself; use another")
+        if name.casefold() in taken:
+            raise self.refuse(item.pos, f"the output column {name} is named twice")
+        taken[name.casefold()] = item.pos
+        return name

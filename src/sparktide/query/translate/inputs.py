@@ -1,0 +1,152 @@
+"""The inputs of a statement: the job file's tables, with what the query says of them.
+
+``FROM input [TIMESTAMP BY column [OVER key]] [PARTITION BY column]`` becomes the
+input's ``[source]`` table (a union or a join: ``[inputs.<name>]`` per input) with
+``timestamp_by``, ``over`` and ``partition`` set, and ``[ordering] partitioned =
+true``. A key the job file sets and the query contradicts is a
+:class:`~sparktide.errors.ConfigError` naming the key.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sparktide.errors import ConfigError
+from sparktide.query.ast import Column, FromSource
+from sparktide.query.refusal import is_column_name
+from sparktide.query.translate.context import Context, describe
+from sparktide.query.translate.fields import Fields
+from sparktide.query.translate.plans import Plan
+
+__all__ = ["Inputs"]
+
+
+class Inputs:
+    """Binds a statement's inputs to the job file's tables."""
+
+    def __init__(self, context: Context, fields: Fields) -> None:
+        self.refuse = context.refuse
+        self.bindings = context.bindings
+        self.fields = fields
+
+    def inputs(self, plan: Plan) -> dict[str, Any]:
+        """``{"source": table}``, or for a union or a join ``{"inputs": {name: table}}``."""
+        if len(plan.sources) == 1:
+            return {"source": self.input_table(plan.sources[0], plan.partition)}
+        if self.bindings.source is not None:
+            names = " and ".join(s.name for s in plan.sources)
+            raise ConfigError(
+                "source",
+                f"binds one input, but the query reads {names}: bind each with an "
+                "[inputs.<name>] table",
+            )
+        tables = self.named_tables(plan)
+        if not plan.lookup:  # (a lookup reads one stream: nothing to agree with)
+            self.check_agreement(plan, tables)
+        return {"inputs": tables}
+
+    def named_tables(self, plan: Plan) -> dict[str, dict[str, Any]]:
+        """The table of each input of a union or a join, by the input's name."""
+        tables: dict[str, dict[str, Any]] = {}
+        lookup = plan.lookup
+        for source in plan.sources:
+            if not is_column_name(source.name):
+                raise self.refuse(
+                    source.pos,
+                    f"the input {source.name!r} cannot name an input of a job's "
+                    f"{'join' if plan.join else 'union'} (letters, digits, '_' and '-', not "
+                    "starting with a digit)",
+                )
+            if lookup and plan.join is not None and source is plan.join.right:
+                tables[source.name] = self.reference_table(source)
+            else:
+                tables[source.name] = self.input_table(source, plan.partition if lookup else None)
+        return tables
+
+    def check_agreement(self, plan: Plan, tables: dict[str, dict[str, Any]]) -> None:
+        """Refuse the inputs of a union or a stream join that disagree on TIMESTAMP BY (all
+        or none) or OVER (the same key)."""
+        stamped = [t.get("timestamp_by") is not None for t in tables.values()]
+        if any(stamped) and not all(stamped):
+            missing = plan.sources[stamped.index(False)]
+            given = plan.sources[stamped.index(True)]
+            raise self.refuse(
+                missing.pos,
+                f"{missing.name} has no TIMESTAMP BY but {given.name} has: every input of a "
+                f"{'JOIN' if plan.join else 'UNION'} has TIMESTAMP BY, or none has (arrival "
+                "time)",
+            )
+        overs = [t.get("over") for t in tables.values()]
+        for source, over in zip(plan.sources, overs, strict=True):
+            if over != overs[0]:
+                at = source.over[0].pos if source.over else source.pos
+                raise self.refuse(
+                    at,
+                    f"OVER {over or '(none)'} differs from OVER {overs[0] or '(none)'} of "
+                    f"{plan.sources[0].name}: the inputs of a UNION share their substream key",
+                )
+
+    def input_table(self, source: FromSource, partition: Column | None) -> dict[str, Any]:
+        """The job-file table of the input ``source``, with what the query says of it."""
+        if self.bindings.is_reference(source.name):
+            raise self.refuse(
+                source.pos,
+                f"{source.name} is reference data (reference = true in the job file): it is "
+                "read only through a JOIN with a stream (FROM stream JOIN "
+                f"{source.name} ON ...), as in Stream Analytics",
+            )
+        try:
+            prefix, table = self.bindings.require_input(source.name)
+        except LookupError as exc:
+            raise self.refuse(source.pos, str(exc)) from None
+        if source.timestamp_by is not None:
+            stamp = source.timestamp_by
+            if not isinstance(stamp, Column):
+                raise self.refuse(
+                    stamp.pos,
+                    f"TIMESTAMP BY {describe(stamp)} is not supported yet: name a column "
+                    "that holds ISO-8601 times",
+                )
+            self.bind(
+                table, prefix, "timestamp_by", self.fields.column(stamp, source), "TIMESTAMP BY"
+            )
+        if source.over:
+            if len(source.over) > 1:
+                raise self.refuse(
+                    source.over[1].pos, "TIMESTAMP BY ... OVER several columns is not supported yet"
+                )
+            self.bind(table, prefix, "over", self.fields.column(source.over[0], source), "OVER")
+        if partition is not None:
+            column = self.fields.column(partition, source, "partition column")
+            self.bind(table, prefix, "partition", column, "PARTITION BY")
+        return table
+
+    def reference_table(self, source: FromSource) -> dict[str, Any]:
+        """The job-file table of the reference input ``source`` (``reference = true``,
+        ``path``, ``format``: the query says nothing of it)."""
+        found = self.bindings.input_table(source.name)
+        assert found is not None  # (bound: is_reference found it)
+        return found[1]
+
+    def bind(self, table: dict[str, Any], prefix: str, key: str, value: str, clause: str) -> None:
+        """Set ``table[key]`` to what the query's ``clause`` says, unless the job file's
+        table says otherwise."""
+        given = table.get(key)
+        if given is not None and given != value:
+            raise ConfigError(
+                f"{prefix}.{key}",
+                f"is {given!r} but the query's {clause} says {value!r}; remove the key",
+            )
+        table[key] = value
+
+    def ordering(self, plan: Plan) -> dict[str, Any]:
+        """The job file's ``[ordering]``, ``partitioned = true`` under PARTITION BY."""
+        ordering = dict(self.bindings.ordering)
+        if plan.partition is not None:
+            if ordering.get("partitioned") is False:
+                raise ConfigError(
+                    "ordering.partitioned",
+                    "is false but the query says PARTITION BY; remove the key",
+                )
+            ordering["partitioned"] = True
+        return ordering

@@ -1,0 +1,190 @@
+"""The JOIN of a statement: two streams within a time bound, or a stream with reference
+data.
+
+``FROM a ... JOIN b ... ON a.k = b.k AND DATEDIFF(unit, a, b) BETWEEN x AND y`` joins two
+inputs within a time bound; when the job file says one side is reference data
+(``[inputs.<name>] reference = true``), ``FROM stream [LEFT OUTER] JOIN table ON s.k =
+r.k`` joins each event with the table's rows. Either becomes a :class:`~sparktide.query.
+translate.plans.JoinPlan`; every other shape, and what a job cannot compute over a JOIN
+(a window, ``SELECT a.*``, columns of a JOIN step), is refused here.
+"""
+
+from __future__ import annotations
+
+from sparktide.query.ast import FromSource, Join, Select, Star, Step
+from sparktide.query.translate.context import Context, describe, source_names
+from sparktide.query.translate.joinon import JoinCondition
+from sparktide.query.translate.plans import JoinPlan, Plan
+
+__all__ = ["JoinPlanner"]
+
+
+class JoinPlanner:
+    """Plans the JOIN of a statement.
+
+    Parameters
+    ----------
+    context
+        The statement's translation.
+    steps
+        The query's WITH steps by case-folded name, each with its index.
+    """
+
+    def __init__(self, context: Context, steps: dict[str, tuple[int, Step]]) -> None:
+        self.refuse = context.refuse
+        self.bindings = context.bindings
+        self.steps = steps
+        self.on = JoinCondition(context.refuse)
+
+    def join_plan(self, select: Select, visible: int) -> Plan:
+        """``FROM a ... JOIN b ... ON a.k = b.k AND DATEDIFF(unit, a, b) BETWEEN x AND y``."""
+        if len(select.joins) > 1:
+            raise self.refuse(
+                select.joins[1].pos, "a second JOIN is not supported yet: a job joins two inputs"
+            )
+        join = select.joins[0]
+        left, right = select.source, join.source
+        for side in (left, right):
+            found = self.steps.get(side.name.casefold())
+            if found is not None and found[0] < visible:
+                raise self.refuse(
+                    side.pos,
+                    f"a JOIN of the step {side.name} is not supported yet: join the inputs "
+                    "themselves (FROM input TIMESTAMP BY ... JOIN input TIMESTAMP BY ...)",
+                )
+        if self.bindings.is_reference(left.name) or self.bindings.is_reference(right.name):
+            return self.lookup_plan(join, left, right)
+        self.check_streams(join, left, right)
+        self.distinct_names(left, right)
+        on, between = self.on.join_condition(join, left, right)
+        assert between is not None
+        plan = JoinPlan(left, right, on, between, join.pos)
+        return Plan((left, right), join=plan)
+
+    def lookup_plan(self, join: Join, left: FromSource, right: FromSource) -> Plan:
+        """A JOIN with reference data (Stream Analytics' reference-data JOIN; the job file
+        says which input is reference data): ``[join]`` of the stream (``left``) and the
+        table (``right``) on equal columns, without a time bound; ``LEFT OUTER JOIN`` is
+        ``type = "left"``. ``FROM table JOIN stream`` (an inner join) is the same join
+        with the sides swapped; every other shape is refused."""
+        if self.bindings.is_reference(left.name) and self.bindings.is_reference(right.name):
+            raise self.refuse(
+                join.pos,
+                f"a JOIN of two reference inputs ({left.name} and {right.name}) is not "
+                "supported: reference data is joined to a stream (FROM stream JOIN "
+                "reference ON ...)",
+            )
+        if join.kind not in ("INNER", "LEFT", "LEFT OUTER"):
+            raise self.refuse(
+                join.pos,
+                f"{join.kind} JOIN with reference data is not supported: Stream Analytics "
+                "joins reference data by JOIN (inner) or LEFT OUTER JOIN",
+            )
+        swapped = self.bindings.is_reference(left.name)
+        stream, table = (right, left) if swapped else (left, right)
+        if swapped and join.kind != "INNER":
+            raise self.refuse(
+                join.pos,
+                f"{join.kind} JOIN with the reference data {table.name} on its left is not "
+                "supported: it would keep the table's rows that meet no event; Stream "
+                f"Analytics puts reference data on the right (FROM {stream.name} "
+                f"{join.kind} JOIN {table.name})",
+            )
+        self.check_table(table)
+        self.distinct_names(left, right)
+        on, between = self.on.join_condition(join, stream, table, reference=True)
+        assert between is None
+        kind = "inner" if join.kind == "INNER" else "left"
+        plan = JoinPlan(stream, table, on, None, join.pos, kind, reference=True, swapped=swapped)
+        return Plan((stream, table), join=plan, partition=stream.partition_by)
+
+    def check_streams(self, join: Join, left: FromSource, right: FromSource) -> None:
+        """Refuse what a JOIN of two streams cannot be: other than inner, partitioned, keyed
+        by OVER, or a self-join."""
+        if join.kind != "INNER":
+            why = (
+                "a join of two streams is an inner join (a match needs events on both "
+                f"sides); LEFT OUTER JOIN takes reference data on its right ([inputs."
+                f"{right.name}] reference = true in the job file)"
+                if join.kind.startswith("LEFT")
+                else "Stream Analytics joins need a time bound (DATEDIFF)"
+            )
+            raise self.refuse(join.pos, f"{join.kind} JOIN is not supported yet: {why}")
+        for side in (left, right):
+            if side.partition_by is not None:
+                raise self.refuse(
+                    side.partition_by.pos,
+                    "PARTITION BY in a JOIN is not supported yet: a join follows the merged "
+                    "watermark of both inputs",
+                )
+            if side.over:
+                raise self.refuse(
+                    side.over[0].pos,
+                    "TIMESTAMP BY ... OVER in a JOIN is not supported yet: a join follows the "
+                    "merged watermark of both inputs",
+                )
+        if left.name.casefold() == right.name.casefold():
+            raise self.refuse(
+                right.pos,
+                f"a self-join ({left.name} JOIN {right.name}) is not supported yet: the job "
+                "joins two inputs",
+            )
+
+    def check_table(self, table: FromSource) -> None:
+        """Refuse TIMESTAMP BY and PARTITION BY on reference data: it has neither."""
+        if table.timestamp_by is not None:
+            assert table.timestamp_pos is not None
+            raise self.refuse(
+                table.timestamp_pos,
+                f"TIMESTAMP BY on the reference data {table.name}: reference data has no "
+                "time (Stream Analytics refuses it too); the stream's events carry the "
+                "time of each match",
+            )
+        if table.partition_by is not None:
+            raise self.refuse(
+                table.partition_by.pos,
+                f"PARTITION BY on the reference data {table.name}: reference data has no "
+                "partitions; partition the stream",
+            )
+
+    def distinct_names(self, left: FromSource, right: FromSource) -> None:
+        """Refuse a JOIN whose two sides share a name or an alias."""
+        if source_names(left) & source_names(right):
+            raise self.refuse(
+                right.pos,
+                f"{right.alias or right.name} names both inputs of the JOIN; give them "
+                "different aliases",
+            )
+
+    def refuse_over_join(self, select: Select, join: JoinPlan, where: str) -> None:
+        """What a job cannot compute over a JOIN: a window, ``SELECT a.*``, columns in a
+        ``WITH`` step or over a JOIN step (only the JOIN's own SELECT projects)."""
+        if select.group_by:
+            raise self.refuse(
+                select.group_pos or select.pos,
+                "a window over a JOIN is not supported yet: the job releases each match as an "
+                "event; aggregate the matches in a job of their own",
+            )
+        star = next(
+            (i for i in select.items if isinstance(i.expr, Star) and i.expr.qualifier), None
+        )
+        if star is not None:
+            raise self.refuse(
+                star.pos,
+                f"SELECT {describe(star.expr)} over a JOIN is not supported yet: name the "
+                f"columns ({join.left.alias or join.left.name}.k, ...), or SELECT * for "
+                f"each match whole ({{{join.left.name}: {{...}}, {join.right.name}: {{...}}, "
+                "timestamp})",
+            )
+        item = next((i for i in select.items if not isinstance(i.expr, Star)), select.items[0])
+        if not select.joins:
+            raise self.refuse(
+                item.pos,
+                f"SELECT {describe(item.expr)} over the JOIN of the step {select.source.name} "
+                "is not supported yet: select the columns in the JOIN's own SELECT",
+            )
+        raise self.refuse(
+            item.pos,
+            f"SELECT {describe(item.expr)} over a JOIN in the WITH step {where} is not "
+            "supported yet: only the last statement may project or compute columns",
+        )

@@ -1,0 +1,165 @@
+"""What a job writes over a JOIN: its ``[join]`` table, the notes on it, and the
+``[select]`` of the matches.
+
+A JOIN of two streams writes each match at the later of the two timestamps; a JOIN with
+reference data writes each event once per row it meets (``type = "left"``: an event that
+meets none, once, with the table null). ``SELECT a.k, b.t AS t, DATEDIFF(minute, a.t,
+b.t) AS d`` over the matches becomes ``[select]`` (``a.k`` is ``<input>.k``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sparktide import expr as E
+from sparktide.query.ast import Call, Column, Select
+from sparktide.query.refusal import check_column
+from sparktide.query.translate.context import (
+    Context,
+    is_timestamp,
+    source_names,
+    unsupported_call,
+)
+from sparktide.query.translate.fields import Fields
+from sparktide.query.translate.plans import JoinPlan, Plan
+from sparktide.time import format_duration
+
+__all__ = ["Matches"]
+
+
+class Matches:
+    """Writes a statement's JOIN into its job's tables and notes."""
+
+    def __init__(self, context: Context, fields: Fields) -> None:
+        self.refuse = context.refuse
+        self.notes = context.notes
+        self.fields = fields
+
+    def stream_join(self, plan: Plan, data: dict[str, Any]) -> None:
+        """Set ``data["join"]`` for a JOIN of two streams (``between`` its time bound) and
+        note what a reader of the job should know."""
+        join = plan.join
+        assert join is not None and join.between is not None
+        data["join"] = {
+            "left": join.left.name,
+            "right": join.right.name,
+            "on": list(join.on),
+            "between": [format_duration(b) for b in join.between],
+        }
+        self.notes.append(
+            f"JOIN is [join]: an inner join of {join.left.name} and {join.right.name} on "
+            f"{', '.join(join.on)}, {join.right.name}'s timestamp minus {join.left.name}'s "
+            f"within [{', '.join(format_duration(b) for b in join.between)}]"
+        )
+        if plan.projection is None:
+            self.notes.append(
+                f"SELECT * over a JOIN: each match is an event record {{{join.left.name}: "
+                f"{{...}}, {join.right.name}: {{...}}, timestamp}} at the later of the two "
+                "timestamps, released in timestamp order (Stream Analytics itself refuses "
+                "SELECT * in a JOIN)"
+            )
+
+    def lookup_join(self, plan: Plan, data: dict[str, Any]) -> None:
+        """Set ``data["join"]`` for a JOIN with reference data (no ``between``; ``type =
+        "left"`` for LEFT OUTER JOIN) and note what a reader of the job should know."""
+        join = plan.join
+        assert join is not None
+        stream, table = join.left.name, join.right.name
+        data["join"] = {"left": stream, "right": table, "on": list(join.on)}
+        if join.type == "left":
+            data["join"]["type"] = "left"
+        self.notes.append(
+            f"JOIN is [join] with reference data: {table} (reference = true in the job file) "
+            f"is a table read whole when the run starts; each event of {stream}, released in "
+            f"timestamp order, meets its rows with equal {', '.join(join.on)} and is written "
+            "once per such row, in the table's order, at the event's timestamp"
+            + (
+                f'; LEFT OUTER JOIN (type = "left"): an event that meets no row is written '
+                f"once, with {table} null"
+                if join.type == "left"
+                else "; an event that meets no row is not written"
+            )
+        )
+        if join.swapped:
+            self.notes.append(
+                f"{table} JOIN {stream}: the job joins the stream {stream} (left) with the "
+                f"reference data {table} (right); an inner join is the same either way round "
+                "(Stream Analytics' documentation puts reference data on the right)"
+            )
+        if plan.projection is None:
+            self.notes.append(
+                f"SELECT * over a JOIN: each match is an event record {{{stream}: {{...}}, "
+                f"{table}: {{...}}, timestamp}} at the event's timestamp (Stream Analytics "
+                "itself refuses SELECT * in a JOIN)"
+            )
+
+    def join_projection(self, select: Select, join: JoinPlan) -> dict[str, str]:
+        """``[select]`` of ``SELECT a.k, b.t AS t, DATEDIFF(minute, a.t, b.t) AS d`` over a
+        JOIN's matches: ``a.k`` is ``<input>.k`` (the input's name, not its alias),
+        ``System.Timestamp()`` the match's ``timestamp``."""
+        return self.fields.event_columns(select, lambda n: self.match_leaf(n, join))
+
+    def match_leaf(self, node: Column | Call, join: JoinPlan) -> E.Expr:
+        """A column of a JOIN's match: ``a.k`` (either input, by name or alias), or
+        ``System.Timestamp()`` (the match's timestamp)."""
+        if is_timestamp(node):
+            return E.Ref("timestamp")
+        if isinstance(node, Call):
+            raise unsupported_call(
+                node,
+                self.refuse,
+                "over a JOIN is not supported yet: aggregate the matches in a job of their own",
+            )
+        return self.match_column(node, join)
+
+    def match_column(self, node: Column, join: JoinPlan) -> E.Expr:
+        """``a.k``: the field ``k`` of the JOIN's input named (or aliased) ``a``."""
+        left, right = join.left, join.right
+        parts = node.parts
+        if len(parts) == 1:
+            if parts[0].casefold() in source_names(left) | source_names(right):
+                raise self.refuse(
+                    node.pos,
+                    f"{node.name} names an input of the JOIN: outside ON a column is "
+                    f"input.field ({node.name}.Time), the match's time System.Timestamp()",
+                )
+            raise self.refuse(
+                node.pos,
+                f"{node.name} over a JOIN: qualify it with its input "
+                f"({left.alias or left.name}.{node.name} or "
+                f"{right.alias or right.name}.{node.name}); sparktide does not know which "
+                "input's events hold it",
+            )
+        if len(parts) > 2:
+            raise self.refuse(
+                node.pos,
+                f"{node.name}: nested fields (record.field) are not supported yet; flatten "
+                "the input",
+            )
+        qualifier = parts[0].casefold()
+        side = (
+            left
+            if qualifier in source_names(left)
+            else right
+            if qualifier in source_names(right)
+            else None
+        )
+        if side is None:
+            raise self.refuse(node.pos, f"{parts[0]} names neither input of the JOIN")
+        return E.Ref(check_column(parts[1], node.pos, self.refuse), side.name)
+
+    def select(self, plan: Plan, data: dict[str, Any]) -> None:
+        """Set ``data["select"]`` for the column list over a JOIN's matches, with its note."""
+        assert plan.join is not None and plan.projection is not None
+        data["select"] = self.join_projection(plan.projection, plan.join)
+        self.notes.append(
+            "[select] reads each match: input.field is that input's field (by the "
+            "input's name, not its alias), timestamp the match's time (System.Timestamp(), "
+            + (
+                f"the time of {plan.join.left.name}'s event"
+                if plan.join.reference
+                else "the later of the two"
+            )
+            + "); the job releases each match as an event with the SELECT's columns and "
+            "timestamp, in timestamp order"
+        )

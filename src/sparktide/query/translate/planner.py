@@ -1,0 +1,200 @@
+"""Following a statement through its ``WITH`` steps into a :class:`~sparktide.query.
+translate.plans.Plan`.
+
+A statement reads an input, a step defined before it, a JOIN or a UNION; each step it
+reads is followed in turn. Steps that pass events through (``SELECT * FROM ...``) add
+their ``WHERE`` conditions (joined by ``AND``); exactly one step (or the statement)
+does the work: a window, a column list (the last statement only) or a JOIN.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from sparktide import expr as E
+from sparktide.query.ast import Column, FromSource, Select, Star, Step, Union
+from sparktide.query.translate.context import Context, describe, source_names
+from sparktide.query.translate.fields import Fields
+from sparktide.query.translate.joins import JoinPlanner
+from sparktide.query.translate.plans import Plan
+from sparktide.query.translate.unions import Unions
+
+__all__ = ["Planner"]
+
+
+class Planner:
+    """Plans the statements of one query.
+
+    Parameters
+    ----------
+    context
+        The statement's translation.
+    fields
+        Reads the inputs' fields.
+    steps
+        The query's WITH steps by case-folded name, each with its index.
+    """
+
+    def __init__(
+        self, context: Context, fields: Fields, steps: dict[str, tuple[int, Step]]
+    ) -> None:
+        self.refuse = context.refuse
+        self.fields = fields
+        self.steps = steps
+        self.joins = JoinPlanner(context, steps)
+        self.unions = Unions(context.refuse, fields)
+
+    def plan(self, union: Union, visible: int, where: str) -> Plan:
+        """Follow ``union`` through the WITH steps defined before index ``visible``
+        (``where``: ``"statement"``, or the name of the step being followed)."""
+        if len(union.selects) > 1:
+            return self.union_plan(union, visible, where)
+        return self.select_plan(union.selects[0], visible, where)
+
+    def union_plan(self, union: Union, visible: int, where: str) -> Plan:
+        """``SELECT ... UNION SELECT ...``: the union of the branches' inputs."""
+        self.unions.check_into(union)
+        branches = [self.select_plan(s, visible, where) for s in union.selects]
+        return self.unions.combine(union, branches)
+
+    def select_plan(self, select: Select, visible: int, where: str) -> Plan:
+        """One SELECT: its FROM (an input, a step or a JOIN), WHERE, window or columns."""
+        self.check_clauses(select, where)
+        inner, from_step = self.inner(select, visible)
+        self.check_partition(select, inner)
+        partition = self.partition(inner.partition, select.source)
+        wheres = self.wheres(select, inner, from_step)
+        if select.joins and any(
+            isinstance(i.expr, Star) and i.expr.qualifier is not None for i in select.items
+        ):
+            assert inner.join is not None
+            self.joins.refuse_over_join(select, inner.join, where)
+        return self.shape(
+            select, replace(inner, partition=partition, wheres=wheres), where, from_step
+        )
+
+    def check_clauses(self, select: Select, where: str) -> None:
+        """Refuse INTO inside a WITH step and HAVING without GROUP BY."""
+        if select.into is not None and where != "statement":
+            assert select.into_pos is not None
+            raise self.refuse(select.into_pos, f"INTO inside the WITH step {where}")
+        if select.having is not None and not select.group_by:
+            raise self.refuse(
+                select.having.pos, "HAVING without GROUP BY: HAVING filters a window's results"
+            )
+
+    def inner(self, select: Select, visible: int) -> tuple[Plan, str | None]:
+        """The plan of what ``select`` reads (a JOIN, a step or an input), and the name of
+        the step it reads, if any."""
+        source = select.source
+        if select.joins:
+            return self.joins.join_plan(select, visible), None
+        found = self.steps.get(source.name.casefold())
+        if found is None or found[0] >= visible:
+            return Plan((source,)), None
+        index, step = found
+        if source.timestamp_by is not None:
+            assert source.timestamp_pos is not None
+            raise self.refuse(
+                source.timestamp_pos,
+                f"TIMESTAMP BY on the step {step.name}: Stream Analytics takes TIMESTAMP "
+                "BY on inputs only; move it to the step that reads the input",
+            )
+        return self.plan(step.body, index, step.name), step.name
+
+    def check_partition(self, select: Select, inner: Plan) -> None:
+        """Refuse PARTITION BY over a step that joins or unions."""
+        source = select.source
+        if (
+            source.partition_by is not None
+            and not select.joins  # (a JOIN's own sides: join_plan, lookup_plan)
+            and (len(inner.sources) > 1 or inner.join)
+        ):
+            what = "a JOIN" if inner.join else "a UNION"
+            raise self.refuse(
+                source.partition_by.pos,
+                f"PARTITION BY over {what} is not supported yet: "
+                + (
+                    "a join follows the merged watermark of both inputs"
+                    if inner.join
+                    else "sparktide keeps each input's partitions apart (<input>/<id>)"
+                ),
+            )
+
+    def partition(self, inner: Column | None, source: FromSource) -> Column | None:
+        """The PARTITION BY column: the source's own, the same as the step's it reads."""
+        mine = source.partition_by
+        if mine is None:
+            return inner
+        if inner is not None and inner.name.casefold() != mine.name.casefold():
+            raise self.refuse(
+                mine.pos, f"PARTITION BY {mine.name} differs from PARTITION BY {inner.name}"
+            )
+        return mine
+
+    def wheres(self, select: Select, inner: Plan, from_step: str | None) -> tuple[E.Expr, ...]:
+        """The WHERE conditions on the way, with this SELECT's last."""
+        wheres = inner.wheres
+        if select.where is None:
+            return wheres
+        if inner.window is not None:
+            raise self.refuse(
+                select.where.pos,
+                f"WHERE over the results of the windowed step {from_step} is not supported "
+                "yet: a job filters events before its window (use HAVING in that step)",
+            )
+        if inner.join is not None and inner.join.reference and select.joins:
+            condition = self.fields.stream_condition(select.where.expr, inner.join)
+        elif inner.join is not None:
+            raise self.refuse(
+                select.where.pos,
+                "WHERE over a JOIN is not supported yet: the job's [filter] applies to each "
+                "input's events, not to the matches",
+            )
+        else:
+            condition = self.fields.condition(select.where.expr, select.source)
+        return (*wheres, condition)
+
+    def shape(self, select: Select, inner: Plan, where: str, from_step: str | None) -> Plan:
+        """What ``select`` does with what it reads (``inner``, with its partition and
+        conditions): pass it through, project its columns, or window it."""
+        if self.passes_through(select):
+            return inner
+        if inner.join is not None:
+            if select.group_by or not select.joins or where != "statement":
+                self.joins.refuse_over_join(select, inner.join, where)
+            return replace(inner, projection=select)
+        if not select.group_by and where == "statement" and inner.window is None:
+            return replace(inner, projection=select)
+        if not select.group_by:
+            item = (
+                next(i for i in select.items if not isinstance(i.expr, Star))
+                if any(not isinstance(i.expr, Star) for i in select.items)
+                else select.items[0]
+            )
+            raise self.refuse(
+                item.pos,
+                f"SELECT {describe(item.expr)} without GROUP BY is not supported yet "
+                f"{'in a WITH step' if inner.window is None else 'over a windowed step'}: "
+                "only the last statement may project or compute columns",
+            )
+        if inner.window is not None:
+            raise self.refuse(
+                select.group_pos or select.pos,
+                f"a window over the results of the windowed step {from_step} is not "
+                "supported yet: a job has one window",
+            )
+        return replace(inner, window=select)
+
+    def passes_through(self, select: Select) -> bool:
+        """Whether ``select`` is ``SELECT *`` (or ``alias.*``) without GROUP BY."""
+        if select.group_by or len(select.items) != 1:
+            return False
+        star = select.items[0].expr
+        if not isinstance(star, Star):
+            return False
+        if star.qualifier is not None and star.qualifier.casefold() not in source_names(
+            select.source
+        ):
+            raise self.refuse(star.pos, f"{star.qualifier}.* names no input of this SELECT")
+        return True

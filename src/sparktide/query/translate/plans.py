@@ -1,0 +1,60 @@
+"""What a statement reads and computes once its ``WITH`` steps are followed.
+
+The planner (:mod:`sparktide.query.translate.planner`) follows a statement through its
+steps into a :class:`Plan`: the inputs it reads, the ``WHERE`` conditions on the way,
+its one window or its column list, and its JOIN (:class:`JoinPlan`) or UNION. The rest
+of the translation reads the plan, not the syntax tree's chain of steps.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sparktide import expr as E
+from sparktide.query.ast import Column, FromSource, Pos, Select
+
+__all__ = ["JoinPlan", "Plan"]
+
+
+@dataclass(frozen=True)
+class JoinPlan:
+    """A JOIN of two inputs: ``left`` is the FROM input, ``right`` the JOIN input; with
+    reference data, ``left`` is the stream and ``right`` the reference input (the job's
+    ``[join]`` sides, whichever side of the query's JOIN the reference input is on)."""
+
+    left: FromSource
+    right: FromSource
+    on: tuple[str, ...]
+    between: tuple[int, int] | None  # bounds of right.timestamp - left.timestamp
+    pos: Pos
+    type: str = "inner"  # inner, or left: LEFT OUTER JOIN (reference data only)
+    reference: bool = False  # right is reference data: no time bound
+    swapped: bool = False  # the query's JOIN has the reference input on its left
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What one statement reads and computes once its WITH steps are followed."""
+
+    sources: tuple[FromSource, ...]  # the inputs read (a union: several), with TIMESTAMP BY
+    window: Select | None = None
+    partition: Column | None = None
+    wheres: tuple[E.Expr, ...] = ()  # WHERE conditions on the way, outermost last
+    projection: Select | None = None  # SELECT a, b, expr AS c without GROUP BY
+    join: JoinPlan | None = None
+    union: Pos | None = None  # the first UNION keyword of a union
+
+    @property
+    def combined(self) -> str | None:
+        """The WHERE conditions joined by ``AND``, as text (``None``: no condition)."""
+        if not self.wheres:
+            return None
+        condition = self.wheres[0]
+        for more in self.wheres[1:]:
+            condition = E.Binary("AND", condition, more)
+        return E.to_text(condition)
+
+    @property
+    def lookup(self) -> bool:
+        """Whether the plan joins a stream with reference data."""
+        return self.join is not None and self.join.reference

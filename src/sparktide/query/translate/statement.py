@@ -1,0 +1,137 @@
+"""One statement of a Stream Analytics query → one job.
+
+The statement is planned through its ``WITH`` steps (:mod:`~sparktide.query.translate.
+planner`), then its job's tables are assembled in order: inputs, ordering and output,
+the JOIN or UNION, the filter, and the window or the column list. Each part adds its
+notes for a reader of the job; :func:`~sparktide.query.jobs.build_job` makes the job.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sparktide.query.ast import Pos, Query, Select
+from sparktide.query.bind import Bindings
+from sparktide.query.jobs import StatementJob, build_job
+from sparktide.query.refusal import Refuse
+from sparktide.query.translate.context import Context
+from sparktide.query.translate.fields import Fields
+from sparktide.query.translate.inputs import Inputs
+from sparktide.query.translate.matches import Matches
+from sparktide.query.translate.outputs import output_table
+from sparktide.query.translate.planner import Planner
+from sparktide.query.translate.plans import Plan
+from sparktide.query.translate.window import Windows
+
+__all__ = ["StatementTranslator"]
+
+
+class StatementTranslator:
+    """Translates statement number ``index`` of ``query``.
+
+    Attributes
+    ----------
+    output_key
+        The job-file table the statement's output comes from (set by :meth:`run`).
+    """
+
+    def __init__(self, query: Query, bindings: Bindings, index: int = 0) -> None:
+        self.query = query
+        self.index = index
+        self.context = Context(Refuse(query.source), bindings)
+        steps = {step.name.casefold(): (i, step) for i, step in enumerate(query.steps)}
+        self.fields = Fields(self.context.refuse)
+        self.planner = Planner(self.context, self.fields, steps)
+        self.inputs = Inputs(self.context, self.fields)
+        self.matches = Matches(self.context, self.fields)
+        self.windows = Windows(self.context, self.fields)
+        self.output_key = ""
+
+    def run(self) -> StatementJob:
+        """The statement's job, with its notes and its place."""
+        union = self.query.statements[self.index]
+        select = union.selects[0]
+        plan = self.planner.plan(union, len(self.query.steps), "statement")
+        data = self.tables(plan, select)
+        self.join_or_union(plan, data)
+        self.filter(plan, data)
+        self.columns(plan, data)
+        context = self.context
+        job = build_job(data, context.bindings.base_dir, context.refuse, self.anchor(plan, select))
+        return StatementJob(
+            job, tuple(context.notes), select.into, select.pos.line, select.pos.column
+        )
+
+    def tables(self, plan: Plan, select: Select) -> dict[str, Any]:
+        """The job's inputs, ordering and output."""
+        data: dict[str, Any] = {**self.inputs.inputs(plan), "ordering": self.inputs.ordering(plan)}
+        self.output_key, data["output"] = output_table(
+            select, self.context.bindings, self.context.refuse
+        )
+        return data
+
+    def join_or_union(self, plan: Plan, data: dict[str, Any]) -> None:
+        """``[join]`` of a JOIN, or the note on a UNION."""
+        names = [s.name for s in plan.sources]
+        if plan.lookup:
+            self.matches.lookup_join(plan, data)
+        elif plan.join is not None:
+            self.matches.stream_join(plan, data)
+        elif len(names) > 1:
+            self.context.notes.append(
+                f"UNION is a union of the inputs {', '.join(names)} (Stream Analytics' UNION "
+                "keeps duplicates, as UNION ALL): their partitions are named <input>/<id> and "
+                "the job watermark is the minimum over all of them"
+            )
+
+    def filter(self, plan: Plan, data: dict[str, Any]) -> None:
+        """``[filter] where`` of the WHERE conditions on the way."""
+        if not plan.wheres:
+            return
+        data["filter"] = {"where": plan.combined}
+        self.context.notes.append(
+            "WHERE is [filter] where: it applies after the ordering policy; an event that "
+            "fails it is counted as dropped (filtered)"
+            + (
+                f" (over the JOIN it reads {plan.join.left.name}'s fields only: it stops "
+                "events before they meet the table, which keeps the same matches)"
+                if plan.join is not None and plan.join.reference
+                else ""
+            )
+        )
+
+    def columns(self, plan: Plan, data: dict[str, Any]) -> None:
+        """``[window]`` (and its ``[select]``), or the ``[select]`` of the events or the
+        matches, or nothing (``SELECT *``)."""
+        notes = self.context.notes
+        if plan.window is not None:
+            window, columns = self.windows.window(plan.window, plan.window.source)
+            if columns.having is not None:
+                window["having"] = columns.having
+            data["window"] = window
+            if columns.select is not None:
+                data["select"] = columns.select
+        elif plan.join is not None and plan.projection is not None:
+            self.matches.select(plan, data)
+        elif plan.projection is not None:
+            data["select"] = self.fields.projection(plan.projection, plan.projection.source)
+            notes.append(
+                "the job releases every admitted event that passes, in timestamp order, with "
+                "the SELECT's columns and its system timestamp as the field timestamp"
+            )
+        elif plan.join is None:
+            notes.append(
+                "SELECT *: the job releases every admitted event, in timestamp order, "
+                "with its system timestamp as the field timestamp"
+            )
+
+    def anchor(self, plan: Plan, select: Select) -> Pos:
+        """Where a rule of the job model that the statement breaks is refused: its window,
+        its JOIN, its UNION, else its SELECT."""
+        if plan.window is not None:
+            return plan.window.group_pos or plan.window.pos
+        if plan.join is not None:
+            return plan.join.pos
+        if plan.union is not None:
+            return plan.union
+        return select.pos

@@ -1,0 +1,128 @@
+"""``SELECT ... UNION SELECT ...``: the union of the branches' inputs.
+
+Stream Analytics' ``UNION`` keeps duplicates (``UNION ALL``). Each branch reads another
+input with its own ``TIMESTAMP BY``; the job has one ``[filter]`` and one ``[select]``
+for all its inputs, so a ``WHERE`` or a column list is translated only when every branch
+has the same one. A window, a JOIN or ``PARTITION BY`` in a branch is refused (a window
+over the union goes in a later step).
+"""
+
+from __future__ import annotations
+
+from sparktide.query.ast import FromSource, Select, Union
+from sparktide.query.refusal import Refuse
+from sparktide.query.translate.fields import Fields
+from sparktide.query.translate.plans import Plan
+
+__all__ = ["Unions"]
+
+
+class Unions:
+    """Combines the plans of a UNION's branches into one plan."""
+
+    def __init__(self, refuse: Refuse, fields: Fields) -> None:
+        self.refuse = refuse
+        self.fields = fields
+
+    def check_into(self, union: Union) -> None:
+        """Refuse INTO in a branch other than the first (it names the whole UNION's output)."""
+        for select in union.selects[1:]:
+            if select.into is not None:
+                assert select.into_pos is not None
+                raise self.refuse(
+                    select.into_pos,
+                    f"INTO in a later branch of UNION: write INTO {select.into} in the first "
+                    "SELECT (it names the output of the whole UNION)",
+                )
+
+    def combine(self, union: Union, branches: list[Plan]) -> Plan:
+        """The plan of the union of ``branches`` (one per SELECT of ``union``)."""
+        sources = self.sources(union, branches)
+        self.check_filters(union, branches)
+        projection = self.projection(union, branches)
+        return Plan(
+            sources,
+            wheres=branches[0].wheres,
+            projection=projection,
+            union=union.union_pos[0] if union.union_pos else union.pos,
+        )
+
+    def sources(self, union: Union, branches: list[Plan]) -> tuple[FromSource, ...]:
+        """The inputs of every branch, each read once; branches that window, join or
+        partition are refused."""
+        sources: list[FromSource] = []
+        seen: dict[str, FromSource] = {}
+        for select, branch in zip(union.selects, branches, strict=True):
+            self.check_branch(select, branch)
+            for source in branch.sources:
+                known = seen.get(source.name.casefold())
+                if known is not None:
+                    raise self.refuse(
+                        source.pos,
+                        f"UNION reads the input {source.name} twice (also at {known.pos}): "
+                        "each branch must read another input",
+                    )
+                seen[source.name.casefold()] = source
+                sources.append(source)
+        return tuple(sources)
+
+    def check_branch(self, select: Select, branch: Plan) -> None:
+        """Refuse a window, a JOIN or PARTITION BY in a branch."""
+        if branch.window is not None:
+            raise self.refuse(
+                select.group_pos or select.pos,
+                "a window in a branch of UNION is not supported yet: a job has one window "
+                "over all its inputs; UNION the events in a WITH step and GROUP BY over it",
+            )
+        if branch.join is not None:
+            raise self.refuse(
+                branch.join.pos,
+                "a JOIN in a branch of UNION is not supported yet: a job either joins two "
+                "inputs or reads the union of several",
+            )
+        if branch.partition is not None:
+            raise self.refuse(
+                branch.partition.pos,
+                "PARTITION BY in a UNION is not supported yet: sparktide keeps each input's "
+                "partitions apart (<input>/<id>), Stream Analytics unions partition i of "
+                "every input",
+            )
+
+    def check_filters(self, union: Union, branches: list[Plan]) -> None:
+        """Refuse branches whose WHERE conditions differ."""
+        conditions = [b.combined for b in branches]
+        for i, condition in enumerate(conditions[1:], start=1):
+            if condition != conditions[0]:
+                culprit = i if union.selects[i].where is not None else 0
+                select = union.selects[culprit]
+                at = select.where.pos if select.where is not None else select.pos
+                raise self.refuse(
+                    at,
+                    "the branches of UNION filter differently ("
+                    + "; ".join(c or "no WHERE" for c in (conditions[0], condition))
+                    + "): a job has one [filter] for all its inputs; give every branch the "
+                    "same WHERE, or UNION in a WITH step and filter over it",
+                )
+
+    def projection(self, union: Union, branches: list[Plan]) -> Select | None:
+        """The column list of the statement's UNION: the same in every branch, or none."""
+        tables: list[list[tuple[str, str]] | None] = []
+        for branch in branches:
+            if branch.projection is None:
+                tables.append(None)
+            else:
+                selected = self.fields.projection(branch.projection, branch.projection.source)
+                tables.append(list(selected.items()))
+        for i, table in enumerate(tables[1:], start=1):
+            if table != tables[0]:
+                shown = [
+                    "*" if t is None else ", ".join(e if e == n else f"{e} AS {n}" for n, e in t)
+                    for t in (tables[0], table)
+                ]
+                raise self.refuse(
+                    union.selects[i].pos,
+                    f"the branches of UNION select different columns ({shown[0]}; {shown[1]}): "
+                    "a job has one [select] for all its inputs; select the same columns in "
+                    "every branch",
+                )
+        return branches[0].projection

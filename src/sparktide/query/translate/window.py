@@ -1,0 +1,154 @@
+"""``GROUP BY`` one window and plain columns → the job's ``[window]``.
+
+Tumbling, hopping, sliding, session and snapshot windows keep Stream Analytics' ``(start,
+end]`` (``boundary = "end"``); grids must divide a day (Stream Analytics aligns them to
+midnight, sparktide to the Unix epoch); sessions are per group, so their ``OVER
+(PARTITION BY ...)`` names exactly the grouping columns. The window's columns come from
+:mod:`sparktide.query.translate.aggregates`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sparktide.query.ast import Call, Column, FromSource, Select, WindowSpec
+from sparktide.query.translate.aggregates import Aggregates, WindowColumns
+from sparktide.query.translate.context import Context, describe
+from sparktide.query.translate.fields import Fields
+from sparktide.time import DAY, format_duration
+
+__all__ = ["Windows"]
+
+
+class Windows:
+    """Translates the window of a statement's GROUP BY."""
+
+    def __init__(self, context: Context, fields: Fields) -> None:
+        self.refuse = context.refuse
+        self.notes = context.notes
+        self.bindings = context.bindings
+        self.fields = fields
+        self.aggregates = Aggregates(context, fields)
+
+    def window(self, select: Select, source: FromSource) -> tuple[dict[str, Any], WindowColumns]:
+        """The ``[window]`` table of ``select`` (without ``having``) and its columns."""
+        spec = self.spec(select)
+        group_by = self.group_by(select, source)
+        window = self.window_shape(spec, group_by, source)
+        window["group_by"] = group_by
+        columns = self.aggregates.columns(select, group_by, source)
+        window["aggregates"] = columns.aggregates
+        for key, value in self.bindings.window.items():
+            window.setdefault(key, value)
+        return window, columns
+
+    def spec(self, select: Select) -> WindowSpec:
+        """The one window of ``GROUP BY``."""
+        windows = [g for g in select.group_by if g.window is not None]
+        if not windows:
+            raise self.refuse(
+                select.group_pos or select.pos,
+                "GROUP BY without a window: Stream Analytics groups streams by a window "
+                "(TumblingWindow, HoppingWindow, SlidingWindow, SessionWindow, SnapshotWindow)",
+            )
+        if len(windows) > 1:
+            raise self.refuse(windows[1].pos, "GROUP BY has a second window: a job has one")
+        spec = windows[0].window
+        assert spec is not None
+        return spec
+
+    def group_by(self, select: Select, source: FromSource) -> list[str]:
+        """The grouping columns of ``GROUP BY`` besides its window."""
+        group_by: list[str] = []
+        for item in select.group_by:
+            if item.window is not None:
+                continue
+            if isinstance(item.expr, Call) and item.expr.function == "windows":
+                raise self.refuse(item.pos, "Windows(...) (several windows) is not supported yet")
+            if not isinstance(item.expr, Column):
+                raise self.refuse(
+                    item.pos,
+                    f"GROUP BY {describe(item.expr)} is not supported yet: group by columns",
+                )
+            name = self.fields.column(item.expr, source)
+            if name.casefold() in (g.casefold() for g in group_by):
+                raise self.refuse(item.pos, f"GROUP BY names {name} twice")
+            group_by.append(name)
+        return group_by
+
+    def window_shape(
+        self, spec: WindowSpec, group_by: list[str], source: FromSource
+    ) -> dict[str, Any]:
+        """The window's type, boundary (Stream Analytics' ``(start, end]``) and durations."""
+        window: dict[str, Any] = {"type": spec.kind, "boundary": "end"}
+        if spec.kind in ("tumbling", "hopping"):
+            self.grid(spec, window)
+        elif spec.kind == "sliding":
+            assert spec.size is not None
+            window["size"] = format_duration(spec.size)
+        elif spec.kind == "session":
+            self.session(spec, window, group_by, source)
+        return window
+
+    def grid(self, spec: WindowSpec, window: dict[str, Any]) -> None:
+        """A tumbling or hopping window's size, hop and offset, on a grid that divides a day."""
+        assert spec.size is not None
+        period = spec.hop if spec.kind == "hopping" else spec.size
+        assert period is not None
+        if DAY % period:
+            raise self.refuse(
+                spec.pos,
+                f"a window period of {format_duration(period)} does not divide a day: "
+                "Stream Analytics aligns windows to midnight and sparktide to the Unix "
+                "epoch, which agree only for periods that divide 24 hours",
+            )
+        if spec.size % period:
+            raise self.refuse(
+                spec.pos,
+                f"a hopping window of {format_duration(spec.size)} is not a whole number "
+                f"of hops of {format_duration(period)}: where Stream Analytics puts its "
+                "ends is not documented for that case",
+            )
+        window["size"] = format_duration(spec.size)
+        if spec.kind == "hopping":
+            window["hop"] = format_duration(period)
+        if spec.offset:
+            offset = spec.offset % period
+            window["offset"] = format_duration(offset)
+            if offset != spec.offset:
+                self.notes.append(
+                    f"Offset {format_duration(abs(spec.offset))}"
+                    f"{' before' if spec.offset < 0 else ''} the grid is the same grid as "
+                    f"offset = {format_duration(offset)}"
+                )
+
+    def session(
+        self, spec: WindowSpec, window: dict[str, Any], group_by: list[str], source: FromSource
+    ) -> None:
+        """A session window's gap and maximum duration, per group (OVER the GROUP BY)."""
+        assert spec.timeout is not None and spec.max_duration is not None
+        if DAY % spec.max_duration:
+            raise self.refuse(
+                spec.pos,
+                f"a session maximum duration of {format_duration(spec.max_duration)} does "
+                "not divide a day: Stream Analytics aligns its cuts to midnight and "
+                "sparktide to the Unix epoch, which agree only for durations that divide "
+                "24 hours",
+            )
+        window["gap"] = format_duration(spec.timeout)
+        window["max_duration"] = format_duration(spec.max_duration)
+        keys = [self.fields.column(c, source) for c in spec.partition_by]
+        if {k.casefold() for k in keys} != {g.casefold() for g in group_by}:
+            if not keys:
+                raise self.refuse(
+                    spec.pos,
+                    "SessionWindow without OVER (PARTITION BY ...) and GROUP BY "
+                    f"{', '.join(group_by)}: Stream Analytics' sessions then span all "
+                    "groups, sparktide's are per group; add OVER (PARTITION BY "
+                    f"{', '.join(group_by)})",
+                )
+            raise self.refuse(
+                spec.partition_by[0].pos,
+                "SessionWindow OVER (PARTITION BY ...) must name exactly the GROUP BY "
+                "columns: sparktide's sessions are per group",
+            )
