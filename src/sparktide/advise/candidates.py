@@ -1,17 +1,6 @@
-"""Pricing candidate ordering policies on a sample, and choosing one.
-
-For every pair of ``late_arrival`` (L) and ``out_of_order`` (O) in
-:data:`LATE_ARRIVAL_GRID` × :data:`OUT_OF_ORDER_GRID` plus the job's own values, the
-job (its window removed) is run through the reference engine over the sample, and the
-verdicts are counted: events **affected** are those adjusted, dropped as late or out of
-order, or dead-lettered as out of order (early events do not depend on L and O and are
-reported apart). The **output delay** of an event is its *hold time*: the processing
-time at which ordered output released it minus the processing time at which the engine
-saw it. Events still held when the sample ends are not counted in the delay figures
-(they are reported as ``held``).
-
-The recommendation is the candidate with the smallest p99 hold time (then mean hold
-time, then the smaller ``max(L, O)``, L, O) whose affected share is at most the target.
+"""Pricing candidate ordering policies on a sample (events affected, output delay as
+hold time), and choosing the one to recommend. The definitions are in
+:mod:`sparktide.advise`.
 """
 
 from __future__ import annotations

@@ -1,11 +1,6 @@
-"""Measuring a sample: its lateness and its disorder, overall, per partition and per key.
-
-1. **Lateness** = arrival time − event time, per partition and overall. Negative
-   lateness is an *early* event (event time ahead of its arrival).
-2. **Disorder**: for each event, how far its event time is behind the newest event time
-   seen before it on its timeline (partition, or substream key), in the order the
-   engine judges events (processing time, arrival time, seq); 0 when in order. Events
-   the job's ``early_arrival`` drops are left out: they never move a timeline.
+"""Measuring a sample: its lateness (arrival time − event time) and its disorder (how far
+each event is behind the newest event time before it on its timeline), overall, per
+partition and per substream key. The definitions are in :mod:`sparktide.advise`.
 """
 
 from __future__ import annotations

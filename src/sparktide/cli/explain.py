@@ -10,9 +10,8 @@ from typing import Any, TextIO
 
 from sparktide.cli.options import (
     count_arg,
-    duration_arg,
-    instant_arg,
     output_format,
+    time_options,
     write_jsonl,
 )
 from sparktide.errors import ConfigError
@@ -55,23 +54,9 @@ def add_command(commands: Any) -> None:
         help="print the decisions as jsonl or a table (default: table on a terminal; "
         "with --plot nothing is printed unless --format is given)",
     )
-    explain.add_argument(
-        "--until",
-        type=instant_arg,
-        metavar="TIME",
-        help="advance processing time to TIME after the last record, firing timers",
-    )
-    explain.add_argument(
-        "--tick",
-        type=duration_arg,
-        metavar="DURATION",
-        help="also observe time at every multiple of DURATION (idle estimates, timers)",
-    )
-    explain.add_argument(
-        "--no-flush",
-        dest="flush",
-        action="store_false",
-        help="leave open windows open at the end (the chart then shows fewer windows)",
+    time_options(
+        explain,
+        no_flush_help="leave open windows open at the end (the chart then shows fewer windows)",
     )
 
 

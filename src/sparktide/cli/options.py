@@ -19,6 +19,7 @@ __all__ = [
     "output_format",
     "query_option",
     "statement_label",
+    "time_options",
     "write_jsonl",
 ]
 
@@ -67,6 +68,24 @@ def query_option(command: argparse.ArgumentParser) -> None:
         help="run a Stream Analytics query (.asaql) or an Atlas pipeline (.json, .yaml); "
         "JOB.toml binds its input and output names (docs/query.md)",
     )
+
+
+def time_options(command: argparse.ArgumentParser, *, no_flush_help: str) -> None:
+    """Add ``--until``, ``--tick`` and ``--no-flush`` to a command that runs the
+    reference engine."""
+    command.add_argument(
+        "--until",
+        type=instant_arg,
+        metavar="TIME",
+        help="advance processing time to TIME after the last record, firing timers",
+    )
+    command.add_argument(
+        "--tick",
+        type=duration_arg,
+        metavar="DURATION",
+        help="also observe time at every multiple of DURATION (idle estimates, timers)",
+    )
+    command.add_argument("--no-flush", dest="flush", action="store_false", help=no_flush_help)
 
 
 def load_jobs(args: argparse.Namespace) -> list[tuple[dict[str, Any] | None, Job]]:

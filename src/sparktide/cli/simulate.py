@@ -6,12 +6,11 @@ import argparse
 from typing import Any, TextIO
 
 from sparktide.cli.options import (
-    duration_arg,
-    instant_arg,
     load_jobs,
     output_format,
     query_option,
     statement_label,
+    time_options,
     write_jsonl,
 )
 
@@ -36,24 +35,7 @@ def add_command(commands: Any) -> None:
     sim.add_argument(
         "--explain", action="store_true", help="add one decision record per input record"
     )
-    sim.add_argument(
-        "--until",
-        type=instant_arg,
-        metavar="TIME",
-        help="advance processing time to TIME after the last record, firing timers",
-    )
-    sim.add_argument(
-        "--tick",
-        type=duration_arg,
-        metavar="DURATION",
-        help="also observe time at every multiple of DURATION (idle estimates, timers)",
-    )
-    sim.add_argument(
-        "--no-flush",
-        dest="flush",
-        action="store_false",
-        help="leave open windows open and held events held at the end",
-    )
+    time_options(sim, no_flush_help="leave open windows open and held events held at the end")
 
 
 def execute(args: argparse.Namespace, out: TextIO) -> int:

@@ -18,10 +18,16 @@ from sparktide.time import from_datetime, instant_or_problem
 __all__ = ["parse_fields"]
 
 
-def _time(fields: dict[str, Any], column: str, what: str) -> int:
-    if column not in fields or fields[column] is None:
+def _present(fields: dict[str, Any], column: str, what: str) -> Any:
+    """The value of ``column``, which must be there and not null."""
+    value = fields.get(column)
+    if value is None:
         raise ValueError(f"missing {what} column {column!r}")
-    value = fields[column]
+    return value
+
+
+def _time(fields: dict[str, Any], column: str, what: str) -> int:
+    value = _present(fields, column, what)
     if isinstance(value, datetime):  # Parquet: judged by its ISO text, as Spark does
         if value.tzinfo is not None:
             return from_datetime(value)
@@ -51,9 +57,7 @@ def _int64_or_text(value: Any) -> bool:
 
 
 def _partition(fields: dict[str, Any], column: str) -> Any:
-    value = fields.get(column)
-    if value is None:
-        raise ValueError(f"missing partition column {column!r}")
+    value = _present(fields, column, "partition")
     if not _int64_or_text(value):
         raise ValueError(
             f"partition column {column!r} must be an integer of at most 64 bits or a string"
@@ -64,9 +68,7 @@ def _partition(fields: dict[str, Any], column: str) -> Any:
 
 
 def _key(fields: dict[str, Any], column: str) -> Any:
-    value = fields.get(column)
-    if value is None:
-        raise ValueError(f"missing substream key column {column!r}")
+    value = _present(fields, column, "substream key")
     if isinstance(value, (dict, list)):
         raise ValueError(f"substream key column {column!r} must be a single value")
     return value
@@ -77,9 +79,7 @@ def _edge(fields: dict[str, Any], column: str, id_column: str) -> tuple[str, Any
     kind = fields.get(column)
     if kind not in ("start", "end") or not isinstance(kind, str):
         raise ValueError(f'column {column!r} must be "start" or "end" (an edge event)')
-    value = fields.get(id_column)
-    if value is None:
-        raise ValueError(f"missing edge id column {id_column!r}")
+    value = _present(fields, id_column, "edge id")
     if not _int64_or_text(value):
         raise ValueError(
             f"edge id column {id_column!r} must be a string or an integer of at most 64 bits"
