@@ -96,9 +96,12 @@ def instant(text: str | None, cache: dict[str, int]) -> int:
     return value
 
 
-def chart_data(job: Job, records: list[InputRecord], result: Result, *, x: str) -> dict[str, Any]:
+def chart_data(
+    job: Job, records: list[InputRecord], result: Result, *, time_across: str
+) -> dict[str, Any]:
     """The drawn events as arrays, from the decisions of ``result`` (every field of
-    :class:`ChartData` but the watermark lines)."""
+    :class:`ChartData` but the watermark lines); ``time_across`` is ``arrival`` or
+    ``processing``."""
     if len(result.decisions) != len(records):
         raise ValueError("the result must come from a run with explain=True over these records")
     substreams = job.source.over is not None
@@ -115,7 +118,7 @@ def chart_data(job: Job, records: list[InputRecord], result: Result, *, x: str) 
             continue
         key = record.key if substreams else record.partition
         index = keys.setdefault(key, len(keys))
-        across = record.arrival_time if x == "arrival" else record.processing_time
+        across = record.arrival_time if time_across == "arrival" else record.processing_time
         rows.append(
             (
                 across,  # type: ignore[arg-type]

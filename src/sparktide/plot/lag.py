@@ -68,7 +68,9 @@ def _draw_watermarks(ax: Axes, data: ChartData, rasterized: bool) -> None:
         )
 
 
-def draw_lag_panel(ax: Axes, job: Job, data: ChartData, style: dict[str, Any], x: str) -> None:
+def draw_lag_panel(
+    ax: Axes, job: Job, data: ChartData, style: dict[str, Any], time_across: str
+) -> None:
     """The same events and watermarks, as their distance from the time across (seconds,
     symmetric-log): what a 20,000-event chart squeezes into one diagonal. The watermark
     lines stop at their last observation instant."""
@@ -92,5 +94,5 @@ def draw_lag_panel(ax: Axes, job: Job, data: ChartData, style: dict[str, Any], x
     ax.yaxis.set_major_formatter(
         FuncFormatter(lambda value, _: format_duration(round(value * SECOND)))
     )
-    ax.set_ylabel(f"event time − {x} time\n(symlog; below 0: behind)")
+    ax.set_ylabel(f"event time − {time_across} time\n(symlog; below 0: behind)")
     ax.grid(True, color="#dddddd", lw=0.6, zorder=0)

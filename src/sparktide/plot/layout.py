@@ -94,9 +94,9 @@ def chart_frame(data: ChartData) -> ChartFrame:
     return ChartFrame(x_lo, x_hi, y_lo, y_hi)
 
 
-def finish_axes(ax: Axes, lag: Axes | None, frame: ChartFrame, x: str) -> None:
-    """Limits, date ticks, labels and grid of the main panel (the time across is named
-    under the lowest panel)."""
+def finish_axes(ax: Axes, lag: Axes | None, frame: ChartFrame, time_across: str) -> None:
+    """Limits, date ticks, labels and grid of the main panel (the time across,
+    ``arrival`` or ``processing``, is named under the lowest panel)."""
     from matplotlib import dates as mdates
 
     ax.set_xlim(*dates(np.array([frame.x_low, frame.x_high], np.int64)))
@@ -105,7 +105,7 @@ def finish_axes(ax: Axes, lag: Axes | None, frame: ChartFrame, x: str) -> None:
         locator = mdates.AutoDateLocator(minticks=4, maxticks=10)
         axis.set_major_locator(locator)
         axis.set_major_formatter(date_formatter(locator, offset))
-    (lag or ax).set_xlabel(f"{x} time (UTC)")
+    (lag or ax).set_xlabel(f"{time_across} time (UTC)")
     if lag is not None:
         ax.tick_params(labelbottom=True)
     ax.set_ylabel("event time / system timestamp (UTC)")

@@ -147,7 +147,7 @@ def explain_run(
     # The traces are in processing time: exact when that is the time across. With a
     # processing-time column and arrival time across, the lines come from the decisions.
     traced = x == "processing" or job.source.processing_time is None
-    data = chart_data(job, records, result, x=x)
+    data = chart_data(job, records, result, time_across=x)
     series: list[tuple[Any, np.ndarray, np.ndarray]] = []
     for key in shown:
         if traced:
