@@ -122,10 +122,42 @@ def _read(directory: str | None) -> list[dict[str, Any]]:
     return out
 
 
+def _windows_table(job: Job) -> Any:
+    """The window results, by device and window start."""
+    from rich.table import Table
+
+    windows = _read(job.output.path)
+    table = Table(title=f"Window results ({len(windows)})", title_justify="left")
+    for name in ("device", "start (UTC)", "end (UTC)", "readings", "avg_temp", "max_temp"):
+        table.add_column(name)
+    for w in sorted(windows, key=lambda w: (w["device"], w["window_start"])):
+        table.add_row(
+            w["device"],
+            w["window_start"],
+            w["window_end"],
+            str(w["readings"]),
+            f"{w['avg_temp']:.2f}",
+            str(w["max_temp"]),
+        )
+    return table
+
+
+def _dead_letters_table(job: Job) -> Any:
+    """The dead letters, in the order written."""
+    from rich.table import Table
+
+    letters = _read(job.output.dead_letter)
+    table = Table(title=f"Dead letters ({len(letters)})", title_justify="left")
+    for name in ("file", "line", "reason", "error"):
+        table.add_column(name)
+    for d in letters:
+        table.add_row(str(d["file"]), str(d["line"]), d["reason"], str(d["error"] or ""))
+    return table
+
+
 def main(workdir: Path, out: TextIO) -> int:
     """Generate, run on local Spark, and print the results; returns an exit code."""
     from rich.console import Console
-    from rich.table import Table
 
     from sparktide.progress import RunProgress
     from sparktide.spark.run import local_session, run_job
@@ -142,37 +174,17 @@ def main(workdir: Path, out: TextIO) -> int:
     spark = local_session()
     try:
         with RunProgress() as progress:
-            metrics = run_job(job, once=True, flush=True, spark=spark, on_metrics=progress)
+            run_job(job, once=True, flush=True, spark=spark, on_metrics=progress)
     finally:
         spark.stop()
-    windows = _read(job.output.path)
-    table = Table(title=f"Window results ({len(windows)})", title_justify="left")
-    for name in ("device", "start (UTC)", "end (UTC)", "readings", "avg_temp", "max_temp"):
-        table.add_column(name)
-    for w in sorted(windows, key=lambda w: (w["device"], w["window_start"])):
-        table.add_row(
-            w["device"],
-            w["window_start"],
-            w["window_end"],
-            str(w["readings"]),
-            f"{w['avg_temp']:.2f}",
-            str(w["max_temp"]),
-        )
-    console.print(table)
-    letters = _read(job.output.dead_letter)
-    table = Table(title=f"Dead letters ({len(letters)})", title_justify="left")
-    for name in ("file", "line", "reason", "error"):
-        table.add_column(name)
-    for d in letters:
-        table.add_row(str(d["file"]), str(d["line"]), d["reason"], str(d["error"] or ""))
-    console.print(table)
+    console.print(_windows_table(job))
+    console.print(_dead_letters_table(job))
     totals = _read_metrics(job)
     if totals:
         shown = ("partitions", "diagnostics", "this_batch")
         console.print_json(json.dumps({k: v for k, v in totals.items() if k not in shown}))
     for diagnostic in _diagnostics(job):
         console.print(f"[yellow]diagnostic[/yellow] {diagnostic['message']}", highlight=False)
-    del metrics
     console.print(f"Outputs are in {workdir / 'out'}; the job file equivalent is in README.md.")
     return 0
 

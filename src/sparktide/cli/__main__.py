@@ -1,0 +1,5 @@
+"""``python -m sparktide.cli``: the ``sparktide`` command."""
+
+from sparktide.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,134 @@
+"""What the commands share: option types, the ``--query`` option and the jobs it makes,
+and JSON lines out."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any, TextIO
+
+from sparktide.errors import ConfigError, SparktideError
+from sparktide.job import Job, load_job
+from sparktide.time import parse_duration, parse_instant
+
+__all__ = [
+    "count_arg",
+    "duration_arg",
+    "instant_arg",
+    "load_jobs",
+    "output_format",
+    "query_option",
+    "statement_label",
+    "time_options",
+    "write_jsonl",
+]
+
+
+def instant_arg(text: str) -> int:
+    """An instant option (``--until``), for argparse."""
+    try:
+        return parse_instant(text)
+    except SparktideError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def duration_arg(text: str) -> int:
+    """A duration option greater than zero (``--tick``), for argparse."""
+    try:
+        value = parse_duration(text)
+    except SparktideError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    if not value:
+        raise argparse.ArgumentTypeError("must be greater than zero")
+    return value
+
+
+def count_arg(text: str, option: str, *, minimum: int = 1) -> int:
+    """A whole-number option of at least ``minimum`` (``_`` separators allowed).
+
+    Raises
+    ------
+    ConfigError
+        Naming ``option``, if the text is not such a number.
+    """
+    try:
+        value = int(text.replace("_", ""))
+    except ValueError:
+        raise ConfigError(option, f"expected a whole number, got {text!r}") from None
+    if value < minimum:
+        raise ConfigError(option, f"must be at least {minimum}, got {text!r}")
+    return value
+
+
+def query_option(command: argparse.ArgumentParser) -> None:
+    """Add ``--query FILE`` to a command that runs jobs."""
+    command.add_argument(
+        "--query",
+        metavar="FILE",
+        help="run a Stream Analytics query (.asaql) or an Atlas pipeline (.json, .yaml); "
+        "JOB.toml binds its input and output names (docs/query.md)",
+    )
+
+
+def time_options(command: argparse.ArgumentParser, *, no_flush_help: str) -> None:
+    """Add ``--until``, ``--tick`` and ``--no-flush`` to a command that runs the
+    reference engine."""
+    command.add_argument(
+        "--until",
+        type=instant_arg,
+        metavar="TIME",
+        help="advance processing time to TIME after the last record, firing timers",
+    )
+    command.add_argument(
+        "--tick",
+        type=duration_arg,
+        metavar="DURATION",
+        help="also observe time at every multiple of DURATION (idle estimates, timers)",
+    )
+    command.add_argument("--no-flush", dest="flush", action="store_false", help=no_flush_help)
+
+
+def load_jobs(args: argparse.Namespace) -> list[tuple[dict[str, Any] | None, Job]]:
+    """The jobs to run: ``JOB.toml``'s, or one per statement of ``--query FILE`` (with
+    ``JOB.toml`` binding its names). When a query has several statements, each job comes
+    with its ``statement`` record (which statement, its line, its output); else ``None``."""
+    if getattr(args, "query", None) is None:
+        return [(None, load_job(args.job))]
+    from sparktide.query import translate_file
+
+    statements = translate_file(args.query, args.job).statements
+    if len(statements) == 1:
+        return [(None, statements[0].job)]
+    return [
+        (
+            {
+                "type": "statement",
+                "statement": number,
+                "statements": len(statements),
+                "line": statement.line,
+                "output": statement.output,
+            },
+            statement.job,
+        )
+        for number, statement in enumerate(statements, start=1)
+    ]
+
+
+def statement_label(record: dict[str, Any]) -> str:
+    """A statement record as a line for people."""
+    into = f"INTO {record['output']}" if record["output"] is not None else "no INTO"
+    return (
+        f"statement {record['statement']} of {record['statements']} (line {record['line']}): {into}"
+    )
+
+
+def output_format(chosen: str | None, out: TextIO) -> str:
+    """The ``--format`` given, else ``table`` on a terminal and ``jsonl`` elsewhere."""
+    return chosen or ("table" if out.isatty() else "jsonl")
+
+
+def write_jsonl(records: list[dict[str, Any]], out: TextIO) -> None:
+    """Write records as JSON lines."""
+    for record in records:
+        out.write(json.dumps(record, ensure_ascii=False, default=str))
+        out.write("\n")

@@ -1,0 +1,130 @@
+"""``sparktide run``: run a job (or a query's jobs) on Spark Structured Streaming.
+
+Everything is checked before a Spark session starts: the options, the jobs, and that
+their inputs can be watched.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from pathlib import Path
+from typing import Any, TextIO
+
+from sparktide.cli.options import load_jobs, query_option, write_jsonl
+from sparktide.errors import ConfigError, InputError, SparktideError
+from sparktide.job import Job
+from sparktide.time import parse_duration
+
+__all__ = ["add_command", "execute", "spark_trigger"]
+
+_SPARK_INTERVAL = re.compile(
+    r"\s*([0-9]+\s*(microseconds?|milliseconds?|seconds?|minutes?|hours?|days?)\s*)+\Z",
+    re.IGNORECASE,
+)
+
+
+def add_command(commands: Any) -> None:
+    """Add ``run`` and its options to the command parsers."""
+    run = commands.add_parser(
+        "run",
+        help="run a job on Spark (local Spark unless a session is configured)",
+        description="Run JOB on Spark Structured Streaming, writing its [output] directories.",
+    )
+    run.add_argument("job", metavar="JOB.toml", help="the job file")
+    query_option(run)
+    run.add_argument(
+        "--once", action="store_true", help="process what is there and stop (available-now)"
+    )
+    run.add_argument(
+        "--flush", action="store_true", help="with --once: close every window at the end"
+    )
+    run.add_argument(
+        "--max-files-per-trigger", type=int, metavar="N", help="at most N new files per batch"
+    )
+    run.add_argument(
+        "--trigger", metavar="INTERVAL", help="processing-time trigger, e.g. '10 seconds'"
+    )
+
+
+def spark_trigger(text: str) -> str:
+    """A ``--trigger`` interval as Spark reads it: Spark's own form (``10 seconds``) is
+    kept, a sparktide duration (``10s``, ``1m30s``) becomes milliseconds.
+
+    Raises
+    ------
+    ConfigError
+        If the text is neither, or not whole milliseconds greater than zero.
+    """
+    if _SPARK_INTERVAL.match(text):
+        return text.strip()
+    try:
+        value = parse_duration(text)
+    except SparktideError:
+        value = None
+    if not value or value % 1000:
+        raise ConfigError(
+            "--trigger",
+            f"expected an interval such as '10 seconds' or '10s' (whole milliseconds, "
+            f"more than zero), got {text!r}",
+        )
+    return f"{value // 1000} milliseconds"
+
+
+def _check_options(args: argparse.Namespace, job_count: int) -> str | None:
+    """Check the options against each other; returns the trigger as Spark reads it."""
+    if args.flush and not args.once:
+        raise ConfigError("--flush", "only applies to a --once run")
+    if job_count > 1 and not args.once:
+        raise ConfigError(
+            "--query",
+            f"the query has {job_count} statements, one job each: run them with --once (one "
+            "after the other), or run each statement's job on its own (sparktide translate "
+            "prints them)",
+        )
+    if args.max_files_per_trigger is not None and args.max_files_per_trigger < 1:
+        raise ConfigError(
+            "--max-files-per-trigger", f"must be at least 1, got {args.max_files_per_trigger}"
+        )
+    return spark_trigger(args.trigger) if args.trigger is not None else None
+
+
+def _check_jobs(jobs: list[tuple[dict[str, Any] | None, Job]]) -> None:
+    """Check every job and its inputs, before a Spark session starts."""
+    from sparktide.spark.engine import check_job
+    from sparktide.spark.run import check_watchable
+
+    for _, job in jobs:
+        check_job(job)
+        for name, source in job.input_sources:
+            check_watchable(source.path, f"inputs.{name}.path" if name else "source.path")
+        for name, reference in job.references:  # (read whole once Spark has started)
+            if not Path(reference.path).exists():
+                raise InputError(
+                    f"inputs.{name}.path: no such file or directory: {reference.path!r}"
+                )
+
+
+def execute(args: argparse.Namespace, out: TextIO) -> int:
+    """Run ``run``; returns the exit code."""
+    jobs = load_jobs(args)
+    trigger = _check_options(args, len(jobs))
+    _check_jobs(jobs)
+    from sparktide.progress import RunProgress
+    from sparktide.spark.run import run_job
+
+    for label, job in jobs:
+        with RunProgress() as progress:
+            metrics = run_job(
+                job,
+                once=args.once,
+                flush=args.flush,
+                max_files_per_trigger=args.max_files_per_trigger,
+                trigger=trigger,
+                on_metrics=progress,
+            )
+        if label is not None:
+            write_jsonl([label], out)
+        if metrics is not None:
+            write_jsonl([metrics], out)
+    return 0

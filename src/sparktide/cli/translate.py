@@ -1,0 +1,44 @@
+"""``sparktide translate``: print the job file a Stream Analytics query or an Atlas
+pipeline becomes (one per statement)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any, TextIO
+
+__all__ = ["add_command", "execute"]
+
+
+def add_command(commands: Any) -> None:
+    """Add ``translate`` and its options to the command parsers."""
+    translate = commands.add_parser(
+        "translate",
+        help="print the job a Stream Analytics query or Atlas pipeline becomes",
+        description="Translate QUERY (a Stream Analytics query, .asaql, or an Atlas Stream "
+        "Processing pipeline, .json/.yaml) into a sparktide job file and print it. Without "
+        "--job, each input and output is a folder named like it.",
+    )
+    translate.add_argument("query", metavar="QUERY_FILE", help="the query or pipeline")
+    translate.add_argument(
+        "--job", metavar="JOB.toml", help="the job file that binds its inputs and outputs"
+    )
+
+
+def execute(args: argparse.Namespace, out: TextIO) -> int:
+    """Run ``translate``; returns the exit code."""
+    from sparktide.query import job_to_toml, translate_file
+
+    translation = translate_file(args.query, args.job)
+    origin = f"translated from {Path(args.query).name} by sparktide translate"
+    statements = translation.statements
+    for number, statement in enumerate(statements, start=1):
+        comments = [origin, *statement.notes]
+        if len(statements) > 1:
+            into = f"INTO {statement.output}" if statement.output is not None else "no INTO"
+            head = f"=== statement {number} of {len(statements)} (line {statement.line}): {into}"
+            comments = [head + " ===", *comments]
+            if number > 1:
+                out.write("\n")
+        out.write(job_to_toml(statement.job, comments))
+    return 0

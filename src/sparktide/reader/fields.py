@@ -1,0 +1,204 @@
+"""One row's fields → an :class:`~sparktide.core.records.InputRecord`, or a malformed one.
+
+The source says which columns carry the times, the partition, the substream key and the
+edges; each is checked here, in a fixed order, and the first failure is the record's
+error (its dead letter's reason).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sparktide.core.records import InputRecord
+from sparktide.job import Punctuation, Source
+from sparktide.reader.contract import INT64_RANGE, INTEGER, shown_text
+from sparktide.time import from_datetime, instant_or_problem
+
+__all__ = ["parse_fields"]
+
+
+def _present(fields: dict[str, Any], column: str, what: str) -> Any:
+    """The value of ``column``, which must be there and not null."""
+    value = fields.get(column)
+    if value is None:
+        raise ValueError(f"missing {what} column {column!r}")
+    return value
+
+
+def _time(fields: dict[str, Any], column: str, what: str) -> int:
+    value = _present(fields, column, what)
+    if isinstance(value, datetime):  # Parquet: judged by its ISO text, as Spark does
+        if value.tzinfo is not None:
+            return from_datetime(value)
+        value = value.isoformat()
+    if not isinstance(value, str):
+        raise ValueError(f"column {column!r}: expected an ISO-8601 time string")
+    instant = instant_or_problem(value)
+    if isinstance(instant, str):
+        raise ValueError(f"column {column!r}: time '{shown_text(value)}' {instant}")
+    return instant
+
+
+def _fits_int64(text: str) -> bool:
+    """Whether the integer text (``-?[0-9]+``) fits in a signed 64-bit integer."""
+    if len(text.lstrip("-").lstrip("0")) > 19:
+        return False
+    return INT64_RANGE[0] <= int(text) <= INT64_RANGE[1]
+
+
+def _int64_or_text(value: Any) -> bool:
+    """Whether ``value`` is a string or an integer of at most 64 bits (not a boolean)."""
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int):
+        return INT64_RANGE[0] <= value <= INT64_RANGE[1]
+    return isinstance(value, str)
+
+
+def _partition(fields: dict[str, Any], column: str) -> Any:
+    value = _present(fields, column, "partition")
+    if not _int64_or_text(value):
+        raise ValueError(
+            f"partition column {column!r} must be an integer of at most 64 bits or a string"
+        )
+    if isinstance(value, str) and INTEGER.fullmatch(value) and _fits_int64(value):
+        return int(value)  # digit strings name the same partition as the integer
+    return value
+
+
+def _key(fields: dict[str, Any], column: str) -> Any:
+    value = _present(fields, column, "substream key")
+    if isinstance(value, (dict, list)):
+        raise ValueError(f"substream key column {column!r} must be a single value")
+    return value
+
+
+def _edge(fields: dict[str, Any], column: str, id_column: str) -> tuple[str, Any]:
+    """An edge event's kind (``"start"`` or ``"end"``) and its id (SPEC §7)."""
+    kind = fields.get(column)
+    if kind not in ("start", "end") or not isinstance(kind, str):
+        raise ValueError(f'column {column!r} must be "start" or "end" (an edge event)')
+    value = _present(fields, id_column, "edge id")
+    if not _int64_or_text(value):
+        raise ValueError(
+            f"edge id column {id_column!r} must be a string or an integer of at most 64 bits"
+        )
+    return kind, value
+
+
+def _arrival_time(fields: dict[str, Any], source: Source, default_arrival: int | None) -> int:
+    """The arrival time: the source's column, else the default (the file's)."""
+    if source.arrival_time is not None:
+        return _time(fields, source.arrival_time, "arrival time")
+    if default_arrival is not None:
+        return default_arrival
+    raise ValueError("no arrival time: set source.arrival_time")
+
+
+def _end_time(fields: dict[str, Any], source: Source, event_time: int) -> int | None:
+    """An interval event's end time (shifted as its start), after its start time."""
+    if source.end_time is None:
+        return None
+    end_time = _time(fields, source.end_time, "end time") + source.shift  # type: ignore[operator]
+    if end_time <= event_time:
+        raise ValueError(f"column {source.end_time!r}: the end time must be after the start time")
+    return end_time
+
+
+def _check_numbers(fields: dict[str, Any], numeric: frozenset[str]) -> None:
+    """Every ``numeric`` column, by name, holds a number or null."""
+    for column in sorted(numeric):
+        value = fields.get(column)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
+            raise ValueError(f"column {column!r} must be a number")
+
+
+def _checked(
+    fields: dict[str, Any],
+    source: Source,
+    default_arrival: int | None,
+    numeric: frozenset[str],
+    cti: bool,
+) -> dict[str, Any]:
+    """The record's attributes from ``fields``, checked in :func:`parse_fields`' order.
+
+    Raises
+    ------
+    ValueError
+        With the first check that fails.
+    """
+    arrival = _arrival_time(fields, source, default_arrival)
+    event_time = (
+        _time(fields, source.timestamp_by, "timestamp") + source.shift  # type: ignore[operator]
+        if source.timestamp_by is not None
+        else arrival
+    )
+    processing = (
+        _time(fields, source.processing_time, "processing time")
+        if source.processing_time is not None
+        else arrival
+    )
+    partition = _partition(fields, source.partition) if source.partition is not None else 0
+    key = None
+    if source.over is not None and not (cti and fields.get(source.over) is None):
+        key = _key(fields, source.over)
+    edge = edge_id = None
+    if source.edge is not None and not cti:
+        edge, edge_id = _edge(fields, source.edge, source.edge_id)  # type: ignore[arg-type]
+    end_time = None if cti else _end_time(fields, source, event_time)
+    if not cti:
+        _check_numbers(fields, numeric)
+    return {
+        "partition": partition,
+        "key": key,
+        "event_time": event_time,
+        "arrival_time": arrival,
+        "processing_time": processing,
+        "end_time": end_time,
+        "edge": edge,
+        "edge_id": edge_id,
+    }
+
+
+def parse_fields(
+    seq: int,
+    fields: dict[str, Any],
+    source: Source,
+    *,
+    default_arrival: int | None = None,
+    raw: str | None = None,
+    numeric: frozenset[str] = frozenset(),
+    punctuation: Punctuation | None = None,
+) -> InputRecord:
+    """Turn one row's fields into an :class:`InputRecord` (malformed if anything is wrong).
+
+    Parameters
+    ----------
+    seq
+        The record's input position.
+    fields
+        Column name → value.
+    source
+        Says which columns carry time, partition and key.
+    default_arrival
+        Arrival time when the source has no ``arrival_time`` column (the file's
+        modification time).
+    raw
+        The raw text, kept for dead letters.
+    numeric
+        Columns that must hold a number or null.
+    punctuation
+        The job's CTI settings: a row marked as a CTI becomes a CTI record (its key may be
+        missing: it then punctuates every substream; no end time or numeric check).
+
+    The checks run in a fixed order (arrival time, timestamp, processing time,
+    partition, key, edge kind and id, end time, numeric columns by name); the first
+    failure is the error.
+    """
+    cti = punctuation is not None and punctuation.is_cti(fields)
+    try:
+        checked = _checked(fields, source, default_arrival, numeric, cti)
+    except ValueError as exc:
+        return InputRecord(seq, fields, raw=raw, error=str(exc))
+    return InputRecord(seq, fields, raw=raw, cti=cti, **checked)
