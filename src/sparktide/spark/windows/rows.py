@@ -18,9 +18,14 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from sparktide.job import Window
+from sparktide.spark.batch import Batch
+from sparktide.spark.context import Context
+from sparktide.spark.outputs.records import write_windows
+from sparktide.spark.outputs.text import write_state
+from sparktide.spark.scopes import scope_watermarks
 from sparktide.spark.sql import NEG
 
-__all__ = ["marks_schema", "session_windows", "sliding_windows"]
+__all__ = ["marks_schema", "row_windows", "session_windows", "sliding_windows"]
 
 ORDER = ("s", "a", "file", "line")
 
@@ -192,3 +197,42 @@ def sliding_windows(
         .drop("done", "emitted_until")
     )
     return closed, keep, new_marks
+
+
+def row_windows(context: Context, batch: Batch, decided: DataFrame) -> None:
+    """Session and sliding windows of a batch: its admitted rows with those kept in
+    state, the windows the governing watermark closed written, the rest kept."""
+    w = context.window
+    assert w is not None
+    groups = context.groups
+    rows = decided.filter("verdict IN ('accepted', 'adjusted')").select(
+        "scope", *groups, "s", "a", "file", "line", *context.aggregate_inputs
+    )
+    store = context.store
+    state = store.load_table(batch.previous, "rows", rows.schema)
+    marks = store.load_table(batch.previous, "marks", marks_schema(groups))
+    every = rows.unionByName(state)
+    scope_w, _, table = scope_watermarks(context, batch)
+    if table is not None:
+        every = every.join(table, on="scope", how="left")
+    every = every.withColumn("governing", F.expr(scope_w))
+    offset = context.lateness + (1 if context.closed_end else 0)
+    if w.type == "session":
+        closed, still_open, new_marks = session_windows(
+            every, marks, w, groups, offset, context.closed_end
+        )
+    else:
+        closed, still_open, new_marks = sliding_windows(every, marks, w, groups, offset)
+    keys = ["scope", *groups, "window_start", "window_end"]
+    partial = [
+        F.expr(expr).alias(name) for plan in context.aggregates for name, expr in plan.partial
+    ]
+    results = (
+        closed.groupBy(*keys)
+        .agg(*partial)
+        .withColumnRenamed("window_start", "start")
+        .withColumnRenamed("window_end", "end")
+    )
+    write_windows(context, batch, results, groups)
+    write_state(store, batch, still_open.select(*rows.columns), "rows", "window_rows")
+    write_state(store, batch, new_marks, "marks")
