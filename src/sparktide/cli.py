@@ -443,7 +443,7 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
         )
     trigger = _trigger(args.trigger) if args.trigger is not None else None
     from sparktide.spark.engine import check_job
-    from sparktide.spark.run import check_watchable
+    from sparktide.spark.sources import check_watchable
 
     for _, job in jobs:  # everything is checked before a Spark session starts
         check_job(job)
