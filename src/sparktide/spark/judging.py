@@ -19,11 +19,11 @@ from sparktide.spark.batch import Batch
 from sparktide.spark.clocks import estimate_idle, import_ctis
 from sparktide.spark.context import Context
 from sparktide.spark.counters import counter_aggregates
-from sparktide.spark.expr import add_record_columns, filter_rows, record_columns
 from sparktide.spark.fused import TYPED
 from sparktide.spark.keys import next_keys
 from sparktide.spark.lineshapes import typed_names
 from sparktide.spark.parse import FULL_TEXT, parse_lines, split_lines
+from sparktide.spark.projections import add_record_columns, filter_rows, record_columns
 from sparktide.spark.sql import field
 from sparktide.spark.windows.assign import assign_windows, paired_edges
 

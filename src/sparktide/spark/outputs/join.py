@@ -14,9 +14,9 @@ from sparktide.core.instants import POS_INF
 from sparktide.job import input_of
 from sparktide.spark.batch import Batch
 from sparktide.spark.context import Context
-from sparktide.spark.expr import join_projection
 from sparktide.spark.judging import row_inputs
 from sparktide.spark.outputs.text import ordered, write_state, write_text
+from sparktide.spark.projections import join_projection
 from sparktide.spark.scopes import scope_watermarks
 from sparktide.spark.sql import NEG, iso, lit_us, sql_string
 

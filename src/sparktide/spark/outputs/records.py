@@ -41,9 +41,9 @@ from pyspark.sql import functions as F
 from sparktide.job import Window
 from sparktide.spark.batch import Batch
 from sparktide.spark.context import Context
-from sparktide.spark.expr import window_projection
 from sparktide.spark.fused import telling_keys
 from sparktide.spark.outputs.text import ordered, write_text
+from sparktide.spark.projections import window_projection
 from sparktide.spark.sql import iso, lit_us, sql_string
 from sparktide.time import format_instant
 
@@ -257,7 +257,7 @@ def write_windows(context: Context, batch: Batch, closed: DataFrame, groups: lis
     for aggregate, plan in zip(w.aggregates, context.aggregates, strict=True):
         fields.append((aggregate.name, f"coalesce({plan.final}, 'null')"))
     kept = None
-    if w.having is not None or context.job.select:  # see sparktide.spark.expr
+    if w.having is not None or context.job.select:  # see sparktide.spark.projections
         closed, having, selected = window_projection(
             closed, context.job, dict(fields), ("start", "end")
         )

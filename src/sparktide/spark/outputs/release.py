@@ -11,9 +11,9 @@ from pyspark.sql import types as T
 from sparktide.spark.aggregates import INTEGRAL_FLOAT
 from sparktide.spark.batch import Batch
 from sparktide.spark.context import Context
-from sparktide.spark.expr import projected_event
 from sparktide.spark.outputs.join import meet
 from sparktide.spark.outputs.text import ordered, write_state, write_text
+from sparktide.spark.projections import projected_event
 from sparktide.spark.scopes import scope_watermarks
 from sparktide.spark.sql import iso
 
