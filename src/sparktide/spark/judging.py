@@ -60,9 +60,8 @@ def judge(context: Context, batch: Batch, lines: DataFrame, *, estimates_first: 
         import_ctis(context.job, parts)
         source = parsed.filter("error IS NULL")
     keys_batch = context.store.latest(below=batch.id) if context.timeline.by_key else None
-    judged = policy.judged_rows(
-        context, source, parts, arrival_at_start, keys_batch, clock.get("cti_floor", NEG_INF)
-    )
+    start = policy.BatchStart(parts, arrival_at_start, keys_batch, clock.get("cti_floor", NEG_INF))
+    judged = policy.judged_rows(context, source, start)
     decided = narrow(context, assign_windows(context, filter_rows(judged, context.job)))
     if context.edges:  # pair start and end edges (with the open ones in state)
         batch.paired = batch.keep(paired_edges(context, decided, batch.previous))

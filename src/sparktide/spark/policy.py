@@ -21,6 +21,7 @@ order (each adds columns; :mod:`sparktide.spark.columns` names them):
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from pyspark.sql import DataFrame
@@ -34,6 +35,7 @@ from sparktide.spark.sql import NEG, lit_us, sql_string
 
 __all__ = [
     "INLINE_PARTITIONS",
+    "BatchStart",
     "early_and_late",
     "governing_watermark",
     "judged_rows",
@@ -53,42 +55,39 @@ _BEFORE = "ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING"
 _THRESHOLD = "greatest(W0, floor_i, X, Y)"
 
 
-def judged_rows(
-    context: Context,
-    good: DataFrame,
-    parts: dict[str, PartitionClock],
-    arrival_at_start: int,
-    keys_batch: int | None,
-    cti_floor: int,
-) -> DataFrame:
+@dataclass(frozen=True)
+class BatchStart:
+    """What the policy reads of the timelines at the start of a batch."""
+
+    parts: dict[str, PartitionClock]  # the partitions' clocks
+    arrival_at_start: int  # the input's arrival clock (substreams)
+    keys_batch: int | None  # the batch whose keys' state substreams start from
+    cti_floor: int  # substreams: the largest CTI without a key so far
+
+
+def judged_rows(context: Context, good: DataFrame, start: BatchStart) -> DataFrame:
     """The policy over a batch's well-formed rows ``good``: every verdict and system
-    timestamp (``keys_batch``: the batch whose keys' state substreams start from)."""
-    rows, timeline = timeline_clocks(context, good, parts, arrival_at_start, keys_batch, cti_floor)
+    timestamp."""
+    rows, timeline = timeline_clocks(context, good, start)
     order = f"PARTITION BY {timeline} ORDER BY a, file, line"
     rows = early_and_late(context, rows, order)
     rows = running_newest(context, rows, timeline, order)
     rows = watermark_before(context, rows)
     rows = out_of_order(context, rows)
-    return governing_watermark(context, rows, parts)
+    return governing_watermark(context, rows, start.parts)
 
 
-def timeline_clocks(
-    context: Context,
-    good: DataFrame,
-    parts: dict[str, PartitionClock],
-    arrival_at_start: int,
-    keys_batch: int | None,
-    cti_floor: int,
-) -> tuple[DataFrame, str]:
+def timeline_clocks(context: Context, good: DataFrame, start: BatchStart) -> tuple[DataFrame, str]:
     """Each row's timeline clock at the start of the batch: arrival clock ``A0``,
     watermark ``W0``, newest timestamp ``newest0``, events judged ``n0``; and ``Y``,
     the largest keyless CTI before the row (substreams). Returns the rows and the
     column naming their timeline."""
-    good = good.withColumn("Y", F.expr(_keyless_ctis(context, cti_floor)))
+    parts = start.parts
+    good = good.withColumn("Y", F.expr(_keyless_ctis(context, start.cti_floor)))
     if context.timeline.by_key:
-        keys = context.store.load_table(keys_batch, "keys", KEYS_SCHEMA)
+        keys = context.store.load_table(start.keys_batch, "keys", KEYS_SCHEMA)
         rows = good.join(keys, on="key", how="left")
-        rows = rows.withColumn("A0", F.expr(lit_us(arrival_at_start)))
+        rows = rows.withColumn("A0", F.expr(lit_us(start.arrival_at_start)))
         rows = rows.withColumn("W0", F.expr(f"coalesce(k_watermark, {NEG})"))
         rows = rows.withColumn("newest0", F.expr(f"coalesce(k_newest, {NEG})"))
         return rows.withColumn("n0", F.expr("coalesce(k_events, 0)")), "key"
