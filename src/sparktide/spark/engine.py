@@ -24,7 +24,6 @@ from collections.abc import Callable
 from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql import functions as F
 
 from sparktide.errors import ConfigError
 from sparktide.job import Job
@@ -32,7 +31,7 @@ from sparktide.spark import clocks
 from sparktide.spark.batch import Batch
 from sparktide.spark.context import Context
 from sparktide.spark.fused import counter_column
-from sparktide.spark.keys import write_keys
+from sparktide.spark.keys import forced_keys_frame, write_keys
 from sparktide.spark.outputs.deadletters import write_dead_letters
 from sparktide.spark.outputs.join import join
 from sparktide.spark.outputs.metrics import (
@@ -194,7 +193,7 @@ class SparkEngine:
                 context, batch, decided, judgement.partial, judgement.partial_rows
             )
             if forced is not None and isinstance(batch.keys_next, DataFrame):
-                batch.keys_next = _forced_keys(batch.keys_next, forced)
+                batch.keys_next = forced_keys_frame(batch.keys_next, forced)
         elif job.join is not None and not job.references:
             join(context, batch, decided)  # type: ignore[arg-type]
         else:  # (a join with reference data is a release that meets the table)
@@ -243,14 +242,3 @@ class SparkEngine:
             return None
         empty = self.spark.createDataFrame([], "file string, line bigint, raw string, mtime bigint")
         return self.process(empty, previous, flush=True)
-
-
-def _forced_keys(keys_next: DataFrame, forced: DataFrame) -> DataFrame:
-    """The keys' state with the watermarks the idle timeout forced (Spark)."""
-    return keys_next.join(forced, on="key", how="left").select(
-        "key",
-        "k_newest",
-        F.expr("greatest(k_watermark, coalesce(forced_w, k_watermark))").alias("k_watermark"),
-        "k_last",
-        "k_events",
-    )

@@ -25,6 +25,7 @@ __all__ = [
     "KEYS_ARROW",
     "KEYS_SCHEMA",
     "forced_keys",
+    "forced_keys_frame",
     "next_keys",
     "next_keys_table",
     "write_keys",
@@ -117,6 +118,18 @@ def forced_keys(keys: pa.Table, scopes: pa.Array, forced: np.ndarray) -> pa.Tabl
     watermark = np.maximum(keys.column("k_watermark").to_numpy(), raised)
     at = keys.schema.get_field_index("k_watermark")
     return keys.set_column(at, "k_watermark", pa.array(watermark, pa.int64()))
+
+
+def forced_keys_frame(keys_next: DataFrame, forced: DataFrame) -> DataFrame:
+    """:func:`forced_keys` in Spark: the keys' state with the watermarks the idle timeout
+    forced (``forced``: ``key``, ``forced_w``)."""
+    return keys_next.join(forced, on="key", how="left").select(
+        "key",
+        "k_newest",
+        F.expr("greatest(k_watermark, coalesce(forced_w, k_watermark))").alias("k_watermark"),
+        "k_last",
+        "k_events",
+    )
 
 
 def write_keys(context: Context, batch: Batch, keys_next: DataFrame | pa.Table) -> None:

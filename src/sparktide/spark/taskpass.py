@@ -76,9 +76,11 @@ class Spilled:
     schema: pa.Schema
 
     def arrow(self) -> pa.Table:
+        """The rows, read by pyarrow on the driver."""
         return spilled_table(self.files, self.schema)
 
     def frame(self, spark: SparkSession) -> DataFrame:
+        """The rows, read by Spark."""
         if not self.files:
             return spark.createDataFrame([], from_arrow_schema(self.schema))
         return spark.read.schema(from_arrow_schema(self.schema)).parquet(*self.files)
@@ -130,10 +132,12 @@ class _Tasks:
 
     @property
     def tasks(self) -> list[Any]:
+        """One row per task."""
         return [row for row in self.rows if row["kind"] == TASK]
 
     @property
     def pids(self) -> list[str]:
+        """The partitions the tasks judged (once each, unless one was split)."""
         return [row["pid"] for row in self.rows if row["kind"] == SUMMARY]
 
 
