@@ -508,6 +508,8 @@ def plan_scans(frame: Any) -> dict[str, int]:
 def tracing_patches(spark: Any, tracer: Tracer) -> tuple[list[Any], list[str]]:
     """Wrappers for every step of ``SparkEngine.process`` that exists in this version."""
     import sparktide.spark.engine as engine_module
+    import sparktide.spark.judging as judging_module
+    import sparktide.spark.policy as policy_module
     from sparktide.spark.engine import SparkEngine
     from sparktide.spark.state import StateStore
 
@@ -561,58 +563,65 @@ def tracing_patches(spark: Any, tracer: Tracer) -> tuple[list[Any], list[str]]:
         (Writer, "parquet", step(write_label("parquet"), lambda w, *_, **__: w._df)),
     ]
     missing = []
-    for name in (
-        "_policy",
-        "_next_keys",
-        "_assign_windows",
-        "_write_dead_letters",
-        "_windows",
-        "_release",
-        "_write_keys",
-        "_metrics",
-        "_write_metrics",
-    ):
-        if hasattr(SparkEngine, name):
-            patches.append((SparkEngine, name, step(name)))
+    # (each stage where the pipeline looks it up: the module that calls it)
+    stages = (
+        (policy_module, "judged_rows"),
+        (judging_module, "next_keys"),
+        (judging_module, "assign_windows"),
+        (engine_module, "write_dead_letters"),
+        (engine_module, "fold_windows"),
+        (engine_module, "release"),
+        (engine_module, "write_keys"),
+        (engine_module, "metrics_record"),
+        (engine_module, "write_metrics"),
+    )
+    for owner, name in stages:
+        if hasattr(owner, name):
+            patches.append((owner, name, step(name)))
         else:
-            missing.append(f"SparkEngine.{name}")
+            missing.append(f"{owner.__name__}.{name}")
     for name in ("processing_time", "load_clock", "load_table", "begin", "commit"):
         if hasattr(StateStore, name):
             patches.append((StateStore, name, step(f"state.{name}")))
         else:
             missing.append(f"StateStore.{name}")
-    if hasattr(engine_module, "parse_lines"):
-        patches.append((engine_module, "parse_lines", step("parse_lines (plan)")))
+    if hasattr(judging_module, "parse_lines"):
+        patches.append((judging_module, "parse_lines", step("parse_lines (plan)")))
     return patches, missing
 
 
 def experiment_patches(spark: Any, name: str) -> list[Any]:
     """Engine variants patched from here, to estimate what a change would gain."""
 
-    from sparktide.spark.engine import SparkEngine
+    import sparktide.spark.engine as engine_module
+    import sparktide.spark.outputs.deadletters as deadletters_module
+    import sparktide.spark.outputs.join as join_module
+    import sparktide.spark.outputs.records as records_module
+    import sparktide.spark.outputs.release as release_module
 
     if name == "baseline":
         return []
     if name == "no_coalesce":
 
         def write_text(original: Callable[..., Any]) -> Callable[..., Any]:
-            def wrapper(self: Any, frame: Any, directory: str | None, label: str) -> None:
+            def wrapper(batch: Any, frame: Any, directory: str | None, *_: Any) -> None:
                 if directory is None:
                     return
-                frame.select("value").write.mode("overwrite").text(f"{directory}/{label}")
+                frame.select("value").write.mode("overwrite").text(f"{directory}/{batch.label}")
 
             return wrapper
 
-        return [(SparkEngine, "_write_text", write_text)]
+        writers = (deadletters_module, join_module, records_module, release_module)
+        return [(module, "write_text", write_text) for module in writers]
     if name == "no_dead_letters":
 
         def dead(original: Callable[..., Any]) -> Callable[..., Any]:
-            def wrapper(self: Any, *args: Any, **kwargs: Any) -> None:
+            def wrapper(*args: Any, **kwargs: Any) -> None:
                 return None
 
             return wrapper
 
-        return [(SparkEngine, "_write_dead_letters", dead)]
+        return [(engine_module, "write_dead_letters", dead)]
     raise ValueError(name)
 
 

@@ -160,7 +160,8 @@ def main(workdir: Path, out: TextIO) -> int:
     from rich.console import Console
 
     from sparktide.progress import RunProgress
-    from sparktide.spark.run import local_session, run_job
+    from sparktide.spark.run import run_job
+    from sparktide.spark.session import local_session
 
     console = Console(file=out)
     if workdir.exists():

@@ -12,6 +12,7 @@ leave no trace in the outputs.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import signal
@@ -111,7 +112,13 @@ def arm(point: str, batch: int) -> None:
     if point not in POINTS:
         raise SystemExit(f"unknown kill point {point!r}")
     from sparktide.spark import engine as engine_module
+    from sparktide.spark import policy as policy_module
     from sparktide.spark import state as state_module
+    from sparktide.spark import taskpass as taskpass_module
+    from sparktide.spark.outputs import join as join_module
+    from sparktide.spark.outputs import release as release_module
+    from sparktide.spark.windows import fold as fold_module
+    from sparktide.spark.windows import rows as rows_module
 
     engine_cls = engine_module.SparkEngine
     store_cls = state_module.StateStore
@@ -147,28 +154,31 @@ def arm(point: str, batch: int) -> None:
     if point == "reading":
         # the general plan builds its policy (lazy: the next Spark job reads), the
         # one-pass plan runs its kernel job: kill while that job runs
-        for name in ("_policy", "_one_pass"):
-            original = getattr(engine_cls, name)
+        for owner, name in ((policy_module, "judged_rows"), (taskpass_module, "one_pass")):
+            original = getattr(owner, name)
 
-            def reading(self: Any, *args: Any, _original: Any = original, **kwargs: Any) -> Any:
+            def reading(*args: Any, _original: Any = original, **kwargs: Any) -> Any:
                 if here():
                     threading.Timer(0.5, _die, (point, batch)).start()
-                return _original(self, *args, **kwargs)
+                return _original(*args, **kwargs)
 
-            setattr(engine_cls, name, reading)
-    around(engine_cls, "_write_dead_letters", before="dead_letters")
-    around(engine_cls, "_windows", before="windows", after="state_tables")
-    around(engine_cls, "_release", before="windows", after="state_tables")
-    around(engine_cls, "_write_windows", after="outputs")
+            setattr(owner, name, reading)
+    around(engine_module, "write_dead_letters", before="dead_letters")
+    around(engine_module, "fold_windows", before="windows", after="state_tables")
+    around(engine_module, "release", before="windows", after="state_tables")
+    around(fold_module, "write_windows", after="outputs")
+    around(rows_module, "write_windows", after="outputs")
     if point == "outputs":
-        write_text = engine_cls._write_text
+        for owner in (release_module, join_module):
 
-        def released(self: Any, frame: Any, directory: Any, label: str, counter: Any = None):
-            write_text(self, frame, directory, label, counter)
-            if counter == "released" and here():
-                _die(point, batch)
+            def released(
+                batch_: Any, frame: Any, directory: Any, counter: Any = None, *, _write: Any
+            ) -> None:
+                _write(batch_, frame, directory, counter)
+                if counter == "released" and here():
+                    _die(point, batch)
 
-        engine_cls._write_text = released  # type: ignore[method-assign]
+            owner.write_text = functools.partial(released, _write=owner.write_text)
     write = state_module._atomic_write
 
     def atomic(path: Path, text: str) -> None:
@@ -178,7 +188,7 @@ def arm(point: str, batch: int) -> None:
 
     state_module._atomic_write = atomic
     around(store_cls, "commit", after="committed")
-    around(engine_cls, "_write_metrics", after="metrics")
+    around(engine_module, "write_metrics", after="metrics")
 
 
 def main(argv: list[str] | None = None) -> int:

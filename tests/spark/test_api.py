@@ -13,7 +13,8 @@ from sparktide.core.engine import simulate
 from sparktide.job import Job
 from sparktide.reader import parse_fields
 from sparktide.spark import broker_lines, start
-from sparktide.spark.engine import _scans_ctis, check_job
+from sparktide.spark.engine import check_job
+from sparktide.spark.plans import scans_ctis
 from sparktide.time import parse_instant
 from tests.spark.streams import read_output
 
@@ -122,11 +123,11 @@ def test_every_generated_cti_delay_runs_on_spark(ordering, punctuation, source):
     }
     job = Job.from_dict(tables)
     check_job(job)
-    assert _scans_ctis(job)
+    assert scans_ctis(job)
     for delay in ("0s", "-1us"):  # closed forms: delays of zero or more; -1us unless adjusted
         runs = Job.from_dict(dict(tables, punctuation={**punctuation, "delay": delay}))
         check_job(runs)
-        assert _scans_ctis(runs) == (delay == "-1us" and not ordering)
+        assert scans_ctis(runs) == (delay == "-1us" and not ordering)
     accepted = Job.from_dict(dict(tables, ordering={"on_out_of_order": "accept"}))
     check_job(accepted)  # nothing reads the CTIs
-    assert not _scans_ctis(accepted)
+    assert not scans_ctis(accepted)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 
 from sparktide.job import Job, Projection, Source
-from sparktide.spark.expr import add_record_columns
+from sparktide.spark.projections import add_record_columns
 from tests.test_expr import DATEDIFF_CASES, TIMES, same
 
 

@@ -7,6 +7,7 @@ import contextlib
 import dataclasses
 import datetime as dt
 import gzip
+import itertools
 import json
 import os
 import random
@@ -25,6 +26,9 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import sparktide.spark.engine as engine_module
+import sparktide.spark.plans as plans
+import sparktide.spark.taskpass as taskpass
+import sparktide.spark.windows.fold as fold_module
 from sparktide.core.engine import simulate
 from sparktide.core.instants import NEG_INF
 from sparktide.job import Job
@@ -156,12 +160,13 @@ def test_open_windows_merge_in_spark_or_on_the_driver_alike(spark, tmp_path, mon
     batch merging on the driver, and the other way round, with the same answers (batches
     alternate here; in a run, the size of the partials and open windows chooses). With
     12 devices some keys skip a batch: their windows close on the idle timeout."""
-    on_driver = SparkEngine._driver_windows_ok
-    monkeypatch.setattr(
-        SparkEngine,
-        "_driver_windows_ok",
-        lambda self, batch, rows: batch.id % 2 == 1 and on_driver(self, batch, rows),
-    )
+    on_driver, batches = plans.windows_on, itertools.count()  # (asked once a batch)
+
+    def alternating(job, **facts):
+        place = on_driver(job, **facts)
+        return place if next(batches) % 2 == 1 else ("spark", "odd batches only")
+
+    monkeypatch.setattr(plans, "windows_on", alternating)
     seed = zlib.crc32(case.encode()) % 1000 + 1
     write_stream(tmp_path / "in", seed=seed, partitions=3, devices=12)
     job = _run(spark, tmp_path, CASES[case], files_per_batch=1)
@@ -169,14 +174,14 @@ def test_open_windows_merge_in_spark_or_on_the_driver_alike(spark, tmp_path, mon
     assert _plans(job, "windows_merged_on") == ["spark", "driver", "spark", "driver"]
 
 
-@pytest.mark.parametrize("rows", [SparkEngine.DRIVER_WINDOW_ROWS, 0])
+@pytest.mark.parametrize("rows", [plans.DRIVER_WINDOW_ROWS, 0])
 def test_a_quiet_partition_closes_its_windows_after_the_idle_timeout(
     spark, tmp_path, monkeypatch, rows
 ):
     """Partitioned watermarks with an idle timeout: partition 2 delivers nothing in the
     middle batches while the others do, so its open windows close on the timeout (batches
     are 7 s apart) — merged on the driver, or in Spark when the partials are too many."""
-    monkeypatch.setattr(SparkEngine, "DRIVER_WINDOW_ROWS", rows)
+    monkeypatch.setattr(plans, "DRIVER_WINDOW_ROWS", rows)
     write_stream(tmp_path / "in", seed=21, partitions=3)
     for k in range(4):
         path = tmp_path / "in" / f"part-{k:03d}.jsonl"
@@ -197,13 +202,13 @@ def test_substreams_with_a_partition_per_file_are_judged_per_task(spark, tmp_pat
     partitions seen before deliver); in the last batch partition 1 is idle, the guess
     is wrong and the batch is judged again in one task. The same answers either way."""
     checked = []  # (partitions assumed, partitions delivering) as the engine compares them
-    clock_of = engine_module.input_clock
+    clock_of = taskpass.input_clock
 
     def spy(plan, delivering):
         checked.append((plan.assumed, set(delivering)))
         return clock_of(plan, delivering)
 
-    monkeypatch.setattr(engine_module, "input_clock", spy)
+    monkeypatch.setattr(taskpass, "input_clock", spy)
     write_stream(tmp_path / "src", seed=41, partitions=3, devices=6, files=3, malformed=0)
     (tmp_path / "in").mkdir()
     layout = [(0, (0, 1)), (1, (0, 1)), (2, (0, 2))]  # batch: the partitions delivering
@@ -232,18 +237,18 @@ def test_several_tasks_partials_are_merged_on_the_driver_only_where_they_can_mee
     substreams a key is in one task only, so its windows are too, and they are taken as
     they come. The reference engine's records either way."""
     tasks, distinct = [], []  # (the tasks' partial files; each batch's partials distinct)
-    windows, driver_windows = SparkEngine._windows, SparkEngine._driver_windows
+    windows, driver_windows = engine_module.fold_windows, fold_module.merge_on_driver
 
-    def spy_windows(self, decided, batch, spilled=None, partial_rows=0):
+    def spy_windows(context, batch, decided, spilled=None, partial_rows=0):
         tasks.append(len(spilled.files) if spilled is not None else None)
-        return windows(self, decided, batch, spilled, partial_rows)
+        return windows(context, batch, decided, spilled, partial_rows)
 
-    def spy_driver(self, fresh, batch, **kwargs):
+    def spy_driver(context, batch, fresh, **kwargs):
         distinct.append(kwargs["distinct"])
-        return driver_windows(self, fresh, batch, **kwargs)
+        return driver_windows(context, batch, fresh, **kwargs)
 
-    monkeypatch.setattr(SparkEngine, "_windows", spy_windows)
-    monkeypatch.setattr(SparkEngine, "_driver_windows", spy_driver)
+    monkeypatch.setattr(engine_module, "fold_windows", spy_windows)
+    monkeypatch.setattr(fold_module, "merge_on_driver", spy_driver)
     write_stream(tmp_path / "src", seed=43, partitions=3, devices=6, files=1, malformed=0)
     (tmp_path / "in").mkdir()
     lines = (tmp_path / "src" / "part-000.jsonl").read_text().splitlines()
@@ -265,7 +270,7 @@ def test_substreams_beyond_the_drivers_share_take_the_spark_routes(spark, tmp_pa
     """A one-pass substreams batch with more partials than the driver may merge merges in
     Spark (its keys' state goes to Spark as a DataFrame); a batch whose keys' state is
     already beyond that takes the general plan. The same answers either way."""
-    monkeypatch.setattr(SparkEngine, "DRIVER_WINDOW_ROWS", 3)
+    monkeypatch.setattr(plans, "DRIVER_WINDOW_ROWS", 3)
     write_stream(tmp_path / "in", seed=31, partitions=3)
     job = _run(spark, tmp_path, CASES["substreams-drop-idle"])
     assert _plans(job) == ["one_pass", "general"]
@@ -409,7 +414,7 @@ def test_large_parquet_files_are_read_by_spark(spark, tmp_path, monkeypatch):
         os.utime(path, (time.time() - 100 + k,) * 2)
     sizes = [path.stat().st_size for path in files]
     assert sizes.count(max(sizes)) == 1
-    monkeypatch.setattr(SparkEngine, "KERNEL_FILE_BYTES", max(sizes) - 1)
+    monkeypatch.setattr(taskpass, "KERNEL_FILE_BYTES", max(sizes) - 1)
     tables = {**CASES["merged-adjust"], "source": {"partition": "partition", "format": "parquet"}}
     job = _run(spark, tmp_path, tables, files_per_batch=1)
     large = sizes.index(max(sizes))
@@ -436,13 +441,13 @@ def test_text_partitions_are_read_by_the_kernel_as_by_the_sql_route(spark):
             fused._parquet_partition(pa.array(["1", text]))
 
 
-@pytest.mark.parametrize("limit", [SparkEngine.ONE_TASK_SPLITS, 1])
+@pytest.mark.parametrize("limit", [taskpass.ONE_TASK_SPLITS, 1])
 def test_partitions_across_tasks_are_read_in_one_task(spark, tmp_path, monkeypatch, limit):
     """Partitions whose lines are in several tasks of a batch cannot be judged per task:
     the batch's files then go through one task (and every later batch's too), with the
     same answers — unless the batch is too large for one task (more file splits than
     ``ONE_TASK_SPLITS``): then it takes the general plan."""
-    monkeypatch.setattr(SparkEngine, "ONE_TASK_SPLITS", limit)
+    monkeypatch.setattr(taskpass, "ONE_TASK_SPLITS", limit)
     write_stream(tmp_path / "in", seed=11, partitions=3, malformed=0)
     with _file_per_task(spark):
         job = _run(spark, tmp_path, CASES["merged-adjust"], files_per_batch=3)

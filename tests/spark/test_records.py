@@ -1,4 +1,4 @@
-"""Window records written from the driver (``sparktide.spark.records``) are the very
+"""Window records written from the driver (``sparktide.spark.outputs.records``) are the very
 text the Spark route writes: the same closed windows through both, line for line."""
 
 from __future__ import annotations
@@ -13,9 +13,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sparktide.spark import records
+from sparktide.spark.batch import Batch
 from sparktide.spark.engine import SparkEngine
-from sparktide.spark.records import double_text, spark_doubles, window_lines
+from sparktide.spark.outputs import records
+from sparktide.spark.outputs.records import (
+    double_text,
+    spark_doubles,
+    window_lines,
+    write_windows,
+)
 from sparktide.time import parse_instant
 from tests.spark.streams import job_for
 
@@ -50,6 +56,11 @@ HARD = [
     5e-324,
     1.7976931348623157e308,
 ]
+
+
+def _batch(now: int) -> Batch:
+    """A batch writing its windows to the directory ``spark`` at processing time ``now``."""
+    return Batch(0, False, now=now, label="spark")
 
 
 def _closed(rng: random.Random, rows: int) -> pa.Table:
@@ -115,10 +126,10 @@ def test_driver_records_are_the_spark_routes(spark, tmp_path, monkeypatch, seed,
         closed = closed.rename_columns([name.removesuffix("_max") for name in closed.column_names])
         closed = closed.select(columns)
     now = parse_instant("2026-03-01T09:30:00.5Z")
-    engine._write_windows(spark.createDataFrame(closed), ["g0", "g1"], now, "spark")
+    write_windows(engine.context, _batch(now), spark.createDataFrame(closed), ["g0", "g1"])
     written = sorted(Path(job.output.path, "spark").glob("part-*"))
     want = "".join(path.read_text() for path in written)
-    names = [tuple(name for name, _ in plan.partial) for plan in engine.plans]
+    names = [tuple(name for name, _ in plan.partial) for plan in engine.context.aggregates]
     doubles = functools.partial(spark_doubles, spark)
     got = window_lines(closed, job.window, names, now, doubles).to_pylist()
     assert "".join(got) == want
@@ -144,7 +155,7 @@ def test_records_with_no_group_or_aggregate_are_the_spark_routes(spark, tmp_path
         }
     )
     now = start + 45_000_000
-    engine._write_windows(spark.createDataFrame(closed), [], now, "spark")
+    write_windows(engine.context, _batch(now), spark.createDataFrame(closed), [])
     written = sorted(Path(job.output.path, "spark").glob("part-*"))
     want = "".join(path.read_text() for path in written)
     doubles = functools.partial(spark_doubles, spark)

@@ -9,6 +9,7 @@ their JSON types survive, into per-row input columns right after parsing.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from sparktide.job import Aggregate
@@ -115,123 +116,150 @@ def plan_aggregates(aggregates: tuple[Aggregate, ...]) -> list[AggregatePlan]:
     plans = []
     for i, aggregate in enumerate(aggregates):
         p = f"p{i}"
-        function = aggregate.function
         if aggregate.column is None:  # count(*)
-            plans.append(
-                AggregatePlan(
-                    (),
-                    ((f"{p}_n", "count(*)"),),
-                    ((f"{p}_n", f"sum({p}_n)"),),
-                    f"CAST({p}_n AS STRING)",
-                )
-            )
+            plans.append(_count_rows(p))
             continue
-        v, notnull, js = _value(aggregate.column)
-        if function == "count":
-            plans.append(
-                AggregatePlan(
-                    ((f"{p}_in", notnull),),
-                    ((f"{p}_n", f"count_if({p}_in)"),),
-                    ((f"{p}_n", f"sum({p}_n)"),),
-                    f"CAST({p}_n AS STRING)",
-                )
-            )
-        elif function in ("sum", "avg"):
-            is_int = f"schema_of_variant({v}) IN {_INTS}"
-            inputs = (
-                (
-                    f"{p}_ini",
-                    f"CASE WHEN {notnull} AND {is_int} THEN "
-                    f"CAST(try_variant_get({v}, '$', 'bigint') AS DECIMAL(38,0)) END",
-                ),
-                (
-                    f"{p}_ind",
-                    f"CASE WHEN {notnull} AND NOT {is_int} THEN "
-                    f"try_variant_get({v}, '$', 'double') END",
-                ),
-                (f"{p}_inn", notnull),
-                (f"{p}_inf", f"{notnull} AND NOT {is_int}"),
-            )
-            partial = (
-                (f"{p}_si", f"sum({p}_ini)"),
-                (f"{p}_sd", f"sum({p}_ind)"),
-                (f"{p}_nn", f"count_if({p}_inn)"),
-                (f"{p}_nf", f"count_if({p}_inf)"),
-            )
-            merge = tuple((name, f"sum({name})") for name, _ in partial)
-            total = f"(CAST(coalesce({p}_si, 0) AS DOUBLE) + coalesce({p}_sd, 0D))"
-            # a float sum beyond a double's range is null (JSON has no infinity; NaN
-            # compares above every number in Spark, so this also catches it)
-            overflow = f"NOT ({total} BETWEEN -{_MAX_DOUBLE} AND {_MAX_DOUBLE})"
-            if function == "sum":
-                final = (
-                    f"CASE WHEN {p}_nn = 0 THEN 'null' "
-                    f"WHEN {p}_nf = 0 THEN CAST({p}_si AS STRING) "
-                    f"WHEN {overflow} THEN 'null' "
-                    f"ELSE CAST({total} AS STRING) END"
-                )
-            else:
-                final = (
-                    f"CASE WHEN {p}_nn = 0 OR {overflow} THEN 'null' "
-                    f"ELSE CAST({total} / {p}_nn AS STRING) END"
-                )
-            plans.append(AggregatePlan(inputs, partial, merge, final))
-        elif function in ("min", "max"):
-            schema = f"schema_of_variant({v})"
-            rank = (
-                f"CASE WHEN {schema} RLIKE '^(TINYINT|SMALLINT|INT|BIGINT|FLOAT|DOUBLE|DECIMAL.*"
-                f"|BOOLEAN)$' THEN 0 WHEN {schema} = 'STRING' THEN 1 ELSE 2 END"
-            )
-            number = (
-                f"CASE WHEN {schema} = 'BOOLEAN' THEN CASE WHEN try_variant_get({v}, '$', "
-                f"'boolean') THEN 1D ELSE 0D END ELSE try_variant_get({v}, '$', 'double') END"
-            )
-            text = (
-                f"CASE WHEN {schema} = 'STRING' THEN try_variant_get({v}, '$', 'string') "
-                f"ELSE {js} END"
-            )
-            item = (
-                f"CASE WHEN {notnull} THEN struct({rank} AS r, {number} AS n, {text} AS t, "
-                f"{js} AS j) END"
-            )
-            plans.append(
-                AggregatePlan(
-                    ((f"{p}_in", item),),
-                    ((p, f"{function}({p}_in)"),),
-                    ((p, f"{function}({p})"),),
-                    f"coalesce({p}.j, 'null')",
-                )
-            )
-        elif function in ("first", "last"):
-            item = f"struct({ORDER}, {p}_in AS j)"
-            op = "min" if function == "first" else "max"
-            plans.append(
-                AggregatePlan(
-                    ((f"{p}_in", f"coalesce(CASE WHEN {notnull} THEN {js} END, 'null')"),),
-                    ((p, f"{op}({item})"),),
-                    ((p, f"{op}({p})"),),
-                    f"{p}.j",
-                )
-            )
-        elif function == "collect_list":
-            item = f"CASE WHEN {p}_in IS NOT NULL THEN struct({ORDER}, {p}_in AS j) END"
-            plans.append(
-                AggregatePlan(
-                    ((f"{p}_in", f"CASE WHEN {notnull} THEN {js} END"),),
-                    ((p, f"collect_list({item})"),),
-                    ((p, f"flatten(collect_list({p}))"),),
-                    f"concat('[', array_join(transform(array_sort({p}), x -> x.j), ','), ']')",
-                )
-            )
-        elif function == "count_distinct":
-            plans.append(
-                AggregatePlan(
-                    ((f"{p}_in", f"CASE WHEN {notnull} THEN {distinct_key(v)} END"),),
-                    ((p, f"collect_set({p}_in)"),),
-                    ((p, f"array_distinct(flatten(collect_list({p})))"),),
-                    f"CAST(size({p}) AS STRING)",
-                )
-            )
-        else:  # pragma: no cover - the job grammar allows nothing else
-            raise ValueError(f"unknown aggregate {function!r}")
+        builder = _BUILDERS.get(aggregate.function)
+        if builder is None:  # pragma: no cover - the job grammar allows nothing else
+            raise ValueError(f"unknown aggregate {aggregate.function!r}")
+        plans.append(builder(p, aggregate.function, aggregate.column))
     return plans
+
+
+def _count_rows(p: str) -> AggregatePlan:
+    """``count(*)``: the rows of the window."""
+    return AggregatePlan(
+        (),
+        ((f"{p}_n", "count(*)"),),
+        ((f"{p}_n", f"sum({p}_n)"),),
+        f"CAST({p}_n AS STRING)",
+    )
+
+
+def _count(p: str, function: str, column: str) -> AggregatePlan:
+    """``count(column)``: the rows where the column holds a value."""
+    _, notnull, _ = _value(column)
+    return AggregatePlan(
+        ((f"{p}_in", notnull),),
+        ((f"{p}_n", f"count_if({p}_in)"),),
+        ((f"{p}_n", f"sum({p}_n)"),),
+        f"CAST({p}_n AS STRING)",
+    )
+
+
+def _sum_or_avg(p: str, function: str, column: str) -> AggregatePlan:
+    """``sum`` and ``avg``: integers summed exactly, floats as doubles; the sum is an
+    integer while no float was added."""
+    v, notnull, _ = _value(column)
+    is_int = f"schema_of_variant({v}) IN {_INTS}"
+    inputs = (
+        (
+            f"{p}_ini",
+            f"CASE WHEN {notnull} AND {is_int} THEN "
+            f"CAST(try_variant_get({v}, '$', 'bigint') AS DECIMAL(38,0)) END",
+        ),
+        (
+            f"{p}_ind",
+            f"CASE WHEN {notnull} AND NOT {is_int} THEN try_variant_get({v}, '$', 'double') END",
+        ),
+        (f"{p}_inn", notnull),
+        (f"{p}_inf", f"{notnull} AND NOT {is_int}"),
+    )
+    partial = (
+        (f"{p}_si", f"sum({p}_ini)"),
+        (f"{p}_sd", f"sum({p}_ind)"),
+        (f"{p}_nn", f"count_if({p}_inn)"),
+        (f"{p}_nf", f"count_if({p}_inf)"),
+    )
+    merge = tuple((name, f"sum({name})") for name, _ in partial)
+    total = f"(CAST(coalesce({p}_si, 0) AS DOUBLE) + coalesce({p}_sd, 0D))"
+    # a float sum beyond a double's range is null (JSON has no infinity; NaN
+    # compares above every number in Spark, so this also catches it)
+    overflow = f"NOT ({total} BETWEEN -{_MAX_DOUBLE} AND {_MAX_DOUBLE})"
+    if function == "sum":
+        final = (
+            f"CASE WHEN {p}_nn = 0 THEN 'null' "
+            f"WHEN {p}_nf = 0 THEN CAST({p}_si AS STRING) "
+            f"WHEN {overflow} THEN 'null' "
+            f"ELSE CAST({total} AS STRING) END"
+        )
+    else:
+        final = (
+            f"CASE WHEN {p}_nn = 0 OR {overflow} THEN 'null' "
+            f"ELSE CAST({total} / {p}_nn AS STRING) END"
+        )
+    return AggregatePlan(inputs, partial, merge, final)
+
+
+def _min_or_max(p: str, function: str, column: str) -> AggregatePlan:
+    """``min`` and ``max``: numbers (and booleans) before text before anything else."""
+    v, notnull, js = _value(column)
+    schema = f"schema_of_variant({v})"
+    rank = (
+        f"CASE WHEN {schema} RLIKE '^(TINYINT|SMALLINT|INT|BIGINT|FLOAT|DOUBLE|DECIMAL.*"
+        f"|BOOLEAN)$' THEN 0 WHEN {schema} = 'STRING' THEN 1 ELSE 2 END"
+    )
+    number = (
+        f"CASE WHEN {schema} = 'BOOLEAN' THEN CASE WHEN try_variant_get({v}, '$', "
+        f"'boolean') THEN 1D ELSE 0D END ELSE try_variant_get({v}, '$', 'double') END"
+    )
+    text = f"CASE WHEN {schema} = 'STRING' THEN try_variant_get({v}, '$', 'string') ELSE {js} END"
+    item = (
+        f"CASE WHEN {notnull} THEN struct({rank} AS r, {number} AS n, {text} AS t, {js} AS j) END"
+    )
+    return AggregatePlan(
+        ((f"{p}_in", item),),
+        ((p, f"{function}({p}_in)"),),
+        ((p, f"{function}({p})"),),
+        f"coalesce({p}.j, 'null')",
+    )
+
+
+def _first_or_last(p: str, function: str, column: str) -> AggregatePlan:
+    """``first`` and ``last``: the value of the first (last) row in window order."""
+    _, notnull, js = _value(column)
+    item = f"struct({ORDER}, {p}_in AS j)"
+    op = "min" if function == "first" else "max"
+    return AggregatePlan(
+        ((f"{p}_in", f"coalesce(CASE WHEN {notnull} THEN {js} END, 'null')"),),
+        ((p, f"{op}({item})"),),
+        ((p, f"{op}({p})"),),
+        f"{p}.j",
+    )
+
+
+def _collect_list(p: str, function: str, column: str) -> AggregatePlan:
+    """``collect_list``: the values in window order."""
+    _, notnull, js = _value(column)
+    item = f"CASE WHEN {p}_in IS NOT NULL THEN struct({ORDER}, {p}_in AS j) END"
+    return AggregatePlan(
+        ((f"{p}_in", f"CASE WHEN {notnull} THEN {js} END"),),
+        ((p, f"collect_list({item})"),),
+        ((p, f"flatten(collect_list({p}))"),),
+        f"concat('[', array_join(transform(array_sort({p}), x -> x.j), ','), ']')",
+    )
+
+
+def _count_distinct(p: str, function: str, column: str) -> AggregatePlan:
+    """``count_distinct``: the distinct values (:func:`distinct_key`)."""
+    v, notnull, _ = _value(column)
+    return AggregatePlan(
+        ((f"{p}_in", f"CASE WHEN {notnull} THEN {distinct_key(v)} END"),),
+        ((p, f"collect_set({p}_in)"),),
+        ((p, f"array_distinct(flatten(collect_list({p})))"),),
+        f"CAST(size({p}) AS STRING)",
+    )
+
+
+#: The plan of each aggregate function over a column.
+_BUILDERS: dict[str, Callable[[str, str, str], AggregatePlan]] = {
+    "count": _count,
+    "sum": _sum_or_avg,
+    "avg": _sum_or_avg,
+    "min": _min_or_max,
+    "max": _min_or_max,
+    "first": _first_or_last,
+    "last": _first_or_last,
+    "collect_list": _collect_list,
+    "count_distinct": _count_distinct,
+}

@@ -41,11 +41,11 @@ SCAN_OUTPUT = (("h", pa.int64()), ("gen", pa.bool_()), ("C", pa.int64()))
 @functools.cache
 def _compiled() -> Callable[..., Any]:
     """The compiled recurrence (numba is imported, and the loop compiled, on first use)."""
-    import numba  # (0.5 s to import: only the workers that scan pay it)
+    import numba  # (slow to import: only the workers that scan pay it)
 
     # (no on-disk cache: on an executor that can write neither beside the package nor
-    # in a user cache directory numba would fail the task; compiling takes ~0.5 s once
-    # per Python worker, which Spark reuses)
+    # in a user cache directory numba would fail the task; compiling happens once per
+    # Python worker, which Spark reuses)
     @numba.njit(cache=False)
     def scan(
         h: np.ndarray,

@@ -19,15 +19,17 @@ the SQL text grows linearly with the expression.
 Leaves:
 
 - record fields (the filter, a projection without a window) are read from the record
-  variant ``m`` right after parsing (:func:`add_record_columns`), before ``m`` is
-  dropped: the variant's own type says the kind (a ``DECIMAL`` is a float: Spark keeps
-  ``21.0`` as ``DECIMAL(2,0)``, and an integer beyond 64 bits as ``DECIMAL(p,0)``, which
-  the reference reads as a float too);
+  variant ``m`` right after parsing
+  (:func:`sparktide.spark.projections.add_record_columns`), before ``m`` is dropped:
+  the variant's own type says the kind (a ``DECIMAL`` is a float: Spark keeps ``21.0``
+  as ``DECIMAL(2,0)``, and an integer beyond 64 bits as ``DECIMAL(p,0)``, which the
+  reference reads as a float too);
 - a window's columns come from the JSON text the window record is made of (the group
   values ``g<i>``, each aggregate's final text), read back with ``try_parse_json``; the
   bounds are their ISO text;
-- a join's match (:func:`join_projection`) reads ``<input>.<field>`` from each side's
-  record text, parsed back with ``try_parse_json``, and ``timestamp`` as its ISO text.
+- a join's match (:func:`sparktide.spark.projections.join_projection`) reads
+  ``<input>.<field>`` from each side's record text, parsed back with
+  ``try_parse_json``, and ``timestamp`` as its ISO text.
 
 ``DATEDIFF(unit, start, end)`` reads the text kind of its arguments as instants
 (:func:`sparktide.spark.parse.instant_of`, the reference reader's verdicts) and counts
@@ -56,27 +58,12 @@ from sparktide.expr import (
     Ref,
     Unary,
     desugar,
-    references,
 )
-from sparktide.job import Job
-from sparktide.spark.aggregates import json_text
 from sparktide.spark.parse import instant_of
-from sparktide.spark.sql import field as variant_field
-from sparktide.spark.sql import iso, sql_string
+from sparktide.spark.sql import sql_string
 
-__all__ = [
-    "FILTER_COLUMN",
-    "Compiled",
-    "add_record_columns",
-    "filter_rows",
-    "join_projection",
-    "projected_event",
-    "record_columns",
-    "window_projection",
-]
+__all__ = ["Compiled", "Value", "json_of", "of_kind", "variant_leaves"]
 
-#: The column holding whether a row passes ``[filter] where``.
-FILTER_COLUMN = "w_pass"
 _MAX_DOUBLE = "1.7976931348623157E308D"
 _NULL = {
     "i": "CAST(NULL AS BIGINT)",
@@ -103,7 +90,7 @@ class Value:
         return {k: v for k, v in (("i", self.i), ("d", self.d), ("s", self.s), ("b", self.b)) if v}
 
 
-def _get(value: Value, kind: str) -> str:
+def of_kind(value: Value, kind: str) -> str:
     return getattr(value, kind) or _NULL[kind]
 
 
@@ -205,7 +192,7 @@ class Compiled:
         a, b = self._value(expr.left), self._value(expr.right)
         level = max(a.level, b.level)
         if expr.op in ("AND", "OR"):
-            made = Value(b=f"({_get(a, 'b')} {expr.op} {_get(b, 'b')})")
+            made = Value(b=f"({of_kind(a, 'b')} {expr.op} {of_kind(b, 'b')})")
         elif expr.op in COMPARISONS:
             made = _compare(expr.op, a, b)
         else:
@@ -305,7 +292,7 @@ def _arith(op: str, a: Value, b: Value) -> Value:
 
 
 # ---------------------------------------------------------------------- record fields
-def _variant_leaves(
+def variant_leaves(
     prefix: str, names: list[str], variant: Any
 ) -> tuple[list[list[str]], dict[str, Value]]:
     """Two projections reading each name's value (``variant(name)``: its variant SQL)
@@ -335,210 +322,3 @@ def _variant_leaves(
             null=f"{prefix}{j}_n",
         )
     return [first, second], leaves
-
-
-def _projects_records(job: Job) -> bool:
-    """Whether ``[select]`` reads each record (no window, no join): its columns are then
-    computed right after parsing."""
-    return job.window is None and job.join is None
-
-
-def record_columns(job: Job) -> list[str]:
-    """The columns :func:`add_record_columns` adds: the filter's verdict, and each
-    projected column's JSON text (``e<i>``) in a job without a window or a join."""
-    out = [FILTER_COLUMN] if job.filter is not None else []
-    if _projects_records(job):
-        out += [f"e{i}" for i in range(len(job.select))]
-    return out
-
-
-def add_record_columns(parsed: DataFrame, job: Job) -> DataFrame:
-    """The parsed batch with :func:`record_columns`, computed from the record ``m``
-    before it is dropped (only those columns travel on)."""
-    if not record_columns(job):
-        return parsed
-    projections = job.select if _projects_records(job) else ()
-    exprs = [job.filter.expression] if job.filter is not None else []
-    exprs += [p.parsed for p in projections]
-    names = list(dict.fromkeys(n for e in exprs for n in references(e)))
-    stages, leaves = _variant_leaves("_xf", names, variant_field)
-    compiled = Compiled("_xe", leaves)
-    outputs = []
-    if job.filter is not None:
-        value = compiled.value(job.filter.expression)
-        outputs.append(f"coalesce({_get(value, 'b')}, false) AS {FILTER_COLUMN}")
-    for i, projection in enumerate(projections):
-        expr = projection.parsed
-        if isinstance(expr, Ref):
-            text = f"coalesce({json_text(variant_field(expr.name))}, 'null')"
-        else:
-            text = json_of(compiled.value(expr))
-        outputs.append(f"{text} AS e{i}")
-    frame = parsed
-    for stage in stages:
-        frame = frame.selectExpr("*", *stage)
-    frame = compiled.apply(frame)
-    return frame.selectExpr(*(f"`{c}`" for c in parsed.columns), *outputs)
-
-
-def filter_rows(decided: DataFrame, job: Job) -> DataFrame:
-    """Judged rows after ``[filter]``: an event the policy admitted that fails the filter
-    is dropped with reason ``filtered`` and has no system timestamp for the windows (its
-    policy columns, which moved its timeline, stay as they are)."""
-    if job.filter is None:
-        return decided
-    stopped = f"(verdict IN ('accepted', 'adjusted') AND NOT {FILTER_COLUMN})"
-    if job.edges:  # an end edge has no payload of its own: it ends what passed
-        stopped = f"({stopped} AND coalesce(edge <> 'end', true))"
-    return (
-        decided.withColumn("_stopped", _expr(stopped))
-        .withColumn("verdict", _expr("CASE WHEN _stopped THEN 'dropped' ELSE verdict END"))
-        .withColumn("reason", _expr("CASE WHEN _stopped THEN 'filtered' ELSE reason END"))
-        .withColumn("s", _expr("CASE WHEN _stopped THEN CAST(NULL AS BIGINT) ELSE s END"))
-        .drop("_stopped")
-    )
-
-
-def _expr(sql: str) -> Any:
-    from pyspark.sql import functions as F
-
-    return F.expr(sql)
-
-
-def projected_event(job: Job, timestamp: str) -> str:
-    """SQL of a released event's JSON text under ``[select]``: the ``e<i>`` columns, then
-    ``timestamp`` (``timestamp``: SQL of its ISO text)."""
-    import json
-
-    members = [f"{sql_string(json.dumps(p.name) + ':')}, e{i}" for i, p in enumerate(job.select)]
-    members.append(f"'\"timestamp\":', concat('\"', {timestamp}, '\"')")
-    separator = ", ',', "
-    return "concat('{', " + separator.join(members) + ", '}')"
-
-
-# ---------------------------------------------------------------------- joins
-def join_projection(
-    matches: DataFrame, job: Job, records: tuple[str, str], timestamp: str
-) -> tuple[DataFrame, str]:
-    """``[select]`` over a join's matches.
-
-    Parameters
-    ----------
-    matches
-        The matches, one row each.
-    job
-        The job (its ``[join]`` and ``[select]``).
-    records
-        The columns holding the left and the right record's JSON text.
-    timestamp
-        The column holding the match's timestamp (microseconds).
-
-    Returns
-    -------
-    The frame with the selected columns' JSON text (``e<i>``), and SQL of each released
-    event's text: the selected columns, then ``timestamp``.
-    """
-    join = job.join
-    assert join is not None
-    variants = {join.left: "_jl", join.right: "_jr"}
-    frame = matches.selectExpr(
-        "*", f"try_parse_json({records[0]}) AS _jl", f"try_parse_json({records[1]}) AS _jr"
-    )
-
-    def variant(key: str) -> str:
-        side, name = key.split(".", 1)
-        return variant_field(name, variants[side])
-
-    exprs = [p.parsed for p in job.select]
-    names = [n for n in dict.fromkeys(k for e in exprs for k in references(e)) if "." in n]
-    stages, leaves = _variant_leaves("_jf", names, variant)
-    when = iso(timestamp)
-    leaves["timestamp"] = Value(s=when)
-    compiled = Compiled("_je", leaves)
-    outputs = []
-    for i, projection in enumerate(job.select):
-        expr = projection.parsed
-        if isinstance(expr, Ref) and expr.key == "timestamp":
-            text = f"concat('\"', {when}, '\"')"
-        elif isinstance(expr, Ref):
-            text = f"coalesce({json_text(variant(expr.key))}, 'null')"
-        else:
-            text = json_of(compiled.value(expr))
-        outputs.append(f"{text} AS e{i}")
-    for stage in stages:
-        frame = frame.selectExpr("*", *stage)
-    frame = compiled.apply(frame).selectExpr("*", *outputs)
-    return frame, projected_event(job, when)
-
-
-# ---------------------------------------------------------------------- windows
-def window_projection(
-    closed: DataFrame,
-    job: Job,
-    texts: dict[str, str],
-    bounds: tuple[str, str],
-) -> tuple[DataFrame, str | None, list[tuple[str, str]] | None]:
-    """Columns for ``having`` and ``[select]`` over closed windows.
-
-    Parameters
-    ----------
-    closed
-        The closed windows.
-    job
-        The job.
-    texts
-        JSON text SQL of each group-by column and aggregate, by name.
-    bounds
-        SQL of the window's start and end instants.
-
-    Returns
-    -------
-    The frame with the computed columns, the SQL of the ``having`` verdict (``None``
-    without ``having``), and the window record's fields as ``(name, JSON text SQL)``
-    under ``[select]`` (``None`` without it).
-    """
-    window = job.window
-    assert window is not None
-    having = window.having_expression
-    exprs = [having] if having is not None else []
-    exprs += [p.parsed for p in job.select]
-    names = list(dict.fromkeys(n for e in exprs for n in references(e)))
-    iso_of = {"window_start": iso(bounds[0]), "window_end": iso(bounds[1])}
-    variant_names = [n for n in names if n not in iso_of]
-    stages, leaves = _variant_leaves(
-        "_hf", variant_names, lambda name: f"try_parse_json({texts[name]})"
-    )
-    for name in names:
-        if name in iso_of:
-            leaves[name] = Value(s=iso_of[name])
-    compiled = Compiled("_he", leaves)
-    outputs = []
-    verdict = None
-    if having is not None:
-        value = compiled.value(having)
-        outputs.append(f"coalesce({_get(value, 'b')}, false) AS _having")
-        verdict = "_having"
-    fields = None
-    if job.select:
-        fields = [
-            ("window_start", f"concat('\"', {iso_of['window_start']}, '\"')"),
-            ("window_end", f"concat('\"', {iso_of['window_end']}, '\"')"),
-        ]
-        for i, projection in enumerate(job.select):
-            expr = projection.parsed
-            if isinstance(expr, Ref):
-                if expr.name in iso_of:
-                    fields.append((projection.name, f"concat('\"', {iso_of[expr.name]}, '\"')"))
-                else:
-                    fields.append((projection.name, texts[expr.name]))
-                continue
-            outputs.append(f"{json_of(compiled.value(expr))} AS _hs{i}")
-            fields.append((projection.name, f"_hs{i}"))
-    frame = closed
-    for stage in stages:
-        if stage:
-            frame = frame.selectExpr("*", *stage)
-    frame = compiled.apply(frame)
-    if outputs:
-        frame = frame.selectExpr("*", *outputs)
-    return frame, verdict, fields

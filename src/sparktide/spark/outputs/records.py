@@ -1,16 +1,17 @@
-"""Window records written from the driver, as the Spark route writes them.
+"""Window records: written by Spark SQL (:func:`write_windows`), or from the driver as
+the Spark route writes them (:func:`window_lines`).
 
 When the one-pass plan merges a batch's partials with the open windows on the driver
-(``SparkEngine._driver_windows``), the windows that close are few enough to be written
-from here: shipping them back into Spark only to format and write them costs a Spark job
-and a conversion that cost more than the whole merge (``docs/design.md``). The records
-must be the very text the Spark route writes (:meth:`SparkEngine._write_windows`), so:
+(:mod:`sparktide.spark.windows.driver`), the windows that close are few enough to be
+written from here: shipping them back into Spark only to format and write them costs a
+Spark job and a conversion that cost more than the whole merge (``docs/design.md``). The
+records must be the very text the Spark route writes (:func:`write_windows`), so:
 
 * counts and integer sums are integers' decimal text;
 * a double is ``CAST(d AS STRING)`` in Spark, which is Java's ``Double.toString``: plain
   decimal digits for 10⁻³ ≤ |d| < 10⁷ (``21.0``, ``0.125``), scientific notation
   elsewhere (``1.0E-5``). In the plain range Java and Arrow agree on the digits (the
-  shortest that read back as the same double; measured on millions of values), so
+  shortest that read back as the same double), so
   Arrow's text with ``.0`` added where it has no point is Spark's. Outside it, Java 17's
   digits are not always the shortest (``1.0E23`` is ``9.999999999999999E22``): those
   values are formatted by Spark itself (:func:`spark_doubles`: one small Spark job in a
@@ -29,17 +30,30 @@ import shutil
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from pyspark.sql import SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
 
 from sparktide.job import Window
+from sparktide.spark.batch import Batch
+from sparktide.spark.context import Context
 from sparktide.spark.fused import telling_keys
+from sparktide.spark.outputs.text import ordered, write_text
+from sparktide.spark.projections import window_projection
+from sparktide.spark.sql import iso, lit_us, sql_string
 from sparktide.time import format_instant
 
-__all__ = ["double_text", "spark_doubles", "window_lines", "write_lines"]
+__all__ = [
+    "double_text",
+    "spark_doubles",
+    "window_lines",
+    "write_lines",
+    "write_windows",
+]
 
 _MAX_DOUBLE = 1.7976931348623157e308
 #: |d| in [LOW, HIGH): Java writes plain decimals, with Arrow's (shortest) digits.
@@ -163,8 +177,8 @@ def _record_order(closed: pa.Table, keys: list[str]) -> np.ndarray:
     row to an earlier key (a group-by column that is the substream key), or ``end`` where
     every window has the same length (``start`` orders as it does). When what is left
     is integers then one text, the text is sorted first, its rows split at sampled pivots
-    among threads (Arrow's sort releases the GIL: 460k texts, 105 ms in one piece, 62 ms
-    in two on two cores), then the integers, stably, from the last."""
+    among threads (Arrow's sort releases the GIL), then the integers, stably, from the
+    last."""
     columns = {name: closed.column(name).combine_chunks() for name in keys}
     if "end" in columns and "start" in columns and len(closed):
         length = pc.subtract(columns["end"], columns["start"])
@@ -229,3 +243,42 @@ def write_lines(lines: pa.Array, directory: str) -> None:
     if final.exists():
         shutil.rmtree(final)
     os.replace(tmp, final)
+
+
+def write_windows(context: Context, batch: Batch, closed: DataFrame, groups: list[str]) -> None:
+    """Write closed windows (``scope``, groups, ``start``, ``end``, merged partials)."""
+    w = context.window
+    assert w is not None
+    # The record is put together from the values' JSON text: through a variant
+    # (parse_json) a float such as 21.0 would be written as 21.
+    fields = [(column, name) for name, column in zip(groups, w.group_by, strict=True)]
+    fields.append(("window_start", f"concat('\"', {iso('start')}, '\"')"))
+    fields.append(("window_end", f"concat('\"', {iso('end')}, '\"')"))
+    for aggregate, plan in zip(w.aggregates, context.aggregates, strict=True):
+        fields.append((aggregate.name, f"coalesce({plan.final}, 'null')"))
+    kept = None
+    if w.having is not None or context.job.select:  # see sparktide.spark.projections
+        closed, having, selected = window_projection(
+            closed, context.job, dict(fields), ("start", "end")
+        )
+        fields = selected or fields
+        if having is not None:
+            # Windows that fail it are counted by a query of their own: an observation
+            # is lost when every closed window fails (Spark then prunes the write).
+            kept = closed = closed.cache()
+            failed = closed.agg(F.count_if(~F.col(having)).alias("n")).collect()[0]["n"]
+            batch.count("windows_filtered", failed)
+            closed = closed.filter(having)
+    fields.append(("emitted_at", f"concat('\"', {iso(lit_us(batch.now))}, '\"')"))
+    out = closed.select(*ordered("end", "start", "scope", *groups), _record(fields))
+    write_text(batch, out, context.job.output.path, "windows_emitted")
+    if kept is not None:
+        kept.unpersist()
+
+
+def _record(fields: list[tuple[str, Any]]) -> Column:
+    """A window's JSON record from its fields' JSON text."""
+    members = ", ',', ".join(
+        f"{sql_string(json.dumps(name) + ':')}, {text}" for name, text in fields
+    )
+    return F.expr(f"concat('{{', {members}, '}}')").alias("value")

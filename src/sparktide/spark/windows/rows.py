@@ -18,9 +18,14 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from sparktide.job import Window
+from sparktide.spark.batch import Batch
+from sparktide.spark.context import Context
+from sparktide.spark.outputs.records import write_windows
+from sparktide.spark.outputs.text import write_state
+from sparktide.spark.scopes import scope_watermarks
 from sparktide.spark.sql import NEG
 
-__all__ = ["marks_schema", "session_windows", "sliding_windows"]
+__all__ = ["marks_schema", "row_windows", "session_windows", "sliding_windows"]
 
 ORDER = ("s", "a", "file", "line")
 
@@ -56,8 +61,6 @@ def session_windows(
     Returns ``(closed rows with window_start/window_end, open rows, new marks)``.
     """
     gap = window.gap
-    m = window.max_duration
-    offset = window.offset
     keys = ["scope", *groups]
     rows = rows.join(marks.select(*keys, "carry_cut", "carry_last"), on=keys, how="left")
     spec = _spec(groups)
@@ -79,39 +82,8 @@ def session_windows(
     part = f"PARTITION BY {', '.join([*keys, 'gs'])}"
     rows = rows.withColumn("st0", F.expr(f"min(s) OVER ({part})"))
     rows = rows.withColumn("gs_last", F.expr(f"max(s) OVER ({part})"))
-    if m:
-        start0 = "CASE WHEN gs = 0 THEN carry_cut ELSE st0 END"
-        rows = rows.withColumn("start0", F.expr(start0))
-        # first max_duration boundary strictly after start0 + m
-        threshold = f"(start0 + {m})"
-        rows = rows.withColumn(
-            "c1", F.expr(f"{threshold} - pmod({threshold} - {offset}, {m}) + {m}")
-        )
-        crosses = "s > c1" if closed_end else "s >= c1"
-        step = 2 * m
-        k = (
-            f"CASE WHEN NOT ({crosses}) THEN 0 ELSE "
-            f"1 + floor((s - c1 - {1 if closed_end else 0}) / {step}) END"
-        )
-        rows = rows.withColumn("k", F.expr(f"CAST({k} AS BIGINT)"))
-        rows = rows.withColumn(
-            "window_start", F.expr(f"CASE WHEN k = 0 THEN start0 ELSE c1 + (k - 1) * {step} END")
-        )
-        rows = rows.withColumn("piece_cut", F.expr(f"c1 + k * {step}"))
-        rows = rows.withColumn("k_last", F.expr(f"max(k) OVER ({part})"))
-        rows = rows.withColumn(
-            "piece_last", F.expr(f"max(s) OVER (PARTITION BY {', '.join([*keys, 'gs', 'k'])})")
-        )
-        rows = rows.withColumn(
-            "window_end",
-            F.expr(
-                f"CASE WHEN k = k_last AND piece_cut >= gs_last + {gap} THEN gs_last + {gap} "
-                "ELSE piece_cut END"
-            ),
-        )
-        rows = rows.withColumn(
-            "cut", F.expr(f"window_end = piece_cut AND piece_cut < piece_last + {gap}")
-        )
+    if window.max_duration:
+        rows = _cut_at_max_duration(rows, window, part, keys, closed_end)
     else:
         rows = rows.withColumn("window_start", F.col("st0"))
         rows = rows.withColumn("window_end", F.expr(f"gs_last + {gap}"))
@@ -120,7 +92,53 @@ def session_windows(
     rows = rows.withColumn("closed", F.expr(f"window_end + {due_offset} <= governing"))
     closed = rows.filter("closed")
     still_open = rows.filter("NOT closed")
-    # marks: the last closed piece per group decides the carry
+    new_marks = _session_marks(closed, marks, keys)
+    return closed, still_open, new_marks
+
+
+def _cut_at_max_duration(
+    rows: DataFrame, window: Window, part: str, keys: list[str], closed_end: bool
+) -> DataFrame:
+    """Sessions cut into pieces at the ``max_duration`` boundaries they cross: each
+    row's piece (``window_start``, ``window_end``), whether the piece ends at a cut
+    (``cut``) and its last timestamp (``piece_last``)."""
+    gap, m, offset = window.gap, window.max_duration, window.offset
+    start0 = "CASE WHEN gs = 0 THEN carry_cut ELSE st0 END"
+    rows = rows.withColumn("start0", F.expr(start0))
+    # first max_duration boundary strictly after start0 + m
+    threshold = f"(start0 + {m})"
+    rows = rows.withColumn("c1", F.expr(f"{threshold} - pmod({threshold} - {offset}, {m}) + {m}"))
+    crosses = "s > c1" if closed_end else "s >= c1"
+    step = 2 * m
+    k = (
+        f"CASE WHEN NOT ({crosses}) THEN 0 ELSE "
+        f"1 + floor((s - c1 - {1 if closed_end else 0}) / {step}) END"
+    )
+    rows = rows.withColumn("k", F.expr(f"CAST({k} AS BIGINT)"))
+    rows = rows.withColumn(
+        "window_start", F.expr(f"CASE WHEN k = 0 THEN start0 ELSE c1 + (k - 1) * {step} END")
+    )
+    rows = rows.withColumn("piece_cut", F.expr(f"c1 + k * {step}"))
+    rows = rows.withColumn("k_last", F.expr(f"max(k) OVER ({part})"))
+    rows = rows.withColumn(
+        "piece_last", F.expr(f"max(s) OVER (PARTITION BY {', '.join([*keys, 'gs', 'k'])})")
+    )
+    rows = rows.withColumn(
+        "window_end",
+        F.expr(
+            f"CASE WHEN k = k_last AND piece_cut >= gs_last + {gap} THEN gs_last + {gap} "
+            "ELSE piece_cut END"
+        ),
+    )
+    rows = rows.withColumn(
+        "cut", F.expr(f"window_end = piece_cut AND piece_cut < piece_last + {gap}")
+    )
+    return rows
+
+
+def _session_marks(closed: DataFrame, marks: DataFrame, keys: list[str]) -> DataFrame:
+    """The marks after the batch: the last closed piece per group decides the carry
+    (a session cut at a boundary continues in the next piece)."""
     last_closed = (
         closed.groupBy(*keys)
         .agg(F.max(F.struct("window_end", "cut", "piece_last")).alias("lc"))
@@ -141,7 +159,7 @@ def session_windows(
         )
         .filter("carry_cut IS NOT NULL")
     )
-    return closed, still_open, new_marks
+    return new_marks
 
 
 def sliding_windows(
@@ -192,3 +210,42 @@ def sliding_windows(
         .drop("done", "emitted_until")
     )
     return closed, keep, new_marks
+
+
+def row_windows(context: Context, batch: Batch, decided: DataFrame) -> None:
+    """Session and sliding windows of a batch: its admitted rows with those kept in
+    state, the windows the governing watermark closed written, the rest kept."""
+    w = context.window
+    assert w is not None
+    groups = context.groups
+    rows = decided.filter("verdict IN ('accepted', 'adjusted')").select(
+        "scope", *groups, "s", "a", "file", "line", *context.aggregate_inputs
+    )
+    store = context.store
+    state = store.load_table(batch.previous, "rows", rows.schema)
+    marks = store.load_table(batch.previous, "marks", marks_schema(groups))
+    every = rows.unionByName(state)
+    scope_w, _, table = scope_watermarks(context, batch)
+    if table is not None:
+        every = every.join(table, on="scope", how="left")
+    every = every.withColumn("governing", F.expr(scope_w))
+    offset = context.lateness + (1 if context.closed_end else 0)
+    if w.type == "session":
+        closed, still_open, new_marks = session_windows(
+            every, marks, w, groups, offset, context.closed_end
+        )
+    else:
+        closed, still_open, new_marks = sliding_windows(every, marks, w, groups, offset)
+    keys = ["scope", *groups, "window_start", "window_end"]
+    partial = [
+        F.expr(expr).alias(name) for plan in context.aggregates for name, expr in plan.partial
+    ]
+    results = (
+        closed.groupBy(*keys)
+        .agg(*partial)
+        .withColumnRenamed("window_start", "start")
+        .withColumnRenamed("window_end", "end")
+    )
+    write_windows(context, batch, results, groups)
+    write_state(store, batch, still_open.select(*rows.columns), "rows", "window_rows")
+    write_state(store, batch, new_marks, "marks")

@@ -1,0 +1,119 @@
+"""A glossary of the Spark engine's internal column names.
+
+The short names come from the specification's notation (SPEC §3–7) and reach state
+files and kernels, so they stay as they are; each has a descriptive constant here that
+says what it holds. New code may import the constants; the SQL strings of
+:mod:`sparktide.spark.policy` use the short names, read them with this glossary.
+"""
+
+from __future__ import annotations
+
+from sparktide.spark.fused import ABORT, KEY, PARTIAL, SUMMARY, TASK
+from sparktide.spark.fused import LINE as LINE_KIND
+
+__all__ = [
+    "ADMITTED_KINDS",
+    "ARRIVAL_CLOCK_AT_START",
+    "ARRIVAL_FLOOR",
+    "ARRIVAL_TIME",
+    "CLAMPED_TIME",
+    "CLOSED_WINDOW_START",
+    "CTI_INSTANT",
+    "END_TIME",
+    "ERROR",
+    "EVENTS_AT_START",
+    "EVENT_TIME",
+    "EXPLICIT_CTIS_BEFORE",
+    "FILE",
+    "GENERATED_CTIS_BEFORE",
+    "GENERATES_CTI",
+    "GOVERNING_WATERMARK",
+    "IS_CTI",
+    "IS_EARLY",
+    "IS_LATE",
+    "IS_OUT_OF_ORDER",
+    "KERNEL_ABORT",
+    "KERNEL_KEY",
+    "KERNEL_LINE",
+    "KERNEL_PARTIAL",
+    "KERNEL_SUMMARY",
+    "KERNEL_TASK",
+    "KEYLESS_CTIS_BEFORE",
+    "LINE",
+    "NEWEST_AT_START",
+    "NEWEST_BEFORE",
+    "NEWEST_VALUE",
+    "OPEN_WINDOW_STARTS",
+    "PARTITION",
+    "RAW",
+    "REASON",
+    "RECORD",
+    "SCOPE",
+    "SCOPE_WATERMARK_END",
+    "SUBSTREAM_KEY",
+    "SYSTEM_TIME",
+    "VERDICT",
+    "WATERMARK_AFTER",
+    "WATERMARK_AT_START",
+    "WATERMARK_BEFORE",
+    "WINDOW_STARTS",
+]
+
+# ---------------------------------------------------------------- parsed rows
+FILE = "file"  # the input file the row came from (arrival order's second key)
+LINE = "line"  # the row's line number in its file (arrival order's third key)
+RAW = "raw"  # the line's text (a record's JSON text)
+RECORD = "m"  # the record as a variant (kept for malformed records only)
+ERROR = "error"  # why the line is malformed; NULL for a well-formed record
+EVENT_TIME = "t"  # event timestamp: the record's time (shifted), SPEC §2
+ARRIVAL_TIME = "a"  # arrival time (arrival order's first key)
+PARTITION = "pid"  # partition id (``<input>/<partition>`` in a union)
+SUBSTREAM_KEY = "key"  # substream key (``over``), SPEC §7
+IS_CTI = "cti"  # the row is an explicit CTI (punctuation), not an event
+END_TIME = "e"  # an interval event's end time, SPEC §7
+
+# ---------------------------------------------------------------- timeline clocks
+ARRIVAL_CLOCK_AT_START = "A0"  # the timeline's arrival clock at the batch start
+WATERMARK_AT_START = "W0"  # the timeline's watermark at the batch start
+NEWEST_AT_START = "newest0"  # the timeline's newest timestamp at the batch start
+EVENTS_AT_START = "n0"  # events judged on the timeline before the batch
+
+# ---------------------------------------------------------------- the policy
+IS_EARLY = "is_early"  # early verdict: t − a > E
+IS_LATE = "is_late"  # late verdict: a − t > L
+IS_OUT_OF_ORDER = "is_ooo"  # out-of-order verdict: g < W
+CLAMPED_TIME = "g"  # the event time clamped for lateness: a − L if late, else t
+ARRIVAL_FLOOR = "floor_i"  # the watermark's arrival term: max(A0, a) − L
+EXPLICIT_CTIS_BEFORE = "X"  # the largest explicit CTI of the timeline before the row
+KEYLESS_CTIS_BEFORE = "Y"  # substreams: the largest CTI without a key before the row
+NEWEST_VALUE = "h"  # the row's value for the timeline's newest timestamp (−∞: none)
+NEWEST_BEFORE = "newest_x"  # the timeline's newest timestamp before the row
+CTI_INSTANT = "cti_w"  # the CTI at this row: an explicit one's time, or generated
+GENERATES_CTI = "gen"  # a generated CTI follows this event
+GENERATED_CTIS_BEFORE = "C"  # the largest generated CTI of the timeline before the row
+WATERMARK_BEFORE = "W"  # the timeline's watermark before the row
+WATERMARK_AFTER = "W_after"  # merged: a partition's watermark just after the row
+SYSTEM_TIME = "s"  # system timestamp: the event time after the policy
+VERDICT = "verdict"  # accepted, adjusted, dropped, dead_lettered, malformed, punctuation
+REASON = "reason"  # why dropped or dead-lettered: early, late, out_of_order...
+SCOPE = "scope"  # the unit outputs are per: the key, the partition, or "" (the job)
+GOVERNING_WATERMARK = "G"  # the watermark governing the row's scope within the batch
+
+# ---------------------------------------------------------------- windows
+WINDOW_STARTS = "starts"  # the starts of every window an admitted row belongs to
+OPEN_WINDOW_STARTS = "open_starts"  # those the governing watermark has not closed
+CLOSED_WINDOW_START = "closed_start"  # the last window of a row that came too late
+SCOPE_WATERMARK_END = "governing"  # the scope's governing watermark at the batch end
+# (``g0``, ``g1``... hold the group-by values as JSON text; ``j0``... a join's keys)
+
+# ---------------------------------------------------------------- one-pass kernel rows
+# (the ``kind`` of a row the kernel reports; :mod:`sparktide.spark.fused` defines them)
+KERNEL_PARTIAL = PARTIAL  # "p": a window partial (per scope, group and window of a task)
+KERNEL_SUMMARY = SUMMARY  # "s": one per partition, the clocks' and counters' figures
+KERNEL_TASK = TASK  # "t": one per task, the lines it could not judge, partials written
+KERNEL_LINE = LINE_KIND  # "l": the lines a task could not vouch for
+KERNEL_ABORT = ABORT  # "x": the task gave up, the batch takes the general plan
+KERNEL_KEY = KEY  # "k": substreams, one per key of the batch
+
+#: The verdicts of events that go on to windows, release or joins.
+ADMITTED_KINDS = ("accepted", "adjusted")

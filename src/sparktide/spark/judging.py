@@ -1,0 +1,230 @@
+"""The general plan's parse and judgement of a batch in Spark SQL: typed rows, the
+policy (:mod:`.policy`), windows assigned (:mod:`.windows.assign`), the per-partition
+summary the clocks and counters read, and substreams' key state."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from sparktide.core.instants import NEG_INF
+from sparktide.spark import policy
+from sparktide.spark.aggregates import distinct_key, group_inputs, present
+from sparktide.spark.arrowparse import parse_files
+from sparktide.spark.batch import Batch
+from sparktide.spark.clocks import estimate_idle, import_ctis
+from sparktide.spark.context import Context
+from sparktide.spark.counters import counter_aggregates
+from sparktide.spark.fused import TYPED
+from sparktide.spark.keys import next_keys
+from sparktide.spark.lineshapes import typed_names
+from sparktide.spark.parse import FULL_TEXT, parse_lines, split_lines
+from sparktide.spark.projections import add_record_columns, filter_rows, record_columns
+from sparktide.spark.sql import field
+from sparktide.spark.windows.assign import assign_windows, paired_edges
+
+__all__ = ["Judged", "judge", "parse", "row_inputs"]
+
+
+@dataclass
+class Judged:
+    """A batch judged by the general plan."""
+
+    decided: DataFrame  # the judged rows (kept)
+    parsed: DataFrame  # the parsed rows (kept only when the estimates came first)
+    summary: list[Any]  # one row per partition: clocks' and counters' figures
+    delivering: dict[str, Any]  # the partitions that delivered, by pid
+    malformed: int  # malformed lines
+    arrival_at_start: int  # the input's arrival clock at the start of the batch
+    keys_next: DataFrame | None  # substreams: the keys' state after the batch
+
+
+def judge(context: Context, batch: Batch, lines: DataFrame, *, estimates_first: bool) -> Judged:
+    """Parse and judge a batch (the general plan). With ``estimates_first`` the batch
+    learns which partitions deliver (and their idle estimates) before the policy, which
+    then reads other partitions' clocks; else one pass judges and counts."""
+    parsed = _parsed_for_judging(context, lines)
+    clock, now = batch.clock, batch.now
+    parts = clock["partitions"]
+    delivering: dict[str, Any] | None = None
+    malformed, arrival_at_start = 0, NEG_INF  # (only substreams read it before the summary)
+    source = parsed
+    if estimates_first:
+        parsed = batch.keep(parsed)
+        delivering, malformed = _delivering(parsed)
+        arrival_at_start = estimate_idle(clock, delivering, now, context.watermark_terms)
+        import_ctis(context.job, parts)
+        source = parsed.filter("error IS NULL")
+    keys_batch = context.store.latest(below=batch.id) if context.timeline.by_key else None
+    start = policy.BatchStart(parts, arrival_at_start, keys_batch, clock.get("cti_floor", NEG_INF))
+    judged = policy.judged_rows(context, source, start)
+    decided = narrow(context, assign_windows(context, filter_rows(judged, context.job)))
+    if context.edges:  # pair start and end edges (with the open ones in state)
+        batch.paired = batch.keep(paired_edges(context, decided, batch.previous))
+        decided = batch.paired.filter("NOT from_state")
+    else:
+        decided = batch.keep(decided)
+    keys_next = None
+    if context.timeline.by_key:
+        assert delivering is not None
+        arrival_at_end = max([arrival_at_start, *(row["max_a"] for row in delivering.values())])
+        keys_next = next_keys(context, _batch_keys(decided), batch.previous, arrival_at_end, now)
+    summary = _summary(decided)
+    if delivering is None:
+        malformed = sum(row["bad"] for row in summary)
+        delivering = {row["pid"]: row for row in summary if row["pid"] is not None}
+        arrival_at_start = estimate_idle(clock, delivering, now, context.watermark_terms)
+    return Judged(decided, parsed, summary, delivering, malformed, arrival_at_start, keys_next)
+
+
+def _parsed_for_judging(context: Context, lines: DataFrame) -> DataFrame:
+    """The parsed batch, narrowed to what judging and later steps read.
+
+    Persist no raw line that no later step reads: it is the widest column, and the
+    cost of persisting grows with the width of the rows (docs/design.md). Nor the
+    record variant ``m`` (needed for malformed records only): the values windows read
+    are taken out of it here, as narrow typed columns (:func:`row_inputs`)."""
+    parsed = add_record_columns(parse(context, lines), context.job)  # [filter], [select]
+    keep_raw = "raw" if context.window is None else "CASE WHEN error IS NOT NULL THEN raw END"
+    return parsed.selectExpr(
+        *(c for c in parsed.columns if c not in ("raw", "mtime", "pre_error", "m")),
+        f"{keep_raw} AS raw",
+        "CASE WHEN error IS NOT NULL THEN m END AS m",
+        *(f"{expr} AS {name}" for name, expr in row_inputs(context)),
+        *([] if "cti" in parsed.columns else ["false AS cti"]),  # SPEC §7: CTI rows
+        *([] if "e" in parsed.columns else ["CAST(NULL AS BIGINT) AS e"]),  # intervals
+        *([] if "edge" in parsed.columns else ["CAST(NULL AS STRING) AS edge"]),  # edges
+        *([] if "eid" in parsed.columns else ["CAST(NULL AS STRING) AS eid"]),
+    )
+
+
+def _delivering(parsed: DataFrame) -> tuple[dict[str, Any], int]:
+    """The partitions that deliver in the batch (with their largest arrival time) and
+    the number of malformed lines: one aggregate over the parsed batch."""
+    stats = {
+        row["pid"]: row
+        for row in parsed.groupBy("pid")
+        .agg(
+            F.count("*").alias("n"),
+            F.max("a").alias("max_a"),
+            F.count(F.when(F.col("error").isNotNull(), 1)).alias("bad"),
+        )
+        .collect()
+    }
+    malformed = sum(row["bad"] for row in stats.values())
+    return {pid: row for pid, row in stats.items() if pid is not None}, malformed
+
+
+def _batch_keys(decided: DataFrame) -> DataFrame:
+    """Substreams: each key's newest timestamp, rows, last CTI and events in the batch
+    (CTIs without a key move the floor instead)."""
+    return (
+        decided.filter("key IS NOT NULL")
+        .groupBy("key")
+        .agg(
+            F.max("h").alias("max_h"),
+            F.count("*").alias("n"),
+            F.max("cti_w").alias("max_cti"),
+            F.count(F.when(~F.col("cti"), 1)).alias("events"),
+        )
+    )
+
+
+def _summary(decided: DataFrame) -> list[Any]:
+    """One row per partition of the judged batch: what the clocks and counters read."""
+    return (
+        decided.groupBy("pid")
+        .agg(
+            F.max("h").alias("max_h"),
+            F.max("a").alias("max_a"),
+            F.count(F.when(F.col("error").isNotNull(), 1)).alias("bad"),
+            F.max("cti_w").alias("max_cti"),  # the partition's last CTI (or generated)
+            F.max(F.expr("CASE WHEN cti AND key IS NULL THEN t END")).alias("max_y"),
+            *counter_aggregates(),
+            # the first late input event in arrival order (the diagnostic's example)
+            F.min_by(
+                F.struct("a", "file", "line", "t"),
+                F.when(F.col("is_late"), F.struct("a", "file", "line")),
+            ).alias("late_example"),
+        )
+        .collect()
+    )
+
+
+def parse(context: Context, lines: DataFrame) -> DataFrame:
+    """Typed columns of a batch of lines, or of whole JSONL files (the Arrow fast path,
+    :mod:`sparktide.spark.arrowparse`); a union's lines are parsed input by input,
+    each by its own ``[inputs.<name>]`` table, their partitions named
+    ``<input>/<partition>`` (as :func:`sparktide.reader.job_records` names them)."""
+    job = context.job
+    if job.inputs:
+        return _parse_union(job, lines)
+    if "text" in lines.columns:
+        if context.explicit or context.intervals or context.edges:  # (unknown to Arrow)
+            return parse_lines(split_lines(lines), job)
+        return parse_files(lines, job)
+    if FULL_TEXT in lines.columns:  # (dead letters' text: not parsed, not kept)
+        lines = lines.drop(FULL_TEXT)
+    if TYPED in lines.columns:  # (the one-pass kernel's inputs)
+        lines = lines.drop(*typed_names(job))
+    return parse_lines(lines, job)
+
+
+def _parse_union(job: Any, lines: DataFrame) -> DataFrame:
+    """A union's lines parsed input by input (see :func:`parse`)."""
+    if "input" not in lines.columns:  # (the flush's empty batch)
+        lines = lines.withColumn("input", F.lit(None).cast("string"))
+    out = None
+    for name, source in job.inputs:
+        one = dataclasses.replace(source, import_ctis=None)  # (a union's key)
+        view = dataclasses.replace(job, source=one, inputs=(), join=None, references=(), select=())
+        parsed = parse_lines(lines.filter(F.col("input") == name).drop("input"), view)
+        columns = ["file", "line", "raw", "mtime", "pre_error", "error", "m", "t", "a"]
+        columns += [c for c in ("key", "cti", "e") if c in parsed.columns]
+        parsed = parsed.select(
+            *columns,
+            F.when(F.col("pid").isNotNull(), F.concat(F.lit(f"{name}/"), "pid")).alias("pid"),
+        )
+        out = parsed if out is None else out.unionByName(parsed)
+    assert out is not None
+    return out
+
+
+def narrow(context: Context, decided: DataFrame) -> DataFrame:
+    """Only the columns later steps read, before the judged batch is persisted (the
+    cost of persisting grows with the width of its rows).
+
+    The raw line is kept for released events (their field order) and malformed
+    records; with windows, other dead letters find theirs in the batch's input
+    (:mod:`sparktide.spark.outputs.deadletters`). ``error`` and, for malformed
+    records, ``m`` are kept because a batch judged without its estimates first writes
+    its malformed records from here."""
+    columns = ["file", "line", "t", "a", "s", "pid", "key", "h", "scope", "verdict", "reason"]
+    columns += ["is_early", "is_late", "is_ooo", "starts", "open_starts", "closed_start"]
+    columns += ["cti", "cti_w", "e"]
+    if context.edges:
+        columns += ["edge", "eid", "G"]
+    columns += ["error", "raw", "m"]  # the parsed batch keeps them only where needed
+    columns += [name for name, _ in row_inputs(context)]
+    columns += record_columns(context.job)
+    return decided.selectExpr(*columns)
+
+
+def row_inputs(context: Context) -> list[tuple[str, str]]:
+    """``(column, expression over m)``: the group-by values (``g<i>``, JSON text) and
+    the aggregates' typed inputs, computed per row right after parsing; for a join, the
+    values it matches on (``j<i>``)."""
+    job = context.job
+    if job.join is not None:
+        return [
+            (f"j{i}", f"CASE WHEN {present(field(c))} THEN {distinct_key(field(c))} END")
+            for i, c in enumerate(job.join.on)
+        ]
+    if context.window is None:
+        return []
+    inputs = group_inputs(context.window.group_by)
+    return inputs + [item for plan in context.aggregates for item in plan.inputs]

@@ -1,0 +1,204 @@
+"""Joins in Spark SQL: a temporal join of two inputs (SPEC §7,
+:mod:`sparktide.core.join`), and released events meeting reference data
+(:class:`sparktide.core.join.ReferenceJoin`)."""
+
+from __future__ import annotations
+
+import json
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from sparktide.core.instants import POS_INF
+from sparktide.job import input_of
+from sparktide.spark.batch import Batch
+from sparktide.spark.context import Context
+from sparktide.spark.judging import row_inputs
+from sparktide.spark.outputs.text import ordered, write_state, write_text
+from sparktide.spark.projections import join_projection
+from sparktide.spark.scopes import scope_watermarks
+from sparktide.spark.sql import NEG, iso, lit_us, sql_string
+
+__all__ = ["MATCHES_SCHEMA", "join", "join_schema", "meet"]
+
+MATCHES_SCHEMA = T.StructType(
+    [
+        T.StructField("s", T.LongType()),
+        T.StructField("la", T.LongType()),
+        T.StructField("lfile", T.StringType()),
+        T.StructField("lline", T.LongType()),
+        T.StructField("ra", T.LongType()),
+        T.StructField("rfile", T.StringType()),
+        T.StructField("rline", T.LongType()),
+        T.StructField("value", T.StringType()),
+    ]
+)
+
+
+def join_schema(keys: list[str]) -> T.StructType:
+    """The events a join keeps (``joined``): side, join values, timestamp, arrival order
+    and the record's text."""
+    return T.StructType(
+        [
+            T.StructField("side", T.StringType()),
+            *(T.StructField(k, T.StringType()) for k in keys),
+            T.StructField("s", T.LongType()),
+            T.StructField("a", T.LongType()),
+            T.StructField("file", T.StringType()),
+            T.StructField("line", T.LongType()),
+            T.StructField("raw", T.StringType()),
+        ]
+    )
+
+
+def meet(context: Context, ready: DataFrame) -> DataFrame:
+    """Released events (``value``: the record's JSON text) joined with the reference
+    data: one record per matching row, in (timestamp, arrival order, the row's place in
+    the table) order; under ``type = "left"`` an event without a match once, its right
+    side ``null``. Both sides' keys are the same SQL (:func:`distinct_key` of each
+    ``on`` field of a variant), so they match as the reference engine's
+    :func:`join_key` does."""
+    join = context.job.join
+    assert join is not None
+    keys = [f"j{i}" for i in range(len(join.on))]
+    events = _with_keys(context, ready.selectExpr("s", "a", "file", "line", "value"), "value")
+    events = events.alias("e")
+    table = F.broadcast(_reference_table(context)).alias("r")
+    condition = " AND ".join(f"e.{k} = r.{k}" for k in keys)
+    met = events.join(table, F.expr(condition), "left" if join.type == "left" else "inner")
+    met = met.select(
+        *ordered("e.s", "e.a", "e.file", "e.line", "r.ro"),
+        F.col("e.s").alias("s"),
+        F.col("e.value").alias("lraw"),
+        F.col("r.text").alias("rraw"),
+    )
+    met, value = _match_record(context, met)
+    order = [c for c in met.columns if c.startswith("_o")]
+    return met.selectExpr(*order, f"{value} AS value")
+
+
+def _match_record(context: Context, matches: DataFrame) -> tuple[DataFrame, str]:
+    """SQL of the event record a join writes for each match (columns ``lraw`` and
+    ``rraw``, both records' JSON text, the right one null when a left join met no
+    row; ``s``, the match's timestamp): ``[select]``'s columns then ``timestamp``
+    (:func:`join_projection`), else ``{left: ..., right: ..., "timestamp": ...}``.
+    Returns the frame (with what the projection needs) and the SQL."""
+    job = context.job
+    join = job.join
+    assert join is not None
+    if job.select:
+        return join_projection(matches, job, ("lraw", "rraw"), "s")
+    members = [
+        sql_string(json.dumps(join.left) + ":"),
+        "lraw",
+        sql_string("," + json.dumps(join.right) + ":"),
+        "coalesce(rraw, 'null')",
+        sql_string(',"timestamp":"'),
+        iso("s"),
+        "'\"'",
+    ]
+    return matches, f"concat('{{', {', '.join(members)}, '}}')"
+
+
+def _reference_table(context: Context) -> DataFrame:
+    """The reference data as ``ro`` (its place), ``text`` (the row's JSON) and the
+    ``j<i>`` keys: read on the driver by the reference engine's reader, once."""
+    if context.reference is None:
+        frame = context.spark.createDataFrame(context.reference_rows, "ro bigint, text string")
+        context.reference = _with_keys(context, frame, "text").cache()
+    return context.reference
+
+
+def _with_keys(context: Context, frame: DataFrame, text: str) -> DataFrame:
+    """``frame`` with the ``j<i>`` keys of the JSON record in column ``text``, by the
+    expressions the stream's keys are computed with (:func:`row_inputs`)."""
+    keyed = frame.withColumn("m", F.expr(f"parse_json({text})"))
+    return keyed.selectExpr(
+        *frame.columns, *(f"{expr} AS {name}" for name, expr in row_inputs(context))
+    )
+
+
+def join(context: Context, batch: Batch, decided: DataFrame) -> None:
+    """A temporal join: the batch's admitted events of each side meet the other
+    side's — this batch's and those kept from earlier ones — on equal ``j<i>`` values
+    and ``low ≤ right.s − left.s ≤ high``; a pair of two kept events was matched before,
+    so at least one is new. Matches (at the later timestamp) wait in state until the
+    job watermark reaches them, and are written in (timestamp, left's arrival order,
+    right's) order. A kept event is forgotten once no future event of the other side
+    can match it: every later one starts at or above that side's watermark (the minimum
+    over its partitions, when they are all declared; else events are kept)."""
+    spec = context.job.join
+    assert spec is not None and spec.between is not None
+    low, high = spec.between
+    keys = [f"j{i}" for i in range(len(spec.on))]
+    columns = ["side", *keys, "s", "a", "file", "line", "raw"]
+    admitted = (
+        decided.filter("verdict IN ('accepted', 'adjusted')")
+        .withColumn("side", F.expr("split(pid, '/')[0]"))
+        .select(*columns)
+    )
+    kept = context.store.load_table(batch.previous, "joined", join_schema(keys))
+    every = admitted.withColumn("new", F.lit(True)).unionByName(
+        kept.withColumn("new", F.lit(False))
+    )
+    _write_matches(context, batch, _matches(context, every, keys))
+    keep = {spec.left: f"s + {high} >= {_side_floor(context, batch, spec.right)}"}
+    keep[spec.right] = f"s - {low} >= {_side_floor(context, batch, spec.left)}"
+    still = every.filter(
+        " OR ".join(f"(side = {sql_string(side)} AND {c})" for side, c in keep.items())
+    )
+    write_state(context.store, batch, still.select(*columns), "joined", "join_events")
+
+
+def _matches(context: Context, every: DataFrame, keys: list[str]) -> DataFrame:
+    """The new pairs of a left and a right event, as records (``MATCHES_SCHEMA``)."""
+    spec = context.job.join
+    assert spec is not None and spec.between is not None
+    low, high = spec.between
+    left = every.filter(F.col("side") == spec.left).alias("l")
+    right = every.filter(F.col("side") == spec.right).alias("r")
+    condition = " AND ".join(f"l.{k} = r.{k}" for k in keys)
+    condition += f" AND r.s - l.s BETWEEN {low} AND {high} AND (l.new OR r.new)"
+    pairs = left.join(right, F.expr(condition))
+    matches = pairs.selectExpr(
+        "greatest(l.s, r.s) AS s",
+        "l.a AS la",
+        "l.file AS lfile",
+        "l.line AS lline",
+        "r.a AS ra",
+        "r.file AS rfile",
+        "r.line AS rline",
+        "l.raw AS lraw",
+        "r.raw AS rraw",
+    )
+    matches, value = _match_record(context, matches)
+    return matches.selectExpr(*(f.name for f in MATCHES_SCHEMA.fields[:-1]), f"{value} AS value")
+
+
+def _write_matches(context: Context, batch: Batch, matches: DataFrame) -> None:
+    """Write the matches the job watermark reached (new and held), hold the others."""
+    held = context.store.load_table(batch.previous, "matches", MATCHES_SCHEMA)
+    scope_w, _, _ = scope_watermarks(context, batch)
+    rows = matches.unionByName(held).withColumn("ready", F.expr(f"s <= {scope_w}")).cache()
+    try:
+        out = rows.filter("ready").select(
+            *ordered("s", "la", "lfile", "lline", "ra", "rfile", "rline"), "value"
+        )
+        write_text(batch, out, context.job.output.path, "released")
+        waiting = rows.filter("NOT ready").select(*MATCHES_SCHEMA.names)
+        write_state(context.store, batch, waiting, "matches", "held")
+    finally:
+        rows.unpersist()
+
+
+def _side_floor(context: Context, batch: Batch, name: str) -> str:
+    """SQL for the lowest timestamp a future event of input ``name`` can have: the
+    minimum watermark over its partitions when they are all declared, else −∞."""
+    if batch.flushing:
+        return lit_us(POS_INF)
+    source = dict(context.job.inputs)[name]
+    if source.partitions is None:
+        return NEG
+    marks = [p.watermark for pid, p in batch.parts.items() if input_of(pid) == name]
+    return lit_us(min(marks)) if marks else NEG

@@ -1,0 +1,83 @@
+"""Ordered release (SPEC §5): admitted events wait in state until the watermark
+governing their scope reaches their system timestamp, then are written in
+(timestamp, arrival order) order."""
+
+from __future__ import annotations
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from sparktide.spark.aggregates import INTEGRAL_FLOAT
+from sparktide.spark.batch import Batch
+from sparktide.spark.context import Context
+from sparktide.spark.outputs.join import meet
+from sparktide.spark.outputs.text import ordered, write_state, write_text
+from sparktide.spark.projections import projected_event
+from sparktide.spark.scopes import scope_watermarks
+from sparktide.spark.sql import iso
+
+__all__ = ["HELD_SCHEMA", "release"]
+
+HELD_SCHEMA = T.StructType(
+    [
+        T.StructField("scope", T.StringType()),
+        T.StructField("s", T.LongType()),
+        T.StructField("a", T.LongType()),
+        T.StructField("file", T.StringType()),
+        T.StructField("line", T.LongType()),
+        T.StructField("value", T.StringType()),
+    ]
+)
+
+
+def release(context: Context, batch: Batch, decided: DataFrame) -> None:
+    """Write the events the governing watermark reached (this batch's admitted ones
+    and those held from earlier), hold the others; with reference data, each released
+    event meets the table (:func:`sparktide.spark.outputs.join.meet`)."""
+    job = context.job
+    admitted = decided.filter("verdict IN ('accepted', 'adjusted')").select(
+        "scope", "s", "a", "file", "line", F.expr(_event_record(context)).alias("value")
+    )
+    held = context.store.load_table(batch.previous, "held", HELD_SCHEMA)
+    rows = admitted.unionByName(held)
+    scope_w, _, table = scope_watermarks(context, batch)
+    if table is not None:
+        rows = rows.join(table, on="scope", how="left")
+    rows = rows.withColumn("ready", F.expr(f"s <= {scope_w}")).cache()
+    try:
+        ready = rows.filter("ready")
+        if job.references:
+            out = meet(context, ready)
+        else:
+            out = ready.select(*ordered("s", "a", "file", "line"), "value")
+        write_text(batch, out, job.output.path, "released")
+        held = rows.filter("NOT ready").select(*HELD_SCHEMA.names)
+        write_state(context.store, batch, held, "held", "held")
+    finally:
+        rows.unpersist()
+
+
+def _event_record(context: Context) -> str:
+    """SQL of a released event's JSON record: the input record's fields (from the line,
+    not the variant ``m``, to keep their order), reserved names prefixed ``input_``,
+    with its system ``timestamp`` (and an interval's ``end_timestamp``, SPEC §7);
+    ``[select]``'s columns; or, for a join with reference data, the record as it came."""
+    job = context.job
+    if job.references:  # a join with reference data: the record, met on release
+        return "raw"
+    if job.select:  # [select]: the projected columns (computed after parsing)
+        return projected_event(job, iso("s"))
+    reserved = "'timestamp', 'type'"
+    end = ""
+    if context.intervals:  # interval events carry their end (SPEC §7)
+        reserved += ", 'end_timestamp'"
+        end = f", 'end_timestamp', parse_json(concat('\"', {iso('e')}, '\"'))"
+    return (
+        "to_json(map_concat(transform_keys(transform_values(from_json(raw, "
+        "'map<string,variant>'), (k, v) -> CASE WHEN schema_of_variant(v) RLIKE "
+        f"{INTEGRAL_FLOAT} THEN CAST(try_variant_get(v, '$', 'double') AS VARIANT) "
+        "ELSE v END), "
+        f"(k, x) -> CASE WHEN k IN ({reserved}) THEN concat('input_', k) ELSE k END), "
+        f"map('timestamp', parse_json(concat('\"', {iso('s')}, '\"')){end})))"
+    )

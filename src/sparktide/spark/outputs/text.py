@@ -1,0 +1,79 @@
+"""Writing a batch's outputs and state tables, counted by the writes themselves."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pyspark.sql import Column, DataFrame, Observation, SparkSession
+from pyspark.sql import functions as F
+
+from sparktide.spark.batch import Batch
+from sparktide.spark.state import StateStore
+
+__all__ = ["empty_directory", "ordered", "write_state", "write_text"]
+
+
+def ordered(*columns: str) -> list[Column]:
+    """``columns`` renamed ``_o0, _o1, ...``: the sort key :func:`write_text` writes in."""
+    return [F.col(c).alias(f"_o{i}") for i, c in enumerate(columns)]
+
+
+def write_text(
+    batch: Batch, frame: DataFrame, directory: str | None, counter: str | None = None
+) -> None:
+    """Write ``frame``'s ``value`` as one text file under ``directory``/the batch's
+    label, in the order of its ``_o<i>`` columns (see :func:`ordered`); with
+    ``counter``, add the number of records written to that counter of the batch
+    (observed by the write itself: no job).
+
+    One partition sorted locally, rather than a global ``orderBy`` then
+    ``coalesce(1)``: the same single ordered file without the range-sampling job."""
+    if directory is None:
+        return
+    order = sorted((c for c in frame.columns if c.startswith("_o")), key=lambda c: int(c[2:]))
+    observation = Observation() if counter is not None else None
+    if observation is not None:
+        frame = frame.observe(observation, F.count(F.lit(1)).alias("n"))
+    (
+        frame.repartition(1)
+        .sortWithinPartitions(*order)
+        .select("value")
+        .write.mode("overwrite")
+        .text(f"{directory}/{batch.label}")
+    )
+    if observation is not None and counter is not None:
+        batch.count(counter, _observed_count(observation))
+
+
+def write_state(
+    store: StateStore, batch: Batch, frame: DataFrame, table: str, gauge: str | None = None
+) -> None:
+    """Write a state table of the batch; with ``gauge``, its row count becomes that
+    state gauge of the metrics record (observed by the write: no extra job)."""
+    observation = Observation() if gauge is not None else None
+    if observation is not None:
+        frame = frame.observe(observation, F.count(F.lit(1)).alias("n"))
+    frame.write.mode("overwrite").parquet(store.table_path(batch.id, table))
+    if observation is not None and gauge is not None:
+        batch.gauges[gauge] = _observed_count(observation)
+
+
+def empty_directory(spark: SparkSession, directory: str) -> None:
+    """Replace ``directory`` by an empty one (what an overwrite with no rows leaves),
+    through Hadoop's file system API, so any file system Spark writes to works."""
+    jvm: Any = spark.sparkContext._jvm
+    path = jvm.org.apache.hadoop.fs.Path(directory)
+    fs = path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration())  # type: ignore[union-attr]
+    fs.delete(path, True)
+    fs.mkdirs(path)
+
+
+def _observed_count(observation: Observation) -> int:
+    """The count an :class:`Observation` of ``count(1) AS n`` saw.
+
+    When Spark proves the observed rows empty at run time (adaptive execution over a
+    cached frame), it drops the observing node and the observation completes with an
+    empty row, which ``Observation.get`` cannot convert: that row means nothing was
+    written."""
+    row = observation._jo.getRow()  # type: ignore[union-attr]
+    return 0 if row.size() == 0 else int(row.getLong(0))

@@ -1,0 +1,166 @@
+"""Which plan a batch takes, and why: the one place that decides, as data.
+
+A :class:`BatchPlan` is built from the job and the few facts of the batch known before
+it runs (a flush, files by name). It can be printed and tested without a session. Two
+routes judge a batch, with the same answers:
+
+``one_pass``
+    Each task parses, judges and folds its own partitions into window partials in one
+    ``mapInArrow`` (:mod:`sparktide.spark.fused`); nothing but partials leaves it.
+``general``
+    Spark SQL parses and judges the batch (:mod:`sparktide.spark.judging`), then
+    assigns and folds windows, releases or joins.
+
+A batch planned ``one_pass`` may still be re-planned ``general`` once its tasks ran (a
+line the kernel could not vouch for, too much for one task...): :meth:`BatchPlan.fall_back`
+records the reason. Where windows merge (driver or Spark) is decided after the tasks
+ran, from the number of partials: :meth:`BatchPlan.merge_windows`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+from sparktide.job import Job
+from sparktide.spark.fused import fusable
+from sparktide.spark.timelines import Timeline
+
+__all__ = [
+    "DRIVER_WINDOW_ROWS",
+    "BatchPlan",
+    "estimates_first",
+    "plan_batch",
+    "scans_ctis",
+    "windows_on",
+]
+
+#: The one-pass plan folds a batch's partials into the open windows on the driver while
+#: the two together are at most this many rows (about 100 bytes each in Arrow); beyond,
+#: in Spark, with a shuffle. Substreams take the one-pass plan only while their keys'
+#: state is at most this many rows (the task reads it, and the driver computes the next).
+DRIVER_WINDOW_ROWS = 2_000_000
+
+
+@dataclass(frozen=True)
+class BatchPlan:
+    """How one batch runs.
+
+    Attributes
+    ----------
+    route
+        ``one_pass``, ``general`` or ``flush`` (what the metrics record's ``plan`` says).
+    estimates_first
+        The general route learns which partitions deliver (and takes the idle
+        estimates) before judging, because the policy reads other partitions' clocks.
+    scans_ctis
+        Generated CTIs run as one compiled pass per timeline (:mod:`.ctiscan`).
+    windows_on
+        Where the partials merge into the open windows: ``driver``, ``spark``, or
+        ``None`` when not decided yet (or no tumbling/hopping windows).
+    reasons
+        Why, in the order the decisions were taken.
+    """
+
+    route: str
+    estimates_first: bool
+    scans_ctis: bool
+    windows_on: str | None = None
+    reasons: tuple[str, ...] = ()
+
+    @property
+    def one_pass(self) -> bool:
+        """Whether the batch is judged in one pass per task."""
+        return self.route == "one_pass"
+
+    def fall_back(self, reason: str) -> BatchPlan:
+        """The general plan, after the one-pass plan declined the batch for ``reason``."""
+        return dataclasses.replace(
+            self, route="general", reasons=(*self.reasons, f"one pass declined: {reason}")
+        )
+
+    def merge_windows(self, on: str, reason: str) -> BatchPlan:
+        """The plan with its windows merged ``on`` the driver or in Spark."""
+        return dataclasses.replace(self, windows_on=on, reasons=(*self.reasons, reason))
+
+    def __str__(self) -> str:
+        flags = [self.route]
+        flags += ["estimates first"] if self.estimates_first else []
+        flags += ["CTI scan"] if self.scans_ctis else []
+        flags += [f"windows on {self.windows_on}"] if self.windows_on else []
+        return f"{', '.join(flags)} ({'; '.join(self.reasons)})"
+
+
+def plan_batch(job: Job, *, flush: bool = False) -> BatchPlan:
+    """The plan of a batch of ``job`` before it runs (a ``flush`` judges nothing)."""
+    estimates = estimates_first(job)
+    common = {"estimates_first": estimates, "scans_ctis": scans_ctis(job)}
+    if flush:
+        return BatchPlan("flush", **common, reasons=("a flush: no input",))
+    timeline = Timeline.of(job)
+    if estimates and not timeline.by_key:
+        why = "the policy reads other partitions' clocks"
+        return BatchPlan("general", **common, reasons=(why,))
+    if not fusable(job):
+        return BatchPlan("general", **common, reasons=("the one-pass kernel cannot run the job",))
+    why = "substreams: tasks learn who delivers" if timeline.by_key else "each row its own clock"
+    return BatchPlan("one_pass", **common, reasons=(why,))
+
+
+def estimates_first(job: Job) -> bool:
+    """Whether a batch must learn which partitions deliver before it is judged.
+
+    A row is judged against its own partition's clock, which an idle estimate never
+    touches (only partitions that deliver nothing get one), and a partition seen for
+    the first time starts at minus infinity, which the policy's ``greatest`` treats as
+    it treats a missing value. Two cases read other partitions' clocks and so need
+    the estimates first: substreams (the input's arrival clock is the maximum over
+    partitions) and merged jobs whose within-batch watermark is the minimum over
+    partitions (``accept``, or no out-of-order bound); imports read other partitions
+    too. Everywhere else one pass (parse, judge, count) saves persisting the parsed
+    batch and a Spark job."""
+    timeline = Timeline.of(job)
+    if timeline.by_key or job.imports:
+        return True
+    punctuation = job.punctuation
+    only_cti = punctuation is not None and punctuation.watermark == "cti"
+    no_bound = only_cti or job.ordering.out_of_order is None
+    return timeline.job_watermark and (job.ordering.out_of_order_action == "accept" or no_bound)
+
+
+def scans_ctis(job: Job) -> bool:
+    """Whether ``job``'s generated CTIs run as one compiled pass per timeline
+    (:mod:`sparktide.spark.ctiscan`) rather than in closed form: a negative delay that
+    decides which events move the newest timestamp — below ``-1us`` with out-of-order
+    events dropped or dead-lettered, or under ``adjust`` with CTIs every period or with
+    interval events (``docs/design.md``, *CTIs and interval events*)."""
+    punctuation = job.punctuation
+    if punctuation is None or not punctuation.generated:
+        return False
+    ahead: int = -(punctuation.delay or 0)  # type: ignore[operator]
+    action = job.ordering.out_of_order_action
+    if action in ("drop", "dead_letter"):
+        return ahead > 1
+    return (
+        action == "adjust"
+        and ahead > 0
+        and (punctuation.every is not None or job.source.end_time is not None)
+    )
+
+
+def windows_on(job: Job, *, flushing: bool, keys_on_driver: bool, rows: int) -> tuple[str, str]:
+    """Where a one-pass batch's partials merge into the open windows, and why:
+    ``driver`` for few enough ``rows`` (partials and open windows together) of windows
+    whose closing reads only the scopes' watermarks, else ``spark``. ``keys_on_driver``:
+    substreams whose keys' state the driver computed (or not substreams)."""
+    window = job.window
+    assert window is not None
+    if flushing or job.edges:
+        return "spark", "windows merge in Spark: a flush or edge events"
+    if not keys_on_driver:
+        return "spark", "windows merge in Spark: the keys' state is in Spark"
+    if window.type not in ("tumbling", "hopping") or window.having is not None or job.select:
+        return "spark", "windows merge in Spark: their records need Spark SQL"
+    if rows > DRIVER_WINDOW_ROWS:
+        return "spark", f"windows merge in Spark: {rows} rows"
+    return "driver", f"windows merge on the driver: {rows} rows"

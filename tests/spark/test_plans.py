@@ -1,0 +1,98 @@
+"""Which plan a batch takes, decided as data (``sparktide.spark.plans``): built from the
+job without a Spark session or a batch, printable, with the reasons."""
+
+from __future__ import annotations
+
+import pytest
+
+from sparktide.spark import plans
+from sparktide.spark.plans import BatchPlan, plan_batch, windows_on
+from tests.spark.streams import job_for
+
+WINDOW = {
+    "type": "tumbling",
+    "size": "30s",
+    "group_by": ["device"],
+    "aggregates": {"n": "count(*)"},
+}
+BOUNDS = {"late_arrival": "15s", "out_of_order": "5s"}
+
+
+def test_a_windowed_job_on_partition_clocks_takes_one_pass(tmp_path):
+    job = job_for(
+        tmp_path, {"source": {"partition": "partition"}, "ordering": BOUNDS, "window": WINDOW}
+    )
+    plan = plan_batch(job)
+    assert plan == BatchPlan("one_pass", False, False, reasons=("each row its own clock",))
+    assert plan.one_pass
+    assert str(plan) == "one_pass (each row its own clock)"
+
+
+def test_merged_partitions_under_accept_need_the_estimates_first(tmp_path):
+    ordering = {**BOUNDS, "on_out_of_order": "accept"}
+    job = job_for(
+        tmp_path, {"source": {"partition": "partition"}, "ordering": ordering, "window": WINDOW}
+    )
+    plan = plan_batch(job)
+    assert plan.route == "general" and plan.estimates_first
+    assert plan.reasons == ("the policy reads other partitions' clocks",)
+    assert str(plan).startswith("general, estimates first (")
+
+
+def test_partitioned_accept_judges_rows_against_their_own_clock(tmp_path):
+    ordering = {**BOUNDS, "on_out_of_order": "accept", "partitioned": True}
+    job = job_for(tmp_path, {"source": {"partition": "partition"}, "ordering": ordering})
+    plan = plan_batch(job)
+    assert not plan.estimates_first
+    assert plan.route == "general"  # (no window: nothing for the one-pass kernel to fold)
+    assert plan.reasons == ("the one-pass kernel cannot run the job",)
+
+
+def test_substreams_learn_who_delivers_in_their_tasks(tmp_path):
+    source = {"partition": "partition", "over": "device"}
+    job = job_for(tmp_path, {"source": source, "ordering": BOUNDS, "window": WINDOW})
+    plan = plan_batch(job)
+    assert plan.route == "one_pass" and plan.estimates_first
+    assert plan.reasons == ("substreams: tasks learn who delivers",)
+
+
+def test_a_flush_and_a_fallback_say_why(tmp_path):
+    job = job_for(
+        tmp_path, {"source": {"partition": "partition"}, "ordering": BOUNDS, "window": WINDOW}
+    )
+    assert plan_batch(job, flush=True).route == "flush"
+    fallen = plan_batch(job).fall_back("the kernel gave up")
+    assert fallen.route == "general" and not fallen.one_pass
+    assert fallen.reasons[-1] == "one pass declined: the kernel gave up"
+    merged = fallen.merge_windows("driver", "few rows")
+    assert merged.windows_on == "driver" and "windows on driver" in str(merged)
+
+
+def test_generated_ctis_ahead_of_the_newest_timestamp_are_scanned(tmp_path):
+    punctuation = {"every": "10s", "delay": "-2s"}
+    tables = {"source": {"partition": "partition"}, "ordering": BOUNDS, "punctuation": punctuation}
+    plan = plan_batch(job_for(tmp_path, tables))
+    assert plan.scans_ctis
+
+
+@pytest.mark.parametrize(
+    ("facts", "place"),
+    [
+        ({"flushing": False, "keys_on_driver": True, "rows": 10}, "driver"),
+        ({"flushing": True, "keys_on_driver": True, "rows": 10}, "spark"),
+        ({"flushing": False, "keys_on_driver": False, "rows": 10}, "spark"),
+        (
+            {"flushing": False, "keys_on_driver": True, "rows": plans.DRIVER_WINDOW_ROWS + 1},
+            "spark",
+        ),
+    ],
+)
+def test_windows_merge_on_the_driver_while_few(tmp_path, facts, place):
+    job = job_for(
+        tmp_path, {"source": {"partition": "partition"}, "ordering": BOUNDS, "window": WINDOW}
+    )
+    on, reason = windows_on(job, **facts)
+    assert on == place
+    assert reason.startswith(
+        f"windows merge {'on the driver' if place == 'driver' else 'in Spark'}"
+    )
