@@ -7,6 +7,11 @@ timeline before an event is a running maximum, over the timeline's earlier event
 arrival order, of what each offers (:func:`offered_newest`) — here a segmented
 ``numpy.maximum.accumulate`` (:func:`running_max_before`) over rows sorted by
 timeline, then arrival, instead of a window function.
+
+One function per rule, named after the reference engine's: the early and late verdicts
+(:func:`arrival_verdicts`, with the late rule's timestamp :func:`late_adjusted`), the
+watermark (:func:`arrival_watermark`, :func:`timeline_watermark`), the out-of-order
+verdict (:func:`out_of_order_verdicts`); :func:`judge_rows` strings them together.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ __all__ = [
     "judge_rows",
     "late_adjusted",
     "offered_newest",
+    "out_of_order_verdicts",
     "running_max_before",
     "timeline_watermark",
 ]
@@ -136,6 +142,18 @@ def timeline_watermark(
     return np.maximum(floor, newest - plan.out_of_order)
 
 
+def out_of_order_verdicts(
+    plan: FusedPlan, stamped: np.ndarray, watermark: np.ndarray, gone: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Which rows not dropped already (``gone``) are out of order (their timestamp after
+    the late rule below their timeline's watermark), which of them are dropped, and
+    each row's system timestamp (an out-of-order row's raised to the watermark)."""
+    no = np.zeros(len(stamped), dtype=bool)
+    is_ooo = (~gone & (stamped < watermark)) if plan.event_mode else no
+    dropped_ooo = is_ooo if plan.out_of_order_drop else no
+    return is_ooo, dropped_ooo, np.where(is_ooo, watermark, stamped)
+
+
 @dataclass(frozen=True)
 class Verdicts:
     """The policy's verdicts on a task's rows, in judging order (per row)."""
@@ -172,10 +190,8 @@ def judge_rows(
     gone = is_early | (is_late if plan.late_drop else no)
     offered = offered_newest(plan, stamped, floor, gone)
     watermark = timeline_watermark(plan, floor, start_newest, offered, timeline)
-    is_ooo = (~gone & (stamped < watermark)) if plan.event_mode else no
-    dropped_ooo = is_ooo if plan.out_of_order_drop else no
+    is_ooo, dropped_ooo, system_time = out_of_order_verdicts(plan, stamped, watermark, gone)
     admitted = ~gone & ~dropped_ooo
-    system_time = np.where(is_ooo, watermark, stamped)
     return Verdicts(
         early=is_early,
         late=is_late,
