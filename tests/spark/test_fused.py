@@ -1,4 +1,4 @@
-"""The one-pass plan (``sparktide.spark.fused``): the same records as the reference engine,
+"""The one-pass plan (``sparktide.spark.onepass``): the same records as the reference engine,
 and the general plan whenever a batch does not qualify."""
 
 from __future__ import annotations
@@ -33,9 +33,10 @@ from sparktide.core.engine import simulate
 from sparktide.core.instants import NEG_INF
 from sparktide.job import Job
 from sparktide.reader import parse_fields
-from sparktide.spark import broker_lines, fused, run_job, start
+from sparktide.spark import broker_lines, onepass, run_job, start
 from sparktide.spark.engine import SparkEngine
-from sparktide.spark.fused import _running_max_before, fusable
+from sparktide.spark.onepass import fusable, jsonl, parallel, parquetfiles, policy, signals
+from sparktide.spark.onepass.policy import running_max_before
 from sparktide.spark.parse import partition_id
 from sparktide.time import format_instant, parse_instant
 from tests.spark.streams import file_batches, job_for, read_output, write_stream
@@ -424,7 +425,7 @@ def test_large_parquet_files_are_read_by_spark(spark, tmp_path, monkeypatch):
 
 
 def test_text_partitions_are_read_by_the_kernel_as_by_the_sql_route(spark):
-    """The kernel's partition ids of Parquet text (``_parquet_partition``) are the SQL
+    """The kernel's partition ids of Parquet text (``parquet_partition``) are the SQL
     route's (``partition_id``): digit strings as integers, other text as it is; 19 digits
     or more are left to the route."""
     rng = random.Random(5)
@@ -433,12 +434,12 @@ def test_text_partitions_are_read_by_the_kernel_as_by_the_sql_route(spark):
     texts += [
         "".join(rng.choice("0123456789-a ") for _ in range(rng.randrange(6))) for _ in range(200)
     ]
-    kernel = fused._parquet_partition(pa.array(texts)).to_pylist()
+    kernel = parquetfiles.parquet_partition(pa.array(texts)).to_pylist()
     frame = spark.createDataFrame([(t,) for t in texts], "p string")
     assert kernel == [row.id for row in frame.selectExpr(f"{partition_id('p')} AS id").collect()]
     for text in ("1234567890123456789", "-99999999999999999999"):
-        with pytest.raises(fused._Abort):
-            fused._parquet_partition(pa.array(["1", text]))
+        with pytest.raises(signals.Abort):
+            parquetfiles.parquet_partition(pa.array(["1", text]))
 
 
 @pytest.mark.parametrize("limit", [taskpass.ONE_TASK_SPLITS, 1])
@@ -515,7 +516,7 @@ def test_a_file_split_among_a_tasks_threads_gives_the_same_rows(tmp_path, monkey
     text.insert(len(text) // 2, text[len(text) // 2].replace('"device": "', '"device": "\\u00e9'))
     path.write_text("\n".join(text) + "\n")
     job = job_for(tmp_path, CASES["substreams-drop-idle"])
-    monkeypatch.setattr(fused, "_PIECE_BYTES", 1)
+    monkeypatch.setattr(jsonl, "PIECE_BYTES", 1)
     batch = pa.RecordBatch.from_pydict(
         {"file": [path.name], "path": [f"file:{path}"], "mtime": [0]}
     )
@@ -523,13 +524,14 @@ def test_a_file_split_among_a_tasks_threads_gives_the_same_rows(tmp_path, monkey
     for threads in (1, 3):
         spill = tmp_path / f"spill-{threads}"
         spill.mkdir()
-        plan = fused.fused_plan(job, {})
+        plan = onepass.fused_plan(job, {})
         plan = dataclasses.replace(plan, spill=str(spill), threads=threads, substreams=True)
-        rows = pa.Table.from_batches(list(fused.fused_kernel(plan, iter([batch]))))
-        task = rows.filter(pc.equal(rows.column("kind"), fused.TASK)).to_pylist()[0]
+        rows = pa.Table.from_batches(list(onepass.fused_kernel(plan, iter([batch]))))
+        task = rows.filter(pc.equal(rows.column("kind"), onepass.TASK)).to_pylist()[0]
         assert task["slow"] > 0
         files = [
-            pq.read_table(task[f"{kind}_file"]) for kind in (fused.PARTIAL, fused.KEY, fused.LINE)
+            pq.read_table(task[f"{kind}_file"])
+            for kind in (onepass.PARTIAL, onepass.KEY, onepass.LINE)
         ]
         found.append((rows.drop_columns([f"{k}_file" for k in "pkl"]), *files))
     assert all(a.equals(b) for a, b in zip(*found, strict=True))
@@ -557,7 +559,7 @@ def test_a_tasks_timelines_judged_in_pieces_give_the_same_rows(tmp_path, monkeyp
             "mtime": [0] * len(paths),
         }
     )
-    plan = fused.fused_plan(job, {})
+    plan = onepass.fused_plan(job, {})
     if plan.substreams:  # a third of the keys known from a previous batch
         known = tmp_path / "keys.parquet"
         keys = [f'"d{i}"' for i in range(0, 40, 3)]
@@ -574,16 +576,16 @@ def test_a_tasks_timelines_judged_in_pieces_give_the_same_rows(tmp_path, monkeyp
         )
         plan = dataclasses.replace(plan, keys=(str(known),))
     found = []
-    for threads, shard_rows in ((1, fused._SHARD_ROWS), (2, 40)):
-        monkeypatch.setattr(fused, "_SHARD_ROWS", shard_rows)
+    for threads, shard_rows in ((1, parallel.SHARD_ROWS), (2, 40)):
+        monkeypatch.setattr(parallel, "SHARD_ROWS", shard_rows)
         spill = tmp_path / f"spill-{threads}"
         spill.mkdir()
         task_plan = dataclasses.replace(plan, spill=str(spill), threads=threads)
-        rows = pa.Table.from_batches(list(fused.fused_kernel(task_plan, iter([batch]))))
-        task = rows.filter(pc.equal(rows.column("kind"), fused.TASK)).to_pylist()[0]
-        summary = rows.filter(pc.equal(rows.column("kind"), fused.SUMMARY))
-        partials = pq.read_table(task[f"{fused.PARTIAL}_file"])
-        keys_file = task[f"{fused.KEY}_file"]
+        rows = pa.Table.from_batches(list(onepass.fused_kernel(task_plan, iter([batch]))))
+        task = rows.filter(pc.equal(rows.column("kind"), onepass.TASK)).to_pylist()[0]
+        summary = rows.filter(pc.equal(rows.column("kind"), onepass.SUMMARY))
+        partials = pq.read_table(task[f"{onepass.PARTIAL}_file"])
+        keys_file = task[f"{onepass.KEY}_file"]
         found.append(
             (
                 _sorted(summary.drop_columns([f"{k}_file" for k in "pkl"])),
@@ -626,7 +628,7 @@ def _partials_table(rows: list[tuple]) -> pa.Table:
 @example([("", "a", 0, 1), ("", None, 0, 2)], "any")  # (a null is a value of its own)
 @example([("a", "a", 0, 1), ("b", "b", 0, 2), ("b", "b", 60, 3)], "any")
 def test_merged_partials_are_the_sums_per_key(rows, shape):
-    """:func:`fused.merge_partials` leaves out keys that tell no rows apart (one value;
+    """:func:`onepass.merge_partials` leaves out keys that tell no rows apart (one value;
     equal to another key) and puts them back: the rows are those of a plain grouping."""
     if shape == "one scope":
         rows = [("", g, start, n) for _, g, start, n in rows]
@@ -636,7 +638,7 @@ def test_merged_partials_are_the_sums_per_key(rows, shape):
     want: dict[tuple, int] = {}
     for scope, group, begins, n in rows:
         want[(scope, group, begins)] = want.get((scope, group, begins), 0) + n
-    merged = fused.merge_partials(table, ["scope", "g0", "start"])
+    merged = onepass.merge_partials(table, ["scope", "g0", "start"])
     assert merged.schema == table.schema
     got = {(r["scope"], r["g0"], r["start"]): r["n"] for r in merged.to_pylist()}
     assert got == want and merged.num_rows == len(want)
@@ -646,12 +648,12 @@ def test_merged_partials_are_the_sums_per_key(rows, shape):
 @given(_PARTIAL_ROWS, _PARTIAL_ROWS, st.sampled_from([[], ["start"], ["start", "g0"], ["scope"]]))
 @example([("a", None, 0, 1)], [("b", None, 0, 2), ("a", None, 0, 3)], ["start", "g0"])
 def test_fresh_partials_merged_into_held_windows_as_all_together(fresh, held, probe):
-    """:func:`fused.merge_into` groups only the held windows that may share a key with
+    """:func:`onepass.merge_into` groups only the held windows that may share a key with
     a fresh row, and keeps the others: the same rows as merging everything."""
     keys = ["scope", "g0", "start"]
-    held_table = fused.merge_partials(_partials_table(held), keys)  # (one row per window)
-    want = fused.merge_partials(_partials_table(fresh + held), keys)
-    got = fused.merge_into(_partials_table(fresh), held_table, keys, probe)
+    held_table = onepass.merge_partials(_partials_table(held), keys)  # (one row per window)
+    want = onepass.merge_partials(_partials_table(fresh + held), keys)
+    got = onepass.merge_into(_partials_table(fresh), held_table, keys, probe)
     assert got.schema == want.schema
     assert sorted(got.to_pylist(), key=repr) == sorted(want.to_pylist(), key=repr)
 
@@ -685,9 +687,9 @@ def test_running_max_before_is_the_segmented_scan(rows):
     rows.sort(key=lambda r: r[0])  # (the kernel sorts by partition first)
     group = np.array([g for g, _ in rows], dtype=np.int64)
     h = np.array([v for _, v in rows], dtype=np.int64)
-    for groups in (0, fused._SCAN_GROUPS):  # (values ranked at once; a scan per group)
-        with unittest.mock.patch.object(fused, "_SCAN_GROUPS", groups):
-            got = _running_max_before(h, group).tolist()
+    for groups in (0, policy.SCAN_GROUPS):  # (values ranked at once; a scan per group)
+        with unittest.mock.patch.object(policy, "SCAN_GROUPS", groups):
+            got = running_max_before(h, group).tolist()
         assert got == _naive_before(h.tolist(), group.tolist())
 
 

@@ -1,0 +1,72 @@
+"""Judging a task's rows: timelines, the policy's verdicts, windows, partials, tallies.
+
+Each piece of whole timelines (:func:`~sparktide.spark.onepass.parallel.timeline_pieces`)
+is judged on its own, in threads when the task holds the whole batch: its rows sorted
+by timeline, then arrival order (arrival time, file, line), judged
+(:func:`~sparktide.spark.onepass.policy.judge_rows`) and folded into window partials
+(:mod:`~sparktide.spark.onepass.windows`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+
+from sparktide.spark.onepass.clocks import ARRIVAL, NEWEST, WATERMARK, known_keys, timelines
+from sparktide.spark.onepass.collect import TaskRows
+from sparktide.spark.onepass.merge import merge_partials
+from sparktide.spark.onepass.parallel import in_threads, timeline_pieces
+from sparktide.spark.onepass.plan import FusedPlan
+from sparktide.spark.onepass.policy import judge_rows
+from sparktide.spark.onepass.tally import Tally, key_rows, summary, tally
+from sparktide.spark.onepass.windows import assign_windows, fold
+
+__all__ = ["judge"]
+
+
+def judge(
+    plan: FusedPlan, schema: pa.Schema, task: int, rows: TaskRows
+) -> tuple[pa.Table, pa.Table | None, pa.RecordBatch]:
+    """The task's window partials, its keys' rows (substreams) and its partitions'
+    summary rows (of ``schema``)."""
+    encoded = rows.pid.dictionary_encode()
+    pids = encoded.dictionary.to_pylist()
+    code = encoded.indices.to_numpy().astype(np.int64)
+    known = known_keys(plan) if plan.substreams else None
+    parts = timeline_pieces(plan, known, rows, code, len(pids))
+    judged = list(in_threads(plan, lambda part: _judge_piece(plan, pids, *part), parts))
+    partials = pa.concat_tables([partial for partial, _, _ in judged])
+    if len(judged) > 1 and not plan.per_timeline:
+        # (pieces of partitions share the merged job's windows: one row per window)
+        partials = merge_partials(partials, ["scope", *plan.group_names, "start"])
+    keys = None
+    if plan.substreams:  # (a key is in one piece: the pieces' keys are distinct)
+        keys = pa.concat_tables([piece_keys for _, piece_keys, _ in judged])
+    tallies = [piece_tally for _, _, piece_tally in judged]
+    return partials, keys, summary(schema, task, pids, rows.files, tallies)
+
+
+def _judge_piece(
+    plan: FusedPlan, pids: list[str], known: pa.Table | None, rows: TaskRows, code: np.ndarray
+) -> tuple[pa.Table, pa.Table | None, Tally]:
+    """:func:`judge` of whole timelines of the task (``code``: each row's partition, an
+    index of ``pids``): their window partials, keys' rows and partitions' tally."""
+    row_timeline, keys, start = timelines(plan, pids, known, rows.key, code)
+    order = np.lexsort((rows.line, rows.file, rows.arrival, row_timeline))
+    timeline = row_timeline[order]
+    arrival = rows.arrival[order]
+    verdicts = judge_rows(
+        plan,
+        timeline,
+        rows.event_time[order],
+        arrival,
+        (start[timeline, ARRIVAL], start[timeline, WATERMARK], start[timeline, NEWEST]),
+    )
+    assignment = assign_windows(plan, verdicts.system_time, verdicts.admitted, verdicts.watermark)
+    scopes = None
+    if plan.per_timeline:  # (windows close on their own)
+        scopes = keys if plan.substreams else pa.array(pids, pa.string())
+    partials = fold(plan, rows, order, timeline, scopes, assignment)
+    piece_keys = key_rows(timeline, verdicts.offered, keys) if plan.substreams else None
+    piece_tally = tally(len(pids), code[order], rows, order, verdicts, assignment.in_some)
+    return partials, piece_keys, piece_tally

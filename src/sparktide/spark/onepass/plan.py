@@ -1,0 +1,169 @@
+"""Which jobs may take the one-pass plan, and what one task needs to run it.
+
+:func:`fusable` looks at the job only (the data decides the rest, per batch, in the
+tasks); :func:`fused_plan` makes the picklable :class:`FusedPlan` every task of a
+batch receives.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+from sparktide.core.instants import NEG_INF
+from sparktide.job import Job
+from sparktide.spark.aggregates import plan_aggregates
+from sparktide.spark.arrowparse import KernelPlan, kernel_plan
+
+__all__ = ["TYPED", "TYPED_TEXT", "FusedPlan", "fusable", "fused_plan", "typed_columns"]
+
+#: The column saying a typed Parquet row's kernel inputs are exact (:func:`typed_columns`),
+#: and the JSON text of the rows it leaves to the kernel's parse (null where it holds).
+TYPED, TYPED_TEXT = "_kf", "_ktext"
+
+
+def fusable(job: Job) -> bool:
+    """Whether the job's batches may take the one-pass plan (before looking at data).
+
+    JSONL files, Parquet rows or broker lines; one timeline per partition, or per key
+    (substreams); no union, no imports; the ordering policy with ``adjust`` or ``drop``
+    (nothing it decides is dead-lettered); no CTIs, intervals or edges; tumbling or
+    hopping windows whose aggregates are ``count``, ``sum`` or ``avg``; no ``[filter]``,
+    ``[select]``, ``having`` or join. The engine also requires that the policy need no
+    other partition's clock (``SparkEngine._fused``), except for substreams, whose
+    input arrival clock the tasks compute (or guess, and the engine checks)."""
+    source, window = job.source, job.window
+    return (
+        source.format in ("jsonl", "parquet")
+        and source.end_time is None
+        and not job.edges
+        and not job.inputs
+        and not job.imports
+        and job.join is None
+        and not job.references
+        and job.filter is None
+        and not job.select
+        and job.punctuation is None
+        and job.ordering.out_of_order_action in ("adjust", "drop")
+        and window is not None
+        and window.type in ("tumbling", "hopping")
+        and window.having is None
+        and all(a.function in ("count", "sum", "avg") for a in window.aggregates)
+    )
+
+
+def typed_columns(job: Job) -> list[tuple[str, str]]:
+    """The columns (name, SQL type) by which a typed Parquet row reaches the kernel with
+    no JSON text (``sparktide.spark.run``'s typed route makes them): :data:`TYPED`, the
+    JSON text of the rows it does not hold for (:data:`TYPED_TEXT`), the group-by values'
+    text (``_kg<i>``, as :func:`~sparktide.spark.onepass.values.group_text` gives it),
+    and per aggregate with a column its present flag (``_kn<k>``: ``count``) or its
+    exact integer and float (``_ki<k>``, ``_kd<k>``: ``sum`` / ``avg``); the row's times,
+    partition and key come in the typed route's own ``_kt``, ``_ka``, ``_kpid``,
+    ``_kkey``."""
+    window = job.window
+    assert window is not None
+    columns = [(TYPED, "boolean"), (TYPED_TEXT, "string")]
+    columns += [(f"_kg{i}", "string") for i in range(len(window.group_by))]
+    for k, aggregate in enumerate(window.aggregates):
+        if aggregate.column is None:
+            continue
+        if aggregate.function == "count":
+            columns.append((f"_kn{k}", "bigint"))
+        else:
+            columns += [(f"_ki{k}", "bigint"), (f"_kd{k}", "double")]
+    return columns
+
+
+@dataclass(frozen=True)
+class FusedPlan:
+    """What one task needs to judge and fold its lines (picklable).
+
+    ``clocks`` holds each known partition's ``(pid, arrival clock, watermark, newest
+    timestamp)`` at the start of the batch; a partition not in it starts at minus
+    infinity. ``early_arrival``, ``late_arrival`` and ``out_of_order`` are the ordering
+    policy's tolerances (``None``: that check is off)."""
+
+    parse: KernelPlan
+    event_mode: bool
+    early_arrival: int | None
+    late_arrival: int | None
+    out_of_order: int | None
+    late_drop: bool
+    out_of_order_drop: bool
+    shift: int
+    size: int
+    period: int
+    offset: int
+    closed_end: bool
+    lateness: int
+    partitioned: bool
+    group_by: tuple[str, ...]
+    aggregates: tuple[tuple[str, str | None, tuple[str, ...]], ...]  # function, column, names
+    clocks: tuple[tuple[str, int, int, int], ...]
+    stream_partition: str | None = None  # the lines' column holding the partition
+    threads: int = 1  # files vouched for at once (a task holding a whole batch)
+    #: Substreams: the input's arrival clock before the batch, each known partition's
+    #: ``(pid, arrival clock, clock if it delivers nothing)`` (its idle estimate), and
+    #: the parquet files of the keys' state.
+    substreams: bool = False
+    arrival_clock: int = NEG_INF
+    idle: tuple[tuple[str, int, int], ...] = ()
+    keys: tuple[str, ...] = ()
+    #: The partitions assumed to deliver when tasks share the batch (the engine checks
+    #: the guess); ``None``: those the task finds (it holds the whole batch).
+    assumed: tuple[str, ...] | None = None
+    #: The directory the tasks write their partials, keys and unvouched lines to.
+    spill: str | None = None
+    #: The largest Parquet file the task reads itself
+    #: (:func:`~sparktide.spark.onepass.parquetfiles.read_parquet`).
+    file_bytes: int = 0
+
+    @property
+    def per_timeline(self) -> bool:
+        """Whether windows close on each timeline's own watermark (partitioned or
+        substreams), rather than on the merged one."""
+        return self.partitioned or self.substreams
+
+    @property
+    def group_names(self) -> list[str]:
+        """The partials' group-by columns (``g<i>``)."""
+        return [f"g{i}" for i in range(len(self.group_by))]
+
+
+def fused_plan(
+    job: Job, clocks: dict[str, dict[str, int]], stream_partition: str | None = None
+) -> FusedPlan:
+    """The plan of one batch of ``job`` (:func:`fusable`), given the partitions' clocks
+    (and the column of the input lines holding the partition, if the stream has it:
+    then records need not name it, as the SQL route reads it)."""
+    window, ordering = job.window, job.ordering
+    assert window is not None
+    plans = plan_aggregates(window.aggregates)
+    parse = dataclasses.replace(kernel_plan(job), carried=())  # (no ``mj``: unread)
+    if stream_partition is not None:
+        parse = dataclasses.replace(parse, partition=None)
+    return FusedPlan(
+        parse=parse,
+        event_mode=job.event_time_mode,
+        early_arrival=ordering.early_arrival,
+        late_arrival=ordering.late_arrival,
+        out_of_order=ordering.out_of_order,
+        late_drop=ordering.action == "drop",
+        out_of_order_drop=ordering.out_of_order_action == "drop",
+        shift=job.source.shift,
+        size=window.size,
+        period=window.period,
+        offset=window.offset,
+        closed_end=window.boundary == "end",
+        lateness=window.allowed_lateness,
+        partitioned=ordering.partitioned,
+        substreams=job.source.over is not None,
+        group_by=tuple(window.group_by),
+        aggregates=tuple(
+            (a.function, a.column, tuple(name for name, _ in plan.partial))
+            for a, plan in zip(window.aggregates, plans, strict=True)
+        ),
+        clocks=tuple((pid, p["arrival"], p["watermark"], p["newest"]) for pid, p in clocks.items()),
+        stream_partition=stream_partition,
+    )

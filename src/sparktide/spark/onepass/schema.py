@@ -1,0 +1,145 @@
+"""The rows the one-pass kernel sends back, and the files it writes beside them.
+
+A task answers with few rows (:func:`kernel_schema`): one summary per partition, one
+row for the task, or one row saying it gave up; the bulky rows (window partials, the
+keys' rows, the lines it did not vouch for) go to parquet files whose paths the task's
+row carries.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+from pyspark.sql import types as T
+from pyspark.sql.pandas.types import from_arrow_type
+
+from sparktide.spark.onepass.plan import FusedPlan
+
+__all__ = [
+    "ABORT",
+    "COUNTED",
+    "FILE_TEXT",
+    "KEY",
+    "KEY_SCHEMA",
+    "LINE",
+    "LINE_SCHEMA",
+    "PARTIAL",
+    "SUMMARY",
+    "TASK",
+    "counter_column",
+    "fused_schema",
+    "kernel_schema",
+    "partial_schema",
+    "record_batch",
+]
+
+#: The kinds of the kernel's output rows: window partials, one summary per partition,
+#: one row per task (how many lines it could not judge, how many partials it wrote),
+#: those lines, "give up", and (substreams) one row per key of the batch.
+PARTIAL, SUMMARY, TASK, LINE, ABORT, KEY = "p", "s", "t", "l", "x", "k"
+#: The row of a task that could not read a JSONL file by its path (not a local file, or
+#: compressed): the engine gives the kernel the files' text instead.
+FILE_TEXT = "r"
+
+#: Counters the kernel counts per partition (the engine's other counters are 0 here).
+COUNTED = (
+    "input",
+    "admitted",
+    "early",
+    "late",
+    "out_of_order",
+    "adjusted",
+    "in_no_window",
+    "dropped.early",
+    "dropped.late",
+    "dropped.out_of_order",
+)
+
+
+def counter_column(name: str) -> str:
+    """The column (and summary key) of counter ``name``: ``dropped.late`` → ``c_dropped__late``."""
+    return "c_" + name.replace(".", "__")
+
+
+def kernel_schema(plan: FusedPlan) -> pa.Schema:
+    """The kernel's rows: one summary per partition, one row per task, or "give up"."""
+    return pa.schema(
+        [
+            pa.field("kind", pa.string()),
+            pa.field("task", pa.int64()),
+            pa.field("pid", pa.string()),
+            pa.field("max_h", pa.int64()),
+            pa.field("max_a", pa.int64()),
+            pa.field("late_a", pa.int64()),
+            pa.field("late_file", pa.string()),
+            pa.field("late_line", pa.int64()),
+            pa.field("late_t", pa.int64()),
+            *(pa.field(counter_column(name), pa.int64()) for name in COUNTED),
+            pa.field("slow", pa.int64()),
+            pa.field("parts", pa.int64()),
+            *(pa.field(f"{kind}_file", pa.string()) for kind in (PARTIAL, KEY, LINE)),
+        ]
+    )
+
+
+def fused_schema(plan: FusedPlan) -> T.StructType:
+    """The kernel's output as a Spark schema."""
+    return T.StructType(
+        [T.StructField(f.name, from_arrow_type(f.type)) for f in kernel_schema(plan)]
+    )
+
+
+def _partial_fields(plan: FusedPlan) -> list[pa.Field]:
+    fields = []
+    for function, _, names in plan.aggregates:
+        for name in names:
+            if name.endswith("_si"):
+                fields.append(pa.field(name, pa.decimal128(38, 0)))
+            elif name.endswith("_sd"):
+                fields.append(pa.field(name, pa.float64()))
+            else:
+                fields.append(pa.field(name, pa.int64()))
+        assert function in ("count", "sum", "avg")
+    return fields
+
+
+def partial_schema(plan: FusedPlan) -> pa.Schema:
+    """The window partials a task writes (:data:`PARTIAL`): one row per (scope, group,
+    start), the partial aggregates' columns."""
+    return pa.schema(
+        [
+            pa.field("scope", pa.string()),
+            *(pa.field(name, pa.string()) for name in plan.group_names),
+            pa.field("start", pa.int64()),
+            *_partial_fields(plan),
+        ]
+    )
+
+
+#: The rows a task writes for substreams (:data:`KEY`): each key's largest ``h`` and events.
+KEY_SCHEMA = pa.schema(
+    [pa.field("scope", pa.string()), pa.field("max_h", pa.int64()), pa.field("kn", pa.int64())]
+)
+#: The lines a task did not vouch for (:data:`LINE`), for the SQL route.
+LINE_SCHEMA = pa.schema(
+    [
+        pa.field("file", pa.string()),
+        pa.field("line", pa.int64()),
+        pa.field("raw", pa.string()),
+        pa.field("mtime", pa.int64()),
+        pa.field("pre_error", pa.string()),
+        pa.field("lpart", pa.int64()),
+    ]
+)
+
+
+def record_batch(schema: pa.Schema, columns: dict[str, pa.Array]) -> pa.RecordBatch:
+    """``columns`` as a batch of ``schema`` (each cast to its field's type), a column
+    the schema has and ``columns`` lacks all null."""
+    count = len(next(iter(columns.values())))
+    return pa.RecordBatch.from_arrays(
+        [
+            columns[f.name].cast(f.type) if f.name in columns else pa.nulls(count, f.type)
+            for f in schema
+        ],
+        schema=schema,
+    )
