@@ -32,7 +32,7 @@ from sparktide.reader import parse_fields
 from sparktide.spark import broker_lines, fused, run_job, start
 from sparktide.spark.engine import SparkEngine
 from sparktide.spark.fused import _running_max_before, fusable
-from sparktide.spark.parse import partition_id
+from sparktide.spark.inputs.sqlvalues import partition_id
 from sparktide.time import format_instant, parse_instant
 from tests.spark.streams import file_batches, job_for, read_output, write_stream
 from tests.spark.test_differential import clock, run_matching_reference

@@ -56,7 +56,6 @@ from sparktide.spark.aggregates import (
     plan_aggregates,
     present,
 )
-from sparktide.spark.arrowparse import filled, parse_files
 from sparktide.spark.ctiscan import SCAN_OUTPUT, scan_kernel
 from sparktide.spark.edges import edge_starts, edges_schema, ended_edges, open_edges, pair_edges
 from sparktide.spark.expr import (
@@ -90,8 +89,12 @@ from sparktide.spark.fused import (
     partial_schema,
     typed_columns,
 )
-from sparktide.spark.parquet import parquet_rows
-from sparktide.spark.parse import FULL_TEXT, json_texts, parse_lines, split_lines
+from sparktide.spark.inputs.arrays import filled
+from sparktide.spark.inputs.arrowjson import parse_files
+from sparktide.spark.inputs.contract import FULL_TEXT
+from sparktide.spark.inputs.parquet import parquet_rows
+from sparktide.spark.inputs.sqlparse import parse_lines
+from sparktide.spark.inputs.textfiles import json_texts, split_lines
 from sparktide.spark.records import spark_doubles, window_lines, write_lines
 from sparktide.spark.rowwindows import marks_schema, session_windows, sliding_windows
 from sparktide.spark.sql import NEG, field, iso, lit_us, sql_string

@@ -60,7 +60,7 @@ from sparktide.expr import (
 )
 from sparktide.job import Job
 from sparktide.spark.aggregates import json_text
-from sparktide.spark.parse import instant_of
+from sparktide.spark.inputs.sqlvalues import instant_of
 from sparktide.spark.sql import field as variant_field
 from sparktide.spark.sql import iso, sql_string
 

@@ -47,23 +47,19 @@ from pyspark.sql.pandas.types import from_arrow_type
 from sparktide.core.instants import NEG_INF
 from sparktide.job import Job
 from sparktide.spark.aggregates import plan_aggregates
-from sparktide.spark.arrowparse import (
+from sparktide.spark.inputs.arrays import filled, masked, string_bytes
+from sparktide.spark.inputs.arrowjson import Vouched, vouch, vouch_lines
+from sparktide.spark.inputs.arrowvalues import (
     TOKEN,
     KernelPlan,
-    Vouched,
     field_column,
-    filled,
     kernel_plan,
     key_texts,
-    masked,
     partition_ids,
     printable,
     raw_token,
-    string_bytes,
-    vouch,
-    vouch_lines,
 )
-from sparktide.spark.parse import FIRST_INSTANT, LAST_INSTANT, WHITE_SPACE
+from sparktide.spark.inputs.contract import FIRST_INSTANT, LAST_INSTANT, WHITE_SPACE
 
 __all__ = [
     "ABORT",

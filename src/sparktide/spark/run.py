@@ -24,14 +24,10 @@ from sparktide.reader import (
     MAX_LINE_CHARS,
 )
 from sparktide.spark.engine import SparkEngine
-from sparktide.spark.parquet import parquet_rows
-from sparktide.spark.parse import (
-    WHITE_SPACE,
-    lines_of,
-    shown_text,
-    split_lines,
-    whole_texts,
-)
+from sparktide.spark.inputs.contract import WHITE_SPACE
+from sparktide.spark.inputs.parquet import parquet_rows
+from sparktide.spark.inputs.sqlvalues import shown_text
+from sparktide.spark.inputs.textfiles import lines_of, split_lines, whole_texts
 from sparktide.spark.sql import sql_string
 
 __all__ = [
