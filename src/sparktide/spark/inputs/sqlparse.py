@@ -46,6 +46,8 @@ _OUT_OF_RANGE_NUMBER = (
     f"ELSE length(ltrim('-', x)) > {MAX_INTEGER_DIGITS} END), 1) END"
 )
 _INVALID_JSON = "concat('line ', line, ': not valid JSON')"
+#: SQL: the record is well formed (no dead letter).
+_WELL_FORMED = "error IS NULL"
 
 
 def parse_lines(lines: DataFrame, job: Job) -> DataFrame:
@@ -122,7 +124,7 @@ def _with_record(
         out = out.selectExpr("*", f"{unvouched(_OUT_OF_RANGE_NUMBER)} AS _vn")
     error = first_error(_line_checks(jsonl, too_long))
     out = out.selectExpr("*", f"{unvouched(error)} AS error")
-    record = f"CASE WHEN error IS NULL THEN {value} END"
+    record = f"CASE WHEN {_WELL_FORMED} THEN {value} END"
     if kernel:
         record = f"CASE WHEN {VOUCHED} THEN parse_json({kernel_column('mj')}) ELSE {record} END"
     return out.selectExpr(
@@ -183,7 +185,7 @@ def _typed_values(
     ``a``, ``pid``, ``key``, and ``cti`` / ``e`` / ``edge`` and ``eid`` when the job has
     them; the parser's own values where it vouched for the row. Internal columns go."""
     source = job.source
-    ok = "error IS NULL"
+    ok = _WELL_FORMED
     arrival = fields.micros(source.arrival_time) if source.arrival_time is not None else "mtime"
     event = fields.micros(source.timestamp_by) if source.timestamp_by is not None else arrival
     key = (
@@ -191,8 +193,8 @@ def _typed_values(
         if source.over is not None
         else "CAST(NULL AS STRING)"
     )
-    values = {"a": arrival, "pid": _partition(source, fields, stream_partition), "key": key}
-    values["t"] = event
+    pid = _partition(source, fields, stream_partition)
+    values = {"a": arrival, "pid": pid, "key": key, "t": event}
     extra = _event_kind_columns(job, fields, cti)
     internal = {name.rsplit(" AS ", 1)[1] for stage in fields.stages() for name in stage}
     internal |= {name for name, _ in VOUCHED_COLUMNS}
@@ -223,7 +225,7 @@ def _event_kind_columns(job: Job, fields: FieldColumns, cti: str) -> list[str]:
     """``expr AS name`` of the columns of CTI rows (``cti``), interval events' ends
     (``e``) and edge events (``edge``, ``eid``), as the job has them."""
     source = job.source
-    ok = "error IS NULL"
+    ok = _WELL_FORMED
     extra = []
     punctuation = job.punctuation
     if punctuation is not None and punctuation.column is not None:
