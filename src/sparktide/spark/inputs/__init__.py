@@ -11,9 +11,9 @@ stripped of :data:`~.contract.WHITE_SPACE`; blank lines are dropped), ``mtime`` 
 file's modification time in microseconds, or a broker record's timestamp: the arrival
 time of records without an arrival field) and ``pre_error`` (a dead letter decided before
 parsing, or null). JSON-lines and CSV text is split as the reference reader splits it
-(:mod:`.textfiles`; CSV rows become JSON-object lines in ``spark/run.py``); a Parquet row
-becomes the JSON object the reference reader makes of it (:mod:`.parquet`); a broker's
-records become lines in ``spark/run.py`` (``broker_lines``).
+(:mod:`.textfiles`; the CSV reader, ``csv_rows``, makes each CSV row a JSON-object line);
+a Parquet row becomes the JSON object the reference reader makes of it (:mod:`.parquet`);
+a broker's records become lines in ``broker_lines``.
 
 The exact parser
 ----------------
@@ -26,7 +26,8 @@ end), ``edge`` and ``eid`` (an edge event's kind and id). It is the reference re
 (:func:`sparktide.reader.parse_fields`, ``_jsonl_rows``) in SQL: the same checks in the
 same order, the same messages word for word, so a malformed record gets the same dead
 letter from both engines. It is exact for every input, and it is the only parser that
-writes a dead letter of its own.
+judges a record: every dead letter's reason comes from it, but for the few facts it
+cannot see, which reach it in ``pre_error`` (below).
 
 Vouching
 --------
@@ -89,10 +90,10 @@ The parsers
 * :mod:`.parquet` — Parquet files as JSON-object lines, each file with its own schema
   (:func:`~.parquet.parquet_rows`), and :mod:`.parquettyped`: the typed route, which
   vouches in SQL for rows whose typed columns say what their JSON would.
-* Outside this package: CSV rows are split by regular expressions (``spark/run.py``),
-  and the one-pass kernel (``spark/fused.py``) reads Parquet files by path with pyarrow
-  under the typed route's rules and vouches for JSON lines with :func:`~.arrowjson.vouch`
-  (it abandons its plan, rather than hand a row back, when a rule fails).
+* Outside this package: the CSV reader (``csv_rows``) splits CSV rows by regular
+  expressions, and the one-pass plan's kernel reads Parquet files by path with pyarrow
+  under the typed route's rules (it abandons its plan, rather than hand a row back, when
+  a rule fails) and vouches for JSON lines with :func:`~.arrowjson.vouch`.
 
 :mod:`.parquet` and :mod:`.parquettyped` build the one-pass kernel's typed inputs, so they
 import it: import them by their own path (they are not re-exported here, which keeps
