@@ -19,8 +19,11 @@ from hypothesis import strategies as st
 from pyspark.sql import functions as F
 
 from sparktide.job import Job
-from sparktide.spark import arrowparse
-from sparktide.spark.parse import WHITE_SPACE, parse_lines, split_lines
+from sparktide.spark.inputs import arrowjson, arrowtimes, plainlines
+from sparktide.spark.inputs.arrowvalues import kernel_plan
+from sparktide.spark.inputs.contract import WHITE_SPACE
+from sparktide.spark.inputs.sqlparse import parse_lines
+from sparktide.spark.inputs.textfiles import split_lines
 
 
 def _line(**fields: object) -> str:
@@ -192,15 +195,19 @@ def _rows(frame) -> dict:
 @pytest.mark.parametrize("over", [None, "dev"])
 def test_fast_path_matches_sql_route(spark, files, tmp_path, over):
     job = _job(tmp_path, **({"over": over} if over else {}))
-    fast = _rows(arrowparse.parse_files(files, job))
+    fast = _rows(arrowjson.parse_files(files, job))
     slow = _rows(parse_lines(split_lines(files), job))
     assert fast.keys() == slow.keys()
     differences = {k: (fast[k], slow[k]) for k in fast if fast[k] != slow[k]}
     assert not differences
     # the kernel really took most lines: all of a-plain and most of f-long
-    kernel = functools.partial(arrowparse._kernel, arrowparse.kernel_plan(job))
+    kernel = functools.partial(arrowjson.file_kernel, kernel_plan(job))
     vouched = (
-        files.mapInArrow(kernel, arrowparse._OUT).filter("fast").groupBy("file").count().collect()
+        files.mapInArrow(kernel, arrowjson.KERNEL_OUTPUT)
+        .filter("fast")
+        .groupBy("file")
+        .count()
+        .collect()
     )
     counts = {row["file"]: row["count"] for row in vouched}
     assert counts["a-plain.jsonl"] == 300
@@ -246,8 +253,8 @@ def test_times_read_from_their_bytes_are_those_of_the_regular_expression(texts):
     instants and the strings it vouches for are exactly those of the regular expression
     and Arrow's cast (``_micros_general``), sliced arrays and missing values included."""
     column = pa.array(["pad", *texts], pa.string()).slice(1)
-    micros, good = arrowparse._micros(column)
-    expected, canonical = arrowparse._micros_general(column)
+    micros, good = arrowtimes.time_micros(column)
+    expected, canonical = arrowtimes.time_micros_by_pattern(column)
     assert good.tolist() == canonical.tolist()
     assert micros.equals(expected)
 
@@ -294,8 +301,8 @@ def test_lines_judged_plain_from_their_bytes_are_those_of_the_regular_expression
     stripped = pc.utf8_trim(pieces, WHITE_SPACE)
     raw = pc.filter(stripped, pc.not_equal(pc.utf8_length(stripped), 0))
     expected = pc.and_(
-        pc.match_substring_regex(raw, arrowparse._PLAIN),
-        pc.invert(pc.match_substring_regex(raw, arrowparse._NOT_PLAIN)),
+        pc.match_substring_regex(raw, plainlines.PLAIN_LINE),
+        pc.invert(pc.match_substring_regex(raw, plainlines.NOT_PLAIN)),
     )
-    assert arrowparse._plain(raw, data).to_pylist() == expected.to_pylist()
-    assert arrowparse._plain(raw).to_pylist() == expected.to_pylist()
+    assert plainlines.plain_lines(raw, data).to_pylist() == expected.to_pylist()
+    assert plainlines.plain_lines(raw).to_pylist() == expected.to_pylist()

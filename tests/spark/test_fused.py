@@ -35,9 +35,9 @@ from sparktide.job import Job
 from sparktide.reader import parse_fields
 from sparktide.spark import broker_lines, onepass, run_job, start
 from sparktide.spark.engine import SparkEngine
+from sparktide.spark.inputs.sqlvalues import partition_id
 from sparktide.spark.onepass import fusable, jsonl, parallel, parquetfiles, policy, signals
 from sparktide.spark.onepass.policy import running_max_before
-from sparktide.spark.parse import partition_id
 from sparktide.time import format_instant, parse_instant
 from tests.spark.streams import file_batches, job_for, read_output, write_stream
 from tests.spark.test_differential import clock, run_matching_reference

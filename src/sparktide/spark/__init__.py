@@ -5,7 +5,7 @@ Use :func:`start` to run a job on a streaming DataFrame of files and get a
 """
 
 from sparktide.spark.engine import SparkEngine
-from sparktide.spark.parse import split_lines
+from sparktide.spark.inputs.textfiles import split_lines
 from sparktide.spark.publish import publish_metrics
 from sparktide.spark.run import run_job, start
 from sparktide.spark.session import local_session

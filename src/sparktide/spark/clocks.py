@@ -21,7 +21,7 @@ from sparktide.core.watermark import PartitionClock as CorePartitionClock
 from sparktide.core.watermark import Timeline as CoreTimeline
 from sparktide.job import Job, input_of
 from sparktide.spark.counters import add_counters
-from sparktide.spark.fused import counter_column
+from sparktide.spark.onepass import counter_column
 
 __all__ = [
     "ClockState",

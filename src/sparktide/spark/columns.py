@@ -8,8 +8,8 @@ says what it holds. New code may import the constants; the SQL strings of
 
 from __future__ import annotations
 
-from sparktide.spark.fused import ABORT, KEY, PARTIAL, SUMMARY, TASK
-from sparktide.spark.fused import LINE as LINE_KIND
+from sparktide.spark.onepass import ABORT, KEY, PARTIAL, SUMMARY, TASK
+from sparktide.spark.onepass import LINE as LINE_KIND
 
 __all__ = [
     "ADMITTED_KINDS",
@@ -107,7 +107,7 @@ SCOPE_WATERMARK_END = "governing"  # the scope's governing watermark at the batc
 # (``g0``, ``g1``... hold the group-by values as JSON text; ``j0``... a join's keys)
 
 # ---------------------------------------------------------------- one-pass kernel rows
-# (the ``kind`` of a row the kernel reports; :mod:`sparktide.spark.fused` defines them)
+# (the ``kind`` of a row the kernel reports; :mod:`sparktide.spark.onepass` defines them)
 KERNEL_PARTIAL = PARTIAL  # "p": a window partial (per scope, group and window of a task)
 KERNEL_SUMMARY = SUMMARY  # "s": one per partition, the clocks' and counters' figures
 KERNEL_TASK = TASK  # "t": one per task, the lines it could not judge, partials written

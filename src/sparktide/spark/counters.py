@@ -12,7 +12,7 @@ from typing import Any
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
-from sparktide.spark.fused import COUNTED, counter_column
+from sparktide.spark.onepass import COUNTED, counter_column
 
 __all__ = ["COUNTERS", "add_counters", "counter_aggregates", "grouped", "summed"]
 

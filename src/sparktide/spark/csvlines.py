@@ -7,7 +7,9 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from sparktide.reader import CSV_FIELD, CSV_QUOTED, MAX_INTEGER_DIGITS, MAX_LINE_CHARS
-from sparktide.spark.parse import WHITE_SPACE, lines_of, shown_text
+from sparktide.spark.inputs.contract import WHITE_SPACE
+from sparktide.spark.inputs.sqlvalues import shown_text
+from sparktide.spark.inputs.textfiles import lines_of
 from sparktide.spark.sql import sql_string
 
 __all__ = ["csv_rows"]

@@ -30,8 +30,8 @@ from sparktide.job import Job
 from sparktide.spark import clocks
 from sparktide.spark.batch import Batch
 from sparktide.spark.context import Context
-from sparktide.spark.fused import counter_column
 from sparktide.spark.keys import forced_keys_frame, write_keys
+from sparktide.spark.onepass import counter_column
 from sparktide.spark.outputs.deadletters import write_dead_letters
 from sparktide.spark.outputs.join import join
 from sparktide.spark.outputs.metrics import (

@@ -32,7 +32,7 @@ Leaves:
   ``try_parse_json``, and ``timestamp`` as its ISO text.
 
 ``DATEDIFF(unit, start, end)`` reads the text kind of its arguments as instants
-(:func:`sparktide.spark.parse.instant_of`, the reference reader's verdicts) and counts
+(:func:`sparktide.spark.inputs.sqlvalues.instant_of`, the reference reader's verdicts) and counts
 unit boundaries with integer floor division (``x - pmod(x, unit)) div unit``): no
 floating point touches a duration.
 """
@@ -59,7 +59,7 @@ from sparktide.expr import (
     Unary,
     desugar,
 )
-from sparktide.spark.parse import instant_of
+from sparktide.spark.inputs.sqlvalues import instant_of
 from sparktide.spark.sql import sql_string
 
 __all__ = ["Compiled", "Value", "json_of", "of_kind", "variant_leaves"]

@@ -14,15 +14,17 @@ from pyspark.sql import functions as F
 from sparktide.core.instants import NEG_INF
 from sparktide.spark import policy
 from sparktide.spark.aggregates import distinct_key, group_inputs, present
-from sparktide.spark.arrowparse import parse_files
 from sparktide.spark.batch import Batch
 from sparktide.spark.clocks import estimate_idle, import_ctis
 from sparktide.spark.context import Context
 from sparktide.spark.counters import counter_aggregates
-from sparktide.spark.fused import TYPED
+from sparktide.spark.inputs.arrowjson import parse_files
+from sparktide.spark.inputs.contract import FULL_TEXT
+from sparktide.spark.inputs.sqlparse import parse_lines
+from sparktide.spark.inputs.textfiles import split_lines
 from sparktide.spark.keys import next_keys
 from sparktide.spark.lineshapes import typed_names
-from sparktide.spark.parse import FULL_TEXT, parse_lines, split_lines
+from sparktide.spark.onepass import TYPED
 from sparktide.spark.projections import add_record_columns, filter_rows, record_columns
 from sparktide.spark.sql import field
 from sparktide.spark.windows.assign import assign_windows, paired_edges
@@ -157,7 +159,7 @@ def _summary(decided: DataFrame) -> list[Any]:
 
 def parse(context: Context, lines: DataFrame) -> DataFrame:
     """Typed columns of a batch of lines, or of whole JSONL files (the Arrow fast path,
-    :mod:`sparktide.spark.arrowparse`); a union's lines are parsed input by input,
+    :mod:`sparktide.spark.inputs.arrowjson`); a union's lines are parsed input by input,
     each by its own ``[inputs.<name>]`` table, their partitions named
     ``<input>/<partition>`` (as :func:`sparktide.reader.job_records` names them)."""
     job = context.job

@@ -14,10 +14,10 @@ from pyspark.sql import types as T
 from pyspark.sql.pandas.types import to_arrow_schema
 
 from sparktide.core.instants import NEG_INF
-from sparktide.spark.arrowparse import filled
 from sparktide.spark.batch import Batch
 from sparktide.spark.clocks import substream_floor
 from sparktide.spark.context import Context
+from sparktide.spark.inputs.arrays import filled
 from sparktide.spark.outputs.text import write_state
 from sparktide.spark.sql import NEG, lit_us
 

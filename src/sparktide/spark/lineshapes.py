@@ -11,7 +11,7 @@ from __future__ import annotations
 from pyspark.sql import DataFrame
 
 from sparktide.job import Job
-from sparktide.spark.fused import typed_columns
+from sparktide.spark.onepass import typed_columns
 
 __all__ = ["json_files", "parquet_files", "typed_names", "whole_files"]
 

@@ -6,7 +6,7 @@ routes judge a batch, with the same answers:
 
 ``one_pass``
     Each task parses, judges and folds its own partitions into window partials in one
-    ``mapInArrow`` (:mod:`sparktide.spark.fused`); nothing but partials leaves it.
+    ``mapInArrow`` (:mod:`sparktide.spark.onepass`); nothing but partials leaves it.
 ``general``
     Spark SQL parses and judges the batch (:mod:`sparktide.spark.judging`), then
     assigns and folds windows, releases or joins.
@@ -23,7 +23,7 @@ import dataclasses
 from dataclasses import dataclass
 
 from sparktide.job import Job
-from sparktide.spark.fused import fusable
+from sparktide.spark.onepass import fusable
 from sparktide.spark.timelines import Timeline
 
 __all__ = [

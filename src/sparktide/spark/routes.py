@@ -14,10 +14,10 @@ from sparktide.spark import judging, plans, taskpass
 from sparktide.spark.batch import Batch
 from sparktide.spark.clocks import estimate_idle
 from sparktide.spark.context import Context
+from sparktide.spark.inputs.parquet import parquet_rows
+from sparktide.spark.inputs.textfiles import json_texts
 from sparktide.spark.keys import next_keys_table
 from sparktide.spark.lineshapes import json_files, parquet_files, whole_files
-from sparktide.spark.parquet import parquet_rows
-from sparktide.spark.parse import json_texts
 from sparktide.spark.plans import BatchPlan
 from sparktide.spark.taskpass import OnePass, Spilled, TaskMemory
 

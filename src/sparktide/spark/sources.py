@@ -11,8 +11,9 @@ from pyspark.sql import functions as F
 from sparktide.errors import InputError
 from sparktide.job import Job, Source
 from sparktide.spark.csvlines import csv_rows
-from sparktide.spark.parquet import parquet_rows
-from sparktide.spark.parse import WHITE_SPACE, split_lines, whole_texts
+from sparktide.spark.inputs.contract import WHITE_SPACE
+from sparktide.spark.inputs.parquet import parquet_rows
+from sparktide.spark.inputs.textfiles import split_lines, whole_texts
 
 __all__ = ["batch_lines", "broker_lines", "check_watchable", "file_lines", "union_lines"]
 
@@ -27,8 +28,8 @@ def file_lines(
     """The job's source directory as a stream: whole files (``file``, ``text``, ``mtime``)
     for CSV; for JSONL and Parquet the new files' names (``path``, ``file``, ``mtime``,
     ``length``), which the engine's one-pass kernel reads itself, or Spark reads for it
-    (:func:`~sparktide.spark.parse.json_texts`: the files' text;
-    :func:`~sparktide.spark.parquet.parquet_rows`: rows, each file with its own schema).
+    (:func:`~sparktide.spark.inputs.textfiles.json_texts`: the files' text;
+    :func:`~sparktide.spark.inputs.parquet.parquet_rows`: rows, each file with its own schema).
 
     A union's inputs (``[inputs.<name>]``) are one stream each (each with its own offsets
     in the checkpoint), tagged with ``input`` and put together: ``input``, ``file``,

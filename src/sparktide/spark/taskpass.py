@@ -1,6 +1,6 @@
 """The one-pass plan on the driver's side: hand a batch to tasks that parse, judge and
 fold their partitions into window partials in one ``mapInArrow``
-(:mod:`sparktide.spark.fused`), and collect what they report.
+(:mod:`sparktide.spark.onepass`), and collect what they report.
 
 The tasks may decline a batch (a line the kernel could not vouch for is an event after
 all, a partition in two tasks, too much for one task...): :func:`one_pass` then returns
@@ -26,7 +26,11 @@ from sparktide.spark import plans
 from sparktide.spark.batch import Batch
 from sparktide.spark.context import Context
 from sparktide.spark.counters import COUNTERS
-from sparktide.spark.fused import (
+from sparktide.spark.inputs.contract import FULL_TEXT
+from sparktide.spark.inputs.sqlparse import parse_lines
+from sparktide.spark.inputs.textfiles import json_texts
+from sparktide.spark.lineshapes import json_files, parquet_files, typed_names
+from sparktide.spark.onepass import (
     ABORT,
     FILE_TEXT,
     KEY,
@@ -46,8 +50,6 @@ from sparktide.spark.fused import (
     input_clock,
     partial_schema,
 )
-from sparktide.spark.lineshapes import json_files, parquet_files, typed_names
-from sparktide.spark.parse import FULL_TEXT, json_texts, parse_lines
 
 __all__ = [
     "KERNEL_FILE_BYTES",

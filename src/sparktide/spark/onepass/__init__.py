@@ -13,7 +13,7 @@ same way (:mod:`~sparktide.spark.onepass.parquetfiles`).
 
 Whether a batch qualifies is known only after its lines are parsed, so the pass is
 *optimistic*: :func:`fused_kernel` runs it per task over the lines it vouches for
-(:mod:`sparktide.spark.arrowparse`) and writes the others out as they are; the engine
+(:mod:`sparktide.spark.inputs.arrowjson`) and writes the others out as they are; the engine
 takes the result only when those others all turn out malformed in the SQL route (so
 they were never events) and no partition appeared in two tasks; otherwise the batch
 runs the general plan. Both plans compute the same answers

@@ -14,7 +14,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from sparktide.core.instants import NEG_INF
-from sparktide.spark.arrowparse import filled
+from sparktide.spark.inputs.arrays import filled
 from sparktide.spark.onepass.plan import FusedPlan
 
 __all__ = ["ARRIVAL", "NEWEST", "WATERMARK", "Timelines", "input_clock", "known_keys", "timelines"]

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
-from sparktide.spark.arrowparse import TOKEN, Vouched, field_column
+from sparktide.spark.inputs.arrowjson import Vouched
+from sparktide.spark.inputs.arrowvalues import TOKEN, field_column
 from sparktide.spark.onepass.plan import FusedPlan
 from sparktide.spark.onepass.values import aggregate_inputs, group_text, integers, typed_inputs
 

@@ -3,7 +3,7 @@
 The task gets each file's text (``file``, ``text``, ``mtime``) or its path (``file``,
 ``path``, ``mtime``), which it then reads itself: reading the file here spares the JVM
 copying it into a row and Arrow sending it to this worker. The lines
-:func:`~sparktide.spark.arrowparse.vouch` vouches for go to the task's rows; the others
+:func:`~sparktide.spark.inputs.arrowjson.vouch` vouches for go to the task's rows; the others
 to ``slow``, for the SQL route.
 """
 
@@ -16,7 +16,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from sparktide.spark.arrowparse import Vouched, vouch
+from sparktide.spark.inputs.arrowjson import Vouched, vouch
 from sparktide.spark.onepass.collect import RowCollector
 from sparktide.spark.onepass.files import local_path
 from sparktide.spark.onepass.parallel import in_threads
@@ -31,7 +31,7 @@ _COMPRESSED = (".gz", ".bz2", ".deflate", ".lz4", ".snappy", ".zst", ".zstd", ".
 #: Files of at least this many bytes are split into pieces for a task's threads.
 PIECE_BYTES = 1 << 20
 
-#: What :func:`~sparktide.spark.arrowparse.vouch` makes of a file: its non-blank lines,
+#: What :func:`~sparktide.spark.inputs.arrowjson.vouch` makes of a file: its non-blank lines,
 #: their line numbers, which of them it did not vouch for, and the chunks it did.
 Vouching = tuple[pa.Array, pa.Array, np.ndarray, list[Vouched]]
 
@@ -121,7 +121,7 @@ def pieces(
 
 
 def _joined(file_pieces: list[tuple[Vouching, int]]) -> Vouching:
-    """One file's :func:`~sparktide.spark.arrowparse.vouch` from those of its pieces
+    """One file's :func:`~sparktide.spark.inputs.arrowjson.vouch` from those of its pieces
     (their line numbers and positions among the file's non-blank lines shifted)."""
     if len(file_pieces) == 1:  # (a whole file)
         return file_pieces[0][0]

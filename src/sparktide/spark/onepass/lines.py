@@ -3,7 +3,7 @@
 Each row is one line (``file``, ``line``, ``raw``, ``mtime``, maybe ``pre_error``, and
 the stream's partition column if the job reads it); typed Parquet rows come with the
 kernel's inputs made by Spark (:func:`~sparktide.spark.onepass.plan.typed_columns`).
-The lines :func:`~sparktide.spark.arrowparse.vouch_lines` vouches for go to the task's
+The lines :func:`~sparktide.spark.inputs.arrowjson.vouch_lines` vouches for go to the task's
 rows, blank lines and the others to ``slow``, for the SQL route.
 """
 
@@ -13,11 +13,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from sparktide.spark.arrowparse import filled, vouch_lines
+from sparktide.spark.inputs.arrays import filled
+from sparktide.spark.inputs.arrowjson import vouch_lines
+from sparktide.spark.inputs.contract import WHITE_SPACE
 from sparktide.spark.onepass.collect import RowCollector, file_codes
 from sparktide.spark.onepass.plan import TYPED, FusedPlan
 from sparktide.spark.onepass.signals import Abort
-from sparktide.spark.parse import WHITE_SPACE
 
 __all__ = ["read_lines"]
 

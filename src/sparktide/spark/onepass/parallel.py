@@ -19,7 +19,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from sparktide.spark.arrowparse import filled, string_bytes
+from sparktide.spark.inputs.arrays import filled, string_bytes
 from sparktide.spark.onepass.collect import TaskRows
 from sparktide.spark.onepass.plan import FusedPlan
 

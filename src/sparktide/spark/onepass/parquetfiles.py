@@ -1,7 +1,7 @@
 """Whole Parquet files in a task, read by pyarrow as Spark's typed route reads them.
 
-Every value must be one Spark's typed route (``sparktide.spark.parquet``: ``_vouched``,
-``_kernel_typed``) makes the same of: times from zone-aware timestamps within years
+Every value must be one Spark's typed route (``sparktide.spark.inputs.parquettyped``:
+``vouched_values``, ``kernel_inputs``) makes the same of: times from zone-aware timestamps within years
 1-9999, partitions from integers or text (digit strings as integers), keys from
 integers, booleans or plain text, group-by values as their JSON text, ``sum`` / ``avg``
 inputs from integers or finite doubles. Anything else is an :class:`Abort`: the engine
@@ -17,14 +17,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from sparktide.spark.arrowparse import key_texts, partition_ids
+from sparktide.spark.inputs.arrowvalues import key_texts, partition_ids
+from sparktide.spark.inputs.contract import FIRST_INSTANT, LAST_INSTANT
 from sparktide.spark.onepass.collect import RowCollector
 from sparktide.spark.onepass.files import local_path
 from sparktide.spark.onepass.parallel import in_threads
 from sparktide.spark.onepass.plan import FusedPlan
 from sparktide.spark.onepass.signals import Abort
 from sparktide.spark.onepass.values import aggregate_inputs, all_true, group_text
-from sparktide.spark.parse import FIRST_INSTANT, LAST_INSTANT
 
 __all__ = ["parquet_partition", "parquet_values", "read_parquet"]
 
@@ -164,7 +164,7 @@ def _plain(value: pa.Array) -> bool:
 
 def parquet_partition(value: pa.Array | None) -> pa.Array:
     """Partition ids as the SQL route's ``partition_id`` (the JSON kernel's rules:
-    :func:`~sparktide.spark.arrowparse.partition_ids`), of signed integers or valid UTF-8
+    :func:`~sparktide.spark.inputs.arrowvalues.partition_ids`), of signed integers or valid UTF-8
     text; never null."""
     if value is None or not (_signed(value) or _text(value)):
         raise Abort("a partition column neither signed integers nor text")
@@ -175,8 +175,8 @@ def parquet_partition(value: pa.Array | None) -> pa.Array:
 
 
 def _parquet_key(value: pa.Array | None) -> pa.Array:
-    """Substream keys as the route's JSON text (:func:`~sparktide.spark.arrowparse.key_texts`)
-    of signed integers, booleans or plain text; never null."""
+    """Substream keys as the route's JSON text
+    (:func:`~sparktide.spark.inputs.arrowvalues.key_texts`) of signed integers, booleans or plain text; never null."""
     if value is None or not (_signed(value) or pa.types.is_boolean(value.type) or _plain(value)):
         raise Abort("a key column neither integers, booleans nor plain text")
     keys, ok = key_texts(value)

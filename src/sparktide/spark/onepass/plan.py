@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from sparktide.core.instants import NEG_INF
 from sparktide.job import Job
 from sparktide.spark.aggregates import plan_aggregates
-from sparktide.spark.arrowparse import KernelPlan, kernel_plan
+from sparktide.spark.inputs.arrowvalues import KernelPlan, kernel_plan
 
 __all__ = ["TYPED", "TYPED_TEXT", "FusedPlan", "fusable", "fused_plan", "typed_columns"]
 

@@ -14,7 +14,7 @@ import numpy as np
 import pyarrow as pa
 
 from sparktide.core.instants import NEG_INF
-from sparktide.spark.arrowparse import masked
+from sparktide.spark.inputs.arrays import masked
 from sparktide.spark.onepass.collect import TaskRows
 from sparktide.spark.onepass.policy import Verdicts
 from sparktide.spark.onepass.schema import KEY_SCHEMA, SUMMARY, counter_column, record_batch

@@ -13,7 +13,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from sparktide.spark.arrowparse import field_column, filled, printable, raw_token
+from sparktide.spark.inputs.arrays import filled
+from sparktide.spark.inputs.arrowvalues import field_column, printable, raw_token
 from sparktide.spark.onepass.signals import Abort
 
 __all__ = ["aggregate_inputs", "all_true", "group_text", "integers", "typed_inputs"]
@@ -88,7 +89,7 @@ def aggregate_inputs(
         whole = pc.if_else(pa.array(isint), token, pa.scalar("0"))
         ints = pc.cast(whole, pa.int64()).to_numpy()
         floats = pc.fill_null(values, 0.0).to_numpy().astype(np.float64)
-    else:  # (the arrowparse kernel vouches only for numbers here)
+    else:  # (the Arrow JSON kernel vouches only for numbers here)
         raise Abort("an aggregate's input is not a number")
     isfloat = present & ~isint
     return {

@@ -14,7 +14,7 @@ import numpy as np
 import pyarrow as pa
 
 from sparktide.core.instants import NEG_INF
-from sparktide.spark.arrowparse import masked
+from sparktide.spark.inputs.arrays import masked
 from sparktide.spark.onepass.collect import TaskRows
 from sparktide.spark.onepass.merge import merge_partials
 from sparktide.spark.onepass.plan import FusedPlan

@@ -8,8 +8,9 @@ from pyspark.sql import functions as F
 
 from sparktide.spark.batch import Batch
 from sparktide.spark.context import Context
+from sparktide.spark.inputs.contract import FULL_TEXT
+from sparktide.spark.inputs.textfiles import split_lines
 from sparktide.spark.outputs.text import empty_directory, ordered, write_text
-from sparktide.spark.parse import FULL_TEXT, split_lines
 from sparktide.spark.sql import iso
 
 __all__ = ["raw_lines", "write_dead_letters"]

@@ -16,7 +16,7 @@ from sparktide.spark.batch import Batch
 from sparktide.spark.clocks import ClockState, substream_floor
 from sparktide.spark.context import Context
 from sparktide.spark.counters import grouped, summed
-from sparktide.spark.fused import counter_column
+from sparktide.spark.onepass import counter_column
 
 __all__ = ["batch_counts", "diagnostics", "metrics_directory_of", "metrics_record", "write_metrics"]
 

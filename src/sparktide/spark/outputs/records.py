@@ -41,7 +41,7 @@ from pyspark.sql import functions as F
 from sparktide.job import Window
 from sparktide.spark.batch import Batch
 from sparktide.spark.context import Context
-from sparktide.spark.fused import telling_keys
+from sparktide.spark.onepass import telling_keys
 from sparktide.spark.outputs.text import ordered, write_text
 from sparktide.spark.projections import window_projection
 from sparktide.spark.sql import iso, lit_us, sql_string

@@ -15,8 +15,8 @@ import pyarrow.compute as pc
 from sparktide.core.instants import NEG_INF
 from sparktide.spark.batch import Batch
 from sparktide.spark.context import Context
-from sparktide.spark.fused import merge_into
 from sparktide.spark.keys import forced_keys
+from sparktide.spark.onepass import merge_into
 from sparktide.spark.outputs.records import spark_doubles, window_lines, write_lines
 from sparktide.spark.scopes import force, scope_arrays
 

@@ -1,0 +1,255 @@
+"""The SQL route's checks of a record's fields, with the reference reader's dead letters.
+
+Each check is a pair ``(condition, error)`` of SQL expressions: the first condition that
+holds names the record's error, so the pairs come in the order of
+:func:`sparktide.reader.parse_fields` (times, partition, substream key, edge, end time,
+numbers) and their messages are the reference reader's, word for word. The values they
+test are computed once per row by :class:`FieldColumns`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+from sparktide.job import Job, Punctuation
+from sparktide.spark.inputs.contract import INSTANT_RANGE
+from sparktide.spark.inputs.sqlvalues import INSTANT_SQL, NAIVE_SQL, quoted_text, timestamp_micros
+from sparktide.spark.sql import field, sql_string
+
+__all__ = ["Check", "FieldColumns", "first_error", "record_checks", "time_checks"]
+
+#: A check: (SQL condition, SQL of the error message when it holds).
+Check = tuple[str, str]
+
+_NO_ZONE = " has no time zone (add 'Z' or an offset)"
+_NUMBER_TYPES = r"^(TINYINT|SMALLINT|INT|BIGINT|FLOAT|DOUBLE|DECIMAL.*)$"
+#: The variant types of a JSON integer of at most 64 bits.
+_INTEGER_KINDS = "('TINYINT', 'SMALLINT', 'INT', 'BIGINT')"
+
+
+class FieldColumns:
+    """Per record field the job reads, SQL names of its values computed once per row.
+
+    Stage 1 extracts the variant (``_f<i>``); stage 2 its type (``_k<i>``) and, for time
+    fields, its text (``_s<i>``); stage 3 the pattern's verdict (``_z<i>``) and the parsed
+    instant (``_u<i>``). The checks then refer to these columns, so nothing is parsed or
+    matched twice per row.
+    """
+
+    def __init__(self, guard: Callable[[str], str]) -> None:
+        self.index: dict[str, int] = {}
+        self.times: set[str] = set()
+        self.guard = guard  # restricts the extraction to the rows that need it
+
+    def add(self, column: str, *, time: bool = False) -> int:
+        """Register field ``column`` (a time field also gets its text and instant)."""
+        i = self.index.setdefault(column, len(self.index))
+        if time:
+            self.times.add(column)
+        return i
+
+    def value(self, column: str) -> str:
+        return f"_f{self.index[column]}"
+
+    def kind(self, column: str) -> str:
+        return f"_k{self.index[column]}"
+
+    def text(self, column: str) -> str:
+        return f"_s{self.index[column]}"
+
+    def micros(self, column: str) -> str:
+        return f"_u{self.index[column]}"
+
+    def zoned(self, column: str) -> str:
+        return f"_z{self.index[column]}"
+
+    def missing(self, column: str) -> str:
+        return f"({self.value(column)} IS NULL OR {self.kind(column)} = 'VOID')"
+
+    def stages(self) -> list[list[str]]:
+        """The three projections (lists of ``expr AS name``) that add the columns."""
+        one, two, three = [], [], []
+        for column, i in self.index.items():
+            one.append(f"{self.guard(field(column))} AS _f{i}")
+            two.append(f"schema_of_variant(_f{i}) AS _k{i}")
+            if column in self.times:
+                two.append(f"try_variant_get(_f{i}, '$', 'string') AS _s{i}")
+                three.append(f"_s{i} RLIKE {INSTANT_SQL} AS _z{i}")
+                three.append(f"{timestamp_micros(f'_s{i}')} AS _u{i}")
+        return [one, two, three]
+
+
+def first_error(checks: list[Check]) -> str:
+    """SQL: the error of the first check whose condition holds (``NULL`` if none)."""
+    return "CASE " + " ".join(f"WHEN {c} THEN {e}" for c, e in checks) + " END"
+
+
+def time_checks(fields: FieldColumns, column: str, what: str) -> list[Check]:
+    """The checks of a time field, in the reference reader's order."""
+    text = fields.text(column)
+    prefix = f"column '{column}': "
+    return [
+        (fields.missing(column), sql_string(f"missing {what} column '{column}'")),
+        (
+            f"{fields.kind(column)} <> 'STRING'",
+            sql_string(prefix + "expected an ISO-8601 time string"),
+        ),
+        (
+            f"NOT {fields.zoned(column)} AND {text} RLIKE {NAIVE_SQL}",
+            f"concat({sql_string(prefix + 'time ')}, {quoted_text(text)}, {sql_string(_NO_ZONE)})",
+        ),
+        (
+            f"NOT {fields.zoned(column)}",
+            f"concat({sql_string(prefix + 'time ')}, {quoted_text(text)}, "
+            f"{sql_string(' is not an ISO-8601 date-time with a zone (YYYY-MM-DDThh:mm:ssZ)')})",
+        ),
+        (
+            # years 1-9999 once taken to UTC, as Python's datetime (Spark reads year 0)
+            f"{fields.micros(column)} IS NULL OR {fields.micros(column)} NOT {INSTANT_RANGE}",
+            f"concat({sql_string(prefix + 'time ')}, {quoted_text(text)}, "
+            f"{sql_string(' is not a valid date-time')})",
+        ),
+    ]
+
+
+def record_checks(
+    fields: FieldColumns, job: Job, stream_partition: bool
+) -> tuple[list[Check], str]:
+    """The checks of a record's fields, registering each field in ``fields``, and the
+    SQL condition of an explicit CTI row (``"false"`` without ``[punctuation]`` column).
+
+    ``stream_partition``: the partition comes from a column of the stream (a broker's),
+    not from the record."""
+    source = job.source
+    checks: list[Check] = []
+    if source.arrival_time is not None:
+        fields.add(source.arrival_time, time=True)
+        checks += time_checks(fields, source.arrival_time, "arrival time")
+    if source.timestamp_by is not None:
+        fields.add(source.timestamp_by, time=True)
+        checks += time_checks(fields, source.timestamp_by, "timestamp")
+    if source.partition is not None and not stream_partition:
+        checks += _partition_checks(fields, source.partition)
+    cti = _explicit_cti(fields, job.punctuation)
+    if source.over is not None:
+        checks += _key_checks(fields, source.over, cti)
+    if source.edge is not None:  # edge events (not CTI rows): kind, then id
+        checks += _edge_checks(fields, source.edge, source.edge_id, cti)  # type: ignore[arg-type]
+    if source.end_time is not None:  # interval events (not CTI rows)
+        start = source.timestamp_by
+        checks += _end_checks(fields, source.end_time, start, cti)  # type: ignore[arg-type]
+    checks += _number_checks(fields, sorted(job.numeric_columns), cti)
+    return checks, cti
+
+
+def _partition_checks(fields: FieldColumns, column: str) -> list[Check]:
+    fields.add(column)
+    kind = fields.kind(column)
+    return [
+        (fields.missing(column), sql_string(f"missing partition column '{column}'")),
+        (
+            f"NOT ({kind} IN {_INTEGER_KINDS} OR {kind} = 'STRING')",
+            sql_string(
+                f"partition column '{column}' must be an integer of at most 64 bits or a string"
+            ),
+        ),
+    ]
+
+
+def _explicit_cti(fields: FieldColumns, punctuation: Punctuation | None) -> str:
+    """SQL: whether a row is an explicit CTI row: its marker holds the value, with the
+    value's JSON type (``"false"`` when the job has no marker column)."""
+    if punctuation is None or punctuation.column is None:
+        return "false"
+    fields.add(punctuation.column)
+    return _marker(fields, punctuation.column, punctuation.value)  # type: ignore[arg-type]
+
+
+def _marker(fields: FieldColumns, column: str, value: str | int | bool) -> str:
+    """SQL: whether ``column`` holds ``value`` with the same JSON type (``[punctuation]``;
+    a float ``1.0`` or the text ``"1"`` is not the integer ``1``)."""
+    variant, kind = fields.value(column), fields.kind(column)
+    if isinstance(value, bool):
+        flag = "true" if value else "false"
+        return (
+            f"coalesce({kind} = 'BOOLEAN' AND try_variant_get({variant}, '$', 'boolean') = "
+            f"{flag}, false)"
+        )
+    if isinstance(value, int):
+        return (
+            f"coalesce({kind} IN {_INTEGER_KINDS} AND "
+            f"try_variant_get({variant}, '$', 'decimal(38,0)') = {value}BD, false)"
+        )
+    return (
+        f"coalesce({kind} = 'STRING' AND try_variant_get({variant}, '$', 'string') = "
+        f"{sql_string(value)}, false)"
+    )
+
+
+def _key_checks(fields: FieldColumns, column: str, cti: str) -> list[Check]:
+    fields.add(column)
+    kind = fields.kind(column)
+    return [
+        (
+            # (a CTI row without a key punctuates every substream)
+            f"NOT ({cti}) AND {fields.missing(column)}",
+            sql_string(f"missing substream key column '{column}'"),
+        ),
+        (
+            f"{kind} LIKE 'OBJECT%' OR {kind} LIKE 'ARRAY%'",
+            sql_string(f"substream key column '{column}' must be a single value"),
+        ),
+    ]
+
+
+def _edge_checks(fields: FieldColumns, column: str, id_column: str, cti: str) -> list[Check]:
+    fields.add(column)
+    fields.add(id_column)
+    kind = fields.kind(id_column)
+    return [
+        (
+            f"NOT ({cti}) AND NOT coalesce({fields.kind(column)} = 'STRING' AND "
+            f"try_variant_get({fields.value(column)}, '$', 'string') IN "
+            "('start', 'end'), false)",
+            sql_string(f'column \'{column}\' must be "start" or "end" (an edge event)'),
+        ),
+        (
+            f"NOT ({cti}) AND {fields.missing(id_column)}",
+            sql_string(f"missing edge id column '{id_column}'"),
+        ),
+        (
+            f"NOT ({cti}) AND NOT ({kind} IN {_INTEGER_KINDS} OR {kind} = 'STRING')",
+            sql_string(
+                f"edge id column '{id_column}' must be a string or an integer of at most 64 bits"
+            ),
+        ),
+    ]
+
+
+def _end_checks(fields: FieldColumns, column: str, start: str, cti: str) -> list[Check]:
+    fields.add(column, time=True)
+    checks = [
+        (f"NOT ({cti}) AND ({condition})", error)
+        for condition, error in time_checks(fields, column, "end time")
+    ]
+    checks.append(
+        (
+            f"NOT ({cti}) AND {fields.micros(column)} <= {fields.micros(start)}",
+            sql_string(f"column '{column}': the end time must be after the start time"),
+        )
+    )
+    return checks
+
+
+def _number_checks(fields: FieldColumns, columns: Iterable[str], cti: str) -> list[Check]:
+    checks = []
+    for column in columns:
+        fields.add(column)
+        checks.append(
+            (
+                f"NOT ({cti}) AND NOT ({fields.missing(column)} OR "
+                f"{fields.kind(column)} RLIKE '{_NUMBER_TYPES}')",
+                sql_string(f"column '{column}' must be a number"),
+            )
+        )
+    return checks
