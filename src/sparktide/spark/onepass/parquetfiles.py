@@ -1,8 +1,8 @@
 """Whole Parquet files in a task, read by pyarrow as Spark's typed route reads them.
 
 Every value must be one Spark's typed route (``sparktide.spark.inputs.parquettyped``:
-``vouched_values``, ``kernel_inputs``) makes the same of: times from zone-aware timestamps within years
-1-9999, partitions from integers or text (digit strings as integers), keys from
+``vouched_values``, ``kernel_inputs``) makes the same of: times from zone-aware
+timestamps within years 1-9999, partitions from integers or text (digit strings as integers), keys from
 integers, booleans or plain text, group-by values as their JSON text, ``sum`` / ``avg``
 inputs from integers or finite doubles. Anything else is an :class:`Abort`: the engine
 then has Spark read the files' rows.
@@ -176,7 +176,8 @@ def parquet_partition(value: pa.Array | None) -> pa.Array:
 
 def _parquet_key(value: pa.Array | None) -> pa.Array:
     """Substream keys as the route's JSON text
-    (:func:`~sparktide.spark.inputs.arrowvalues.key_texts`) of signed integers, booleans or plain text; never null."""
+    (:func:`~sparktide.spark.inputs.arrowvalues.key_texts`) of signed integers, booleans or
+    plain text; never null."""
     if value is None or not (_signed(value) or pa.types.is_boolean(value.type) or _plain(value)):
         raise Abort("a key column neither integers, booleans nor plain text")
     keys, ok = key_texts(value)
