@@ -2,10 +2,10 @@
 
 Every value must be one Spark's typed route (``sparktide.spark.inputs.parquettyped``:
 ``vouched_values``, ``kernel_inputs``) makes the same of: times from zone-aware
-timestamps within years 1-9999, partitions from integers or text (digit strings as integers), keys from
-integers, booleans or plain text, group-by values as their JSON text, ``sum`` / ``avg``
-inputs from integers or finite doubles. Anything else is an :class:`Abort`: the engine
-then has Spark read the files' rows.
+timestamps within years 1-9999, partitions from integers or text (digit strings as
+integers), keys from integers, booleans or plain text, group-by values as their JSON
+text, ``sum`` / ``avg`` inputs from integers or finite doubles. Anything else is an
+:class:`Abort`: the engine then has Spark read the files' rows.
 """
 
 from __future__ import annotations
