@@ -92,7 +92,7 @@ def _check_options(args: argparse.Namespace, job_count: int) -> str | None:
 def _check_jobs(jobs: list[tuple[dict[str, Any] | None, Job]]) -> None:
     """Check every job and its inputs, before a Spark session starts."""
     from sparktide.spark.engine import check_job
-    from sparktide.spark.run import check_watchable
+    from sparktide.spark.sources import check_watchable
 
     for _, job in jobs:
         check_job(job)
