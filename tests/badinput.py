@@ -1,4 +1,4 @@
-"""The bad-input catalogue (SPEC §8): malformed records of every kind, mixed with good
+"""The bad-input catalogue (semantics §8): malformed records of every kind, mixed with good
 ones, in JSON lines, CSV and Parquet files.
 
 Each entry names a bad record and the exact ``error`` its dead letter must carry
@@ -31,7 +31,7 @@ NOT_JSON = "line {n}: not valid JSON"
 
 
 def assert_accounted(metrics: dict[str, Any]) -> None:
-    """SPEC §8: input = admitted + dropped + dead-lettered, by reason; per partition too."""
+    """semantics §8: input = admitted + dropped + dead-lettered, by reason; per partition too."""
     assert metrics["input"] == (
         metrics["admitted"]
         + sum(metrics["dropped"].values())

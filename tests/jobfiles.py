@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-#: The job of SPEC §10, minus the keys that only apply to other window types
+#: The job of semantics §10, minus the keys that only apply to other window types
 #: (``hop``: hopping only; ``gap``/``max_duration``: session only).
 SPEC_JOB_TOML = """\
 [source]
@@ -238,7 +238,7 @@ CONFIG_ERRORS: list[tuple[str, dict[str, Any], str]] = [
     ("group-by-twice", {"window.group_by": ["device", "device"]}, "window.group_by"),
     # substreams
     ("over-not-in-group-by", {"source.over": "site"}, "window.group_by"),
-    # punctuation and interval events (SPEC §7)
+    # punctuation and interval events (semantics §7)
     ("unknown-punctuation-key", {"punctuation.colum": "kind"}, "punctuation.colum"),
     ("punctuation-names-nothing", {"punctuation.watermark": "cti"}, "punctuation"),
     ("punctuation-column-without-value", {"punctuation.column": "kind"}, "punctuation.value"),

@@ -1,4 +1,4 @@
-"""The bad-input catalogue on the reference engine (SPEC §8): every malformed record is
+"""The bad-input catalogue on the reference engine (semantics §8): every malformed record is
 dead-lettered as ``malformed`` with its exact error, the odd-but-good ones are admitted,
 nothing crashes, and every input record is counted exactly once.
 

@@ -1,4 +1,4 @@
-"""The ``sparktide simulate`` command line (SPEC §8, §10), run in-process."""
+"""The ``sparktide simulate`` command line (semantics §8, §10), run in-process."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ def event(event_s: float, arrival_s: float, **extra: Any) -> str:
     return json.dumps(row)
 
 
-#: Every kind of malformed line the reader knows (SPEC §8: dead-lettered as malformed).
+#: Every kind of malformed line the reader knows (semantics §8: dead-lettered as malformed).
 MALFORMED_LINES: list[str | bytes] = [
     "not json at all",
     '{"event_time": "2026-03-01T12:00:00Z", "arrival_t',

@@ -300,7 +300,7 @@ def test_the_base_job_is_valid_for_both_commands(tmp_path, capsys):
     ],
 )
 def test_accepted_on_purpose(tmp_path, capsys, changes):
-    """Not mistakes: a hop larger than the size leaves gaps (SPEC §6, counted as
+    """Not mistakes: a hop larger than the size leaves gaps (semantics §6, counted as
     ``in_no_window``); units and function names are case-insensitive; any path without
     pattern characters is taken literally."""
     job = write_job(_folder(tmp_path), mutate(BASE_JOB, changes))

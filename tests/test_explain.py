@@ -19,7 +19,7 @@ from sparktide.reader import read_records
 from sparktide.time import SECOND, format_instant, parse_instant
 from tests.test_cli import assert_one_error_line
 
-#: SPEC §5: (event time, arrival time), 09:00:ss on 2026-03-01.
+#: semantics §5: (event time, arrival time), 09:00:ss on 2026-03-01.
 SPEC5 = [
     ("09:00:05", "09:00:06"),
     ("09:00:40", "09:00:10"),
@@ -144,7 +144,7 @@ def test_plot_with_decisions_on_stdout(spec5, tmp_path, capsys):
 
 
 def test_watermark_line_of_the_worked_example(spec5):
-    """The traced watermark after each observation instant, by hand from SPEC §5:
+    """The traced watermark after each observation instant, by hand from semantics §5:
     W = max(newest − 10 s, arrival clock − 20 s)."""
     job = Job(
         Source(
@@ -331,7 +331,7 @@ def test_bad_job_exits_2_with_one_line(tmp_path, capsys):
 
 
 def test_cti_rows_are_decisions_but_not_chart_events(tmp_path):
-    """Punctuation (SPEC §7): a CTI row gets a ``punctuation`` decision with its time as
+    """Punctuation (semantics §7): a CTI row gets a ``punctuation`` decision with its time as
     ``cti``, every event the CTI it was judged against; charts draw the events only."""
     lines = [
         {"id": 1, "t": "2026-03-01T09:00:05Z", "a": "2026-03-01T09:00:06Z"},

@@ -1,4 +1,4 @@
-"""The job file (SPEC §10): loading, normalising and rejecting configurations."""
+"""The job file (semantics §10): loading, normalising and rejecting configurations."""
 
 from __future__ import annotations
 

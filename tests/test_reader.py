@@ -1,4 +1,4 @@
-"""Reading input files into InputRecords (SPEC §1, §2, §8): nothing is lost silently."""
+"""Reading input files into InputRecords (semantics §1, §2, §8): nothing is lost silently."""
 
 from __future__ import annotations
 

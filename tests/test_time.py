@@ -1,4 +1,4 @@
-"""Instants and durations: parsing and formatting at the edges (SPEC §1, §10)."""
+"""Instants and durations: parsing and formatting at the edges (semantics §1, §10)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Transcripts: worked examples of the semantics, written as data (tests/transcripts/*.toml).
 
 Each transcript is a job, an input and the expected records, computed by hand from
-SPEC.md. The format is described in tests/transcripts/README.md; this module loads every
+docs/semantics.md. The format is described in tests/transcripts/README.md; this module loads every
 transcript, runs it through the reference engine and compares.
 """
 

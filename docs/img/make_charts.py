@@ -1,6 +1,6 @@
 """Draw the sample charts of docs/explain.md: ``python docs/img/make_charts.py``.
 
-* ``explain-spec5.png``: the worked example of SPEC §5 (six events, one partition);
+* ``explain-spec5.png``: the worked example of semantics §5 (six events, one partition);
 * ``explain-20000.png``: a generated stream of 20,000 events on four partitions, with
   network jitter, retried (out-of-order) readings, one partition's outage whose backlog
   arrives minutes late, a quiet partition, a few clocks running fast, and a 1-minute
@@ -68,7 +68,7 @@ aggregates = { n = "count(*)" }
 
 
 def spec5(folder: Path) -> Path:
-    """Write the SPEC §5 job and events into ``folder``; return the job file."""
+    """Write the semantics §5 job and events into ``folder``; return the job file."""
     lines = [
         json.dumps(
             {

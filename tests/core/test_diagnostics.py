@@ -1,4 +1,4 @@
-"""Diagnostics (SPEC §8) from the reference engine: late input and partitions holding the
+"""Diagnostics (semantics §8) from the reference engine: late input and partitions holding the
 job watermark back."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Properties of edge events in the reference engine (SPEC §7, issue 7).
+"""Properties of edge events in the reference engine (semantics §7, issue 7).
 
 Generated streams of start and end edges over a few ids (so ids are reused, repeated
 while open, ended twice or never), with disorder, explicit CTIs, 1–3 partitions or

@@ -201,7 +201,7 @@ def test_a_filter_changes_only_the_fate_of_admitted_events_that_fail_it(
 ) -> None:
     """Every record keeps its watermark, its policy reasons and its system timestamp;
     admitted events failing the filter become ``dropped`` (``filtered``) and are not
-    released; every record is still accounted for exactly once (SPEC §8)."""
+    released; every record is still accounted for exactly once (semantics §8)."""
     note(scenario.describe())
     condition = f"n % {modulus} = {remainder}"
     plain = scenario.run()

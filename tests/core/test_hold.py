@@ -1,4 +1,4 @@
-"""The hold of the downstream watermark (SPEC §7): ``metrics.output_watermark``.
+"""The hold of the downstream watermark (semantics §7): ``metrics.output_watermark``.
 
 Unit tests of :func:`sparktide.core.hold.output_watermark` with values worked by hand,
 and a Hypothesis property over the window streams of ``test_window_properties``: driven

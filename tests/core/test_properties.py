@@ -1,4 +1,4 @@
-"""Properties of the reference engine's ordering stage (SPEC §2–4, §8), with Hypothesis.
+"""Properties of the reference engine's ordering stage (semantics §2–4, §8), with Hypothesis.
 
 A strategy generates disorderly streams: 1–4 partitions (optionally declared with
 ``partitions`` larger than used), optional substreams over 1–6 keys, arrival times rising
@@ -7,14 +7,14 @@ by random gaps (each partition lagging the wall clock by its own constant), even
 boundary cases, random policies (L, O, E each possibly ``none``; action; every
 ``on_out_of_order``; partitioned or merged), and optional processing times: none (the
 arrival time), jitter, or micro-batches. Processing times never reorder a partition's
-own arrival order (SPEC §2: inside a partition events are judged in arrival order).
+own arrival order (semantics §2: inside a partition events are judged in arrival order).
 
-Besides the properties, an independent model of SPEC §3–4 (``model``) recomputes every
+Besides the properties, an independent model of semantics §3–4 (``model``) recomputes every
 decision, including its watermark, and the final watermarks.
 
-The last section pins down, with minimal reproductions, where the engine and SPEC.md
+The last section pins down, with minimal reproductions, where the engine and docs/semantics.md
 disagree (``xfail(strict=True)``: they start passing, and must then be un-marked, when the
-engine or SPEC is changed).
+engine or semantics is changed).
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from sparktide.job import Job, Ordering, Source
 from sparktide.time import MILLISECOND, MINUTE, SECOND, format_instant, parse_instant
 
 BASE = parse_instant("2026-03-01T09:00:00Z")
-NEVER_SEEN_LAG = 5 * SECOND  # SPEC §4: a never-seen partition is estimated at t - 5 s
+NEVER_SEEN_LAG = 5 * SECOND  # semantics §4: a never-seen partition is estimated at t - 5 s
 
 LATES = [None, 0, SECOND, 5 * SECOND, 20 * SECOND, MINUTE]
 OUT_OF_ORDERS = [None, 0, SECOND, 3 * SECOND, 10 * SECOND]
@@ -266,7 +266,7 @@ def merged_is_well_defined(scenario: Scenario) -> bool:
 
 
 def guarantees_order(scenario: Scenario) -> bool:
-    """The watermark promise of SPEC §4 applies: no ``accept``, and event time (in
+    """The watermark promise of semantics §4 applies: no ``accept``, and event time (in
     arrival-time mode the policy never triggers, see docs/semantics.md)."""
     return scenario.ooo_action != "accept" and scenario.source.timestamp_by is not None
 
@@ -281,7 +281,7 @@ class Judged:
 
 
 def judge(ordering: Ordering, t: int, a: int, w: int, *, arrival_mode: bool = False) -> Judged:
-    """SPEC §3 steps 2–4 for one event, written from the text (and docs/semantics.md:
+    """semantics §3 steps 2–4 for one event, written from the text (and docs/semantics.md:
     arrival-time mode never triggers; O = none keeps the watermark promise)."""
     if arrival_mode:
         return Judged(w, "accepted", [], a)
@@ -315,7 +315,7 @@ class Model:
 
 
 def model(scenario: Scenario, records: list[InputRecord]) -> Model:
-    """An independent model of SPEC §3–4: arrival clocks with idle estimates, timeline
+    """An independent model of semantics §3–4: arrival clocks with idle estimates, timeline
     watermarks W = max(newest − O, A − L) (never decreasing), judged in processing order.
     Watermarks are computed lazily: newest and A only grow, so the value at any moment
     equals what eager updates would give."""
@@ -383,7 +383,7 @@ def model(scenario: Scenario, records: list[InputRecord]) -> Model:
 @SETTINGS
 @given(scenarios())
 def test_decisions_follow_the_model(scenario: Scenario) -> None:
-    """Every decision (watermark, verdict, reasons, system timestamp) is what SPEC §3–4
+    """Every decision (watermark, verdict, reasons, system timestamp) is what semantics §3–4
     give, recomputed by the independent model."""
     note(scenario.describe())
     records = scenario.records()
@@ -414,7 +414,7 @@ def test_watermarks_never_decrease(scenario: Scenario) -> None:
 @SETTINGS
 @given(scenarios())
 def test_admitted_events_are_not_below_the_watermark(scenario: Scenario) -> None:
-    """(2) The watermark is a promise (SPEC §4): unless on_out_of_order = accept, no event
+    """(2) The watermark is a promise (semantics §4): unless on_out_of_order = accept, no event
     is admitted with a system timestamp below the watermark in force when it was judged.
     Under accept, only events marked out_of_order may be below it."""
     note(scenario.describe())
@@ -437,7 +437,7 @@ def _outcome(decision: dict[str, Any]) -> str:
 @SETTINGS
 @given(scenarios())
 def test_every_record_has_exactly_one_outcome(scenario: Scenario) -> None:
-    """(3) SPEC §8: nothing is lost silently, nothing is counted twice."""
+    """(3) semantics §8: nothing is lost silently, nothing is counted twice."""
     note(scenario.describe())
     records = scenario.records()
     result = scenario.run(flush=True)
@@ -509,7 +509,7 @@ def test_release_is_ordered_per_scope(scenario: Scenario) -> None:
 @SETTINGS
 @given(scenarios(processing="none", event_time_mode=False))
 def test_arrival_time_mode_never_triggers_the_policy(scenario: Scenario) -> None:
-    """SPEC §1: without timestamp_by an event's timestamp is its arrival time and the
+    """semantics §1: without timestamp_by an event's timestamp is its arrival time and the
     ordering policy never triggers (processing time = arrival time here; with a
     processing-time column see the discrepancy tests)."""
     note(scenario.describe())
@@ -521,7 +521,7 @@ def test_arrival_time_mode_never_triggers_the_policy(scenario: Scenario) -> None
 @SETTINGS
 @given(scenarios())
 def test_adjustments_obey_the_formulas(scenario: Scenario) -> None:
-    """(7) SPEC §3 checked decision by decision: early events are always dropped and
+    """(7) semantics §3 checked decision by decision: early events are always dropped and
     never admitted; a late event is adjusted to a − L (or dropped under action = drop)
     and, if then out of order, to the watermark; otherwise the event keeps its time."""
     note(scenario.describe())
@@ -704,7 +704,7 @@ def test_one_partition_does_not_depend_on_instant_grouping(
 
 
 # ============================================================================ discrepancies
-# Minimal reproductions of three places where SPEC's sentences pull apart, pinned to the
+# Minimal reproductions of three places where the semantics' sentences pull apart, pinned to the
 # decisions recorded in docs/semantics.md.
 T = "2026-03-01T09:00:{:02d}Z".format
 

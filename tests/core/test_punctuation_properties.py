@@ -1,4 +1,4 @@
-"""Properties of CTIs and interval events in the reference engine (SPEC §7, issue 7).
+"""Properties of CTIs and interval events in the reference engine (semantics §7, issue 7).
 
 Generated streams: 1–3 partitions or substreams over 1–4 keys, events with disorder,
 explicit CTI rows (some with a key, some without, some behind), generated CTIs (every N
@@ -280,7 +280,7 @@ def expected_matches(
     between: tuple[int, int],
 ) -> list[tuple[int, Any, Any]]:
     """Every pair of admitted events a join must find: ``(timestamp, left id, right id)``,
-    sorted — the same ``key``, ``right − left`` within ``between`` (SPEC §7)."""
+    sorted — the same ``key``, ``right − left`` within ``between`` (semantics §7)."""
     admitted = {d["seq"]: parse_instant(d["timestamp"]) for d in result.decisions if d["timestamp"]}
     left, right = sides
     return sorted(

@@ -1,4 +1,4 @@
-"""Properties of the reference engine's windows (SPEC §6, §8; docs/semantics.md), with Hypothesis.
+"""Properties of the reference engine's windows (docs/semantics.md §6, §8), with Hypothesis.
 
 A strategy generates streams for windowed jobs: 1–3 partitions (merged or
 ``partitioned = true``), optional substreams over 1–3 keys, an extra grouping column,
@@ -13,7 +13,7 @@ Properties:
 
 1. in order (``late_arrival = none``, timestamps in arrival order, flush): every window
    record (contents, ``emitted_at``, emission order) equals an independent model written
-   from SPEC §6 and docs/semantics.md, for every kind; tumbling and hopping windows hold
+   from semantics §6 and docs/semantics.md, for every kind; tumbling and hopping windows hold
    exactly the events floor arithmetic puts there, ``Σ count(*) = admitted × size / hop``
    when the hop divides the size, and gap events are ``in_no_window``;
 2. accounting: ``input = admitted + Σ dropped + Σ dead_lettered``; admitted decisions
@@ -415,7 +415,7 @@ def model_grid_windows(ts: int, window: Window) -> list[tuple[int, int]]:
 
 def system_timestamp(scenario: Scenario, decision: dict[str, Any]) -> int:
     """The timestamp the ordering policy gave an event that then found its windows closed
-    (SPEC §3: a − L when late, the watermark when out of order under adjust)."""
+    (semantics §3: a − L when late, the watermark when out of order under adjust)."""
     event = scenario.events[decision["seq"]]
     ordering = scenario.job.ordering
     ts = event.event_time
@@ -478,7 +478,7 @@ def test_in_order_windows_follow_the_model(scenario: Scenario) -> None:
 
 def in_order_model(scenario: Scenario) -> list[dict[str, Any]]:
     """The window records of an in-order scenario (late_arrival = none, timestamps in
-    arrival order, flush), written from SPEC §6 and docs/semantics.md:
+    arrival order, flush), written from semantics §6 and docs/semantics.md:
 
     - contents per kind (see :func:`model_contents`);
     - a window with end ``e`` closes when its scope's watermark reaches
@@ -783,7 +783,7 @@ def test_integer_sums_stay_integers_and_float_sums_are_floats() -> None:
 
 
 # ============================================================================ discrepancies
-# Minimal reproductions of engine behaviour that contradicted SPEC.md / docs/semantics.md.
+# Minimal reproductions of engine behaviour that contradicted docs/semantics.md / docs/semantics.md.
 # Each asserts the documented behaviour (docs/semantics.md).
 def _job(window: Window, **ordering: Any) -> Job:
     return Job(

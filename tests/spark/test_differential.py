@@ -161,7 +161,7 @@ CASES = {
         "source": {"over": "device"},
         "ordering": {"late_arrival": "30s", "out_of_order": "0s"},
     },
-    # SPEC §7 (issue 7): CTIs, generated CTIs, interval events
+    # semantics §7 (issue 7): CTIs, generated CTIs, interval events
     "cti-merged-tumbling": {
         "stream": {"ctis": 0.15},
         "source": {"partition": "partition"},
@@ -542,7 +542,7 @@ def assert_matches_reference(job, metrics) -> dict[str, int]:
     assert metrics is not None
     assert_same_counters(metrics, expected.metrics)
     if job.window is not None:
-        # the hold (SPEC §7) is a function of the watermark; for substreams of the floor,
+        # the hold (semantics §7) is a function of the watermark; for substreams of the floor,
         # which run reports as their watermark (simulate: the lowest key's), so it agrees
         assert metrics["output_watermark"] == expected.metrics["output_watermark"]
     got_results = read_output(job.output.path)
@@ -593,7 +593,7 @@ def assert_same_counters(spark_metrics: dict, reference_metrics: dict) -> None:
 
 
 def _counters(metrics: dict) -> dict:
-    """The counters both engines must agree on: totals and per partition (SPEC §8)."""
+    """The counters both engines must agree on: totals and per partition (semantics §8)."""
     totals = {
         name: metrics[name]
         for name in (*_COUNTED, "dead_lettered", "in_no_window", "windows_emitted", "released")

@@ -163,7 +163,7 @@ def test_metrics_diagnostics_and_listener(spark, tmp_path):
     expected = reference(job, file_batches(job.output.checkpoint), flush=False).metrics
     for name in ("input", "late", "windows_emitted", "watermark", "open_windows"):
         assert last[name] == expected[name], name
-    # the hold (SPEC §7): the same as simulate's, kept by the windows of later batches
+    # the hold (semantics §7): the same as simulate's, kept by the windows of later batches
     assert last["output_watermark"] == expected["output_watermark"] is not None
     _assert_output_watermark_holds(records, _windows_by_batch(job.output.path))
     assert last["open_windows"] > 0  # flush=False: windows stay open

@@ -1,4 +1,4 @@
-"""Exactly once across restarts (SPEC §9): a Spark job killed at any point and started
+"""Exactly once across restarts (semantics §9): a Spark job killed at any point and started
 again from its checkpoint writes the same records as a run that was never interrupted.
 
 Each test runs the job uninterrupted in this process (the reference) and, in another

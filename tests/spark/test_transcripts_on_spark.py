@@ -1,4 +1,4 @@
-"""The transcripts of SPEC §7 (tests/transcripts/*.toml) on the Spark engine.
+"""The transcripts of semantics §7 (tests/transcripts/*.toml) on the Spark engine.
 
 Each transcript's input is written as one JSONL file per input (a union: one folder per
 input; reference tables as the reference runner writes them) and run by ``run_job`` as
@@ -34,7 +34,7 @@ from tests.test_transcripts import (
     record_mismatches,
 )
 
-#: SPEC §7 (issue 7): punctuation, interval and edge events, several inputs, the hold.
+#: semantics §7 (issue 7): punctuation, interval and edge events, several inputs, the hold.
 SPEC7 = (
     "cti_both",
     "cti_explicit",

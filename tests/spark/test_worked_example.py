@@ -1,4 +1,4 @@
-"""SPEC §5's worked example, run on Spark: same verdicts and release order as the spec."""
+"""semantics §5's worked example, run on Spark: same verdicts and release order as the spec."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from sparktide.time import parse_instant
 from tests.spark.streams import read_output
 
 T = "2026-03-01T09:{}Z".format
-# (id, event time, arrival time) — SPEC §5
+# (id, event time, arrival time) — semantics §5
 ROWS = [
     (1, "00:05", "00:06"),
     (2, "00:40", "00:10"),

@@ -1,4 +1,4 @@
-"""Window aggregates with SQL null rules (SPEC §10).
+"""Window aggregates with SQL null rules (semantics §10).
 
 ``count(*)`` counts rows; every other aggregate ignores nulls, and returns null over
 no non-null value (``count`` returns 0). ``first``/``last`` take the value of the

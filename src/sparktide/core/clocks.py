@@ -1,4 +1,4 @@
-"""The clocks of a reference run (SPEC §3, §4, §7): partitions' arrival clocks, the
+"""The clocks of a reference run (semantics §3, §4, §7): partitions' arrival clocks, the
 timelines that own watermarks, and the watermark that governs each scope's results.
 
 A job has one of three timeline layouts:
@@ -58,7 +58,7 @@ class Clocks:
         self.substreams = job.source.over is not None
         self.partitioned = ordering.partitioned
         only_cti = punctuation is not None and punctuation.watermark == "cti"
-        # The watermark's heuristic terms (SPEC §4), absent when only CTIs move it.
+        # The watermark's heuristic terms (semantics §4), absent when only CTIs move it.
         self.out_of_order_term = None if only_cti else ordering.out_of_order
         self.late_term = None if only_cti else ordering.late_arrival
         self.imports = job.imports
@@ -195,7 +195,7 @@ class Clocks:
                 self.sink.advance_floor(self.floor(), self.now)
 
     def deliver(self, record: InputRecord) -> None:
-        """Step 1 of SPEC §3: ``record`` (an event or a CTI row) arrived now."""
+        """Step 1 of semantics §3: ``record`` (an event or a CTI row) arrived now."""
         clock = self.partition(record.partition)
         arrival = record.arrival_time
         assert arrival is not None and record.event_time is not None
@@ -232,7 +232,7 @@ class Clocks:
 
     # ------------------------------------------------------------------ observation instants
     def estimate_idle(self, now: int, delivering: set[Any]) -> None:
-        """Idle estimates (SPEC §4): every partition delivering nothing at ``now`` moves its
+        """Idle estimates (semantics §4): every partition delivering nothing at ``now`` moves its
         arrival clock on; the watermarks that follow are published."""
         moved = []
         for pid, clock in self.partitions.items():
@@ -252,7 +252,7 @@ class Clocks:
             self.publish_job()
 
     def import_ctis(self) -> None:
-        """Imported CTIs (SPEC §7): at each observation instant, before its records, the
+        """Imported CTIs (semantics §7): at each observation instant, before its records, the
         partitions of an input with ``import_ctis`` take the watermark of the input they
         import from (the minimum over its partitions), never moving back."""
         for importer, exporter in self.imports.items():

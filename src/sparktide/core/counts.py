@@ -1,4 +1,4 @@
-"""The counters of a reference run: per partition, summed for the job (SPEC §8)."""
+"""The counters of a reference run: per partition, summed for the job (semantics §8)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Diagnostics (SPEC §8): what an operator should look at, aggregated per interval.
+"""Diagnostics (semantics §8): what an operator should look at, aggregated per interval.
 
 Both engines build the same two kinds of diagnostic from what they already track; the
 interval is the stretch of processing time one ``metrics`` record covers (a micro-batch

@@ -1,4 +1,4 @@
-"""The reference engine: one event at a time, obviously correct (SPEC §1–4, 6, 8).
+"""The reference engine: one event at a time, obviously correct (semantics §1–4, 6, 8).
 
 The engine observes time at *observation instants* (the processing time of each record,
 timers, ``--until`` and ``--tick``). At each instant, in this order:
@@ -303,7 +303,7 @@ class ReferenceEngine:
         self.sink.flush(self.now)
 
     def metrics(self) -> dict[str, Any]:
-        """The ``metrics`` record of SPEC §8 for the run so far."""
+        """The ``metrics`` record of semantics §8 for the run so far."""
         return metrics_record(self)
 
     def diagnostics(self) -> list[dict[str, Any]]:

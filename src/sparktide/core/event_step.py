@@ -1,4 +1,4 @@
-"""One event's way through the reference engine (SPEC §3, §6, §7), step by step.
+"""One event's way through the reference engine (semantics §3, §6, §7), step by step.
 
 1. *deliver*: the event's partition clock and the input's arrival clock take its arrival
    time; its timeline's watermark is refreshed (and published if it moved);
@@ -140,7 +140,7 @@ class EventStep:
         )
         timestamp = case.timestamp
         if timestamp is not None and record.end_time is not None and record.end_time <= timestamp:
-            # An interval event whose start was adjusted to its end or beyond (SPEC §7).
+            # An interval event whose start was adjusted to its end or beyond (semantics §7).
             case.verdict = DROPPED
             case.outcome = "out_of_order" if "out_of_order" in reasons else "late"
             case.timestamp = None
@@ -168,7 +168,7 @@ class EventStep:
         self.clocks.settle(timeline, case.watermark)
 
     def _edge(self, record: InputRecord, timestamp: int, timeline: Timeline) -> str | None:
-        """An admitted edge (SPEC §7): a start edge opens its event, an end edge ends it.
+        """An admitted edge (semantics §7): a start edge opens its event, an end edge ends it.
         Returns the reason when the edge cannot: ``duplicate_edge`` (a start edge whose id
         is open on its timeline), ``unmatched_edge`` (an end edge whose id is not open:
         its start edge never came, was dropped, filtered or already ended) or

@@ -1,4 +1,4 @@
-"""The hold of the downstream watermark (SPEC §7): the ``output_watermark`` metric.
+"""The hold of the downstream watermark (semantics §7): the ``output_watermark`` metric.
 
 A window's result starts at ``window_start``, so an operator after a window could only
 be promised what the window operator can still emit: StreamInsight holds the CTI it

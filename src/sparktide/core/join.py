@@ -1,4 +1,4 @@
-"""Temporal joins of two inputs (SPEC §7; Stream Analytics' ``JOIN … DATEDIFF … BETWEEN``).
+"""Temporal joins of two inputs (semantics §7; Stream Analytics' ``JOIN … DATEDIFF … BETWEEN``).
 
 A sink in place of ordered release: every admitted event of either side is kept, and
 matched, when it is admitted, against the other side's events kept so far — the same

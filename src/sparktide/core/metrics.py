@@ -1,4 +1,4 @@
-"""The ``metrics`` record of a reference run (SPEC §8), and its diagnostics."""
+"""The ``metrics`` record of a reference run (semantics §8), and its diagnostics."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The ``event`` and ``window`` records a reference run writes (SPEC §10), after
+"""The ``event`` and ``window`` records a reference run writes (semantics §10), after
 ``having`` and ``[select]``."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The ordering policy of SPEC §3: early, late and out-of-order checks for one event."""
+"""The ordering policy of semantics §3: early, late and out-of-order checks for one event."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ class Judgement:
 
 
 class OrderingPolicy:
-    """Judges events against a timeline's watermark (SPEC §3 steps 2–4).
+    """Judges events against a timeline's watermark (semantics §3 steps 2–4).
 
     Parameters
     ----------

@@ -1,4 +1,4 @@
-"""Generated CTIs (SPEC §7): a watermark strategy that punctuates a timeline itself.
+"""Generated CTIs (semantics §7): a watermark strategy that punctuates a timeline itself.
 
 Flink's ``WatermarkGenerator`` in StreamInsight's terms: after each event of a timeline
 the generator may emit a CTI at the timeline's newest timestamp minus ``delay`` —

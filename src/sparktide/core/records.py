@@ -1,4 +1,4 @@
-"""Input records as the engines see them, and the output record shapes of SPEC §10."""
+"""Input records as the engines see them, and the output record shapes of semantics §10."""
 
 from __future__ import annotations
 

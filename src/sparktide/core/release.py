@@ -1,4 +1,4 @@
-"""Ordered release of admitted events when no window is configured (SPEC §4).
+"""Ordered release of admitted events when no window is configured (semantics §4).
 
 Admitted events wait in a heap per scope (the whole job, a partition, or a substream)
 and are released in (system timestamp, arrival order) once the scope's watermark has

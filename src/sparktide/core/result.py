@@ -1,4 +1,4 @@
-"""What a reference run produces about its inputs (SPEC §10): the :class:`Result`, and the
+"""What a reference run produces about its inputs (semantics §10): the :class:`Result`, and the
 ``decision`` and ``dead_letter`` records of each input record."""
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ PUNCTUATION = "punctuation"
 
 @dataclass
 class Result:
-    """Everything a reference run produced, as SPEC §10 records (plain dicts).
+    """Everything a reference run produced, as semantics §10 records (plain dicts).
 
     Attributes
     ----------

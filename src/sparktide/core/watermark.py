@@ -1,4 +1,4 @@
-"""Arrival clocks and timeline watermarks (SPEC §4, §7).
+"""Arrival clocks and timeline watermarks (semantics §4, §7).
 
     W(τ) = max( newest(τ) − O ,  A(τ) − L ,  cti(τ) )
 
@@ -42,7 +42,7 @@ class PartitionClock:
         self.seen = False
 
     def deliver(self, arrival: int, processing: int) -> None:
-        """Step 1 of SPEC §3: an event of this partition arrived."""
+        """Step 1 of semantics §3: an event of this partition arrived."""
         if arrival > self.arrival:
             self.arrival = arrival
         self.last_arrival = arrival
@@ -105,7 +105,7 @@ class Timeline:
         return self.advance_to(instant)
 
     def admit(self, timestamp: int) -> None:
-        """Step 5 of SPEC §3: an admitted event's system timestamp."""
+        """Step 5 of semantics §3: an admitted event's system timestamp."""
         if timestamp > self.newest:
             self.newest = timestamp
 

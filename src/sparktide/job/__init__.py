@@ -1,6 +1,6 @@
 """The job file: typed, frozen, validated configuration objects.
 
-A job is four tables (SPEC §10): ``[source]``, ``[ordering]``, ``[window]`` (optional)
+A job is four tables (semantics §10): ``[source]``, ``[ordering]``, ``[window]`` (optional)
 and ``[output]``. Each is a frozen dataclass that validates itself on construction, so the
 Python API, the TOML file and the command line build the very same objects. Durations may
 be given as strings (``"5s"``) or integer microseconds; they are stored as ``int``

@@ -1,4 +1,4 @@
-"""``[join]``: a temporal join of two inputs, or of a stream with reference data (SPEC §7)."""
+"""``[join]``: a temporal join of two inputs, or of a stream with reference data (semantics §7)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ JOIN_TYPES = ("inner", "left")
 
 @dataclass(frozen=True)
 class Join:
-    """A temporal join of two inputs of a union (SPEC §7; Stream Analytics' ``JOIN … ON …
+    """A temporal join of two inputs of a union (semantics §7; Stream Analytics' ``JOIN … ON …
     AND DATEDIFF(unit, left, right) BETWEEN low AND high``).
 
     Parameters

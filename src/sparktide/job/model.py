@@ -1,4 +1,4 @@
-"""The whole job (SPEC §10): its tables, and what the engines ask of them.
+"""The whole job (semantics §10): its tables, and what the engines ask of them.
 
 A job is four tables: ``[source]``, ``[ordering]``, ``[window]`` (optional) and
 ``[output]``, and optionally ``[punctuation]``, ``[join]``, ``[filter]`` and ``[select]``.
@@ -77,7 +77,7 @@ class Job:
 
     @property
     def edges(self) -> bool:
-        """True when the events are edge events (``source.edge``, SPEC §7)."""
+        """True when the events are edge events (``source.edge``, semantics §7)."""
         return self.source.edge is not None
 
     @property

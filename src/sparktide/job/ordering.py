@@ -1,4 +1,4 @@
-"""``[ordering]``: the event-ordering policy's settings (SPEC §3)."""
+"""``[ordering]``: the event-ordering policy's settings (semantics §3)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ OUT_OF_ORDER_ACTIONS = ("adjust", "drop", "dead_letter", "accept")
 
 @dataclass(frozen=True)
 class Ordering:
-    """The event-ordering policy (SPEC §3).
+    """The event-ordering policy (semantics §3).
 
     Parameters
     ----------

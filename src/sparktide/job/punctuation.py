@@ -1,4 +1,4 @@
-"""``[punctuation]``: explicit and generated CTIs (SPEC §7)."""
+"""``[punctuation]``: explicit and generated CTIs (semantics §7)."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ PUNCTUATION_WATERMARKS = ("cti", "both")
 
 @dataclass(frozen=True)
 class Punctuation:
-    """CTIs (current time increments): explicit watermarks (SPEC §7).
+    """CTIs (current time increments): explicit watermarks (semantics §7).
 
     Parameters
     ----------
@@ -41,7 +41,7 @@ class Punctuation:
         delays are allowed (``"-1us"`` makes every event final at once).
     watermark
         ``cti``: only CTIs move the watermarks (StreamInsight); ``both``: CTIs raise the
-        heuristic watermark of SPEC §4.
+        heuristic watermark of semantics §4.
     """
 
     column: str | None = None

@@ -38,7 +38,7 @@ __all__ = [
 
 
 def check_inputs(job: Job) -> None:
-    """A union of named inputs (SPEC §7): ``source`` is the first; the columns that
+    """A union of named inputs (semantics §7): ``source`` is the first; the columns that
     make timelines, and whether events carry their own times and ends, agree."""
     if not job.inputs:
         return

@@ -1,6 +1,6 @@
 """``[source]`` and ``[inputs.<name>]``: where events come from, and reference data.
 
-A job reads one source, or a union of named inputs (SPEC §7) whose partitions are named
+A job reads one source, or a union of named inputs (semantics §7) whose partitions are named
 ``<input>/<id>`` job-wide (:func:`union_partition`, :func:`input_of`).
 """
 
@@ -46,13 +46,13 @@ class Source:
         Substream key: one timeline per distinct value of this column.
     end_time
         Column with each event's end time: the events are *intervals* ``[start, end)``
-        (SPEC §7) instead of points; ``None`` for point events.
+        (semantics §7) instead of points; ``None`` for point events.
     shift
-        Time shifting (StreamInsight's ShiftEventTime, SPEC §7): every event time, end
+        Time shifting (StreamInsight's ShiftEventTime, semantics §7): every event time, end
         time and CTI of this source is moved by this duration (negative: earlier) before
         anything judges it; ``0`` by default.
     edge
-        Column that makes the events *edge events* (SPEC §7, StreamInsight): ``"start"``
+        Column that makes the events *edge events* (semantics §7, StreamInsight): ``"start"``
         opens an event of unknown end at the row's time, ``"end"`` ends it at the row's
         time; the two rows share the value of ``edge_id`` (``docs/punctuation.md``).
     edge_id
@@ -60,7 +60,7 @@ class Source:
         integer, unique among the open edges of a timeline). Both or neither.
     import_ctis
         In a union (``[inputs.<name>]``): the name of another input whose watermark this
-        one takes at every observation instant (SPEC §7, imported CTIs), so a slow input
+        one takes at every observation instant (semantics §7, imported CTIs), so a slow input
         (reference data) does not hold the union back.
     """
 

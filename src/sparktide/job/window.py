@@ -1,4 +1,4 @@
-"""``[window]`` and its aggregates: windows over system timestamps (SPEC §6)."""
+"""``[window]`` and its aggregates: windows over system timestamps (semantics §6)."""
 
 from __future__ import annotations
 
@@ -99,7 +99,7 @@ class Aggregate:
 
 @dataclass(frozen=True)
 class Window:
-    """A window over system timestamps (SPEC §6).
+    """A window over system timestamps (semantics §6).
 
     Parameters
     ----------

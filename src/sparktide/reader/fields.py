@@ -75,7 +75,7 @@ def _key(fields: dict[str, Any], column: str) -> Any:
 
 
 def _edge(fields: dict[str, Any], column: str, id_column: str) -> tuple[str, Any]:
-    """An edge event's kind (``"start"`` or ``"end"``) and its id (SPEC §7)."""
+    """An edge event's kind (``"start"`` or ``"end"``) and its id (semantics §7)."""
     kind = fields.get(column)
     if kind not in ("start", "end") or not isinstance(kind, str):
         raise ValueError(f'column {column!r} must be "start" or "end" (an edge event)')

@@ -88,9 +88,9 @@ def iter_job_records(job: Job) -> Iterator[InputRecord]:
 
     A union's inputs (``[inputs.<name>]``) are read in the order of their names; each
     record's partition and file are then ``<input>/<partition>`` and ``<input>/<file>``,
-    so partitions of different inputs are different timelines (SPEC §7: a union waits
+    so partitions of different inputs are different timelines (semantics §7: a union waits
     for the slowest of its inputs), every record names where it came from, and ties in
-    arrival time go by that file name (SPEC §2), as on Spark.
+    arrival time go by that file name (semantics §2), as on Spark.
     """
     seq = 0
     for name, source in sorted(job.input_sources, key=lambda item: item[0] or ""):

@@ -15,7 +15,7 @@ VERDICT_STYLE = {
     "adjusted": "yellow",
     "dropped": "red",
     "dead_lettered": "magenta",
-    "punctuation": "cyan",  # a CTI row (SPEC §7): not an event
+    "punctuation": "cyan",  # a CTI row (semantics §7): not an event
 }
 
 

@@ -24,7 +24,7 @@ def _decisions_table(decisions: list[dict[str, Any]]) -> Table:
         "verdict",
         "reasons",
     ]
-    if any("cti" in d for d in decisions):  # jobs with punctuation (SPEC §7)
+    if any("cti" in d for d in decisions):  # jobs with punctuation (semantics §7)
         columns.insert(columns.index("watermark") + 1, "cti")
     if any("end_time" in d for d in decisions):  # interval events
         columns.insert(columns.index("event_time") + 1, "end_time")
@@ -79,12 +79,12 @@ def _metric_names(metrics: dict[str, Any]) -> list[str]:
         "windows_emitted",
         "watermark",
     ]
-    for name in ("punctuations", "ctis_generated"):  # jobs with CTIs (SPEC §7)
+    for name in ("punctuations", "ctis_generated"):  # jobs with CTIs (semantics §7)
         if metrics.get(name):
             names.insert(names.index("in_no_window"), name)
-    if "open_edges" in metrics:  # edge events still open (SPEC §7)
+    if "open_edges" in metrics:  # edge events still open (semantics §7)
         names.insert(names.index("windows_emitted") + 1, "open_edges")
-    if "output_watermark" in metrics:  # windowed jobs: the hold (SPEC §7)
+    if "output_watermark" in metrics:  # windowed jobs: the hold (semantics §7)
         names.append("output_watermark")
     return names
 

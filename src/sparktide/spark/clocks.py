@@ -1,4 +1,4 @@
-"""Partition clocks on Spark (SPEC §4): arrival clocks, idle estimates, watermarks.
+"""Partition clocks on Spark (semantics §4): arrival clocks, idle estimates, watermarks.
 
 The clock state of a batch is a small JSON document (``state/<batch>/clock.json``)::
 
@@ -76,7 +76,7 @@ class PartitionClock:
         return self.events or 0
 
     def idle_arrival(self, now: int) -> int:
-        """The arrival clock at ``now`` if the partition delivers nothing (SPEC §4): its
+        """The arrival clock at ``now`` if the partition delivers nothing (semantics §4): its
         last arrival plus the processing time since, or ``now`` − 5 s if never seen
         (:meth:`sparktide.core.watermark.PartitionClock.estimate`)."""
         probe = CorePartitionClock(None)
@@ -93,7 +93,7 @@ class PartitionClock:
         self.seen = True
 
     def refreshed(self, arrival: int, out_of_order: int | None, late_arrival: int | None) -> int:
-        """The watermark refreshed at arrival clock ``arrival`` (SPEC §4), with the
+        """The watermark refreshed at arrival clock ``arrival`` (semantics §4), with the
         heuristic terms (``None``: absent): :meth:`sparktide.core.watermark.Timeline.refresh`."""
         timeline = CoreTimeline(None, out_of_order, late_arrival)
         timeline.newest, timeline.watermark = self.newest, self.watermark
@@ -132,7 +132,7 @@ def clock_json(clock: ClockState) -> dict[str, Any]:
 def substream_floor(arrival: int, clock: ClockState, late_arrival: int | None) -> int:
     """Substreams: the watermark every substream has reached — the input's arrival
     clock minus L (the watermark's late term, ``None``: absent), and the CTIs without
-    a key (SPEC §7)."""
+    a key (semantics §7)."""
     base = arrival - late_arrival if late_arrival is not None else NEG_INF
     return max(base, clock.get("cti_floor", NEG_INF))
 
@@ -143,7 +143,7 @@ def estimate_idle(
     now: int,
     terms: tuple[int | None, int | None] | None,
 ) -> int:
-    """Idle estimates for the partitions that deliver nothing at ``now`` (SPEC §4);
+    """Idle estimates for the partitions that deliver nothing at ``now`` (semantics §4);
     partitions seen for the first time get their entry. With ``terms`` (the watermark's
     out-of-order and late terms; ``None`` for substreams, whose partitions keep no
     watermark) the estimated partitions' watermarks are refreshed. Returns the input's

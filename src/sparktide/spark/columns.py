@@ -1,6 +1,6 @@
 """A glossary of the Spark engine's internal column names.
 
-The short names come from the specification's notation (SPEC §3–7) and reach state
+The short names come from the specification's notation (semantics §3–7) and reach state
 files and kernels, so they stay as they are; each has a descriptive constant here that
 says what it holds. New code may import the constants; the SQL strings of
 :mod:`sparktide.spark.policy` use the short names, read them with this glossary.
@@ -65,12 +65,12 @@ LINE = "line"  # the row's line number in its file (arrival order's third key)
 RAW = "raw"  # the line's text (a record's JSON text)
 RECORD = "m"  # the record as a variant (kept for malformed records only)
 ERROR = "error"  # why the line is malformed; NULL for a well-formed record
-EVENT_TIME = "t"  # event timestamp: the record's time (shifted), SPEC §2
+EVENT_TIME = "t"  # event timestamp: the record's time (shifted), semantics §2
 ARRIVAL_TIME = "a"  # arrival time (arrival order's first key)
 PARTITION = "pid"  # partition id (``<input>/<partition>`` in a union)
-SUBSTREAM_KEY = "key"  # substream key (``over``), SPEC §7
+SUBSTREAM_KEY = "key"  # substream key (``over``), semantics §7
 IS_CTI = "cti"  # the row is an explicit CTI (punctuation), not an event
-END_TIME = "e"  # an interval event's end time, SPEC §7
+END_TIME = "e"  # an interval event's end time, semantics §7
 
 # ---------------------------------------------------------------- timeline clocks
 ARRIVAL_CLOCK_AT_START = "A0"  # the timeline's arrival clock at the batch start

@@ -23,7 +23,7 @@ class Context:
     """The job-lifetime facts a batch's stages read.
 
     ``watermark_out_of_order`` and ``watermark_late_arrival`` are the watermark's
-    heuristic terms (SPEC §4): the out-of-order bound O and the late bound L, absent
+    heuristic terms (semantics §4): the out-of-order bound O and the late bound L, absent
     (``None``) when only CTIs move the watermark.
     """
 

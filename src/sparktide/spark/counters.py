@@ -1,4 +1,4 @@
-"""Accounting (SPEC §8): the counters every judged event moves, per partition.
+"""Accounting (semantics §8): the counters every judged event moves, per partition.
 
 A batch's summary has one row per partition, with one column per counter
 (:func:`counter_column` names them); the clock state keeps the cumulative counts,

@@ -1,6 +1,6 @@
 """Generated CTIs that decide what moves the newest timestamp: one compiled pass per timeline.
 
-A generated CTI sits at the newest timestamp minus ``delay`` (SPEC §7). When it can be
+A generated CTI sits at the newest timestamp minus ``delay`` (semantics §7). When it can be
 above the newest timestamp (a negative delay), it changes which events move the newest
 timestamp, and so the CTIs after it. The engine keeps the cases with a closed form in
 Spark SQL (``docs/design.md``, *CTIs and interval events*); the others are sequential

@@ -1,4 +1,4 @@
-"""Edge events on Spark (SPEC §7, ``docs/punctuation.md``, ``docs/design.md``).
+"""Edge events on Spark (semantics §7, ``docs/punctuation.md``, ``docs/design.md``).
 
 A start edge opens an event whose end is not known yet; the end edge with the same id
 (on the same timeline) ends it. The reference engine adds an open event to every window

@@ -1,4 +1,4 @@
-"""The Spark engine: SPEC §2–6 per micro-batch, vectorised in Spark SQL.
+"""The Spark engine: semantics §2–6 per micro-batch, vectorised in Spark SQL.
 
 Each micro-batch (``foreachBatch``) runs these stages; ``docs/design.md`` says why.
 

@@ -97,7 +97,7 @@ def _parsed_for_judging(context: Context, lines: DataFrame) -> DataFrame:
         f"{keep_raw} AS raw",
         "CASE WHEN error IS NOT NULL THEN m END AS m",
         *(f"{expr} AS {name}" for name, expr in row_inputs(context)),
-        *([] if "cti" in parsed.columns else ["false AS cti"]),  # SPEC §7: CTI rows
+        *([] if "cti" in parsed.columns else ["false AS cti"]),  # semantics §7: CTI rows
         *([] if "e" in parsed.columns else ["CAST(NULL AS BIGINT) AS e"]),  # intervals
         *([] if "edge" in parsed.columns else ["CAST(NULL AS STRING) AS edge"]),  # edges
         *([] if "eid" in parsed.columns else ["CAST(NULL AS STRING) AS eid"]),

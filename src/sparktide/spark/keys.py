@@ -1,4 +1,4 @@
-"""Substream keys' state (SPEC §7): each key's newest timestamp, watermark, last
+"""Substream keys' state (semantics §7): each key's newest timestamp, watermark, last
 delivery and events, in Spark SQL (the general plan) or Arrow (the one-pass plan)."""
 
 from __future__ import annotations

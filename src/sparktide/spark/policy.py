@@ -1,4 +1,4 @@
-"""The ordering policy in Spark SQL (SPEC §3–4, §7): verdicts and system timestamps of
+"""The ordering policy in Spark SQL (semantics §3–4, §7): verdicts and system timestamps of
 a batch's rows, in closed form over window functions.
 
 Within a batch the arrival clock at an event is ``max(A0, arrival)`` (rows are judged
@@ -142,7 +142,7 @@ def early_and_late(context: Context, rows: DataFrame, order: str) -> DataFrame:
     """The early and late verdicts (``is_early``, ``is_late``; never in arrival-time
     mode, where the policy never triggers), the timestamp clamped for lateness ``g``,
     the arrival floor of the watermark ``floor_i`` and the explicit CTIs of the
-    timeline before the row ``X`` (SPEC §7)."""
+    timeline before the row ``X`` (semantics §7)."""
     early_bound, late_bound = context.early_arrival, context.late_arrival
     late_term = context.watermark_late_arrival
     arrival_mode = not context.job.event_time_mode

@@ -1,4 +1,4 @@
-"""Generated CTIs in Spark SQL (SPEC §7): which events are followed by a generated CTI
+"""Generated CTIs in Spark SQL (semantics §7): which events are followed by a generated CTI
 (``gen``), its instant (``cti_w``) and the largest one before each row (``C``).
 
 Three forms, one rule (:mod:`sparktide.core.punctuation`): closed-form window functions

@@ -1,4 +1,4 @@
-"""The watermark governing each output scope at the end of a batch (SPEC §4–6): the
+"""The watermark governing each output scope at the end of a batch (semantics §4–6): the
 job watermark (merged), a partition's (partitioned) or a key's (substreams), in Spark
 SQL (:func:`scope_watermarks`) and in numpy on the driver (:func:`scope_arrays`); and
 the idle timeout's forcing of it (:func:`force`)."""

@@ -10,8 +10,8 @@ from pyspark.sql import functions as F
 
 from sparktide.errors import InputError
 from sparktide.job import Job, Source
-from sparktide.spark.csvlines import csv_rows
 from sparktide.spark.inputs.contract import WHITE_SPACE
+from sparktide.spark.inputs.csvlines import csv_rows
 from sparktide.spark.inputs.parquet import parquet_rows
 from sparktide.spark.inputs.textfiles import split_lines, whole_texts
 
@@ -86,7 +86,7 @@ def check_watchable(path: str, key: str) -> None:
     Raises
     ------
     InputError
-        If the path is missing, or is a file: a streaming run watches a directory (SPEC
+        If the path is missing, or is a file: a streaming run watches a directory (semantics
         §10), and Spark's file source would otherwise fail inside the query with a long
         trace (``simulate`` reads a single file; ``run`` needs its directory).
     """

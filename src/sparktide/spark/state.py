@@ -11,7 +11,7 @@ Layout under ``<checkpoint>/sparktide/``::
 
 A micro-batch reads the newest committed state below its own id, so a batch that Spark
 replays after a crash starts from the same state and, with its journaled processing
-time, decides exactly as it did the first time (SPEC §9).
+time, decides exactly as it did the first time (semantics §9).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Timeline modes: which unit owns a watermark (SPEC §4, §7).
+"""Timeline modes: which unit owns a watermark (semantics §4, §7).
 
 A job's events are judged on timelines. Three layouts exist, and each stage asks the
 mode the same few questions (whose watermark governs, which column names a timeline,

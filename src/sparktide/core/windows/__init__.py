@@ -1,4 +1,4 @@
-"""Windows in the reference engine (SPEC §6): tumbling, hopping, sliding, session, snapshot.
+"""Windows in the reference engine (semantics §6): tumbling, hopping, sliding, session, snapshot.
 
 Every window belongs to a *scope* (the job, a partition, or a substream) and a group
 (the ``group_by`` values). A window with end ``e`` closes when the scope's watermark

@@ -1,4 +1,4 @@
-"""Edge events in windows (SPEC §7): an event opened by a start edge, ended by an end edge.
+"""Edge events in windows (semantics §7): an event opened by a start edge, ended by an end edge.
 
 An open edge event is in every window that shares an instant with ``[start, +inf)``, so
 it is added to each such grid window as the window closes; its end edge adds it to the
@@ -21,7 +21,7 @@ __all__ = ["EdgeEvents", "OpenEdge"]
 
 
 class OpenEdge:
-    """An open edge event (SPEC §7): started, its end not known yet.
+    """An open edge event (semantics §7): started, its end not known yet.
 
     It is in every window that shares an instant with ``[start, +inf)``, so it is added to
     each such window as the window closes (``covered`` is the watermark up to which that

@@ -1,4 +1,4 @@
-"""Session windows, with optional ``max_duration`` cuts (SPEC §6)."""
+"""Session windows, with optional ``max_duration`` cuts (semantics §6)."""
 
 from __future__ import annotations
 

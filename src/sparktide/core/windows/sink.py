@@ -1,4 +1,4 @@
-"""The window sink of the reference engine (SPEC §6): windows per scope and group, closed
+"""The window sink of the reference engine (semantics §6): windows per scope and group, closed
 as watermarks pass their due instants, written in a deterministic order.
 
 Each (scope, group) has one window group of the job's kind (grid, sliding or

@@ -1,4 +1,4 @@
-"""Sliding windows: a result wherever an event enters or leaves the window (SPEC §6)."""
+"""Sliding windows: a result wherever an event enters or leaves the window (semantics §6)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The window of a job in integer microseconds, and its arithmetic (SPEC §6).
+"""The window of a job in integer microseconds, and its arithmetic (semantics §6).
 
 A window with end ``e`` closes when the scope's watermark ``W`` satisfies
 ``W − allowed_lateness ≥ e`` for ``[start, end)`` windows and ``> e`` for

@@ -246,7 +246,7 @@ def _event_kind_columns(job: Job, fields: FieldColumns, cti: str) -> list[str]:
 
 
 def _shifted(out: DataFrame, source: Source) -> DataFrame:
-    """Time shifting (SPEC §7): event times, ends and CTIs alike."""
+    """Time shifting (semantics §7): event times, ends and CTIs alike."""
     if source.shift:
         out = out.withColumn("t", F.col("t") + F.lit(source.shift))
         if source.end_time is not None:

@@ -1,4 +1,4 @@
-"""Dead letters (SPEC §8): malformed records and dead-lettered events, with the reason,
+"""Dead letters (semantics §8): malformed records and dead-lettered events, with the reason,
 the record as it came and, for closed windows, the window it missed."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Joins in Spark SQL: a temporal join of two inputs (SPEC §7,
+"""Joins in Spark SQL: a temporal join of two inputs (semantics §7,
 :mod:`sparktide.core.join`), and released events meeting reference data
 (:class:`sparktide.core.join.ReferenceJoin`)."""
 

@@ -1,4 +1,4 @@
-"""The metrics record of a batch (SPEC §8): cumulative counters, watermarks, state
+"""The metrics record of a batch (semantics §8): cumulative counters, watermarks, state
 sizes, this batch's own counts, its plan and its diagnostics, one JSON file per batch."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Ordered release (SPEC §5): admitted events wait in state until the watermark
+"""Ordered release (semantics §5): admitted events wait in state until the watermark
 governing their scope reaches their system timestamp, then are written in
 (timestamp, arrival order) order."""
 
@@ -61,7 +61,7 @@ def release(context: Context, batch: Batch, decided: DataFrame) -> None:
 def _event_record(context: Context) -> str:
     """SQL of a released event's JSON record: the input record's fields (from the line,
     not the variant ``m``, to keep their order), reserved names prefixed ``input_``,
-    with its system ``timestamp`` (and an interval's ``end_timestamp``, SPEC §7);
+    with its system ``timestamp`` (and an interval's ``end_timestamp``, semantics §7);
     ``[select]``'s columns; or, for a join with reference data, the record as it came."""
     job = context.job
     if job.references:  # a join with reference data: the record, met on release
@@ -70,7 +70,7 @@ def _event_record(context: Context) -> str:
         return projected_event(job, iso("s"))
     reserved = "'timestamp', 'type'"
     end = ""
-    if context.intervals:  # interval events carry their end (SPEC §7)
+    if context.intervals:  # interval events carry their end (semantics §7)
         reserved += ", 'end_timestamp'"
         end = f", 'end_timestamp', parse_json(concat('\"', {iso('e')}, '\"'))"
     return (

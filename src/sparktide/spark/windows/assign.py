@@ -1,4 +1,4 @@
-"""Window assignment in Spark SQL (SPEC §6): the windows each admitted row belongs to
+"""Window assignment in Spark SQL (semantics §6): the windows each admitted row belongs to
 (``starts``), those still open for it (``open_starts``), and the events that come too
 late for every one of their windows (``window_closed``); edge events' windows."""
 

@@ -1,4 +1,4 @@
-"""Tumbling, hopping and snapshot windows folded in Spark (SPEC §6): the batch's
+"""Tumbling, hopping and snapshot windows folded in Spark (semantics §6): the batch's
 partial aggregates merged with the open windows in state, the closed ones written.
 
 A one-pass batch's partials (already folded per task) merge on the driver when few
@@ -148,7 +148,7 @@ def _govern(
 def _idle_forced(
     context: Context, batch: Batch, scopes: tuple[str, str, DataFrame | None], merged: DataFrame
 ) -> DataFrame:
-    """Idle timeout (SPEC §6): while the oldest open window of a scope has ended and
+    """Idle timeout (semantics §6): while the oldest open window of a scope has ended and
     its source delivered nothing for idle_timeout since max(end, last delivery), it
     closes and the watermark advances to its end (plus allowed lateness). Returns the
     forced watermark per scope (cached), already applied to partitions' clocks."""
