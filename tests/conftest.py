@@ -13,6 +13,12 @@ module and session fixtures are set up as often as without workers.
 A test is a Spark test if it takes the ``spark`` fixture or is marked ``jvm(weight)``
 (it starts JVMs of its own: ``sparktide run`` or ``restart_runner.py`` children); its
 weight is one Spark job's, or the marker's.
+
+Every JVM the tests start (the session's and the children's) compiles with the JIT's
+first tier only and collects garbage on one thread: these JVMs live minutes and run
+small batches, where the optimising compiler and the parallel collector would take
+the cores the tests need (each Spark test's JVM time about halves). It changes no
+record: ``$JDK_JAVA_OPTIONS``, if set, is left as it is.
 """
 
 from __future__ import annotations
@@ -20,6 +26,8 @@ from __future__ import annotations
 import os
 
 import pytest
+
+os.environ.setdefault("JDK_JAVA_OPTIONS", "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
 
 
 def _weight(item: pytest.Item) -> int:
