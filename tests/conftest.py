@@ -17,8 +17,8 @@ weight is one Spark job's, or the marker's.
 Every JVM the tests start (the session's and the children's) compiles with the JIT's
 first tier only and collects garbage on one thread: these JVMs live minutes and run
 small batches, where the optimising compiler and the parallel collector would take
-the cores the tests need (each Spark test's JVM time about halves). It changes no
-record: ``$JDK_JAVA_OPTIONS``, if set, is left as it is.
+the cores the tests need. It changes no record: ``$JDK_JAVA_OPTIONS``, if set, is left
+as it is.
 """
 
 from __future__ import annotations
