@@ -69,6 +69,7 @@ def spread(items: list[pytest.Item], workers: int) -> list[pytest.Item]:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """On an xdist worker (each collects the whole suite, in the same order)."""
     workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
-    if workers > 1 and getattr(config.option, "dist", "") == "worksteal":
+    if hasattr(config, "workerinput") and workers > 1:
         items[:] = spread(items, workers)
