@@ -14,11 +14,11 @@ A test is a Spark test if it takes the ``spark`` fixture or is marked ``jvm(weig
 (it starts JVMs of its own: ``sparktide run`` or ``restart_runner.py`` children); its
 weight is one Spark job's, or the marker's.
 
-Every JVM the tests start (the session's and the children's) compiles with the JIT's
-first tier only and collects garbage on one thread: these JVMs live minutes and run
-small batches, where the optimising compiler and the parallel collector would take
-the cores the tests need. It changes no record: ``$JDK_JAVA_OPTIONS``, if set, is left
-as it is.
+The JVMs of child processes (``CHILD_JVM_OPTIONS``) compile with the JIT's first tier
+only and collect garbage on one thread: they live seconds, where the optimising compiler
+and the parallel collector would take the cores the tests need. The session's JVM lives
+the whole run and keeps the JVM's defaults (tests/spark/conftest.py). It changes no
+record: ``$JDK_JAVA_OPTIONS``, if set, is left as it is.
 """
 
 from __future__ import annotations
@@ -27,7 +27,8 @@ import os
 
 import pytest
 
-os.environ.setdefault("JDK_JAVA_OPTIONS", "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
+CHILD_JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+os.environ.setdefault("JDK_JAVA_OPTIONS", CHILD_JVM_OPTIONS)
 
 
 def _weight(item: pytest.Item) -> int:
