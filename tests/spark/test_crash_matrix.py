@@ -73,6 +73,7 @@ def test_the_matrix_covers_every_point():
         assert set(plan) <= set(FULL[case])
 
 
+@pytest.mark.jvm(10)  # a child JVM per kill and one to finish
 @pytest.mark.parametrize("case", sorted(MATRIX))
 def test_killed_at_every_point_and_restarted_matches_uninterrupted(spark, tmp_path, case):
     ref_dir, kill_dir = tmp_path / "reference", tmp_path / "killed"

@@ -9,9 +9,12 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from tests.spark.streams import write_stream
 
 
+@pytest.mark.jvm(4)  # ``sparktide run`` in a child process
 def test_ctrl_c_stops_a_continuous_run_cleanly(tmp_path):
     write_stream(tmp_path / "in", seed=7, events=40, files=2)
     (tmp_path / "job.toml").write_text(

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from sparktide.cli import main
 from sparktide.errors import ConfigError, RunError
 from sparktide.job import Job
 from sparktide.spark import run_job, start
@@ -113,7 +114,8 @@ def test_an_unwritable_output_fails_clearly_and_the_job_resumes_once_fixed(spark
     assert read_output(job.output.dead_letter) == read_output(reference.output.dead_letter)
 
 
-def test_cli_reports_an_unwritable_output_in_one_line(tmp_path):
+def test_cli_reports_an_unwritable_output_in_one_line(spark, tmp_path, monkeypatch, capsys):
+    """``sparktide run`` in this process: its session is the one already running."""
     job_dir = tmp_path / "cli"
     write_stream(job_dir / "in", seed=5, events=20, files=1)
     (job_dir / "out").mkdir()
@@ -124,14 +126,10 @@ def test_cli_reports_an_unwritable_output_in_one_line(tmp_path):
         "[output]\n"
         'path = "out/events"\ncheckpoint = "out/checkpoint"\n'
     )
-    done = subprocess.run(
-        [sys.executable, "-m", "sparktide.cli", "run", "job.toml", "--once"],
-        cwd=job_dir,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert done.returncode == 1, done.stderr[-2000:]
-    errors = [line for line in done.stderr.splitlines() if line.startswith("sparktide: error:")]
+    monkeypatch.chdir(job_dir)
+    returncode = main(["run", "job.toml", "--once"])
+    stderr = capsys.readouterr().err
+    assert returncode == 1, stderr[-2000:]
+    errors = [line for line in stderr.splitlines() if line.startswith("sparktide: error:")]
     assert len(errors) == 1 and "run again" in errors[0]
-    assert "Traceback" not in done.stderr
+    assert "Traceback" not in stderr

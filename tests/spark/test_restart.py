@@ -248,6 +248,7 @@ def _run_here(spark, jobdir: Path, case: str, schedule: Callable[[int], int]) ->
     return time.monotonic() - start
 
 
+@pytest.mark.jvm(14)  # three child JVMs, two runs here
 @pytest.mark.parametrize("case", sorted(PLANS))
 def test_killed_and_restarted_run_matches_uninterrupted(spark, tmp_path, case):
     ref_dir, kill_dir, shifted_dir = (tmp_path / n for n in ("reference", "killed", "shifted"))

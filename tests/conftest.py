@@ -1,0 +1,76 @@
+"""How the suite is spread over ``pytest -n N`` workers (``make test`` runs two).
+
+Each worker that runs a Spark test starts one local SparkSession (tests/spark/conftest.py)
+and keeps it for the rest of the run. A worker given only Spark tests would leave the
+other idle at the end; one given every Spark test would start them after the other had
+finished. So under pytest-xdist's ``worksteal`` scheduler, which hands each worker one
+contiguous slice of the collection and lets an idle worker take the second half of
+another's queue, the collection is reordered: each slice begins with its share of the
+Spark tests (balanced by weight) and ends with plain Python tests, the small ones that
+stealing moves about at the end. The order within each share is the collection's, so
+module and session fixtures are set up as often as without workers.
+
+A test is a Spark test if it takes the ``spark`` fixture or is marked ``jvm(weight)``
+(it starts JVMs of its own: ``sparktide run`` or ``restart_runner.py`` children); its
+weight is one Spark job's, or the marker's.
+
+The JVMs of child processes (``CHILD_JVM_OPTIONS``) compile with the JIT's first tier
+only and collect garbage on one thread: they live seconds, where the optimising compiler
+and the parallel collector would take the cores the tests need. The session's JVM lives
+the whole run and keeps the JVM's defaults (tests/spark/conftest.py). It changes no
+record: ``$JDK_JAVA_OPTIONS``, if set, is left as it is.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+CHILD_JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+os.environ.setdefault("JDK_JAVA_OPTIONS", CHILD_JVM_OPTIONS)
+
+
+def _weight(item: pytest.Item) -> int:
+    """How many Spark jobs ``item`` costs, about (0: no JVM)."""
+    marker = item.get_closest_marker("jvm")
+    if marker is not None:
+        return int(marker.args[0]) if marker.args else 1
+    return 1 if "spark" in getattr(item, "fixturenames", ()) else 0
+
+
+def _slices(total: int, workers: int) -> list[int]:
+    """The sizes of the slices the worksteal scheduler first sends to each worker."""
+    sizes = []
+    for remaining_workers in range(workers, 0, -1):
+        sizes.append(total // remaining_workers)
+        total -= sizes[-1]
+    return sizes
+
+
+def spread(items: list[pytest.Item], workers: int) -> list[pytest.Item]:
+    """``items`` reordered into ``workers`` slices, each its Spark tests then plain ones."""
+    shares: list[list[pytest.Item]] = [[] for _ in range(workers)]
+    loads = [0] * workers
+    plain = []
+    for item in items:
+        weight = _weight(item)
+        if weight == 0:
+            plain.append(item)
+            continue
+        lightest = loads.index(min(loads))
+        shares[lightest].append(item)
+        loads[lightest] += weight
+    ordered: list[pytest.Item] = []
+    for share, size in zip(shares, _slices(len(items), workers), strict=True):
+        fill = max(0, size - len(share))
+        ordered += share + plain[:fill]
+        del plain[:fill]
+    return ordered + plain
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """On an xdist worker (each collects the whole suite, in the same order)."""
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    if hasattr(config, "workerinput") and workers > 1:
+        items[:] = spread(items, workers)
