@@ -8,7 +8,14 @@ import json
 import sys
 from typing import Any, TextIO
 
-from sparktide.cli.options import count_arg, output_format, write_jsonl
+from sparktide.cli.options import (
+    add_command_parser,
+    count_arg,
+    format_option,
+    output_format,
+    text_option,
+    write_jsonl,
+)
 from sparktide.job import load_job
 
 __all__ = ["add_command", "execute"]
@@ -16,37 +23,39 @@ __all__ = ["add_command", "execute"]
 
 def add_command(commands: Any) -> None:
     """Add ``advise`` and its options to the command parsers."""
-    advise = commands.add_parser(
+    advise = add_command_parser(
+        commands,
         "advise",
-        help="measure lateness and disorder in the input and suggest an [ordering] policy",
-        description="Read a sample of JOB's input, report how late and how disordered it is, "
+        "measure lateness and disorder in the input and suggest an [ordering] policy",
+        "Read a sample of JOB's input, report how late and how disordered it is, "
         "what candidate late_arrival / out_of_order settings would cost (events adjusted or "
         "dropped, output delay), and recommend one.",
     )
-    advise.add_argument("job", metavar="JOB.toml", help="the job file")
-    advise.add_argument(
-        "--sample",
-        default="100000",
-        metavar="N",
-        help="use the N earliest records by processing time (default 100000)",
-    )
-    advise.add_argument(
-        "--target-adjusted",
-        default="0.1%",
-        metavar="PERCENT",
-        help="the largest share of events the policy may adjust or drop (default 0.1%%)",
-    )
-    advise.add_argument(
-        "--top-keys",
-        default="10",
-        metavar="N",
-        help="with substreams (source.over): show the N busiest keys (default 10)",
-    )
-    advise.add_argument(
-        "--format",
-        choices=("jsonl", "json", "table"),
-        default=None,
-        help="table (default on a terminal), jsonl (default otherwise) or json",
+    for flag, default, metavar, help_text in (
+        (
+            "--sample",
+            "100000",
+            "N",
+            "use the N earliest records by processing time (default 100000)",
+        ),
+        (
+            "--target-adjusted",
+            "0.1%",
+            "PERCENT",
+            "the largest share of events the policy may adjust or drop (default 0.1%%)",
+        ),
+        (
+            "--top-keys",
+            "10",
+            "N",
+            "with substreams (source.over): show the N busiest keys (default 10)",
+        ),
+    ):
+        text_option(advise, flag, default, metavar, help_text)
+    format_option(
+        advise,
+        ("jsonl", "json", "table"),
+        "table (default on a terminal), jsonl (default otherwise) or json",
     )
 
 

@@ -7,22 +7,27 @@ import argparse
 from pathlib import Path
 from typing import Any, TextIO
 
+from sparktide.cli.options import add_command_parser, text_option
+
 __all__ = ["add_command", "execute"]
 
 
 def add_command(commands: Any) -> None:
     """Add ``demo`` and its options to the command parsers."""
-    demo = commands.add_parser(
+    demo = add_command_parser(
+        commands,
         "demo",
-        help="generate a telemetry stream and run it end to end on local Spark",
-        description="Generate a disorderly telemetry stream, run it on local Spark, show "
+        "generate a telemetry stream and run it end to end on local Spark",
+        "Generate a disorderly telemetry stream, run it on local Spark, show "
         "the window results, dead letters and metrics.",
+        job=False,
     )
-    demo.add_argument(
+    text_option(
+        demo,
         "--dir",
-        default="sparktide-demo",
-        metavar="DIR",
-        help="working directory for the data and outputs (replaced)",
+        "sparktide-demo",
+        "DIR",
+        "working directory for the data and outputs (replaced)",
     )
 
 

@@ -9,8 +9,11 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from sparktide.cli.options import (
+    add_command_parser,
     count_arg,
+    format_option,
     output_format,
+    text_option,
     time_options,
     write_jsonl,
 )
@@ -22,36 +25,33 @@ __all__ = ["add_command", "execute"]
 
 def add_command(commands: Any) -> None:
     """Add ``explain`` and its options to the command parsers."""
-    explain = commands.add_parser(
+    explain = add_command_parser(
+        commands,
         "explain",
-        help="the reference engine's decision on every record, as a table or a chart",
-        description="Run JOB through the reference engine and show the decision it took on "
+        "the reference engine's decision on every record, as a table or a chart",
+        "Run JOB through the reference engine and show the decision it took on "
         "every input record: a table (or JSON lines), or with --plot a chart of event time "
         "against arrival time with the watermarks, verdicts and windows.",
     )
-    explain.add_argument("job", metavar="JOB.toml", help="the job file")
     explain.add_argument(
         "--plot",
         metavar="FILE",
         help="draw a chart into FILE (.png, .svg, .pdf, or .html: one self-contained page)",
     )
-    explain.add_argument(
-        "--x",
-        default="arrival",
-        metavar="AXIS",
-        help="time across the chart: arrival (default) or processing",
+    text_option(
+        explain, "--x", "arrival", "AXIS", "time across the chart: arrival (default) or processing"
     )
-    explain.add_argument(
+    text_option(
+        explain,
         "--max-timelines",
-        default="8",
-        metavar="N",
-        help="draw the watermarks of at most N timelines, the busiest (default 8)",
+        "8",
+        "N",
+        "draw the watermarks of at most N timelines, the busiest (default 8)",
     )
-    explain.add_argument(
-        "--format",
-        choices=("jsonl", "table"),
-        default=None,
-        help="print the decisions as jsonl or a table (default: table on a terminal; "
+    format_option(
+        explain,
+        ("jsonl", "table"),
+        "print the decisions as jsonl or a table (default: table on a terminal; "
         "with --plot nothing is printed unless --format is given)",
     )
     time_options(

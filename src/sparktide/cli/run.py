@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 from typing import Any, TextIO
 
-from sparktide.cli.options import load_jobs, query_option, write_jsonl
+from sparktide.cli.options import add_command_parser, load_jobs, query_option, write_jsonl
 from sparktide.errors import ConfigError, InputError, SparktideError
 from sparktide.job import Job
 from sparktide.time import parse_duration
@@ -26,12 +26,12 @@ _SPARK_INTERVAL = re.compile(
 
 def add_command(commands: Any) -> None:
     """Add ``run`` and its options to the command parsers."""
-    run = commands.add_parser(
+    run = add_command_parser(
+        commands,
         "run",
-        help="run a job on Spark (local Spark unless a session is configured)",
-        description="Run JOB on Spark Structured Streaming, writing its [output] directories.",
+        "run a job on Spark (local Spark unless a session is configured)",
+        "Run JOB on Spark Structured Streaming, writing its [output] directories.",
     )
-    run.add_argument("job", metavar="JOB.toml", help="the job file")
     query_option(run)
     run.add_argument(
         "--once", action="store_true", help="process what is there and stop (available-now)"

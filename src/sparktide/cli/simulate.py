@@ -6,6 +6,8 @@ import argparse
 from typing import Any, TextIO
 
 from sparktide.cli.options import (
+    add_command_parser,
+    format_option,
     load_jobs,
     output_format,
     query_option,
@@ -19,18 +21,17 @@ __all__ = ["add_command", "execute"]
 
 def add_command(commands: Any) -> None:
     """Add ``simulate`` and its options to the command parsers."""
-    sim = commands.add_parser(
+    sim = add_command_parser(
+        commands,
         "simulate",
-        help="run a job through the reference engine (no Spark)",
-        description="Run JOB through the pure-Python reference engine and print its records.",
+        "run a job through the reference engine (no Spark)",
+        "Run JOB through the pure-Python reference engine and print its records.",
     )
-    sim.add_argument("job", metavar="JOB.toml", help="the job file")
     query_option(sim)
-    sim.add_argument(
-        "--format",
-        choices=("jsonl", "table"),
-        default=None,
-        help="jsonl: one JSON object per line; table: for people (default on a terminal)",
+    format_option(
+        sim,
+        ("jsonl", "table"),
+        "jsonl: one JSON object per line; table: for people (default on a terminal)",
     )
     sim.add_argument(
         "--explain", action="store_true", help="add one decision record per input record"

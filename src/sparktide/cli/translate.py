@@ -7,17 +7,21 @@ import argparse
 from pathlib import Path
 from typing import Any, TextIO
 
+from sparktide.cli.options import add_command_parser
+
 __all__ = ["add_command", "execute"]
 
 
 def add_command(commands: Any) -> None:
     """Add ``translate`` and its options to the command parsers."""
-    translate = commands.add_parser(
+    translate = add_command_parser(
+        commands,
         "translate",
-        help="print the job a Stream Analytics query or Atlas pipeline becomes",
-        description="Translate QUERY (a Stream Analytics query, .asaql, or an Atlas Stream "
+        "print the job a Stream Analytics query or Atlas pipeline becomes",
+        "Translate QUERY (a Stream Analytics query, .asaql, or an Atlas Stream "
         "Processing pipeline, .json/.yaml) into a sparktide job file and print it. Without "
         "--job, each input and output is a folder named like it.",
+        job=False,
     )
     translate.add_argument("query", metavar="QUERY_FILE", help="the query or pipeline")
     translate.add_argument(

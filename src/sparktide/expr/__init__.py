@@ -40,41 +40,15 @@ The package: :mod:`~sparktide.expr.nodes` (the tree), :mod:`~sparktide.expr.pars
 :mod:`~sparktide.expr.evaluation` (the reference evaluator).
 """
 
+from sparktide.expr import nodes
 from sparktide.expr.evaluation import datediff, evaluate, like_regex, passes, value_of
-from sparktide.expr.nodes import ARITHMETIC as ARITHMETIC
-from sparktide.expr.nodes import COMPARISONS as COMPARISONS
-from sparktide.expr.nodes import (
-    DATEDIFF_UNITS,
-    OTHER,
-    Between,
-    Binary,
-    DateDiff,
-    Expr,
-    In,
-    IsNull,
-    Like,
-    Lit,
-    Ref,
-    Unary,
-)
-from sparktide.expr.nodes import INT64 as INT64
+from sparktide.expr.nodes import *  # noqa: F403 (the tree: the names of ``nodes.__all__``)
 from sparktide.expr.parse import parse_expression
 from sparktide.expr.text import to_text
 from sparktide.expr.walk import desugar, ref_nodes, references
 
 __all__ = [
-    "DATEDIFF_UNITS",
-    "OTHER",
-    "Between",
-    "Binary",
-    "DateDiff",
-    "Expr",
-    "In",
-    "IsNull",
-    "Like",
-    "Lit",
-    "Ref",
-    "Unary",
+    *nodes.__all__,
     "datediff",
     "desugar",
     "evaluate",
