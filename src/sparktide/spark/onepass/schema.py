@@ -12,6 +12,7 @@ import pyarrow as pa
 from pyspark.sql import types as T
 from pyspark.sql.pandas.types import from_arrow_type
 
+from sparktide.core.counts import VERDICT_COUNTERS
 from sparktide.spark.onepass.plan import FusedPlan
 
 __all__ = [
@@ -42,12 +43,7 @@ FILE_TEXT = "r"
 
 #: Counters the kernel counts per partition (the engine's other counters are 0 here).
 COUNTED = (
-    "input",
-    "admitted",
-    "early",
-    "late",
-    "out_of_order",
-    "adjusted",
+    *VERDICT_COUNTERS,
     "in_no_window",
     "dropped.early",
     "dropped.late",
