@@ -6,31 +6,24 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any, TextIO
+from typing import TextIO
 
 from sparktide.cli.options import (
-    add_command_parser,
     count_arg,
     format_option,
+    job_argument,
     output_format,
     text_option,
     write_jsonl,
 )
 from sparktide.job import load_job
 
-__all__ = ["add_command", "execute"]
+__all__ = ["add_options", "execute"]
 
 
-def add_command(commands: Any) -> None:
-    """Add ``advise`` and its options to the command parsers."""
-    advise = add_command_parser(
-        commands,
-        "advise",
-        "measure lateness and disorder in the input and suggest an [ordering] policy",
-        "Read a sample of JOB's input, report how late and how disordered it is, "
-        "what candidate late_arrival / out_of_order settings would cost (events adjusted or "
-        "dropped, output delay), and recommend one.",
-    )
+def add_options(command: argparse.ArgumentParser) -> None:
+    """Add ``advise``'s arguments and options to its parser."""
+    job_argument(command)
     for flag, default, metavar, help_text in (
         (
             "--sample",
@@ -51,9 +44,9 @@ def add_command(commands: Any) -> None:
             "with substreams (source.over): show the N busiest keys (default 10)",
         ),
     ):
-        text_option(advise, flag, default, metavar, help_text)
+        text_option(command, flag, default, metavar, help_text)
     format_option(
-        advise,
+        command,
         ("jsonl", "json", "table"),
         "table (default on a terminal), jsonl (default otherwise) or json",
     )

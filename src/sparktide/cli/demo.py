@@ -5,25 +5,17 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
-from sparktide.cli.options import add_command_parser, text_option
+from sparktide.cli.options import text_option
 
-__all__ = ["add_command", "execute"]
+__all__ = ["add_options", "execute"]
 
 
-def add_command(commands: Any) -> None:
-    """Add ``demo`` and its options to the command parsers."""
-    demo = add_command_parser(
-        commands,
-        "demo",
-        "generate a telemetry stream and run it end to end on local Spark",
-        "Generate a disorderly telemetry stream, run it on local Spark, show "
-        "the window results, dead letters and metrics.",
-        job=False,
-    )
+def add_options(command: argparse.ArgumentParser) -> None:
+    """Add ``demo``'s arguments and options to its parser."""
     text_option(
-        demo,
+        command,
         "--dir",
         "sparktide-demo",
         "DIR",

@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from sparktide.cli.options import (
-    add_command_parser,
     count_arg,
     format_option,
+    job_argument,
     output_format,
     text_option,
     time_options,
@@ -20,42 +20,35 @@ from sparktide.cli.options import (
 from sparktide.errors import ConfigError
 from sparktide.job import Job, load_job
 
-__all__ = ["add_command", "execute"]
+__all__ = ["add_options", "execute"]
 
 
-def add_command(commands: Any) -> None:
-    """Add ``explain`` and its options to the command parsers."""
-    explain = add_command_parser(
-        commands,
-        "explain",
-        "the reference engine's decision on every record, as a table or a chart",
-        "Run JOB through the reference engine and show the decision it took on "
-        "every input record: a table (or JSON lines), or with --plot a chart of event time "
-        "against arrival time with the watermarks, verdicts and windows.",
-    )
-    explain.add_argument(
+def add_options(command: argparse.ArgumentParser) -> None:
+    """Add ``explain``'s arguments and options to its parser."""
+    job_argument(command)
+    command.add_argument(
         "--plot",
         metavar="FILE",
         help="draw a chart into FILE (.png, .svg, .pdf, or .html: one self-contained page)",
     )
     text_option(
-        explain, "--x", "arrival", "AXIS", "time across the chart: arrival (default) or processing"
+        command, "--x", "arrival", "AXIS", "time across the chart: arrival (default) or processing"
     )
     text_option(
-        explain,
+        command,
         "--max-timelines",
         "8",
         "N",
         "draw the watermarks of at most N timelines, the busiest (default 8)",
     )
     format_option(
-        explain,
+        command,
         ("jsonl", "table"),
         "print the decisions as jsonl or a table (default: table on a terminal; "
         "with --plot nothing is printed unless --format is given)",
     )
     time_options(
-        explain,
+        command,
         no_flush_help="leave open windows open at the end (the chart then shows fewer windows)",
     )
 

@@ -12,11 +12,11 @@ from sparktide.job import Job, load_job
 from sparktide.time import parse_duration, parse_instant
 
 __all__ = [
-    "add_command_parser",
     "count_arg",
     "duration_arg",
     "format_option",
     "instant_arg",
+    "job_argument",
     "load_jobs",
     "output_format",
     "query_option",
@@ -63,17 +63,9 @@ def count_arg(text: str, option: str, *, minimum: int = 1) -> int:
     return value
 
 
-def add_command_parser(
-    commands: Any, name: str, summary: str, description: str, *, job: bool = True
-) -> argparse.ArgumentParser:
-    """Add the parser of command ``name`` (``summary`` is its ``--help`` line); with
-    ``job``, its ``JOB.toml`` argument."""
-    command: argparse.ArgumentParser = commands.add_parser(
-        name, help=summary, description=description
-    )
-    if job:
-        command.add_argument("job", metavar="JOB.toml", help="the job file")
-    return command
+def job_argument(command: argparse.ArgumentParser) -> None:
+    """Add the ``JOB.toml`` argument to a command that reads a job file."""
+    command.add_argument("job", metavar="JOB.toml", help="the job file")
 
 
 def text_option(

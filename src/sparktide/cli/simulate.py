@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any, TextIO
+from typing import TextIO
 
 from sparktide.cli.options import (
-    add_command_parser,
     format_option,
+    job_argument,
     load_jobs,
     output_format,
     query_option,
@@ -16,27 +16,22 @@ from sparktide.cli.options import (
     write_jsonl,
 )
 
-__all__ = ["add_command", "execute"]
+__all__ = ["add_options", "execute"]
 
 
-def add_command(commands: Any) -> None:
-    """Add ``simulate`` and its options to the command parsers."""
-    sim = add_command_parser(
-        commands,
-        "simulate",
-        "run a job through the reference engine (no Spark)",
-        "Run JOB through the pure-Python reference engine and print its records.",
-    )
-    query_option(sim)
+def add_options(command: argparse.ArgumentParser) -> None:
+    """Add ``simulate``'s arguments and options to its parser."""
+    job_argument(command)
+    query_option(command)
     format_option(
-        sim,
+        command,
         ("jsonl", "table"),
         "jsonl: one JSON object per line; table: for people (default on a terminal)",
     )
-    sim.add_argument(
+    command.add_argument(
         "--explain", action="store_true", help="add one decision record per input record"
     )
-    time_options(sim, no_flush_help="leave open windows open and held events held at the end")
+    time_options(command, no_flush_help="leave open windows open and held events held at the end")
 
 
 def execute(args: argparse.Namespace, out: TextIO) -> int:
