@@ -8,14 +8,7 @@ import json
 import sys
 from typing import TextIO
 
-from sparktide.cli.options import (
-    count_arg,
-    format_option,
-    job_argument,
-    output_format,
-    text_option,
-    write_jsonl,
-)
+from sparktide.cli import options
 from sparktide.job import load_job
 
 __all__ = ["add_options", "execute"]
@@ -23,7 +16,7 @@ __all__ = ["add_options", "execute"]
 
 def add_options(command: argparse.ArgumentParser) -> None:
     """Add ``advise``'s arguments and options to its parser."""
-    job_argument(command)
+    options.job_argument(command)
     for flag, default, metavar, help_text in (
         (
             "--sample",
@@ -44,8 +37,8 @@ def add_options(command: argparse.ArgumentParser) -> None:
             "with substreams (source.over): show the N busiest keys (default 10)",
         ),
     ):
-        text_option(command, flag, default, metavar, help_text)
-    format_option(
+        options.text_option(command, flag, default, metavar, help_text)
+    options.format_option(
         command,
         ("jsonl", "json", "table"),
         "table (default on a terminal), jsonl (default otherwise) or json",
@@ -62,8 +55,8 @@ def execute(args: argparse.Namespace, out: TextIO) -> int:
     """Run ``advise``; returns the exit code."""
     from sparktide.advise import advise, parse_target, sample_records
 
-    sample = count_arg(args.sample, "--sample")
-    top_keys = count_arg(args.top_keys, "--top-keys")
+    sample = options.count_arg(args.sample, "--sample")
+    top_keys = options.count_arg(args.top_keys, "--top-keys")
     target = parse_target(args.target_adjusted)
     job = load_job(args.job)
     records, malformed = sample_records(job, sample)
@@ -71,9 +64,9 @@ def execute(args: argparse.Namespace, out: TextIO) -> int:
     advice = advise(
         job, records, target=target, top_keys=top_keys, malformed=malformed, progress=progress
     )
-    fmt = output_format(args.format, out)
+    fmt = options.output_format(args.format, out)
     if fmt == "jsonl":
-        write_jsonl(advice.records(), out)
+        options.write_jsonl(advice.records(), out)
     elif fmt == "json":
         out.write(json.dumps(advice.as_dict(), ensure_ascii=False, indent=2))
         out.write("\n")

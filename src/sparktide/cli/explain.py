@@ -8,15 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from sparktide.cli.options import (
-    count_arg,
-    format_option,
-    job_argument,
-    output_format,
-    text_option,
-    time_options,
-    write_jsonl,
-)
+from sparktide.cli import options
 from sparktide.errors import ConfigError
 from sparktide.job import Job, load_job
 
@@ -25,29 +17,29 @@ __all__ = ["add_options", "execute"]
 
 def add_options(command: argparse.ArgumentParser) -> None:
     """Add ``explain``'s arguments and options to its parser."""
-    job_argument(command)
+    options.job_argument(command)
     command.add_argument(
         "--plot",
         metavar="FILE",
         help="draw a chart into FILE (.png, .svg, .pdf, or .html: one self-contained page)",
     )
-    text_option(
+    options.text_option(
         command, "--x", "arrival", "AXIS", "time across the chart: arrival (default) or processing"
     )
-    text_option(
+    options.text_option(
         command,
         "--max-timelines",
         "8",
         "N",
         "draw the watermarks of at most N timelines, the busiest (default 8)",
     )
-    format_option(
+    options.format_option(
         command,
         ("jsonl", "table"),
         "print the decisions as jsonl or a table (default: table on a terminal; "
         "with --plot nothing is printed unless --format is given)",
     )
-    time_options(
+    options.time_options(
         command,
         no_flush_help="leave open windows open at the end (the chart then shows fewer windows)",
     )
@@ -85,7 +77,7 @@ def execute(args: argparse.Namespace, out: TextIO) -> int:
 
     if args.x not in X_AXES:
         raise ConfigError("--x", f"must be one of {', '.join(X_AXES)}; got {args.x!r}")
-    max_timelines = count_arg(args.max_timelines, "--max-timelines")
+    max_timelines = options.count_arg(args.max_timelines, "--max-timelines")
     plot = check_chart_path(args.plot) if args.plot is not None else None
     job = load_job(args.job)
     records = job_records(job)
@@ -97,8 +89,8 @@ def execute(args: argparse.Namespace, out: TextIO) -> int:
             out.write(note + "\n")
             return 0
         print(note, file=sys.stderr)  # stdout carries the decisions
-    if output_format(args.format, out) == "jsonl":
-        write_jsonl(result.decisions, out)
+    if options.output_format(args.format, out) == "jsonl":
+        options.write_jsonl(result.decisions, out)
     else:
         from sparktide.report import print_decisions
 
