@@ -19,6 +19,7 @@ This module imports nothing: it is data, readable without Spark.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 __all__ = ["RULES", "RuleCopies", "rule_table"]
 
@@ -56,102 +57,76 @@ class RuleCopies:
         return self.python + self.sql + self.arrow + self.numba
 
 
-_CORE = "sparktide.core"
-_SPARK = "sparktide.spark"
-_ONEPASS = "sparktide.spark.onepass"
-_SCAN = "sparktide.spark.ctiscan:scan_table"
+#: Each rule (``name (section)``), then its copies, one line a representation: the
+#: representation (a field of :class:`RuleCopies`) and the names below ``sparktide.``.
+_COPIES = """
+early verdict (§3.2)
+    python core.policy:OrderingPolicy.judge
+    sql    spark.policy:early_and_late
+    arrow  spark.onepass.policy:arrival_verdicts
+late verdict and its adjusted timestamp (§3.3)
+    python core.policy:OrderingPolicy.judge
+    sql    spark.policy:early_and_late
+    arrow  spark.onepass.policy:arrival_verdicts spark.onepass.policy:late_adjusted
+out-of-order verdict (§3.4)
+    python core.policy:OrderingPolicy.judge
+    sql    spark.policy:out_of_order
+    arrow  spark.onepass.policy:out_of_order_verdicts
+    numba  spark.ctiscan:scan_table
+newest timestamp of a timeline (§3.5)
+    python core.watermark:Timeline.admit
+    sql    spark.policy:running_newest
+    arrow  spark.onepass.policy:offered_newest spark.onepass.policy:running_max_before
+    numba  spark.ctiscan:scan_table
+watermark of a timeline (§4.1)
+    python core.watermark:Timeline.refresh
+    sql    spark.policy:watermark_before spark.clocks:PartitionClock.refreshed
+    arrow  spark.onepass.policy:arrival_watermark spark.onepass.policy:timeline_watermark
+idle estimate (§4.3)
+    python core.watermark:PartitionClock.estimate
+    sql    spark.clocks:PartitionClock.idle_arrival spark.clocks:estimate_idle
+    arrow  spark.onepass.clocks:input_clock
+which watermark governs (merged, partitioned, substreams) (§4.5)
+    python core.clocks:Clocks.governing_watermark
+    sql    spark.policy:governing_watermark spark.clocks:substream_floor
+window assignment: tumbling, hopping, snapshot (§6.1, §6.4)
+    python core.windows.spec:grid_starts core.windows.spec:WindowSpec.starts_of
+    sql    spark.windows.assign:assign_windows
+    arrow  spark.onepass.windows:assign_windows
+window assignment: sliding (§6.2)
+    python core.windows.sliding:SlidingGroup.insert
+    sql    spark.windows.rows:sliding_windows
+window assignment: session (§6.3)
+    python core.windows.session:SessionGroup.sessions
+    sql    spark.windows.rows:session_windows
+window assignment: edge events (§7.6)
+    python core.windows.spec:WindowSpec.edge_starts
+    sql    spark.edges:edge_starts
+window closing (due watermark) (§6.7)
+    python core.windows.spec:WindowSpec.due
+    sql    spark.windows.assign:due
+CTI generation (§7.3)
+    python core.punctuation:CtiGenerator.after_event
+    sql    spark.punctuation:generated_ctis spark.punctuation:generated_ahead
+    numba  spark.punctuation:generated_scan spark.ctiscan:scan_table
+"""
+
+
+def _parse(text: str) -> tuple[RuleCopies, ...]:
+    """The rules of :data:`_COPIES`, in their order."""
+    rules: list[dict[str, Any]] = []
+    for line in text.strip().splitlines():
+        if not line.startswith(" "):
+            name, section = line.removesuffix(")").rsplit(" (", 1)
+            rules.append({"rule": name, "section": section})
+            continue
+        kind, *names = line.split()
+        rules[-1][kind] = tuple(f"sparktide.{name}" for name in names)
+    return tuple(RuleCopies(**fields) for fields in rules)
+
 
 #: Every rule with copies in more than one representation, in the order of the semantics.
-RULES: tuple[RuleCopies, ...] = (
-    RuleCopies(
-        "early verdict",
-        "§3.2",
-        python=(f"{_CORE}.policy:OrderingPolicy.judge",),
-        sql=(f"{_SPARK}.policy:early_and_late",),
-        arrow=(f"{_ONEPASS}.policy:arrival_verdicts",),
-    ),
-    RuleCopies(
-        "late verdict and its adjusted timestamp",
-        "§3.3",
-        python=(f"{_CORE}.policy:OrderingPolicy.judge",),
-        sql=(f"{_SPARK}.policy:early_and_late",),
-        arrow=(f"{_ONEPASS}.policy:arrival_verdicts", f"{_ONEPASS}.policy:late_adjusted"),
-    ),
-    RuleCopies(
-        "out-of-order verdict",
-        "§3.4",
-        python=(f"{_CORE}.policy:OrderingPolicy.judge",),
-        sql=(f"{_SPARK}.policy:out_of_order",),
-        arrow=(f"{_ONEPASS}.policy:out_of_order_verdicts",),
-        numba=(_SCAN,),
-    ),
-    RuleCopies(
-        "newest timestamp of a timeline",
-        "§3.5",
-        python=(f"{_CORE}.watermark:Timeline.admit",),
-        sql=(f"{_SPARK}.policy:running_newest",),
-        arrow=(f"{_ONEPASS}.policy:offered_newest", f"{_ONEPASS}.policy:running_max_before"),
-        numba=(_SCAN,),
-    ),
-    RuleCopies(
-        "watermark of a timeline",
-        "§4.1",
-        python=(f"{_CORE}.watermark:Timeline.refresh",),
-        sql=(f"{_SPARK}.policy:watermark_before", f"{_SPARK}.clocks:PartitionClock.refreshed"),
-        arrow=(f"{_ONEPASS}.policy:arrival_watermark", f"{_ONEPASS}.policy:timeline_watermark"),
-    ),
-    RuleCopies(
-        "idle estimate",
-        "§4.3",
-        python=(f"{_CORE}.watermark:PartitionClock.estimate",),
-        sql=(f"{_SPARK}.clocks:PartitionClock.idle_arrival", f"{_SPARK}.clocks:estimate_idle"),
-        arrow=(f"{_ONEPASS}.clocks:input_clock",),
-    ),
-    RuleCopies(
-        "which watermark governs (merged, partitioned, substreams)",
-        "§4.5",
-        python=(f"{_CORE}.clocks:Clocks.governing_watermark",),
-        sql=(f"{_SPARK}.policy:governing_watermark", f"{_SPARK}.clocks:substream_floor"),
-    ),
-    RuleCopies(
-        "window assignment: tumbling, hopping, snapshot",
-        "§6.1, §6.4",
-        python=(f"{_CORE}.windows.spec:grid_starts", f"{_CORE}.windows.spec:WindowSpec.starts_of"),
-        sql=(f"{_SPARK}.windows.assign:assign_windows",),
-        arrow=(f"{_ONEPASS}.windows:assign_windows",),
-    ),
-    RuleCopies(
-        "window assignment: sliding",
-        "§6.2",
-        python=(f"{_CORE}.windows.sliding:SlidingGroup.insert",),
-        sql=(f"{_SPARK}.windows.rows:sliding_windows",),
-    ),
-    RuleCopies(
-        "window assignment: session",
-        "§6.3",
-        python=(f"{_CORE}.windows.session:SessionGroup.sessions",),
-        sql=(f"{_SPARK}.windows.rows:session_windows",),
-    ),
-    RuleCopies(
-        "window assignment: edge events",
-        "§7.6",
-        python=(f"{_CORE}.windows.spec:WindowSpec.edge_starts",),
-        sql=(f"{_SPARK}.edges:edge_starts",),
-    ),
-    RuleCopies(
-        "window closing (due watermark)",
-        "§6.7",
-        python=(f"{_CORE}.windows.spec:WindowSpec.due",),
-        sql=(f"{_SPARK}.windows.assign:due",),
-    ),
-    RuleCopies(
-        "CTI generation",
-        "§7.3",
-        python=(f"{_CORE}.punctuation:CtiGenerator.after_event",),
-        sql=(f"{_SPARK}.punctuation:generated_ctis", f"{_SPARK}.punctuation:generated_ahead"),
-        numba=(f"{_SPARK}.punctuation:generated_scan", _SCAN),
-    ),
-)
+RULES: tuple[RuleCopies, ...] = _parse(_COPIES)
 
 
 def _cell(names: tuple[str, ...]) -> str:

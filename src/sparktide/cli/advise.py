@@ -6,47 +6,42 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any, TextIO
+from typing import TextIO
 
-from sparktide.cli.options import count_arg, output_format, write_jsonl
+from sparktide.cli import options
 from sparktide.job import load_job
 
-__all__ = ["add_command", "execute"]
+__all__ = ["add_options", "execute"]
 
 
-def add_command(commands: Any) -> None:
-    """Add ``advise`` and its options to the command parsers."""
-    advise = commands.add_parser(
-        "advise",
-        help="measure lateness and disorder in the input and suggest an [ordering] policy",
-        description="Read a sample of JOB's input, report how late and how disordered it is, "
-        "what candidate late_arrival / out_of_order settings would cost (events adjusted or "
-        "dropped, output delay), and recommend one.",
-    )
-    advise.add_argument("job", metavar="JOB.toml", help="the job file")
-    advise.add_argument(
-        "--sample",
-        default="100000",
-        metavar="N",
-        help="use the N earliest records by processing time (default 100000)",
-    )
-    advise.add_argument(
-        "--target-adjusted",
-        default="0.1%",
-        metavar="PERCENT",
-        help="the largest share of events the policy may adjust or drop (default 0.1%%)",
-    )
-    advise.add_argument(
-        "--top-keys",
-        default="10",
-        metavar="N",
-        help="with substreams (source.over): show the N busiest keys (default 10)",
-    )
-    advise.add_argument(
-        "--format",
-        choices=("jsonl", "json", "table"),
-        default=None,
-        help="table (default on a terminal), jsonl (default otherwise) or json",
+def add_options(command: argparse.ArgumentParser) -> None:
+    """Add ``advise``'s arguments and options to its parser."""
+    options.job_argument(command)
+    for flag, default, metavar, help_text in (
+        (
+            "--sample",
+            "100000",
+            "N",
+            "use the N earliest records by processing time (default 100000)",
+        ),
+        (
+            "--target-adjusted",
+            "0.1%",
+            "PERCENT",
+            "the largest share of events the policy may adjust or drop (default 0.1%%)",
+        ),
+        (
+            "--top-keys",
+            "10",
+            "N",
+            "with substreams (source.over): show the N busiest keys (default 10)",
+        ),
+    ):
+        options.text_option(command, flag, default, metavar, help_text)
+    options.format_option(
+        command,
+        ("jsonl", "json", "table"),
+        "table (default on a terminal), jsonl (default otherwise) or json",
     )
 
 
@@ -60,8 +55,8 @@ def execute(args: argparse.Namespace, out: TextIO) -> int:
     """Run ``advise``; returns the exit code."""
     from sparktide.advise import advise, parse_target, sample_records
 
-    sample = count_arg(args.sample, "--sample")
-    top_keys = count_arg(args.top_keys, "--top-keys")
+    sample = options.count_arg(args.sample, "--sample")
+    top_keys = options.count_arg(args.top_keys, "--top-keys")
     target = parse_target(args.target_adjusted)
     job = load_job(args.job)
     records, malformed = sample_records(job, sample)
@@ -69,9 +64,9 @@ def execute(args: argparse.Namespace, out: TextIO) -> int:
     advice = advise(
         job, records, target=target, top_keys=top_keys, malformed=malformed, progress=progress
     )
-    fmt = output_format(args.format, out)
+    fmt = options.output_format(args.format, out)
     if fmt == "jsonl":
-        write_jsonl(advice.records(), out)
+        options.write_jsonl(advice.records(), out)
     elif fmt == "json":
         out.write(json.dumps(advice.as_dict(), ensure_ascii=False, indent=2))
         out.write("\n")

@@ -5,24 +5,21 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
-__all__ = ["add_command", "execute"]
+from sparktide.cli.options import text_option
+
+__all__ = ["add_options", "execute"]
 
 
-def add_command(commands: Any) -> None:
-    """Add ``demo`` and its options to the command parsers."""
-    demo = commands.add_parser(
-        "demo",
-        help="generate a telemetry stream and run it end to end on local Spark",
-        description="Generate a disorderly telemetry stream, run it on local Spark, show "
-        "the window results, dead letters and metrics.",
-    )
-    demo.add_argument(
+def add_options(command: argparse.ArgumentParser) -> None:
+    """Add ``demo``'s arguments and options to its parser."""
+    text_option(
+        command,
         "--dir",
-        default="sparktide-demo",
-        metavar="DIR",
-        help="working directory for the data and outputs (replaced)",
+        "sparktide-demo",
+        "DIR",
+        "working directory for the data and outputs (replaced)",
     )
 
 

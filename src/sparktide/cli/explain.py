@@ -8,54 +8,39 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from sparktide.cli.options import (
-    count_arg,
-    output_format,
-    time_options,
-    write_jsonl,
-)
+from sparktide.cli import options
 from sparktide.errors import ConfigError
 from sparktide.job import Job, load_job
 
-__all__ = ["add_command", "execute"]
+__all__ = ["add_options", "execute"]
 
 
-def add_command(commands: Any) -> None:
-    """Add ``explain`` and its options to the command parsers."""
-    explain = commands.add_parser(
-        "explain",
-        help="the reference engine's decision on every record, as a table or a chart",
-        description="Run JOB through the reference engine and show the decision it took on "
-        "every input record: a table (or JSON lines), or with --plot a chart of event time "
-        "against arrival time with the watermarks, verdicts and windows.",
-    )
-    explain.add_argument("job", metavar="JOB.toml", help="the job file")
-    explain.add_argument(
+def add_options(command: argparse.ArgumentParser) -> None:
+    """Add ``explain``'s arguments and options to its parser."""
+    options.job_argument(command)
+    command.add_argument(
         "--plot",
         metavar="FILE",
         help="draw a chart into FILE (.png, .svg, .pdf, or .html: one self-contained page)",
     )
-    explain.add_argument(
-        "--x",
-        default="arrival",
-        metavar="AXIS",
-        help="time across the chart: arrival (default) or processing",
+    options.text_option(
+        command, "--x", "arrival", "AXIS", "time across the chart: arrival (default) or processing"
     )
-    explain.add_argument(
+    options.text_option(
+        command,
         "--max-timelines",
-        default="8",
-        metavar="N",
-        help="draw the watermarks of at most N timelines, the busiest (default 8)",
+        "8",
+        "N",
+        "draw the watermarks of at most N timelines, the busiest (default 8)",
     )
-    explain.add_argument(
-        "--format",
-        choices=("jsonl", "table"),
-        default=None,
-        help="print the decisions as jsonl or a table (default: table on a terminal; "
+    options.format_option(
+        command,
+        ("jsonl", "table"),
+        "print the decisions as jsonl or a table (default: table on a terminal; "
         "with --plot nothing is printed unless --format is given)",
     )
-    time_options(
-        explain,
+    options.time_options(
+        command,
         no_flush_help="leave open windows open at the end (the chart then shows fewer windows)",
     )
 
@@ -92,7 +77,7 @@ def execute(args: argparse.Namespace, out: TextIO) -> int:
 
     if args.x not in X_AXES:
         raise ConfigError("--x", f"must be one of {', '.join(X_AXES)}; got {args.x!r}")
-    max_timelines = count_arg(args.max_timelines, "--max-timelines")
+    max_timelines = options.count_arg(args.max_timelines, "--max-timelines")
     plot = check_chart_path(args.plot) if args.plot is not None else None
     job = load_job(args.job)
     records = job_records(job)
@@ -104,8 +89,8 @@ def execute(args: argparse.Namespace, out: TextIO) -> int:
             out.write(note + "\n")
             return 0
         print(note, file=sys.stderr)  # stdout carries the decisions
-    if output_format(args.format, out) == "jsonl":
-        write_jsonl(result.decisions, out)
+    if options.output_format(args.format, out) == "jsonl":
+        options.write_jsonl(result.decisions, out)
     else:
         from sparktide.report import print_decisions
 

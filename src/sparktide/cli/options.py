@@ -14,11 +14,14 @@ from sparktide.time import parse_duration, parse_instant
 __all__ = [
     "count_arg",
     "duration_arg",
+    "format_option",
     "instant_arg",
+    "job_argument",
     "load_jobs",
     "output_format",
     "query_option",
     "statement_label",
+    "text_option",
     "time_options",
     "write_jsonl",
 ]
@@ -58,6 +61,25 @@ def count_arg(text: str, option: str, *, minimum: int = 1) -> int:
     if value < minimum:
         raise ConfigError(option, f"must be at least {minimum}, got {text!r}")
     return value
+
+
+def job_argument(command: argparse.ArgumentParser) -> None:
+    """Add the ``JOB.toml`` argument to a command that reads a job file."""
+    command.add_argument("job", metavar="JOB.toml", help="the job file")
+
+
+def text_option(
+    command: argparse.ArgumentParser, flag: str, default: str, metavar: str, help_text: str
+) -> None:
+    """Add an option read as text (checked when the command runs)."""
+    command.add_argument(flag, default=default, metavar=metavar, help=help_text)
+
+
+def format_option(
+    command: argparse.ArgumentParser, choices: tuple[str, ...], help_text: str
+) -> None:
+    """Add ``--format`` (no default: :func:`output_format` chooses)."""
+    command.add_argument("--format", choices=choices, default=None, help=help_text)
 
 
 def query_option(command: argparse.ArgumentParser) -> None:

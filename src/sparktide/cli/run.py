@@ -11,12 +11,12 @@ import re
 from pathlib import Path
 from typing import Any, TextIO
 
-from sparktide.cli.options import load_jobs, query_option, write_jsonl
+from sparktide.cli.options import job_argument, load_jobs, query_option, write_jsonl
 from sparktide.errors import ConfigError, InputError, SparktideError
 from sparktide.job import Job
 from sparktide.time import parse_duration
 
-__all__ = ["add_command", "execute", "spark_trigger"]
+__all__ = ["add_options", "execute", "spark_trigger"]
 
 _SPARK_INTERVAL = re.compile(
     r"\s*([0-9]+\s*(microseconds?|milliseconds?|seconds?|minutes?|hours?|days?)\s*)+\Z",
@@ -24,25 +24,20 @@ _SPARK_INTERVAL = re.compile(
 )
 
 
-def add_command(commands: Any) -> None:
-    """Add ``run`` and its options to the command parsers."""
-    run = commands.add_parser(
-        "run",
-        help="run a job on Spark (local Spark unless a session is configured)",
-        description="Run JOB on Spark Structured Streaming, writing its [output] directories.",
-    )
-    run.add_argument("job", metavar="JOB.toml", help="the job file")
-    query_option(run)
-    run.add_argument(
+def add_options(command: argparse.ArgumentParser) -> None:
+    """Add ``run``'s arguments and options to its parser."""
+    job_argument(command)
+    query_option(command)
+    command.add_argument(
         "--once", action="store_true", help="process what is there and stop (available-now)"
     )
-    run.add_argument(
+    command.add_argument(
         "--flush", action="store_true", help="with --once: close every window at the end"
     )
-    run.add_argument(
+    command.add_argument(
         "--max-files-per-trigger", type=int, metavar="N", help="at most N new files per batch"
     )
-    run.add_argument(
+    command.add_argument(
         "--trigger", metavar="INTERVAL", help="processing-time trigger, e.g. '10 seconds'"
     )
 

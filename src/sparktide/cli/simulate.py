@@ -3,39 +3,28 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any, TextIO
+from typing import TextIO
 
-from sparktide.cli.options import (
-    load_jobs,
-    output_format,
-    query_option,
-    statement_label,
-    time_options,
-    write_jsonl,
-)
+from sparktide.cli import options
 
-__all__ = ["add_command", "execute"]
+__all__ = ["add_options", "execute"]
 
 
-def add_command(commands: Any) -> None:
-    """Add ``simulate`` and its options to the command parsers."""
-    sim = commands.add_parser(
-        "simulate",
-        help="run a job through the reference engine (no Spark)",
-        description="Run JOB through the pure-Python reference engine and print its records.",
+def add_options(command: argparse.ArgumentParser) -> None:
+    """Add ``simulate``'s arguments and options to its parser."""
+    options.job_argument(command)
+    options.query_option(command)
+    options.format_option(
+        command,
+        ("jsonl", "table"),
+        "jsonl: one JSON object per line; table: for people (default on a terminal)",
     )
-    sim.add_argument("job", metavar="JOB.toml", help="the job file")
-    query_option(sim)
-    sim.add_argument(
-        "--format",
-        choices=("jsonl", "table"),
-        default=None,
-        help="jsonl: one JSON object per line; table: for people (default on a terminal)",
-    )
-    sim.add_argument(
+    command.add_argument(
         "--explain", action="store_true", help="add one decision record per input record"
     )
-    time_options(sim, no_flush_help="leave open windows open and held events held at the end")
+    options.time_options(
+        command, no_flush_help="leave open windows open and held events held at the end"
+    )
 
 
 def execute(args: argparse.Namespace, out: TextIO) -> int:
@@ -43,19 +32,19 @@ def execute(args: argparse.Namespace, out: TextIO) -> int:
     from sparktide.core.engine import simulate
     from sparktide.reader import job_records
 
-    fmt = output_format(args.format, out)
-    for label, job in load_jobs(args):
+    fmt = options.output_format(args.format, out)
+    for label, job in options.load_jobs(args):
         records = job_records(job)
         result = simulate(
             job, records, until=args.until, tick=args.tick, flush=args.flush, explain=args.explain
         )
         if fmt == "jsonl":
-            write_jsonl([label] if label is not None else [], out)
-            write_jsonl(result.records(explain=args.explain), out)
+            options.write_jsonl([label] if label is not None else [], out)
+            options.write_jsonl(result.records(explain=args.explain), out)
         else:
             from sparktide.report import print_tables
 
             if label is not None:
-                out.write(statement_label(label) + "\n")
+                out.write(options.statement_label(label) + "\n")
             print_tables(result, out, explain=args.explain)
     return 0

@@ -5,22 +5,15 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
-__all__ = ["add_command", "execute"]
+__all__ = ["add_options", "execute"]
 
 
-def add_command(commands: Any) -> None:
-    """Add ``translate`` and its options to the command parsers."""
-    translate = commands.add_parser(
-        "translate",
-        help="print the job a Stream Analytics query or Atlas pipeline becomes",
-        description="Translate QUERY (a Stream Analytics query, .asaql, or an Atlas Stream "
-        "Processing pipeline, .json/.yaml) into a sparktide job file and print it. Without "
-        "--job, each input and output is a folder named like it.",
-    )
-    translate.add_argument("query", metavar="QUERY_FILE", help="the query or pipeline")
-    translate.add_argument(
+def add_options(command: argparse.ArgumentParser) -> None:
+    """Add ``translate``'s arguments and options to its parser."""
+    command.add_argument("query", metavar="QUERY_FILE", help="the query or pipeline")
+    command.add_argument(
         "--job", metavar="JOB.toml", help="the job file that binds its inputs and outputs"
     )
 

@@ -5,7 +5,10 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-__all__ = ["Counts", "summary"]
+__all__ = ["VERDICT_COUNTERS", "Counts", "summary"]
+
+#: The counters of the ordering policy's verdicts, first in the ``metrics`` record.
+VERDICT_COUNTERS = ("input", "admitted", "early", "late", "out_of_order", "adjusted")
 
 
 class Counts:
@@ -43,12 +46,7 @@ def summary(counter: Counter[str]) -> dict[str, Any]:
     dropped = {k.split(".", 1)[1]: v for k, v in counter.items() if k.startswith("dropped.")}
     dead = {k.split(".", 1)[1]: v for k, v in counter.items() if k.startswith("dead_lettered.")}
     return {
-        "input": counter["input"],
-        "admitted": counter["admitted"],
-        "early": counter["early"],
-        "late": counter["late"],
-        "out_of_order": counter["out_of_order"],
-        "adjusted": counter["adjusted"],
+        **{name: counter[name] for name in VERDICT_COUNTERS},
         "dropped": dict(sorted(dropped.items())),
         "dead_lettered": dict(sorted(dead.items())),
         "punctuations": counter["punctuations"],

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as _dt
+from dataclasses import KW_ONLY, dataclass
 from typing import Any
 
 from sparktide.core.instants import is_finite
@@ -11,6 +12,7 @@ from sparktide.time import format_instant
 __all__ = ["InputRecord", "jsonable", "time_or_none", "value_key"]
 
 
+@dataclass(slots=True, eq=False, repr=False)
 class InputRecord:
     """One input record: parsed times plus the original fields.
 
@@ -26,7 +28,7 @@ class InputRecord:
     key
         Substream key value, or ``None`` without substreams.
     event_time, arrival_time, processing_time
-        Integer microseconds.
+        Integer microseconds (``processing_time`` is ``arrival_time`` unless given).
     fields
         The record as read (column name → value).
     file, line
@@ -41,58 +43,26 @@ class InputRecord:
         Edge events: the id pairing a start edge with its end edge.
     """
 
-    __slots__ = (
-        "arrival_time",
-        "cti",
-        "edge",
-        "edge_id",
-        "end_time",
-        "error",
-        "event_time",
-        "fields",
-        "file",
-        "key",
-        "line",
-        "partition",
-        "processing_time",
-        "raw",
-        "seq",
-    )
+    seq: int
+    fields: dict[str, Any] | None
+    _: KW_ONLY
+    partition: Any = 0
+    key: Any = None
+    event_time: int | None = None
+    arrival_time: int | None = None
+    processing_time: int | None = None
+    raw: str | None = None
+    error: str | None = None
+    file: str | None = None
+    line: int | None = None
+    end_time: int | None = None
+    cti: bool = False
+    edge: str | None = None
+    edge_id: Any = None
 
-    def __init__(
-        self,
-        seq: int,
-        fields: dict[str, Any] | None,
-        *,
-        partition: Any = 0,
-        key: Any = None,
-        event_time: int | None = None,
-        arrival_time: int | None = None,
-        processing_time: int | None = None,
-        raw: str | None = None,
-        error: str | None = None,
-        file: str | None = None,
-        line: int | None = None,
-        end_time: int | None = None,
-        cti: bool = False,
-        edge: str | None = None,
-        edge_id: Any = None,
-    ) -> None:
-        self.seq = seq
-        self.fields = fields
-        self.partition = partition
-        self.key = key
-        self.event_time = event_time
-        self.arrival_time = arrival_time
-        self.processing_time = processing_time if processing_time is not None else arrival_time
-        self.raw = raw
-        self.edge = edge
-        self.edge_id = edge_id
-        self.error = error
-        self.file = file
-        self.line = line
-        self.end_time = end_time
-        self.cti = cti
+    def __post_init__(self) -> None:
+        if self.processing_time is None:
+            self.processing_time = self.arrival_time
 
     @property
     def malformed(self) -> bool:

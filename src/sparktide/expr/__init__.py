@@ -40,49 +40,12 @@ The package: :mod:`~sparktide.expr.nodes` (the tree), :mod:`~sparktide.expr.pars
 :mod:`~sparktide.expr.evaluation` (the reference evaluator).
 """
 
-from sparktide.expr.evaluation import datediff, evaluate, like_regex, passes, value_of
-from sparktide.expr.nodes import ARITHMETIC as ARITHMETIC
-from sparktide.expr.nodes import COMPARISONS as COMPARISONS
-from sparktide.expr.nodes import (
-    DATEDIFF_UNITS,
-    OTHER,
-    Between,
-    Binary,
-    DateDiff,
-    Expr,
-    In,
-    IsNull,
-    Like,
-    Lit,
-    Ref,
-    Unary,
-)
-from sparktide.expr.nodes import INT64 as INT64
-from sparktide.expr.parse import parse_expression
-from sparktide.expr.text import to_text
-from sparktide.expr.walk import desugar, ref_nodes, references
+from sparktide.expr import evaluation, nodes, parse, text, walk
+from sparktide.expr.evaluation import *  # noqa: F403
+from sparktide.expr.nodes import *  # noqa: F403
+from sparktide.expr.parse import *  # noqa: F403
+from sparktide.expr.text import *  # noqa: F403
+from sparktide.expr.walk import *  # noqa: F403
 
-__all__ = [
-    "DATEDIFF_UNITS",
-    "OTHER",
-    "Between",
-    "Binary",
-    "DateDiff",
-    "Expr",
-    "In",
-    "IsNull",
-    "Like",
-    "Lit",
-    "Ref",
-    "Unary",
-    "datediff",
-    "desugar",
-    "evaluate",
-    "like_regex",
-    "parse_expression",
-    "passes",
-    "ref_nodes",
-    "references",
-    "to_text",
-    "value_of",
-]
+#: The names of the modules above, together.
+__all__ = [*nodes.__all__, *evaluation.__all__, *parse.__all__, *text.__all__, *walk.__all__]

@@ -8,19 +8,7 @@ import math
 import re
 from typing import Any
 
-from sparktide.expr.nodes import (
-    COMPARISONS,
-    INT64,
-    OTHER,
-    Binary,
-    DateDiff,
-    Expr,
-    IsNull,
-    Like,
-    Lit,
-    Ref,
-    Unary,
-)
+from sparktide.expr import nodes
 from sparktide.expr.walk import desugar
 from sparktide.time import instant_or_problem
 
@@ -34,7 +22,7 @@ def value_of(value: Any) -> Any:
     if value is None or isinstance(value, (bool, str)):
         return value
     if isinstance(value, int):
-        return value if INT64[0] <= value <= INT64[1] else float(value)
+        return value if nodes.INT64[0] <= value <= nodes.INT64[1] else float(value)
     if isinstance(value, float):
         return value if math.isfinite(value) else None
     import datetime as _dt
@@ -43,7 +31,7 @@ def value_of(value: Any) -> Any:
         from sparktide.core.records import jsonable
 
         return jsonable(value)
-    return OTHER
+    return nodes.OTHER
 
 
 def _is_number(value: Any) -> bool:
@@ -55,7 +43,7 @@ def _finite(value: float) -> float | None:
 
 
 def _compare(op: str, a: Any, b: Any) -> bool | None:
-    if a is None or b is None or a is OTHER or b is OTHER:
+    if a is None or b is None or a is nodes.OTHER or b is nodes.OTHER:
         return None
     if _is_number(a) and _is_number(b):
         if not (isinstance(a, int) and isinstance(b, int)):
@@ -93,7 +81,7 @@ def _arith(op: str, a: Any, b: Any) -> Any:
         return math.fmod(float(a), float(b))
     if isinstance(a, int) and isinstance(b, int):
         r = a + b if op == "+" else a - b if op == "-" else a * b
-        return r if INT64[0] <= r <= INT64[1] else None
+        return r if nodes.INT64[0] <= r <= nodes.INT64[1] else None
     x, y = float(a), float(b)
     try:
         r2 = x + y if op == "+" else x - y if op == "-" else x * y
@@ -131,30 +119,30 @@ def like_regex(pattern: str) -> re.Pattern[str]:
     return re.compile("".join(parts), re.DOTALL)
 
 
-def evaluate(expr: Expr, lookup: Any) -> Any:
+def evaluate(expr: nodes.Expr, lookup: Any) -> Any:
     """The value of ``expr`` (see the module docstring), with ``lookup(name)`` giving a
     column's value as :func:`value_of` reads it (``name``: :attr:`Ref.key`).
 
     Returns ``None`` (null), a ``bool``, an ``int``, a ``float``, a ``str`` or
     :data:`OTHER`.
     """
-    if isinstance(expr, Ref):
+    if isinstance(expr, nodes.Ref):
         return lookup(expr.key)
-    if isinstance(expr, Lit):
+    if isinstance(expr, nodes.Lit):
         return value_of(expr.value)
-    if isinstance(expr, DateDiff):
+    if isinstance(expr, nodes.DateDiff):
         start = _instant(evaluate(expr.start, lookup))
         end = _instant(evaluate(expr.end, lookup))
         return None if start is None or end is None else datediff(expr.micros, start, end)
-    if isinstance(expr, Unary):
+    if isinstance(expr, nodes.Unary):
         value = evaluate(expr.operand, lookup)
         if expr.op == "NOT":
             truth = _truth(value)
             return None if truth is None else not truth
         if isinstance(value, int) and not isinstance(value, bool):
-            return -value if -value <= INT64[1] else None
+            return -value if -value <= nodes.INT64[1] else None
         return -value if isinstance(value, float) else None
-    if isinstance(expr, Binary):
+    if isinstance(expr, nodes.Binary):
         op = expr.op
         if op in ("AND", "OR"):
             a = _truth(evaluate(expr.left, lookup))
@@ -167,13 +155,13 @@ def evaluate(expr: Expr, lookup: Any) -> Any:
                 return True
             return None if a is None or b is None else False
         a, b = evaluate(expr.left, lookup), evaluate(expr.right, lookup)
-        if op in COMPARISONS:
+        if op in nodes.COMPARISONS:
             return _compare(op, a, b)
         return _arith(op, a, b)
-    if isinstance(expr, IsNull):
+    if isinstance(expr, nodes.IsNull):
         result = evaluate(expr.operand, lookup) is None
         return not result if expr.negated else result
-    if isinstance(expr, Like):
+    if isinstance(expr, nodes.Like):
         value = evaluate(expr.operand, lookup)
         if not isinstance(value, str):
             return None
@@ -182,7 +170,7 @@ def evaluate(expr: Expr, lookup: Any) -> Any:
     return evaluate(desugar(expr), lookup)  # IN, BETWEEN
 
 
-def passes(expr: Expr, fields: dict[str, Any]) -> bool:
+def passes(expr: nodes.Expr, fields: dict[str, Any]) -> bool:
     """Whether a record with ``fields`` passes the filter ``expr`` (the predicate is
     true: null and false both fail)."""
     return evaluate(expr, lambda name: value_of(fields.get(name))) is True

@@ -15,19 +15,7 @@ from lark import Lark, Token, Transformer
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from sparktide.errors import ConfigError
-from sparktide.expr.nodes import (
-    DATEDIFF_UNITS,
-    Between,
-    Binary,
-    DateDiff,
-    Expr,
-    In,
-    IsNull,
-    Like,
-    Lit,
-    Ref,
-    Unary,
-)
+from sparktide.expr import nodes
 from sparktide.expr.text import to_text
 
 __all__ = ["parse_expression"]
@@ -44,7 +32,7 @@ def _parser() -> Lark:
     return Lark(grammar, parser="lalr", propagate_positions=False, maybe_placeholders=False)
 
 
-class _Build(Transformer[Token, Expr]):
+class _Build(Transformer[Token, nodes.Expr]):
     def __init__(self, key: str) -> None:
         super().__init__()
         self.key = key
@@ -52,27 +40,27 @@ class _Build(Transformer[Token, Expr]):
     def fail(self, token: Token, message: str) -> ConfigError:
         return ConfigError(self.key, f"column {token.column}: {message}")
 
-    def number(self, items: list[Token]) -> Expr:
+    def number(self, items: list[Token]) -> nodes.Expr:
         (token,) = items
         text = str(token)
         if "." not in text and "e" not in text.lower():
-            return Lit(int(text))
+            return nodes.Lit(int(text))
         value = float(text)
         if math.isinf(value):
             raise self.fail(token, f"the number {text} is beyond the range of a double")
-        return Lit(value)
+        return nodes.Lit(value)
 
-    def string(self, items: list[Token]) -> Expr:
-        return Lit(str(items[0])[1:-1].replace("''", "'"))
+    def string(self, items: list[Token]) -> nodes.Expr:
+        return nodes.Lit(str(items[0])[1:-1].replace("''", "'"))
 
-    def null(self, items: list[Token]) -> Expr:
-        return Lit(None)
+    def null(self, items: list[Token]) -> nodes.Expr:
+        return nodes.Lit(None)
 
-    def true(self, items: list[Token]) -> Expr:
-        return Lit(True)
+    def true(self, items: list[Token]) -> nodes.Expr:
+        return nodes.Lit(True)
 
-    def false(self, items: list[Token]) -> Expr:
-        return Lit(False)
+    def false(self, items: list[Token]) -> nodes.Expr:
+        return nodes.Lit(False)
 
     def _column(self, token: Token) -> str:
         text = str(token)
@@ -85,15 +73,15 @@ class _Build(Transformer[Token, Expr]):
             )
         return name
 
-    def ref(self, items: list[Token]) -> Expr:
+    def ref(self, items: list[Token]) -> nodes.Expr:
         (token,) = items
-        return Ref(self._column(token))
+        return nodes.Ref(self._column(token))
 
-    def qualified(self, items: list[Token]) -> Expr:
+    def qualified(self, items: list[Token]) -> nodes.Expr:
         first, second = items
-        return Ref(self._column(second), self._column(first))
+        return nodes.Ref(self._column(second), self._column(first))
 
-    def call(self, items: list[Any]) -> Expr:
+    def call(self, items: list[Any]) -> nodes.Expr:
         token, *args = items
         function = str(token)
         if function.lower() != "datediff":
@@ -109,8 +97,8 @@ class _Build(Transformer[Token, Expr]):
             )
         unit, start, end = args
         found = (
-            DATEDIFF_UNITS.get(unit.name.lower())
-            if isinstance(unit, Ref) and unit.input is None
+            nodes.DATEDIFF_UNITS.get(unit.name.lower())
+            if isinstance(unit, nodes.Ref) and unit.input is None
             else None
         )
         if found is None:
@@ -120,57 +108,57 @@ class _Build(Transformer[Token, Expr]):
                 f"DATEDIFF({shown}, ...): the unit is {_UNIT_HELP}, written as a bare word "
                 "(DATEDIFF(minute, start, end))",
             )
-        return DateDiff(found[0], start, end)
+        return nodes.DateDiff(found[0], start, end)
 
-    def sign(self, items: list[Any]) -> Expr:
+    def sign(self, items: list[Any]) -> nodes.Expr:
         op, operand = items
-        return operand if str(op) == "+" else Unary("-", operand)
+        return operand if str(op) == "+" else nodes.Unary("-", operand)
 
-    def not_op(self, items: list[Any]) -> Expr:
-        return Unary("NOT", items[1])
+    def not_op(self, items: list[Any]) -> nodes.Expr:
+        return nodes.Unary("NOT", items[1])
 
-    def and_op(self, items: list[Any]) -> Expr:
-        return Binary("AND", items[0], items[2])
+    def and_op(self, items: list[Any]) -> nodes.Expr:
+        return nodes.Binary("AND", items[0], items[2])
 
-    def or_op(self, items: list[Any]) -> Expr:
-        return Binary("OR", items[0], items[2])
+    def or_op(self, items: list[Any]) -> nodes.Expr:
+        return nodes.Binary("OR", items[0], items[2])
 
-    def arith(self, items: list[Any]) -> Expr:
-        return Binary(str(items[1]), items[0], items[2])
+    def arith(self, items: list[Any]) -> nodes.Expr:
+        return nodes.Binary(str(items[1]), items[0], items[2])
 
-    def compare(self, items: list[Any]) -> Expr:
+    def compare(self, items: list[Any]) -> nodes.Expr:
         op = str(items[1])
-        return Binary("<>" if op == "!=" else op, items[0], items[2])
+        return nodes.Binary("<>" if op == "!=" else op, items[0], items[2])
 
     @staticmethod
     def _negated(items: list[Any]) -> tuple[bool, list[Any]]:
         rest = [i for i in items if not (isinstance(i, Token) and i.type == "NOT")]
         return len(rest) != len(items), rest
 
-    def between(self, items: list[Any]) -> Expr:
+    def between(self, items: list[Any]) -> nodes.Expr:
         negated, rest = self._negated(items)
         operand, _, low, _, high = rest
-        return Between(operand, low, high, negated)
+        return nodes.Between(operand, low, high, negated)
 
-    def is_null(self, items: list[Any]) -> Expr:
+    def is_null(self, items: list[Any]) -> nodes.Expr:
         negated, rest = self._negated(items)
-        return IsNull(rest[0], negated)
+        return nodes.IsNull(rest[0], negated)
 
-    def like(self, items: list[Any]) -> Expr:
+    def like(self, items: list[Any]) -> nodes.Expr:
         negated, rest = self._negated(items)
         operand, keyword, pattern = rest
-        if not isinstance(pattern, Lit) or not isinstance(pattern.value, str):
+        if not isinstance(pattern, nodes.Lit) or not isinstance(pattern.value, str):
             raise self.fail(keyword, "LIKE takes a 'string' pattern")
-        return Like(operand, pattern.value, negated)
+        return nodes.Like(operand, pattern.value, negated)
 
-    def in_list(self, items: list[Any]) -> Expr:
+    def in_list(self, items: list[Any]) -> nodes.Expr:
         negated, rest = self._negated(items)
         operand, _, *values = rest
-        return In(operand, tuple(values), negated)
+        return nodes.In(operand, tuple(values), negated)
 
 
 @functools.lru_cache(maxsize=256)
-def parse_expression(text: str, key: str = "expression") -> Expr:
+def parse_expression(text: str, key: str = "expression") -> nodes.Expr:
     """Parse ``text`` into an expression tree.
 
     Parameters

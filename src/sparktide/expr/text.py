@@ -5,19 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from sparktide.expr.nodes import (
-    COMPARISONS,
-    Between,
-    Binary,
-    DateDiff,
-    Expr,
-    In,
-    IsNull,
-    Like,
-    Lit,
-    Ref,
-    Unary,
-)
+from sparktide.expr import nodes
 
 __all__ = ["to_text"]
 
@@ -26,17 +14,17 @@ _KEYWORDS = {"and", "or", "not", "between", "is", "null", "like", "in", "true", 
 _LEVEL = {"OR": 1, "AND": 2, "NOT": 3, "cmp": 4, "+": 5, "-": 5, "*": 6, "/": 6, "%": 6}
 
 
-def _level(expr: Expr) -> int:
-    if isinstance(expr, Binary):
-        return _LEVEL["cmp"] if expr.op in COMPARISONS else _LEVEL[expr.op]
-    if isinstance(expr, Unary):
+def _level(expr: nodes.Expr) -> int:
+    if isinstance(expr, nodes.Binary):
+        return _LEVEL["cmp"] if expr.op in nodes.COMPARISONS else _LEVEL[expr.op]
+    if isinstance(expr, nodes.Unary):
         return 3 if expr.op == "NOT" else 7
-    if isinstance(expr, (IsNull, In, Between, Like)):
+    if isinstance(expr, (nodes.IsNull, nodes.In, nodes.Between, nodes.Like)):
         return 4
     return 8
 
 
-def _wrap(expr: Expr, at_least: int) -> str:
+def _wrap(expr: nodes.Expr, at_least: int) -> str:
     text = to_text(expr)
     return f"({text})" if _level(expr) < at_least else text
 
@@ -60,33 +48,33 @@ def _name(name: str) -> str:
     return "[" + name.replace("]", "]]") + "]"
 
 
-def to_text(expr: Expr) -> str:
+def to_text(expr: nodes.Expr) -> str:
     """The canonical text of ``expr``: it parses back into an equal tree."""
-    if isinstance(expr, Ref):
+    if isinstance(expr, nodes.Ref):
         if expr.input is not None:
             return f"{_name(expr.input)}.{_name(expr.name)}"
         return _name(expr.name)
-    if isinstance(expr, DateDiff):
+    if isinstance(expr, nodes.DateDiff):
         return f"DATEDIFF({expr.unit}, {to_text(expr.start)}, {to_text(expr.end)})"
-    if isinstance(expr, Lit):
+    if isinstance(expr, nodes.Lit):
         return _literal(expr.value)
-    if isinstance(expr, Unary):
+    if isinstance(expr, nodes.Unary):
         if expr.op == "NOT":
             return f"NOT {_wrap(expr.operand, 3)}"
-        inner = _wrap(expr.operand, 8 if isinstance(expr.operand, Unary) else 7)
+        inner = _wrap(expr.operand, 8 if isinstance(expr.operand, nodes.Unary) else 7)
         return f"-{inner}"
-    if isinstance(expr, Binary):
+    if isinstance(expr, nodes.Binary):
         level = _level(expr)
-        if expr.op in COMPARISONS:
+        if expr.op in nodes.COMPARISONS:
             return f"{_wrap(expr.left, 5)} {expr.op} {_wrap(expr.right, 5)}"
         return f"{_wrap(expr.left, level)} {expr.op} {_wrap(expr.right, level + 1)}"
     not_ = "NOT " if expr.negated else ""
-    if isinstance(expr, IsNull):
+    if isinstance(expr, nodes.IsNull):
         return f"{_wrap(expr.operand, 5)} IS {not_}NULL"
-    if isinstance(expr, In):
+    if isinstance(expr, nodes.In):
         items = ", ".join(to_text(i) for i in expr.items)
         return f"{_wrap(expr.operand, 5)} {not_}IN ({items})"
-    if isinstance(expr, Between):
+    if isinstance(expr, nodes.Between):
         return (
             f"{_wrap(expr.operand, 5)} {not_}BETWEEN {_wrap(expr.low, 5)} AND {_wrap(expr.high, 5)}"
         )

@@ -21,6 +21,7 @@ from sparktide.job.values import (
     COLUMN_NAME,
     RESERVED_EVENT_COLUMNS,
     RESERVED_WINDOW_COLUMNS,
+    claim_name,
     set_field,
 )
 from sparktide.job.window import GRID_WINDOWS
@@ -226,11 +227,7 @@ def check_select(job: Job) -> None:
         if not isinstance(projection, Projection):
             raise ConfigError("select", f"expected Projection objects, got {projection!r}")
         key = f"select.{projection.name}"
-        if projection.name in seen:
-            raise ConfigError(key, "is named twice")
-        if projection.name in reserved:
-            raise ConfigError(key, f"{projection.name!r} is a name sparktide writes itself")
-        seen.add(projection.name)
+        claim_name(projection.name, key, seen, reserved, twice="is named twice")
         if job.join is not None:
             check_join_references(projection.parsed, job.join, key)
             continue

@@ -24,6 +24,7 @@ __all__ = [
     "check_choice",
     "check_column",
     "check_path",
+    "claim_name",
     "normalise_duration",
     "normalise_signed_duration",
     "set_field",
@@ -107,6 +108,24 @@ def check_column(value: Any, key: str, *, optional: bool = True) -> None:
         raise ConfigError(
             key, f"must be a column name (letters, digits, '_' or '-'), got {value!r}"
         )
+
+
+def claim_name(
+    name: str, key: str, seen: set[str], reserved: tuple[str, ...], *, twice: str
+) -> None:
+    """Add ``name``, the column the job-file entry ``key`` writes, to ``seen``.
+
+    Raises
+    ------
+    ConfigError
+        Naming ``key``: ``twice`` if ``name`` is in ``seen`` already, or if it is one of
+        the ``reserved`` names sparktide writes itself.
+    """
+    if name in seen:
+        raise ConfigError(key, twice)
+    if name in reserved:
+        raise ConfigError(key, f"{name!r} is a name sparktide writes itself")
+    seen.add(name)
 
 
 def check_path(value: Any, key: str, *, optional: bool) -> None:

@@ -14,6 +14,7 @@ from sparktide.job.values import (
     WINDOW_BOUNDS,
     check_choice,
     check_column,
+    claim_name,
     normalise_duration,
     set_field,
 )
@@ -228,11 +229,13 @@ class Window:
                     "window.aggregates", f"expected Aggregate objects, got {aggregate!r}"
                 )
             key = f"window.aggregates.{aggregate.name}"
-            if aggregate.name in seen:
-                raise ConfigError(key, "clashes with a group_by column or another aggregate")
-            if aggregate.name in RESERVED_WINDOW_COLUMNS:
-                raise ConfigError(key, f"{aggregate.name!r} is a name sparktide writes itself")
-            seen.add(aggregate.name)
+            claim_name(
+                aggregate.name,
+                key,
+                seen,
+                RESERVED_WINDOW_COLUMNS,
+                twice="clashes with a group_by column or another aggregate",
+            )
         for column in self.group_by:
             if column in RESERVED_WINDOW_COLUMNS:
                 raise ConfigError(

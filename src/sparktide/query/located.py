@@ -111,6 +111,12 @@ def _json_node(tree: Any, source: str) -> Node:
     return _convert(builder.transform(tree), source, None)
 
 
+def _check_new_key(values: dict[str, Node], key: str, key_pos: Pos, source: str) -> None:
+    """Refuse a key an object already has."""
+    if key in values:
+        raise QueryError(source, key_pos.line, key_pos.column, f"the key {key!r} appears twice")
+
+
 def _convert(item: Any, source: str, pos: Pos | None) -> Node:
     if isinstance(item, Node):
         return item
@@ -122,10 +128,7 @@ def _convert(item: Any, source: str, pos: Pos | None) -> Node:
             values: dict[str, Node] = {}
             keys: dict[str, Pos] = {}
             for key, key_pos, value in item.children:
-                if key in values:
-                    raise QueryError(
-                        source, key_pos.line, key_pos.column, f"the key {key!r} appears twice"
-                    )
+                _check_new_key(values, key, key_pos, source)
                 values[key] = _convert(value, source, key_pos)
                 keys[key] = key_pos
             return Node(values, here, keys)
@@ -184,10 +187,7 @@ def _yaml_node(node: yaml.Node, source: str, constructor: yaml.SafeLoader) -> No
             key_pos = Pos(key_node.start_mark.line + 1, key_node.start_mark.column + 1)
             if not isinstance(key, str):
                 raise QueryError(source, key_pos.line, key_pos.column, "keys must be strings")
-            if key in values:
-                raise QueryError(
-                    source, key_pos.line, key_pos.column, f"the key {key!r} appears twice"
-                )
+            _check_new_key(values, key, key_pos, source)
             values[key] = _yaml_node(value_node, source, constructor)
             keys[key] = key_pos
         return Node(values, pos, keys)

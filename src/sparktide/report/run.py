@@ -6,6 +6,7 @@ from typing import Any, TextIO
 
 from rich.table import Table
 
+from sparktide.core.counts import VERDICT_COUNTERS
 from sparktide.core.engine import Result
 from sparktide.report.console import VERDICT_STYLE, cell, console_for, records_table, short
 
@@ -67,12 +68,7 @@ def print_tables(result: Result, out: TextIO, *, explain: bool = False) -> None:
 def _metric_names(metrics: dict[str, Any]) -> list[str]:
     """The metrics table's columns: the usual counters, and those this job has."""
     names = [
-        "input",
-        "admitted",
-        "early",
-        "late",
-        "out_of_order",
-        "adjusted",
+        *VERDICT_COUNTERS,
         "dropped",
         "dead_lettered",
         "in_no_window",

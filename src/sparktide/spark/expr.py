@@ -45,20 +45,7 @@ from typing import Any
 
 from pyspark.sql import DataFrame
 
-from sparktide.expr import (
-    ARITHMETIC,
-    COMPARISONS,
-    INT64,
-    Binary,
-    DateDiff,
-    Expr,
-    IsNull,
-    Like,
-    Lit,
-    Ref,
-    Unary,
-    desugar,
-)
+from sparktide.expr import desugar, nodes
 from sparktide.spark.inputs.sqlvalues import instant_of
 from sparktide.spark.sql import sql_string
 
@@ -159,18 +146,18 @@ class Compiled:
             names[kind] = name
         return Value(level=level, null=_null_of(names), **names)
 
-    def value(self, expr: Expr) -> Value:
+    def value(self, expr: nodes.Expr) -> Value:
         """The value of ``expr`` (its parts may name columns of :attr:`stages`)."""
         return self._value(desugar(expr))
 
-    def _value(self, expr: Expr) -> Value:
-        if isinstance(expr, Ref):
+    def _value(self, expr: nodes.Expr) -> Value:
+        if isinstance(expr, nodes.Ref):
             return self.leaves[expr.key]
-        if isinstance(expr, Lit):
+        if isinstance(expr, nodes.Lit):
             return _literal(expr.value)
-        if isinstance(expr, DateDiff):
+        if isinstance(expr, nodes.DateDiff):
             return self._datediff(expr)
-        if isinstance(expr, Unary):
+        if isinstance(expr, nodes.Unary):
             operand = self._value(expr.operand)
             if expr.op == "NOT":
                 made = Value(b=f"(NOT {operand.b})" if operand.b else None)
@@ -180,27 +167,27 @@ class Compiled:
                     d=f"(- {operand.d})" if operand.d else None,
                 )
             return self._made(made, operand.level)
-        if isinstance(expr, IsNull):
+        if isinstance(expr, nodes.IsNull):
             operand = self._value(expr.operand)
             return self._made(Value(b=operand.null), operand.level)
-        if isinstance(expr, Like):
+        if isinstance(expr, nodes.Like):
             operand = self._value(expr.operand)
             pattern = sql_string(expr.pattern.replace("\\", "\\\\"))
             made = Value(b=f"({operand.s} LIKE {pattern})" if operand.s else None)
             return self._made(made, operand.level)
-        assert isinstance(expr, Binary)
+        assert isinstance(expr, nodes.Binary)
         a, b = self._value(expr.left), self._value(expr.right)
         level = max(a.level, b.level)
         if expr.op in ("AND", "OR"):
             made = Value(b=f"({of_kind(a, 'b')} {expr.op} {of_kind(b, 'b')})")
-        elif expr.op in COMPARISONS:
+        elif expr.op in nodes.COMPARISONS:
             made = _compare(expr.op, a, b)
         else:
-            assert expr.op in ARITHMETIC
+            assert expr.op in nodes.ARITHMETIC
             made = _arith(expr.op, a, b)
         return self._made(made, level)
 
-    def _datediff(self, expr: DateDiff) -> Value:
+    def _datediff(self, expr: nodes.DateDiff) -> Value:
         """``DATEDIFF``: the instants of both texts (each computed once, into a column of
         its own), then the difference of their floor divisions by the unit."""
         start, end = self._value(expr.start), self._value(expr.end)
@@ -246,7 +233,7 @@ def _literal(value: Any) -> Value:
     if isinstance(value, bool):
         return Value(b="true" if value else "false")
     if isinstance(value, int):
-        if INT64[0] <= value <= INT64[1]:
+        if nodes.INT64[0] <= value <= nodes.INT64[1]:
             return Value(i=f"CAST({value} AS BIGINT)")
         return Value(d=f"CAST('{float(value)!r}' AS DOUBLE)")
     if isinstance(value, float):

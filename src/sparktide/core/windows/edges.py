@@ -8,6 +8,7 @@ scope's last watermark.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from sparktide.core.aggregates import OrderKey
@@ -20,6 +21,7 @@ from sparktide.core.windows.spec import WindowSpec
 __all__ = ["EdgeEvents", "OpenEdge"]
 
 
+@dataclass(slots=True, eq=False, repr=False)
 class OpenEdge:
     """An open edge event (semantics §7): started, its end not known yet.
 
@@ -28,23 +30,12 @@ class OpenEdge:
     has been done: windows due at or below it have it, or were closed before it started).
     """
 
-    __slots__ = ("covered", "fields", "group", "order", "scope", "start")
-
-    def __init__(
-        self,
-        scope: Any,
-        group: tuple[Any, ...],
-        start: int,
-        order: OrderKey,
-        fields: dict[str, Any],
-        covered: int,
-    ) -> None:
-        self.scope = scope
-        self.group = group
-        self.start = start
-        self.order = order
-        self.fields = fields
-        self.covered = covered
+    scope: Any
+    group: tuple[Any, ...]
+    start: int
+    order: OrderKey
+    fields: dict[str, Any]
+    covered: int
 
 
 class EdgeEvents:

@@ -38,12 +38,10 @@ __all__ = ["TreeBuilder"]
 
 
 @dataclass(frozen=True)
-class _Where:
-    clause: Clause
+class _Condition:
+    """A ``WHERE`` or (``having``) a ``HAVING`` clause, on its way into its ``Select``."""
 
-
-@dataclass(frozen=True)
-class _Having:
+    having: bool
     clause: Clause
 
 
@@ -118,11 +116,11 @@ class TreeBuilder(ExpressionRules, Transformer):  # type: ignore[type-arg]
         return Join(kind, source, condition, position(_join))
 
     # ----------------------------------------------------------- clauses
-    def where(self, children: list[Any]) -> _Where:
-        return _Where(Clause(children[1], position(children[0])))
+    def where(self, children: list[Any]) -> _Condition:
+        return _Condition(False, Clause(children[1], position(children[0])))
 
-    def having(self, children: list[Any]) -> _Having:
-        return _Having(Clause(children[1], position(children[0])))
+    def having(self, children: list[Any]) -> _Condition:
+        return _Condition(True, Clause(children[1], position(children[0])))
 
     def group_item(self, children: list[Any]) -> GroupItem:
         expr = children[0]
@@ -155,10 +153,10 @@ class TreeBuilder(ExpressionRules, Transformer):  # type: ignore[type-arg]
                 joins.append(child)
             elif isinstance(child, tuple):
                 group_pos, group = child
-            elif isinstance(child, _Where):
-                where = child.clause
-            elif isinstance(child, _Having):
+            elif isinstance(child, _Condition) and child.having:
                 having = child.clause
+            elif isinstance(child, _Condition):
+                where = child.clause
         assert source is not None
         return Select(
             items,

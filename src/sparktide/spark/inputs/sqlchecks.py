@@ -27,6 +27,16 @@ _NUMBER_TYPES = r"^(TINYINT|SMALLINT|INT|BIGINT|FLOAT|DOUBLE|DECIMAL.*)$"
 _INTEGER_KINDS = "('TINYINT', 'SMALLINT', 'INT', 'BIGINT')"
 
 
+def _stage_column(prefix: str, doc: str) -> Callable[[FieldColumns, str], str]:
+    """A method of :class:`FieldColumns`: a field's column ``_<prefix><i>``."""
+
+    def name(self: FieldColumns, column: str) -> str:
+        return f"_{prefix}{self.index[column]}"
+
+    name.__doc__ = doc
+    return name
+
+
 class FieldColumns:
     """Per record field the job reads, SQL names of its values computed once per row.
 
@@ -48,20 +58,11 @@ class FieldColumns:
             self.times.add(column)
         return i
 
-    def value(self, column: str) -> str:
-        return f"_f{self.index[column]}"
-
-    def kind(self, column: str) -> str:
-        return f"_k{self.index[column]}"
-
-    def text(self, column: str) -> str:
-        return f"_s{self.index[column]}"
-
-    def micros(self, column: str) -> str:
-        return f"_u{self.index[column]}"
-
-    def zoned(self, column: str) -> str:
-        return f"_z{self.index[column]}"
+    value = _stage_column("f", "The variant of field ``column``.")
+    kind = _stage_column("k", "The variant type of field ``column``.")
+    text = _stage_column("s", "The text of time field ``column``.")
+    micros = _stage_column("u", "The instant of time field ``column``.")
+    zoned = _stage_column("z", "Whether time field ``column`` matches the pattern.")
 
     def missing(self, column: str) -> str:
         return f"({self.value(column)} IS NULL OR {self.kind(column)} = 'VOID')"

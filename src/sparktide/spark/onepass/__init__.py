@@ -37,6 +37,7 @@ The modules, in the order a task's data flows through them:
 - :mod:`.signals`: how a task gives up.
 """
 
+from sparktide.spark.onepass import schema
 from sparktide.spark.onepass.clocks import input_clock
 from sparktide.spark.onepass.kernel import fused_kernel
 from sparktide.spark.onepass.merge import merge_into, merge_partials, telling_keys
@@ -48,45 +49,19 @@ from sparktide.spark.onepass.plan import (
     fused_plan,
     typed_columns,
 )
-from sparktide.spark.onepass.schema import (
-    ABORT,
-    COUNTED,
-    FILE_TEXT,
-    KEY,
-    KEY_SCHEMA,
-    LINE,
-    LINE_SCHEMA,
-    PARTIAL,
-    SUMMARY,
-    TASK,
-    counter_column,
-    fused_schema,
-    partial_schema,
-)
+from sparktide.spark.onepass.schema import *  # noqa: F403 (the names of ``schema.__all__``)
 
 __all__ = [
-    "ABORT",
-    "COUNTED",
-    "FILE_TEXT",
-    "KEY",
-    "KEY_SCHEMA",
-    "LINE",
-    "LINE_SCHEMA",
-    "PARTIAL",
-    "SUMMARY",
-    "TASK",
+    *schema.__all__,
     "TYPED",
     "TYPED_TEXT",
     "FusedPlan",
-    "counter_column",
     "fusable",
     "fused_kernel",
     "fused_plan",
-    "fused_schema",
     "input_clock",
     "merge_into",
     "merge_partials",
-    "partial_schema",
     "telling_keys",
     "typed_columns",
 ]

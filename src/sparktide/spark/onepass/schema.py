@@ -12,6 +12,7 @@ import pyarrow as pa
 from pyspark.sql import types as T
 from pyspark.sql.pandas.types import from_arrow_type
 
+from sparktide.core.counts import VERDICT_COUNTERS
 from sparktide.spark.onepass.plan import FusedPlan
 
 __all__ = [
@@ -42,17 +43,14 @@ FILE_TEXT = "r"
 
 #: Counters the kernel counts per partition (the engine's other counters are 0 here).
 COUNTED = (
-    "input",
-    "admitted",
-    "early",
-    "late",
-    "out_of_order",
-    "adjusted",
+    *VERDICT_COUNTERS,
     "in_no_window",
     "dropped.early",
     "dropped.late",
     "dropped.out_of_order",
 )
+
+_ARROW_TYPES = {"string": pa.string(), "int64": pa.int64()}
 
 
 def counter_column(name: str) -> str:
@@ -60,22 +58,22 @@ def counter_column(name: str) -> str:
     return "c_" + name.replace(".", "__")
 
 
+def _fields(columns: str) -> list[pa.Field]:
+    """Arrow fields from ``"name type, ..."`` (types ``string`` and ``int64``)."""
+    pairs = (column.split() for column in columns.split(","))
+    return [pa.field(name, _ARROW_TYPES[kind]) for name, kind in pairs]
+
+
 def kernel_schema(plan: FusedPlan) -> pa.Schema:
     """The kernel's rows: one summary per partition, one row per task, or "give up"."""
     return pa.schema(
         [
-            pa.field("kind", pa.string()),
-            pa.field("task", pa.int64()),
-            pa.field("pid", pa.string()),
-            pa.field("max_h", pa.int64()),
-            pa.field("max_a", pa.int64()),
-            pa.field("late_a", pa.int64()),
-            pa.field("late_file", pa.string()),
-            pa.field("late_line", pa.int64()),
-            pa.field("late_t", pa.int64()),
+            *_fields(
+                "kind string, task int64, pid string, max_h int64, max_a int64, late_a int64, "
+                "late_file string, late_line int64, late_t int64"
+            ),
             *(pa.field(counter_column(name), pa.int64()) for name in COUNTED),
-            pa.field("slow", pa.int64()),
-            pa.field("parts", pa.int64()),
+            *_fields("slow int64, parts int64"),
             *(pa.field(f"{kind}_file", pa.string()) for kind in (PARTIAL, KEY, LINE)),
         ]
     )
@@ -116,19 +114,10 @@ def partial_schema(plan: FusedPlan) -> pa.Schema:
 
 
 #: The rows a task writes for substreams (:data:`KEY`): each key's largest ``h`` and events.
-KEY_SCHEMA = pa.schema(
-    [pa.field("scope", pa.string()), pa.field("max_h", pa.int64()), pa.field("kn", pa.int64())]
-)
+KEY_SCHEMA = pa.schema(_fields("scope string, max_h int64, kn int64"))
 #: The lines a task did not vouch for (:data:`LINE`), for the SQL route.
 LINE_SCHEMA = pa.schema(
-    [
-        pa.field("file", pa.string()),
-        pa.field("line", pa.int64()),
-        pa.field("raw", pa.string()),
-        pa.field("mtime", pa.int64()),
-        pa.field("pre_error", pa.string()),
-        pa.field("lpart", pa.int64()),
-    ]
+    _fields("file string, line int64, raw string, mtime int64, pre_error string, lpart int64")
 )
 
 

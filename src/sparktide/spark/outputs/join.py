@@ -15,39 +15,27 @@ from sparktide.job import input_of
 from sparktide.spark.batch import Batch
 from sparktide.spark.context import Context
 from sparktide.spark.judging import row_inputs
-from sparktide.spark.outputs.text import ordered, write_state, write_text
+from sparktide.spark.outputs.text import ordered, state_schema, write_state, write_text
 from sparktide.spark.projections import join_projection
 from sparktide.spark.scopes import scope_watermarks
 from sparktide.spark.sql import NEG, iso, lit_us, sql_string
 
 __all__ = ["MATCHES_SCHEMA", "join", "join_schema", "meet"]
 
-MATCHES_SCHEMA = T.StructType(
-    [
-        T.StructField("s", T.LongType()),
-        T.StructField("la", T.LongType()),
-        T.StructField("lfile", T.StringType()),
-        T.StructField("lline", T.LongType()),
-        T.StructField("ra", T.LongType()),
-        T.StructField("rfile", T.StringType()),
-        T.StructField("rline", T.LongType()),
-        T.StructField("value", T.StringType()),
-    ]
+MATCHES_SCHEMA = state_schema(
+    "s long, la long, lfile string, lline long, ra long, rfile string, rline long, value string"
 )
 
 
 def join_schema(keys: list[str]) -> T.StructType:
     """The events a join keeps (``joined``): side, join values, timestamp, arrival order
     and the record's text."""
+    event = state_schema("s long, a long, file string, line long, raw string")
     return T.StructType(
         [
             T.StructField("side", T.StringType()),
             *(T.StructField(k, T.StringType()) for k in keys),
-            T.StructField("s", T.LongType()),
-            T.StructField("a", T.LongType()),
-            T.StructField("file", T.StringType()),
-            T.StructField("line", T.LongType()),
-            T.StructField("raw", T.StringType()),
+            *event.fields,
         ]
     )
 

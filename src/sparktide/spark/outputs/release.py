@@ -6,29 +6,19 @@ from __future__ import annotations
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
-from pyspark.sql import types as T
 
 from sparktide.spark.aggregates import INTEGRAL_FLOAT
 from sparktide.spark.batch import Batch
 from sparktide.spark.context import Context
 from sparktide.spark.outputs.join import meet
-from sparktide.spark.outputs.text import ordered, write_state, write_text
+from sparktide.spark.outputs.text import ordered, state_schema, write_state, write_text
 from sparktide.spark.projections import projected_event
 from sparktide.spark.scopes import scope_watermarks
 from sparktide.spark.sql import iso
 
 __all__ = ["HELD_SCHEMA", "release"]
 
-HELD_SCHEMA = T.StructType(
-    [
-        T.StructField("scope", T.StringType()),
-        T.StructField("s", T.LongType()),
-        T.StructField("a", T.LongType()),
-        T.StructField("file", T.StringType()),
-        T.StructField("line", T.LongType()),
-        T.StructField("value", T.StringType()),
-    ]
-)
+HELD_SCHEMA = state_schema("scope string, s long, a long, file string, line long, value string")
 
 
 def release(context: Context, batch: Batch, decided: DataFrame) -> None:

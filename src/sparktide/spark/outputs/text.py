@@ -6,11 +6,21 @@ from typing import Any
 
 from pyspark.sql import Column, DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql import types as T
 
 from sparktide.spark.batch import Batch
 from sparktide.spark.state import StateStore
 
-__all__ = ["empty_directory", "ordered", "write_state", "write_text"]
+__all__ = ["empty_directory", "ordered", "state_schema", "write_state", "write_text"]
+
+_STATE_TYPES = {"string": T.StringType(), "long": T.LongType()}
+
+
+def state_schema(columns: str) -> T.StructType:
+    """The schema of a state table from its columns, ``"name type, ..."`` (types
+    ``string`` and ``long``; every column nullable)."""
+    pairs = (column.split() for column in columns.split(","))
+    return T.StructType([T.StructField(name, _STATE_TYPES[kind]) for name, kind in pairs])
 
 
 def ordered(*columns: str) -> list[Column]:
