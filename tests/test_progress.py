@@ -52,3 +52,22 @@ def test_plain_log_lines_off_a_terminal_with_diagnostics_between():
     # the handler is gone afterwards
     logging.getLogger("sparktide").warning("not shown")
     assert len(out.getvalue().splitlines()) == 4
+
+
+def test_a_quiet_run_logs_a_line_a_minute_off_a_terminal():
+    """Batches that change nothing (a silent input has one every trigger) are not each
+    a line; one a minute says the run is alive."""
+    out = io.StringIO()
+    ticks = iter([10.0, 11.0, 12.0, 71.0, 72.0])
+    with RunProgress(out, clock=lambda: next(ticks)) as progress:
+        progress({**METRICS, "batch": 0, "input": 1000})
+        progress({**METRICS, "batch": 1, "input": 1000})  # nothing new: no line
+        progress({**METRICS, "batch": 2, "input": 1000})
+        progress({**METRICS, "batch": 3, "input": 1000})  # a minute on: a line
+        progress({**METRICS, "batch": 4, "input": 1000, "windows_emitted": 3})
+    lines = out.getvalue().splitlines()
+    assert [line.split(" · ")[0] for line in lines] == [
+        "sparktide: batch 0",
+        "sparktide: batch 3",
+        "sparktide: batch 4",
+    ]

@@ -20,6 +20,12 @@ from sparktide.time import round_duration
 __all__ = ["RunProgress", "status_text"]
 
 
+#: Without a terminal, a line per batch that changed these totals ...
+_PROGRESS_TOTALS = ("input", "windows_emitted", "released", "dead_lettered", "dropped")
+#: ... and one every this many seconds otherwise.
+QUIET_LINE_EVERY = 60.0
+
+
 def status_text(metrics: dict[str, Any], rate: float | None) -> str:
     """One line on a run so far: batches, events/s, job watermark, watermark delay,
     windows emitted and dead letters, from a metrics record."""
@@ -60,6 +66,8 @@ class RunProgress:
         self.live = self.console.is_terminal
         self._clock = clock
         self._previous: tuple[float, int] | None = None
+        #: The totals at the last log line, and when it was written.
+        self._logged: tuple[tuple[Any, ...], float] = ((), float("-inf"))
         self._status: Any = None
         self._handler: logging.Handler | None = None
 
@@ -101,5 +109,16 @@ class RunProgress:
         text = status_text(metrics, rate)
         if self._status is not None:
             self._status.update(f"sparktide: {text}")
-        else:
+        elif self._worth_a_line(metrics, now):
             logging.getLogger("sparktide").info(text)
+
+    def _worth_a_line(self, metrics: dict[str, Any], now: float) -> bool:
+        """Whether a log line is due: the batch read, emitted or released something, is
+        the flush, or a minute passed since the last line (a quiet run has a batch on
+        every trigger)."""
+        totals = tuple(metrics.get(name, 0) for name in _PROGRESS_TOTALS)
+        quiet = totals == self._logged[0] and now - self._logged[1] < QUIET_LINE_EVERY
+        if quiet and not metrics.get("flushed"):
+            return False
+        self._logged = (totals, now)
+        return True

@@ -256,17 +256,42 @@ def job_for(directory: Path, tables: dict[str, Any]) -> Job:
 
 
 def file_batches(checkpoint: str) -> dict[str, int]:
-    """Which micro-batch read each file, from Spark's file-source log."""
+    """Which micro-batch read each file, from Spark's file-source logs and offsets.
+
+    A file source numbers its own log entries (``batchId``: one per listing that found
+    files); the query's offsets log says which query batch reached which of them (they
+    differ once batches without data run, as a continuous run's do)."""
     out: dict[str, int] = {}
+    reached = _source_offsets(checkpoint)
     for path in glob.glob(f"{checkpoint}/spark/sources/*/*"):  # (a union: one per input)
         if not Path(path).name.isdigit():
             continue
+        source = int(Path(path).parent.name)
         for line in Path(path).read_text().splitlines()[1:]:
             entry = json.loads(line)
+            if not isinstance(entry, dict) or "path" not in entry:  # (not a file log)
+                continue
+            logged = int(entry["batchId"])
+            batch = min(b for b, offsets in reached.items() if offsets.get(source, -1) >= logged)
             # the log holds URIs: "a b.jsonl" is "a%20b.jsonl" there
             *_, folder, name = (unquote(part) for part in entry["path"].rsplit("/", 2))
-            out[name] = int(entry["batchId"])
-            out[f"{folder}/{name}"] = int(entry["batchId"])  # a union's <input>/<file>
+            out[name] = batch
+            out[f"{folder}/{name}"] = batch  # a union's <input>/<file>
+    return out
+
+
+def _source_offsets(checkpoint: str) -> dict[int, dict[int, int]]:
+    """Each query batch's file-source offsets (``logOffset``), by source index."""
+    out: dict[int, dict[int, int]] = {}
+    for path in glob.glob(f"{checkpoint}/spark/offsets/*"):
+        if not Path(path).name.isdigit():
+            continue
+        lines = Path(path).read_text().splitlines()[2:]  # (after the version, metadata)
+        offsets = {}
+        for source, line in enumerate(lines):
+            if line.strip().startswith("{") and "logOffset" in line:
+                offsets[source] = int(json.loads(line)["logOffset"])
+        out[int(Path(path).name)] = offsets
     return out
 
 

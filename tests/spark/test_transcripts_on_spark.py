@@ -7,9 +7,10 @@ the hand-computed ``[expect]`` sections it has: windows, released events and dea
 (their order aside: Spark's output directories have none) and the metrics counters.
 Decisions are ``simulate --explain``'s and are not checked here; processing-time fields
 (``emitted_at``, a dead letter's ``seq`` and the metrics' clocks) depend on how input is
-cut into micro-batches and are left out. Transcripts driven by ``[run] until`` / ``tick``
-(processing time without input) are the reference runner's: Spark's idle batches are
-checked in tests/spark/test_operations.py.
+cut into micro-batches and are left out. Transcripts driven by ``[run] tick`` (time that
+advances while the input is silent) run batch by batch, one per observation instant,
+with their processing-time fields checked too (``TICKED``); tests/spark/test_silence.py
+runs the same rule as a continuous query.
 """
 
 from __future__ import annotations
@@ -163,4 +164,41 @@ def test_transcript_on_spark(spark, tmp_path: Path, name: str) -> None:
             if k not in BATCH_FIELDS and not _is_table_list(v) and k not in ("watermark",)
         }
         problems += record_mismatches(counters, metrics, "metrics")
+    assert not problems, f"{name}: " + "\n".join(problems)
+
+
+#: Transcripts observed at ticks (``[run] tick``, ``until``): time advances while the
+#: input is silent (semantics §2.5). On Spark each observation instant is a micro-batch,
+#: with the rows seen then, or none (a continuous run's batch on its trigger).
+TICKED = ("silent_input_ticks",)
+
+
+@pytest.mark.parametrize("name", TICKED)
+def test_ticked_transcript_on_spark(spark, tmp_path: Path, name: str) -> None:
+    from sparktide.core.instants import observation_instants
+    from sparktide.spark import SparkEngine
+    from sparktide.time import parse_duration, parse_instant
+
+    data = load(TRANSCRIPTS / f"{name}.toml")
+    run = data["run"]
+    job = build_job(write_input(data, tmp_path, per_row=False))
+    seen = [parse_instant(row[job.source.arrival_time]) for row in run["input"]]
+    instants = observation_instants(
+        set(seen), until=parse_instant(run["until"]), tick=parse_duration(run["tick"])
+    )
+    engine = SparkEngine(spark, job)
+    for batch_id, now in enumerate(instants):
+        lines = [
+            ("part-000.jsonl", line, _line(row), 0)
+            for line, (row, at) in enumerate(zip(run["input"], seen, strict=True), start=1)
+            if at == now
+        ]
+        frame = spark.createDataFrame(lines, "file string, line bigint, raw string, mtime bigint")
+        metrics = engine.process(frame, batch_id, now)
+    expect = normalise(data["expect"])
+    got = read_output(job.output.path)
+    want = [{k: v for k, v in w.items() if k != "type"} for w in expect["windows"]]
+    problems = list_mismatches(want, _in_order(want, got), "windows")  # emitted_at too
+    counters = {k: v for k, v in expect["metrics"].items() if not _is_table_list(v)}
+    problems += record_mismatches(counters, metrics, "metrics")
     assert not problems, f"{name}: " + "\n".join(problems)

@@ -120,6 +120,8 @@ class SparkEngine:
         self.last_metrics: dict[str, Any] | None = None
         #: Called with each micro-batch's metrics record (``sparktide run``'s status line).
         self.on_metrics: Callable[[dict[str, Any]], None] | None = None
+        #: The partitions the last batch reported silent (logged when they fell silent).
+        self._silent: set[Any] = set()
 
     def process(
         self, lines: DataFrame, batch_id: int, now: int | None = None, *, flush: bool = False
@@ -220,12 +222,24 @@ class SparkEngine:
         metrics["files_read_by"] = judgement.read_by
         metrics["diagnostics"] = diagnostics(self.context, clock, summary, batch.now)
         write_metrics(self.job, metrics, batch.label)
-        for diagnostic in [] if flush else metrics["diagnostics"]:  # a flush repeats them
-            _log.warning("batch %s: %s", batch.id, diagnostic["message"])
+        if not flush:  # (a flush repeats the last batch's)
+            self._warn(batch.id, metrics["diagnostics"])
         self.last_metrics = metrics
         if self.on_metrics is not None:
             self.on_metrics(metrics)
         return metrics
+
+    def _warn(self, batch_id: int, diagnostics: list[dict[str, Any]]) -> None:
+        """Log the batch's diagnostics; a lasting condition (a partition that stays
+        silent, batch after batch while the input is quiet) only when it starts."""
+        lasting = set()
+        for diagnostic in diagnostics:
+            if diagnostic["kind"] == "partition_not_progressing":
+                lasting.add(diagnostic["partition"])
+                if diagnostic["partition"] in self._silent:
+                    continue
+            _log.warning("batch %s: %s", batch_id, diagnostic["message"])
+        self._silent = lasting
 
     def flush(self) -> dict[str, Any] | None:
         """Close every open window and release every held event (end of a finite input).

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import logging
 import signal
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -19,8 +21,9 @@ from sparktide.spark.engine import SparkEngine
 from sparktide.spark.publish import publish_metrics
 from sparktide.spark.session import local_session, method_limit_for
 from sparktide.spark.sources import batch_lines, file_lines
+from sparktide.spark.ticks import DEFAULT_TRIGGER, ticks_fit, with_ticks, without_ticks
 
-__all__ = ["run_job", "start"]
+__all__ = ["run_job", "start", "stop_between_batches"]
 
 
 def start(
@@ -51,7 +54,8 @@ def start(
     max_files_per_trigger
         At most this many new files per micro-batch.
     processing_time
-        Trigger interval such as ``"10 seconds"`` (when not ``once``).
+        Trigger interval such as ``"10 seconds"`` (when not ``once``; one second by
+        default). A batch runs on every trigger, data or not (semantics §2.5).
     clock
         Processing time for each new batch id (tests); the wall clock by default.
     on_metrics
@@ -69,10 +73,13 @@ def start(
     _take_checkpoint(engine)
     if files is None:
         files = file_lines(spark, job, max_files_per_trigger=max_files_per_trigger)
+    ticking = ticks_fit(job.output.checkpoint)  # type: ignore[arg-type]
+    if ticking:
+        files = with_ticks(spark, files)
+        processing_time = processing_time or DEFAULT_TRIGGER
 
-    def batch(frame: DataFrame, batch_id: int) -> None:
-        engine.process(batch_lines(frame, job), batch_id)
-
+    started: list[StreamingQuery] = []
+    batch = _batch_function(engine, ticking=ticking, once=once, started=started)
     writer = (
         files.writeStream.foreachBatch(batch)
         .queryName(f"sparktide:{job.output.checkpoint}")
@@ -88,8 +95,59 @@ def start(
         engine.store.unlock()
         raise
     query.sparktide_engine = engine  # type: ignore[attr-defined]
+    started.append(query)
     _RUNS[engine.store.root] = query
     return query
+
+
+def stop_between_batches(query: StreamingQuery, *, wait: float = 30.0) -> None:
+    """Stop ``query`` once its running micro-batch (if any) has ended, waiting at most
+    ``wait`` seconds; a continuous run has a batch on every trigger (the ticker), and
+    stopping one midway only means the next run replays it."""
+    deadline = time.monotonic() + wait
+    while query.isActive and query.status["isTriggerActive"] and time.monotonic() < deadline:
+        time.sleep(0.05)
+    query.stop()
+
+
+class _Stopped(Exception):
+    """A batch interrupted by ``query.stop()``; its message is the short form Spark
+    recognises as an interruption (a long one overflows the stack of Spark's pattern)."""
+
+
+def _quiet_stops(record: logging.LogRecord) -> bool:
+    """Drop py4j's report of a batch :class:`_Stopped` (it is no failure)."""
+    return not (record.exc_info and isinstance(record.exc_info[1], _Stopped))
+
+
+logging.getLogger("py4j.clientserver").addFilter(_quiet_stops)
+
+
+def _batch_function(
+    engine: SparkEngine, *, ticking: bool, once: bool, started: list[StreamingQuery]
+) -> Callable[[DataFrame, int], None]:
+    """The ``foreachBatch`` function: the ticker's rows dropped, the batch processed.
+
+    A batch that ``query.stop()`` interrupts (``started`` holds the query) ends with
+    :class:`_Stopped`; it was not committed, and the next run replays it."""
+    job = engine.job
+
+    def batch(frame: DataFrame, batch_id: int) -> None:
+        if ticking:
+            frame = without_ticks(frame)
+            if once and frame.isEmpty():  # a --once run observes no time of its own
+                return
+        try:
+            engine.process(batch_lines(frame, job), batch_id)
+        except Exception:
+            if not started or started[0].isActive:
+                raise
+            raise _Stopped(
+                "py4j.protocol.Py4JJavaError: An error occurred while calling the batch: "
+                f"java.lang.InterruptedException (batch {batch_id}, stopped)"
+            ) from None
+
+    return batch
 
 
 #: What the errors of file systems that cannot be written say (Python's and Hadoop's).
@@ -225,7 +283,7 @@ def run_job(
                 # handler calls into the JVM from inside the blocked call and wedges py4j.
                 while not query.awaitTermination(0.5):
                     if interrupted():  # stop cleanly; the checkpoint resumes the job
-                        query.stop()
+                        stop_between_batches(query)
                         break
         except StreamingQueryException as exc:  # the query failed
             error = _run_error(exc, job)
