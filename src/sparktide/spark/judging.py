@@ -15,7 +15,7 @@ from sparktide.core.instants import NEG_INF
 from sparktide.spark import policy
 from sparktide.spark.aggregates import distinct_key, group_inputs, present
 from sparktide.spark.batch import Batch
-from sparktide.spark.clocks import estimate_idle, import_ctis
+from sparktide.spark.clocks import idle_estimates, import_ctis
 from sparktide.spark.context import Context
 from sparktide.spark.counters import counter_aggregates
 from sparktide.spark.inputs.arrowjson import parse_files
@@ -58,7 +58,7 @@ def judge(context: Context, batch: Batch, lines: DataFrame, *, estimates_first: 
     if estimates_first:
         parsed = batch.keep(parsed)
         delivering, malformed = _delivering(parsed)
-        arrival_at_start = estimate_idle(clock, delivering, now, context.watermark_terms)
+        arrival_at_start = idle_estimates(clock, delivering, now, context.watermark_terms)
         import_ctis(context.job, parts)
         source = parsed.filter("error IS NULL")
     keys_batch = context.store.latest(below=batch.id) if context.timeline.by_key else None
@@ -79,7 +79,7 @@ def judge(context: Context, batch: Batch, lines: DataFrame, *, estimates_first: 
     if delivering is None:
         malformed = sum(row["bad"] for row in summary)
         delivering = {row["pid"]: row for row in summary if row["pid"] is not None}
-        arrival_at_start = estimate_idle(clock, delivering, now, context.watermark_terms)
+        arrival_at_start = idle_estimates(clock, delivering, now, context.watermark_terms)
     return Judged(decided, parsed, summary, delivering, malformed, arrival_at_start, keys_next)
 
 

@@ -15,7 +15,7 @@ from pyspark.sql.pandas.types import to_arrow_schema
 
 from sparktide.core.instants import NEG_INF
 from sparktide.spark.batch import Batch
-from sparktide.spark.clocks import substream_floor
+from sparktide.spark.clocks import governing_watermark_floor
 from sparktide.spark.context import Context
 from sparktide.spark.inputs.arrays import filled
 from sparktide.spark.outputs.text import write_state
@@ -138,7 +138,7 @@ def write_keys(context: Context, batch: Batch, keys_next: DataFrame | pa.Table) 
     generated CTIs (they count a key's events and read its newest timestamp) or an idle
     timeout (it reads its last delivery) need them kept."""
     late, out_of_order = context.watermark_late_arrival, context.watermark_out_of_order
-    floor = substream_floor(batch.arrival_at_end, batch.clock, late)
+    floor = governing_watermark_floor(batch.arrival_at_end, batch.clock, late)
     window = context.window
     evicts = (window is None or window.idle_timeout is None) and not context.generated
     if isinstance(keys_next, pa.Table):  # (the one-pass plan's, on the driver)

@@ -12,7 +12,7 @@ from pyspark.sql import DataFrame
 
 from sparktide.spark import judging, plans, taskpass
 from sparktide.spark.batch import Batch
-from sparktide.spark.clocks import estimate_idle
+from sparktide.spark.clocks import idle_estimates
 from sparktide.spark.context import Context
 from sparktide.spark.inputs.parquet import parquet_rows
 from sparktide.spark.inputs.textfiles import json_texts
@@ -83,7 +83,7 @@ def _one_pass_judgement(
 ) -> Judgement:
     """The judgement of a batch parsed, judged and folded per task."""
     delivering = {row["pid"]: row for row in fused.summary}
-    arrival = estimate_idle(batch.clock, delivering, batch.now, context.watermark_terms)
+    arrival = idle_estimates(batch.clock, delivering, batch.now, context.watermark_terms)
     keys_next = None
     if fused.keys is not None:
         if arrival != fused.input_clock:  # (the same rule: never expected)

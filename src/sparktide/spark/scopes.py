@@ -15,7 +15,7 @@ from pyspark.sql import functions as F
 
 from sparktide.core.instants import NEG_INF, POS_INF
 from sparktide.spark.batch import Batch
-from sparktide.spark.clocks import PartitionClock, substream_floor
+from sparktide.spark.clocks import PartitionClock, governing_watermark_floor
 from sparktide.spark.context import Context
 from sparktide.spark.sql import NEG, lit_us, sql_string
 
@@ -101,4 +101,6 @@ def force(context: Context, batch: Batch, scope: str, to: int) -> None:
 
 def _floor(context: Context, batch: Batch) -> int:
     """Substreams: the watermark every key has reached at the end of the batch."""
-    return substream_floor(batch.arrival_at_end, batch.clock, context.watermark_late_arrival)
+    return governing_watermark_floor(
+        batch.arrival_at_end, batch.clock, context.watermark_late_arrival
+    )

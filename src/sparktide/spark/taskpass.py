@@ -251,7 +251,7 @@ def _task_plan(
             plan,
             arrival_clock=batch.clock["arrival"],
             idle=tuple(
-                (pid, part.arrival, part.idle_arrival(batch.now)) for pid, part in parts.items()
+                (pid, part.arrival, part.idle_estimate(batch.now)) for pid, part in parts.items()
             ),
             keys=tuple(str(path) for path in store.table_files(batch.previous, "keys")),
         )

@@ -13,6 +13,14 @@ from pyspark.sql import types as T
 from pyspark.sql.pandas.types import from_arrow_type
 
 from sparktide.core.counts import VERDICT_COUNTERS
+from sparktide.spark.columns import (
+    KERNEL_ABORT,
+    KERNEL_KEY,
+    KERNEL_LINE,
+    KERNEL_PARTIAL,
+    KERNEL_SUMMARY,
+    KERNEL_TASK,
+)
 from sparktide.spark.onepass.plan import FusedPlan
 
 __all__ = [
@@ -36,7 +44,8 @@ __all__ = [
 #: The kinds of the kernel's output rows: window partials, one summary per partition,
 #: one row per task (how many lines it could not judge, how many partials it wrote),
 #: those lines, "give up", and (substreams) one row per key of the batch.
-PARTIAL, SUMMARY, TASK, LINE, ABORT, KEY = "p", "s", "t", "l", "x", "k"
+PARTIAL, SUMMARY, TASK = KERNEL_PARTIAL, KERNEL_SUMMARY, KERNEL_TASK
+LINE, ABORT, KEY = KERNEL_LINE, KERNEL_ABORT, KERNEL_KEY
 #: The row of a task that could not read a JSONL file by its path (not a local file, or
 #: compressed): the engine gives the kernel the files' text instead.
 FILE_TEXT = "r"

@@ -13,7 +13,7 @@ from sparktide.core.instants import NEG_INF
 from sparktide.core.records import time_or_none
 from sparktide.job import Job
 from sparktide.spark.batch import Batch
-from sparktide.spark.clocks import ClockState, substream_floor
+from sparktide.spark.clocks import ClockState, governing_watermark_floor
 from sparktide.spark.context import Context
 from sparktide.spark.counters import grouped, summed
 from sparktide.spark.onepass import counter_column
@@ -34,7 +34,9 @@ def metrics_record(context: Context, clock: ClockState, now: int, batch_id: int)
     elif timeline.partition_watermarks:
         watermark = min((p.watermark for p in parts.values()), default=NEG_INF)
     else:
-        watermark = substream_floor(clock["arrival"], clock, context.watermark_late_arrival)
+        watermark = governing_watermark_floor(
+            clock["arrival"], clock, context.watermark_late_arrival
+        )
     record = {"type": "metrics", "batch": batch_id, **grouped(totals)}
     record["input"] += clock.get("malformed", 0)
     if clock.get("malformed"):

@@ -7,19 +7,28 @@ from __future__ import annotations
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from sparktide.core.windows import spec as reference
 from sparktide.spark.context import Context
 from sparktide.spark.edges import edge_starts, edges_schema, pair_edges
 
-__all__ = ["assign_windows", "due", "edge_payload", "edge_windows", "edges_columns", "paired_edges"]
+__all__ = [
+    "assign_windows",
+    "edge_payload",
+    "edge_windows",
+    "edges_columns",
+    "paired_edges",
+    "window_due",
+]
 
 #: A row that joins windows now (edges join windows as they close).
 _ADMITTED = "s IS NOT NULL AND edge IS NULL"
 
 
-def due(context: Context, end: str) -> str:
-    """SQL: the watermark at which a window ending at ``end`` closes (its end, plus the
-    allowed lateness, plus one when the window includes its end)."""
-    return f"({end} + {context.lateness + (1 if context.closed_end else 0)})"
+def window_due(context: Context, end: str) -> str:
+    """SQL: the watermark at which a window ending at ``end`` closes (semantics §6.7): its
+    end, plus the allowed lateness, plus one when the window includes its end
+    (:func:`sparktide.core.windows.spec.window_due` gives the offset)."""
+    return f"({end} + {reference.window_due(0, context.lateness, context.closed_end)})"
 
 
 def assign_windows(context: Context, rows: DataFrame) -> DataFrame:
@@ -38,11 +47,11 @@ def assign_windows(context: Context, rows: DataFrame) -> DataFrame:
     if one:
         first_end = "starts[0]" if w.type == "snapshot" else f"(starts[0] + {w.size})"
         open_starts = (
-            f"CASE WHEN starts IS NULL THEN NULL WHEN {due(context, first_end)} > G THEN "
+            f"CASE WHEN starts IS NULL THEN NULL WHEN {window_due(context, first_end)} > G THEN "
             "starts ELSE CAST(array() AS ARRAY<BIGINT>) END"
         )
     else:
-        open_starts = f"filter(starts, x -> {due(context, end)} > G)"
+        open_starts = f"filter(starts, x -> {window_due(context, end)} > G)"
     rows = rows.withColumn("open_starts", F.expr(open_starts))
     closed = "(size(starts) > 0 AND size(open_starts) = 0)"
     late = "'dead_lettered'" if w.late == "dead_letter" else "'dropped'"

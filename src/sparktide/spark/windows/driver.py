@@ -13,6 +13,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from sparktide.core.instants import NEG_INF
+from sparktide.core.windows.spec import window_due
 from sparktide.spark.batch import Batch
 from sparktide.spark.context import Context
 from sparktide.spark.keys import forced_keys
@@ -39,7 +40,7 @@ def merge_on_driver(
     else:  # (held rows probed by start and one text key: the device, as a rule)
         merged = merge_into(fresh, held, keys, ["start", groups[-1] if groups else "scope"])
     end = merged.column("start").to_numpy() + w.size
-    due = end + context.lateness + (1 if context.closed_end else 0)
+    due = end + window_due(0, context.lateness, context.closed_end)
     governing, last = scope_arrays(context, merged.column("scope"), batch)
     if w.idle_timeout is not None:
         governing = _idle_forced(context, batch, merged, end, due, governing, last)

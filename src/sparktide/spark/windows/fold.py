@@ -21,7 +21,7 @@ from sparktide.spark.outputs.text import write_state
 from sparktide.spark.scopes import force, scope_watermarks
 from sparktide.spark.sql import NEG
 from sparktide.spark.taskpass import Spilled
-from sparktide.spark.windows.assign import due, edge_payload, edge_windows, edges_columns
+from sparktide.spark.windows.assign import edge_payload, edge_windows, edges_columns, window_due
 from sparktide.spark.windows.driver import merge_on_driver
 from sparktide.spark.windows.rows import row_windows
 
@@ -105,7 +105,7 @@ def _fold_in_spark(
         none = batch.paired.filter("false").select(*edges_columns(context))
         write_state(context.store, batch, none, "edges", "open_edges")
     merged = _govern(scopes, merged.withColumn("end", F.expr(end)), forced)
-    merged = merged.withColumn("closed", F.expr(f"{due(context, 'end')} <= governing"))
+    merged = merged.withColumn("closed", F.expr(f"{window_due(context, 'end')} <= governing"))
     merged = merged.cache()
     try:
         write_windows(context, batch, merged.filter("closed"), context.groups)
@@ -155,7 +155,7 @@ def _idle_forced(
     w = context.window
     assert w is not None
     scope_last = scopes[1]
-    closes = due(context, "end")
+    closes = window_due(context, "end")
     forced = (
         _govern(scopes, merged, None)
         .filter(

@@ -17,6 +17,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from sparktide.core.windows.spec import window_due
 from sparktide.job import Window
 from sparktide.spark.batch import Batch
 from sparktide.spark.context import Context
@@ -229,7 +230,7 @@ def row_windows(context: Context, batch: Batch, decided: DataFrame) -> None:
     if table is not None:
         every = every.join(table, on="scope", how="left")
     every = every.withColumn("governing", F.expr(scope_w))
-    offset = context.lateness + (1 if context.closed_end else 0)
+    offset = window_due(0, context.lateness, context.closed_end)
     if w.type == "session":
         closed, still_open, new_marks = session_windows(
             every, marks, w, groups, offset, context.closed_end
