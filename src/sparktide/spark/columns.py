@@ -20,6 +20,17 @@ __all__ = [
     "CLAMPED_TIME",
     "CLOSED_WINDOW_START",
     "CTI_INSTANT",
+    "EDGE",
+    "EDGE_COVERED",
+    "EDGE_ENDED",
+    "EDGE_FROM_STATE",
+    "EDGE_GOVERNING_AT_END",
+    "EDGE_ID",
+    "EDGE_OPENED_BY",
+    "EDGE_OPENING",
+    "EDGE_OPEN_BEFORE",
+    "EDGE_TAKING_PART",
+    "EDGE_TIMELINE",
     "END_TIME",
     "ERROR",
     "EVENTS_AT_START",
@@ -122,6 +133,19 @@ WINDOW_STARTS = "starts"  # the starts of every window an admitted row belongs t
 OPEN_WINDOW_STARTS = "open_starts"  # those the governing watermark has not closed
 CLOSED_WINDOW_START = "closed_start"  # the last window of a row that came too late
 SCOPE_WATERMARK_END = "governing"  # the scope's governing watermark at the batch end
+
+# ---------------------------------------------------------------- edge events (semantics §7.6)
+EDGE = "edge"  # an edge row's kind: "start" or "end" (NULL: not an edge)
+EDGE_ID = "eid"  # the edge event's id (a start and its end share it)
+EDGE_TIMELINE = "tl"  # the timeline an edge is paired on
+EDGE_COVERED = "cov"  # the watermark up to which an open event joined closing windows
+EDGE_GOVERNING_AT_END = "X"  # an ended event: the governing watermark when its end came
+EDGE_FROM_STATE = "from_state"  # the row is an open event kept in state, not of the batch
+EDGE_TAKING_PART = "k_eff"  # the kind of an edge that takes part (admitted, or in state)
+EDGE_OPEN_BEFORE = "prev_open"  # the edge's id was open before the row
+EDGE_OPENING = "opening"  # a start edge whose id was not open: it opens an event
+EDGE_OPENED_BY = "o"  # an end edge: the open event it ends (a struct)
+EDGE_ENDED = "ended"  # an end edge of the id follows
 # (``g0``, ``g1``... hold the group-by values as JSON text; ``j0``... a join's keys)
 
 # ---------------------------------------------------------------- one-pass kernel rows
