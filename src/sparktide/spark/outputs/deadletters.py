@@ -7,6 +7,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from sparktide.spark.batch import Batch
+from sparktide.spark.columns import RECORD
 from sparktide.spark.context import Context
 from sparktide.spark.inputs.contract import FULL_TEXT
 from sparktide.spark.inputs.textfiles import split_lines
@@ -20,7 +21,7 @@ __all__ = ["raw_lines", "write_dead_letters"]
 #: malformed line may be far longer than a variant (or Jackson's longest string) can
 #: hold, and through the variant a float such as 3.0 would come out as 3.
 _ORIGINAL = (
-    "CASE WHEN m IS NOT NULL THEN raw "
+    f"CASE WHEN {RECORD} IS NOT NULL THEN raw "
     "ELSE substr(to_json(array(raw)), 2, length(to_json(array(raw))) - 2) END"
 )
 
