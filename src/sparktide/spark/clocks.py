@@ -19,6 +19,9 @@ from typing import Any
 from sparktide.core.instants import NEG_INF
 from sparktide.core.watermark import idle_estimate, timeline_watermark
 from sparktide.job import Job, input_of
+from sparktide.spark.columns import (
+    PARTITION,
+)
 from sparktide.spark.counters import add_counters
 from sparktide.spark.onepass import counter_column
 
@@ -189,10 +192,10 @@ def close_batch(
         parts[pid].deliver(row["max_a"], now)
     arrival_at_end = max([arrival_at_start, *(p.arrival for p in parts.values())])
     for row in summary:
-        if row["pid"] is None:  # malformed rows only (counted apart)
+        if row[PARTITION] is None:  # malformed rows only (counted apart)
             continue
         if terms is not None:
-            part = parts[row["pid"]]
+            part = parts[row[PARTITION]]
             if row["max_h"] is not None:
                 part.newest = max(part.newest, row["max_h"])
             if row["max_cti"] is not None:

@@ -108,7 +108,7 @@ def judge(context: Context, batch: Batch, lines: DataFrame, *, estimates_first: 
     summary = _summary(decided)
     if delivering is None:
         malformed = sum(row["bad"] for row in summary)
-        delivering = {row["pid"]: row for row in summary if row["pid"] is not None}
+        delivering = {row[PARTITION]: row for row in summary if row[PARTITION] is not None}
         arrival_at_start = idle_estimates(clock, delivering, now, context.watermark_terms)
     return Judged(decided, parsed, summary, delivering, malformed, arrival_at_start, keys_next)
 
@@ -141,7 +141,7 @@ def _delivering(parsed: DataFrame) -> tuple[dict[str, Any], int]:
     """The partitions that deliver in the batch (with their largest arrival time) and
     the number of malformed lines: one aggregate over the parsed batch."""
     stats = {
-        row["pid"]: row
+        row[PARTITION]: row
         for row in parsed.groupBy(PARTITION)
         .agg(
             F.count("*").alias("n"),

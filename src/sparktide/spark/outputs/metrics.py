@@ -14,6 +14,9 @@ from sparktide.core.records import time_or_none
 from sparktide.job import Job
 from sparktide.spark.batch import Batch
 from sparktide.spark.clocks import ClockState, governing_watermark_floor
+from sparktide.spark.columns import (
+    PARTITION,
+)
 from sparktide.spark.context import Context
 from sparktide.spark.counters import grouped, summed
 from sparktide.spark.onepass import counter_column
@@ -90,7 +93,9 @@ def diagnostics(
     if late_bound is not None:
         late = LateInput(late_bound)
         examples = sorted(
-            (row["late_example"], row["pid"]) for row in summary if row["late_example"] is not None
+            (row["late_example"], row[PARTITION])
+            for row in summary
+            if row["late_example"] is not None
         )
         if examples:  # every late event of the batch arrived at processing time now
             (a, file, line, t), pid = examples[0]
