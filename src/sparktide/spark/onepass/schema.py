@@ -20,6 +20,7 @@ from sparktide.spark.columns import (
     KERNEL_PARTIAL,
     KERNEL_SUMMARY,
     KERNEL_TASK,
+    PARTITION,
 )
 from sparktide.spark.onepass.plan import FusedPlan
 
@@ -78,7 +79,8 @@ def kernel_schema(plan: FusedPlan) -> pa.Schema:
     return pa.schema(
         [
             *_fields(
-                "kind string, task int64, pid string, max_h int64, max_a int64, late_a int64, "
+                f"kind string, task int64, {PARTITION} string, max_h int64, max_a int64, "
+                "late_a int64, "
                 "late_file string, late_line int64, late_t int64"
             ),
             *(pa.field(counter_column(name), pa.int64()) for name in COUNTED),
