@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from sparktide.rules import RULES, rule_table
+from sparktide.rules import RULES, SHARED, rule_table
 
 DOCS = Path(__file__).parent.parent / "docs"
 
@@ -26,6 +26,21 @@ def test_every_copy_of_a_rule_exists(rule):
     assert rule.python, f"{rule.rule}: the reference engine defines every rule"
     for dotted in rule.copies():
         assert callable(_resolve(dotted)), dotted
+
+
+@pytest.mark.parametrize("rule", RULES, ids=lambda rule: rule.rule)
+def test_every_copy_of_a_rule_carries_its_name(rule):
+    for dotted in rule.copies():
+        if dotted in SHARED:
+            continue
+        name = dotted.rpartition(":")[2].rpartition(".")[2]
+        assert name.startswith(rule.name), f"{rule.rule}: {dotted} is not named {rule.name}"
+
+
+def test_a_copy_that_holds_several_rules_is_listed_once_with_why():
+    for dotted, why in SHARED.items():
+        assert callable(_resolve(dotted)) and why
+        assert sum(dotted in rule.copies() for rule in RULES) > 1, dotted
 
 
 def test_the_design_shows_the_rule_table_as_the_code_has_it():

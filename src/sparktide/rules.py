@@ -6,9 +6,12 @@ whole batch (the general plan), Arrow / numpy inside one task (the one-pass plan
 :mod:`sparktide.spark.onepass`), and a numba loop for the recurrences that have no
 closed form (:mod:`sparktide.spark.ctiscan`). A change to a rule must change every copy,
 so this module lists them: one :class:`RuleCopies` per rule, each copy as
-``"module:qualified.name"``.
+``"module:qualified.name"``. Every copy carries the rule's name (``early_verdict`` in
+:mod:`sparktide.core.policy`, :mod:`sparktide.spark.policy` and
+:mod:`sparktide.spark.onepass.policy`), so a grep for the name finds them all.
 
-``tests/test_rules.py`` checks that every name here exists and that the table in
+``tests/test_rules.py`` checks that every name here exists, that each copy carries its
+rule's name (but the few in :data:`SHARED`), and that the table in
 ``docs/design.md`` (*One definition per rule*) is :func:`rule_table` to the letter; the
 differential tests (``tests/spark/test_differential.py``) hold the copies to the same
 answers.
@@ -21,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["RULES", "RuleCopies", "rule_table"]
+__all__ = ["RULES", "SHARED", "RuleCopies", "rule_table"]
 
 
 @dataclass(frozen=True)
@@ -30,8 +33,12 @@ class RuleCopies:
 
     Attributes
     ----------
+    name
+        The rule's function name, the same in every representation (a copy's name is
+        ``name`` or starts with it, so a grep for ``name`` finds every copy), but for
+        the copies in :data:`SHARED`.
     rule
-        The rule's name, as the table shows it.
+        The rule, as the table shows it.
     section
         Its section of ``docs/semantics.md`` (e.g. ``"§3.2"``).
     python
@@ -45,6 +52,7 @@ class RuleCopies:
         The compiled sequential pass, where the rule has one.
     """
 
+    name: str
     rule: str
     section: str
     python: tuple[str, ...]
@@ -57,58 +65,70 @@ class RuleCopies:
         return self.python + self.sql + self.arrow + self.numba
 
 
-#: Each rule (``name (section)``), then its copies, one line a representation: the
+#: Copies that hold several rules at once, so carry none of their names: why.
+SHARED = {
+    "sparktide.spark.ctiscan:scan_table": (
+        "one numba pass per timeline computes the out-of-order verdict, the newest "
+        "timestamp and the generated CTIs together (the recurrence has no closed form)"
+    ),
+}
+
+#: Each rule (``name: rule (section)``), then its copies, one line a representation: the
 #: representation (a field of :class:`RuleCopies`) and the names below ``sparktide.``.
 _COPIES = """
-early verdict (§3.2)
-    python core.policy:OrderingPolicy.judge
-    sql    spark.policy:early_and_late
-    arrow  spark.onepass.policy:arrival_verdicts
-late verdict and its adjusted timestamp (§3.3)
-    python core.policy:OrderingPolicy.judge
-    sql    spark.policy:early_and_late
-    arrow  spark.onepass.policy:arrival_verdicts spark.onepass.policy:late_adjusted
-out-of-order verdict (§3.4)
-    python core.policy:OrderingPolicy.judge
-    sql    spark.policy:out_of_order
-    arrow  spark.onepass.policy:out_of_order_verdicts
+early_verdict: early verdict (§3.2)
+    python core.policy:early_verdict
+    sql    spark.policy:early_verdict
+    arrow  spark.onepass.policy:early_verdict
+late_verdict: late verdict (§3.3)
+    python core.policy:late_verdict
+    sql    spark.policy:late_verdict
+    arrow  spark.onepass.policy:late_verdict
+late_adjusted: a late event's adjusted timestamp (§3.3)
+    python core.policy:late_adjusted
+    sql    spark.policy:late_adjusted
+    arrow  spark.onepass.policy:late_adjusted
+out_of_order_verdict: out-of-order verdict (§3.4)
+    python core.policy:out_of_order_verdict
+    sql    spark.policy:out_of_order_verdict
+    arrow  spark.onepass.policy:out_of_order_verdict
     numba  spark.ctiscan:scan_table
-newest timestamp of a timeline (§3.5)
-    python core.watermark:Timeline.admit
-    sql    spark.policy:running_newest
-    arrow  spark.onepass.policy:offered_newest spark.onepass.policy:running_max_before
+newest_timestamp: newest timestamp of a timeline (§3.5)
+    python core.watermark:newest_timestamp
+    sql    spark.policy:newest_timestamp
+    arrow  spark.onepass.policy:newest_timestamp
     numba  spark.ctiscan:scan_table
-watermark of a timeline (§4.1)
-    python core.watermark:Timeline.refresh
-    sql    spark.policy:watermark_before spark.clocks:PartitionClock.refreshed
-    arrow  spark.onepass.policy:arrival_watermark spark.onepass.policy:timeline_watermark
-idle estimate (§4.3)
-    python core.watermark:PartitionClock.estimate
-    sql    spark.clocks:PartitionClock.idle_arrival spark.clocks:estimate_idle
-    arrow  spark.onepass.clocks:input_clock
-which watermark governs (merged, partitioned, substreams) (§4.5)
+timeline_watermark: watermark of a timeline (§4.1)
+    python core.watermark:timeline_watermark
+    sql    spark.policy:timeline_watermark_floor spark.policy:timeline_watermark
+    sql    spark.clocks:PartitionClock.timeline_watermark
+    arrow  spark.onepass.policy:timeline_watermark_floor spark.onepass.policy:timeline_watermark
+idle_estimate: idle estimate (§4.3)
+    python core.watermark:idle_estimate
+    sql    spark.clocks:PartitionClock.idle_estimate spark.clocks:idle_estimates
+governing_watermark: which watermark governs (merged, partitioned, substreams) (§4.5)
     python core.clocks:Clocks.governing_watermark
-    sql    spark.policy:governing_watermark spark.clocks:substream_floor
-window assignment: tumbling, hopping, snapshot (§6.1, §6.4)
-    python core.windows.spec:grid_starts core.windows.spec:WindowSpec.starts_of
+    sql    spark.policy:governing_watermark spark.clocks:governing_watermark_floor
+assign_windows: window assignment: tumbling, hopping, snapshot (§6.1, §6.4)
+    python core.windows.spec:assign_windows
     sql    spark.windows.assign:assign_windows
     arrow  spark.onepass.windows:assign_windows
-window assignment: sliding (§6.2)
-    python core.windows.sliding:SlidingGroup.insert
+sliding_windows: window assignment: sliding (§6.2)
+    python core.windows.sliding:sliding_windows
     sql    spark.windows.rows:sliding_windows
-window assignment: session (§6.3)
-    python core.windows.session:SessionGroup.sessions
+session_windows: window assignment: session (§6.3)
+    python core.windows.session:session_windows
     sql    spark.windows.rows:session_windows
-window assignment: edge events (§7.6)
-    python core.windows.spec:WindowSpec.edge_starts
+edge_starts: window assignment: edge events (§7.6)
+    python core.windows.spec:edge_starts
     sql    spark.edges:edge_starts
-window closing (due watermark) (§6.7)
-    python core.windows.spec:WindowSpec.due
-    sql    spark.windows.assign:due
-CTI generation (§7.3)
-    python core.punctuation:CtiGenerator.after_event
-    sql    spark.punctuation:generated_ctis spark.punctuation:generated_ahead
-    numba  spark.punctuation:generated_scan spark.ctiscan:scan_table
+window_due: window closing (due watermark) (§6.7)
+    python core.windows.spec:window_due
+    sql    spark.windows.assign:window_due
+generated_ctis: CTI generation (§7.3)
+    python core.punctuation:generated_ctis
+    sql    spark.punctuation:generated_ctis spark.punctuation:generated_ctis_ahead
+    numba  spark.punctuation:generated_ctis_scan spark.ctiscan:scan_table
 """
 
 
@@ -117,11 +137,12 @@ def _parse(text: str) -> tuple[RuleCopies, ...]:
     rules: list[dict[str, Any]] = []
     for line in text.strip().splitlines():
         if not line.startswith(" "):
-            name, section = line.removesuffix(")").rsplit(" (", 1)
-            rules.append({"rule": name, "section": section})
+            name, title = line.split(": ", 1)
+            rule, section = title.removesuffix(")").rsplit(" (", 1)
+            rules.append({"name": name, "rule": rule, "section": section})
             continue
         kind, *names = line.split()
-        rules[-1][kind] = tuple(f"sparktide.{name}" for name in names)
+        rules[-1][kind] = rules[-1].get(kind, ()) + tuple(f"sparktide.{n}" for n in names)
     return tuple(RuleCopies(**fields) for fields in rules)
 
 
@@ -134,15 +155,20 @@ def _cell(names: tuple[str, ...]) -> str:
 
 
 def rule_table() -> str:
-    """The Markdown table ``docs/design.md`` shows (*One definition per rule*)."""
+    """The Markdown table ``docs/design.md`` shows (*One definition per rule*), with a
+    note for each copy that holds several rules (:data:`SHARED`)."""
     lines = [
-        "| rule ([semantics.md](semantics.md)) | Python reference | Spark SQL "
+        "| rule ([semantics.md](semantics.md)) | name | Python reference | Spark SQL "
         "| Arrow / numpy | numba |",
-        "|---|---|---|---|---|",
+        "|---|---|---|---|---|---|",
     ]
     for rule in RULES:
         cells = (rule.python, rule.sql, rule.arrow, rule.numba)
         lines.append(
-            f"| {rule.rule} ({rule.section}) | " + " | ".join(_cell(c) for c in cells) + " |"
+            f"| {rule.rule} ({rule.section}) | `{rule.name}` | "
+            + " | ".join(_cell(c) for c in cells)
+            + " |"
         )
+    lines.append("")
+    lines.extend(f"`{name}`: {why}." for name, why in SHARED.items())
     return "\n".join(lines)

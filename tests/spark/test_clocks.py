@@ -36,7 +36,7 @@ instants = st.integers(-(1 << 50), 1 << 50)
 def test_the_idle_estimate_is_the_rule(arrival, last_arrival, last_processing, seen, now):
     part = PartitionClock(arrival, last_arrival, last_processing, seen)
     guess = last_arrival + (now - last_processing) if seen else now - NEVER_SEEN_LAG
-    assert part.idle_arrival(now) == max(arrival, guess)
+    assert part.idle_estimate(now) == max(arrival, guess)
 
 
 optional = st.none() | st.integers(0, 1 << 40)
@@ -50,4 +50,4 @@ def test_the_refresh_is_the_rule(newest, watermark, arrival, out_of_order, late)
         expected = max(expected, newest - out_of_order)
     if late is not None:
         expected = max(expected, arrival - late)
-    assert part.refreshed(arrival, out_of_order, late) == expected
+    assert part.timeline_watermark(arrival, out_of_order, late) == expected

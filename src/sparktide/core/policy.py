@@ -6,12 +6,43 @@ from dataclasses import dataclass
 
 from sparktide.job import Ordering
 
-__all__ = ["Judgement", "OrderingPolicy"]
+__all__ = [
+    "Judgement",
+    "OrderingPolicy",
+    "early_verdict",
+    "late_adjusted",
+    "late_verdict",
+    "out_of_order_verdict",
+]
 
 ACCEPTED = "accepted"
 ADJUSTED = "adjusted"
 DROPPED = "dropped"
 DEAD_LETTERED = "dead_lettered"
+
+
+def early_verdict(event_time: int, arrival: int, early_arrival: int | None) -> bool:
+    """Whether an event is early (semantics §3.2): its event time is ahead of its
+    arrival time by more than the early tolerance ``early_arrival`` (``None``: no check)."""
+    return early_arrival is not None and event_time - arrival > early_arrival
+
+
+def late_verdict(event_time: int, arrival: int, late_arrival: int | None) -> bool:
+    """Whether an event is late (semantics §3.3): its arrival time is ahead of its event
+    time by more than the late tolerance ``late_arrival`` (``None``: no check)."""
+    return late_arrival is not None and arrival - event_time > late_arrival
+
+
+def late_adjusted(arrival: int, late_arrival: int) -> int:
+    """A late event's adjusted timestamp (semantics §3.3): its arrival time minus the
+    late tolerance."""
+    return arrival - late_arrival
+
+
+def out_of_order_verdict(timestamp: int, watermark: int) -> bool:
+    """Whether an event is out of order (semantics §3.4): its timestamp (after the late
+    rule) is below its timeline's watermark."""
+    return timestamp < watermark
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,21 +94,23 @@ class OrderingPolicy:
         ``watermark`` is the event's timeline watermark just before it, after the arrival
         clock took the event's own arrival time into account (step 1). In arrival-time
         mode the policy never triggers: the timestamp is the arrival time.
+        The rules are :func:`early_verdict`, :func:`late_verdict` (with
+        :func:`late_adjusted`) and :func:`out_of_order_verdict`.
         ``out_of_order = None`` means an unbounded tolerance behind the newest event, but
         the watermark stays a promise: an event below it is still out of order.
         """
         if self.arrival_mode:
             return Judgement(ACCEPTED, arrival, ())
-        if self.early is not None and event_time - arrival > self.early:
+        if early_verdict(event_time, arrival, self.early):
             return Judgement(DROPPED, None, ("early",), "early")
         timestamp = event_time
         reasons: tuple[str, ...] = ()
-        if self.late is not None and arrival - event_time > self.late:
+        if self.late is not None and late_verdict(event_time, arrival, self.late):
             if self.late_drop:
                 return Judgement(DROPPED, None, ("late",), "late")
             reasons = ("late",)
-            timestamp = arrival - self.late
-        if timestamp < watermark:
+            timestamp = late_adjusted(arrival, self.late)
+        if out_of_order_verdict(timestamp, watermark):
             reasons += ("out_of_order",)
             action = self.ooo_action
             if action == "adjust":

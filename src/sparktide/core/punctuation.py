@@ -20,7 +20,33 @@ from __future__ import annotations
 from sparktide.core.instants import NEG_INF, is_finite
 from sparktide.job import Punctuation
 
-__all__ = ["CtiGenerator"]
+__all__ = ["CtiGenerator", "generated_ctis"]
+
+
+def generated_ctis(
+    count: int,
+    newest_before: int,
+    newest: int,
+    *,
+    every_events: int | None,
+    every: int | None,
+    delay: int,
+) -> int | None:
+    """The CTI generated after a timeline's ``count``-th event, or ``None`` (semantics §7.3).
+
+    ``newest_before`` and ``newest`` are the timeline's newest timestamp before and
+    after the event (``NEG_INF`` before any admitted event); ``every_events`` (N) or
+    ``every`` (T) say when a CTI is due, ``delay`` how far below the newest timestamp.
+    """
+    if not is_finite(newest):
+        return None
+    if every_events is not None:
+        if count % every_events:
+            return None
+    elif every is not None:
+        if newest_before != NEG_INF and newest // every <= newest_before // every:
+            return None
+    return newest - delay
 
 
 class CtiGenerator:
@@ -43,14 +69,13 @@ class CtiGenerator:
         """The CTI generated after a timeline's ``count``-th event, or ``None``.
 
         ``newest_before`` and ``newest`` are the timeline's newest timestamp before and
-        after the event (``NEG_INF`` before any admitted event).
+        after the event (``NEG_INF`` before any admitted event): :func:`generated_ctis`.
         """
-        if not is_finite(newest):
-            return None
-        if self.every_events is not None:
-            if count % self.every_events:
-                return None
-        elif self.every is not None:
-            if newest_before != NEG_INF and newest // self.every <= newest_before // self.every:
-                return None
-        return newest - self.delay
+        return generated_ctis(
+            count,
+            newest_before,
+            newest,
+            every_events=self.every_events,
+            every=self.every,
+            delay=self.delay,
+        )

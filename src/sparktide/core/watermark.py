@@ -15,10 +15,49 @@ from typing import Any
 from sparktide.core.instants import NEG_INF
 from sparktide.time import SECOND
 
-__all__ = ["NEVER_SEEN_LAG", "PartitionClock", "Timeline"]
+__all__ = [
+    "NEVER_SEEN_LAG",
+    "PartitionClock",
+    "Timeline",
+    "idle_estimate",
+    "newest_timestamp",
+    "timeline_watermark",
+]
 
 #: A partition that never delivered an event is estimated this far behind processing time.
 NEVER_SEEN_LAG = 5 * SECOND
+
+
+def idle_estimate(seen: bool, last_arrival: int, last_processing: int, now: int) -> int:
+    """The arrival clock a partition that delivers nothing is estimated at, at processing
+    time ``now`` (semantics §4.3): its last arrival time plus the processing time since
+    its last delivery, or ``now`` minus :data:`NEVER_SEEN_LAG` if it never delivered.
+    (The clock takes the estimate only if it is ahead: :meth:`PartitionClock.estimate`.)"""
+    if seen:
+        return last_arrival + (now - last_processing)
+    return now - NEVER_SEEN_LAG
+
+
+def newest_timestamp(newest: int, timestamp: int) -> int:
+    """A timeline's newest timestamp once an event with system timestamp ``timestamp``
+    is admitted (semantics §3.5): the larger of the two."""
+    return timestamp if timestamp > newest else newest
+
+
+def timeline_watermark(
+    watermark: int,
+    newest: int,
+    arrival_clock: int,
+    out_of_order: int | None,
+    late_arrival: int | None,
+) -> int:
+    """A timeline's watermark refreshed (semantics §4.1): ``max(W, newest − O, A − L)``,
+    a term absent where its tolerance is ``None``; it never moves backwards."""
+    if out_of_order is not None and newest - out_of_order > watermark:
+        watermark = newest - out_of_order
+    if late_arrival is not None and arrival_clock - late_arrival > watermark:
+        watermark = arrival_clock - late_arrival
+    return watermark
 
 
 class PartitionClock:
@@ -54,10 +93,7 @@ class PartitionClock:
 
         Returns True when the arrival clock moved.
         """
-        if self.seen:
-            guess = self.last_arrival + (now - self.last_processing)
-        else:
-            guess = now - NEVER_SEEN_LAG
+        guess = idle_estimate(self.seen, self.last_arrival, self.last_processing, now)
         if guess > self.arrival:
             self.arrival = guess
             return True
@@ -89,14 +125,11 @@ class Timeline:
         self.events = 0  # events judged on this timeline (generated CTIs count them)
 
     def refresh(self, arrival_clock: int) -> int:
-        """Recompute W from newest and the arrival clock A; never moves backwards."""
-        w = self.watermark
-        if self.out_of_order is not None and self.newest - self.out_of_order > w:
-            w = self.newest - self.out_of_order
-        if self.late_arrival is not None and arrival_clock - self.late_arrival > w:
-            w = arrival_clock - self.late_arrival
-        self.watermark = w
-        return w
+        """Recompute W from newest and the arrival clock A (:func:`timeline_watermark`)."""
+        self.watermark = timeline_watermark(
+            self.watermark, self.newest, arrival_clock, self.out_of_order, self.late_arrival
+        )
+        return self.watermark
 
     def punctuate(self, instant: int) -> bool:
         """A CTI at ``instant``: no later event may start before it. True if W moved."""
@@ -105,9 +138,9 @@ class Timeline:
         return self.advance_to(instant)
 
     def admit(self, timestamp: int) -> None:
-        """Step 5 of semantics §3: an admitted event's system timestamp."""
-        if timestamp > self.newest:
-            self.newest = timestamp
+        """Step 5 of semantics §3: an admitted event's system timestamp
+        (:func:`newest_timestamp`)."""
+        self.newest = newest_timestamp(self.newest, timestamp)
 
     def advance_to(self, instant: int) -> bool:
         """Force the watermark up to ``instant`` (idle timeout, flush). True if it moved."""

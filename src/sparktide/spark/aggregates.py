@@ -13,6 +13,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from sparktide.job import Aggregate
+from sparktide.spark.columns import (
+    RELEASE_ORDER,
+)
 from sparktide.spark.sql import field
 
 __all__ = [
@@ -27,7 +30,7 @@ __all__ = [
 
 _INTS = "('TINYINT', 'SMALLINT', 'INT', 'BIGINT')"
 _MAX_DOUBLE = "1.7976931348623157E308D"
-ORDER = "s, a, file, line"
+ORDER = ", ".join(RELEASE_ORDER)
 
 
 @dataclass(frozen=True)

@@ -17,9 +17,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from sparktide.core.instants import NEG_INF
-from sparktide.core.watermark import PartitionClock as CorePartitionClock
-from sparktide.core.watermark import Timeline as CoreTimeline
+from sparktide.core.watermark import idle_estimate, timeline_watermark
 from sparktide.job import Job, input_of
+from sparktide.spark.columns import (
+    PARTITION,
+)
 from sparktide.spark.counters import add_counters
 from sparktide.spark.onepass import counter_column
 
@@ -28,12 +30,12 @@ __all__ = [
     "PartitionClock",
     "clock_json",
     "close_batch",
-    "estimate_idle",
+    "governing_watermark_floor",
+    "idle_estimates",
     "import_ctis",
     "initial_clock",
     "load_clock",
     "raise_job_watermark",
-    "substream_floor",
 ]
 
 #: The clock state of a batch: JSON fields, ``partitions`` holding :class:`PartitionClock`.
@@ -75,15 +77,12 @@ class PartitionClock:
         """Events judged so far (0 before any)."""
         return self.events or 0
 
-    def idle_arrival(self, now: int) -> int:
-        """The arrival clock at ``now`` if the partition delivers nothing (semantics §4): its
-        last arrival plus the processing time since, or ``now`` − 5 s if never seen
-        (:meth:`sparktide.core.watermark.PartitionClock.estimate`)."""
-        probe = CorePartitionClock(None)
-        probe.arrival, probe.seen = self.arrival, self.seen
-        probe.last_arrival, probe.last_processing = self.last_arrival, self.last_processing
-        probe.estimate(now)
-        return probe.arrival
+    def idle_estimate(self, now: int) -> int:
+        """The arrival clock at ``now`` if the partition delivers nothing (semantics §4.3):
+        its last arrival plus the processing time since, or ``now`` − 5 s if never seen,
+        when that is ahead (:func:`sparktide.core.watermark.idle_estimate`)."""
+        guess = idle_estimate(self.seen, self.last_arrival, self.last_processing, now)
+        return max(self.arrival, guess)
 
     def deliver(self, arrival: int, now: int) -> None:
         """The partition delivered events up to arrival time ``arrival`` at ``now``."""
@@ -92,12 +91,12 @@ class PartitionClock:
         self.last_processing = now
         self.seen = True
 
-    def refreshed(self, arrival: int, out_of_order: int | None, late_arrival: int | None) -> int:
-        """The watermark refreshed at arrival clock ``arrival`` (semantics §4), with the
-        heuristic terms (``None``: absent): :meth:`sparktide.core.watermark.Timeline.refresh`."""
-        timeline = CoreTimeline(None, out_of_order, late_arrival)
-        timeline.newest, timeline.watermark = self.newest, self.watermark
-        return timeline.refresh(arrival)
+    def timeline_watermark(
+        self, arrival: int, out_of_order: int | None, late_arrival: int | None
+    ) -> int:
+        """The watermark refreshed at arrival clock ``arrival`` (semantics §4.1), with the
+        heuristic terms (``None``: absent): :func:`sparktide.core.watermark.timeline_watermark`."""
+        return timeline_watermark(self.watermark, self.newest, arrival, out_of_order, late_arrival)
 
 
 def initial_clock(job: Job) -> ClockState:
@@ -129,15 +128,15 @@ def clock_json(clock: ClockState) -> dict[str, Any]:
     return {name: parts if name == "partitions" else v for name, v in clock.items()}
 
 
-def substream_floor(arrival: int, clock: ClockState, late_arrival: int | None) -> int:
-    """Substreams: the watermark every substream has reached — the input's arrival
+def governing_watermark_floor(arrival: int, clock: ClockState, late_arrival: int | None) -> int:
+    """Substreams: the watermark every substream has reached (semantics §4.5) — the input's arrival
     clock minus L (the watermark's late term, ``None``: absent), and the CTIs without
     a key (semantics §7)."""
     base = arrival - late_arrival if late_arrival is not None else NEG_INF
     return max(base, clock.get("cti_floor", NEG_INF))
 
 
-def estimate_idle(
+def idle_estimates(
     clock: ClockState,
     delivering: dict[str, Any],
     now: int,
@@ -152,9 +151,9 @@ def estimate_idle(
     for pid, part in parts.items():
         if pid in delivering:
             continue
-        part.arrival = part.idle_arrival(now)
+        part.arrival = part.idle_estimate(now)
         if terms is not None:
-            part.watermark = part.refreshed(part.arrival, *terms)
+            part.watermark = part.timeline_watermark(part.arrival, *terms)
     for pid in delivering:
         parts.setdefault(pid, PartitionClock())
     return max([clock["arrival"], *(p.arrival for p in parts.values())])
@@ -185,7 +184,7 @@ def close_batch(
 ) -> int:
     """The clocks at the end of a batch: the delivering partitions' arrivals, each
     timeline's newest timestamp, CTIs and events from the batch's ``summary`` (one row
-    per partition), watermarks refreshed (``terms`` as :func:`estimate_idle`; ``None``
+    per partition), watermarks refreshed (``terms`` as :func:`idle_estimates`; ``None``
     for substreams, whose timelines are keys), the job watermark. Returns the input's
     arrival clock at the end of the batch."""
     parts: dict[str, PartitionClock] = clock["partitions"]
@@ -193,10 +192,10 @@ def close_batch(
         parts[pid].deliver(row["max_a"], now)
     arrival_at_end = max([arrival_at_start, *(p.arrival for p in parts.values())])
     for row in summary:
-        if row["pid"] is None:  # malformed rows only (counted apart)
+        if row[PARTITION] is None:  # malformed rows only (counted apart)
             continue
         if terms is not None:
-            part = parts[row["pid"]]
+            part = parts[row[PARTITION]]
             if row["max_h"] is not None:
                 part.newest = max(part.newest, row["max_h"])
             if row["max_cti"] is not None:
@@ -207,7 +206,7 @@ def close_batch(
     add_counters(clock["counters"], summary)
     if terms is not None:
         for part in parts.values():
-            part.watermark = part.refreshed(part.arrival, *terms)
+            part.watermark = part.timeline_watermark(part.arrival, *terms)
     clock["arrival"] = arrival_at_end
     clock["malformed"] = clock.get("malformed", 0) + malformed
     clock["processing_time"] = now

@@ -2,23 +2,35 @@
 
 The short names come from the specification's notation (semantics §3–7) and reach state
 files and kernels, so they stay as they are; each has a descriptive constant here that
-says what it holds. New code may import the constants; the SQL strings of
-:mod:`sparktide.spark.policy` use the short names, read them with this glossary.
+says what it holds. The Spark SQL and the one-pass kernels take their column names from
+here (``f"CASE WHEN {IS_LATE} THEN ..."``), so a grep for a constant finds every reader.
+
+This module imports nothing: every module of :mod:`sparktide.spark` may import it.
 """
 
 from __future__ import annotations
-
-from sparktide.spark.onepass import ABORT, KEY, PARTIAL, SUMMARY, TASK
-from sparktide.spark.onepass import LINE as LINE_KIND
 
 __all__ = [
     "ADMITTED_KINDS",
     "ARRIVAL_CLOCK_AT_START",
     "ARRIVAL_FLOOR",
+    "ARRIVAL_ORDER",
+    "ARRIVAL_ORDER_SQL",
     "ARRIVAL_TIME",
     "CLAMPED_TIME",
     "CLOSED_WINDOW_START",
     "CTI_INSTANT",
+    "EDGE",
+    "EDGE_COVERED",
+    "EDGE_ENDED",
+    "EDGE_FROM_STATE",
+    "EDGE_GOVERNING_AT_END",
+    "EDGE_ID",
+    "EDGE_OPENED_BY",
+    "EDGE_OPENING",
+    "EDGE_OPEN_BEFORE",
+    "EDGE_TAKING_PART",
+    "EDGE_TIMELINE",
     "END_TIME",
     "ERROR",
     "EVENTS_AT_START",
@@ -39,6 +51,10 @@ __all__ = [
     "KERNEL_SUMMARY",
     "KERNEL_TASK",
     "KEYLESS_CTIS_BEFORE",
+    "KEY_EVENTS",
+    "KEY_LAST",
+    "KEY_NEWEST",
+    "KEY_WATERMARK",
     "LINE",
     "NEWEST_AT_START",
     "NEWEST_BEFORE",
@@ -48,6 +64,7 @@ __all__ = [
     "RAW",
     "REASON",
     "RECORD",
+    "RELEASE_ORDER",
     "SCOPE",
     "SCOPE_WATERMARK_END",
     "SUBSTREAM_KEY",
@@ -72,11 +89,21 @@ SUBSTREAM_KEY = "key"  # substream key (``over``), semantics §7
 IS_CTI = "cti"  # the row is an explicit CTI (punctuation), not an event
 END_TIME = "e"  # an interval event's end time, semantics §7
 
+#: The order a timeline's rows are judged in: arrival time, then file and line.
+ARRIVAL_ORDER = (ARRIVAL_TIME, FILE, LINE)
+#: :data:`ARRIVAL_ORDER` as SQL text (``ORDER BY`` a window's rows).
+ARRIVAL_ORDER_SQL = ", ".join(ARRIVAL_ORDER)
+
 # ---------------------------------------------------------------- timeline clocks
 ARRIVAL_CLOCK_AT_START = "A0"  # the timeline's arrival clock at the batch start
 WATERMARK_AT_START = "W0"  # the timeline's watermark at the batch start
 NEWEST_AT_START = "newest0"  # the timeline's newest timestamp at the batch start
 EVENTS_AT_START = "n0"  # events judged on the timeline before the batch
+# (the ``keys`` state table: each substream key's clocks after a batch)
+KEY_NEWEST = "k_newest"  # the key's newest timestamp
+KEY_WATERMARK = "k_watermark"  # the key's watermark
+KEY_LAST = "k_last"  # the arrival time of the key's last event
+KEY_EVENTS = "k_events"  # events judged on the key (generated CTIs count them)
 
 # ---------------------------------------------------------------- the policy
 IS_EARLY = "is_early"  # early verdict: t − a > E
@@ -98,22 +125,37 @@ VERDICT = "verdict"  # accepted, adjusted, dropped, dead_lettered, malformed, pu
 REASON = "reason"  # why dropped or dead-lettered: early, late, out_of_order...
 SCOPE = "scope"  # the unit outputs are per: the key, the partition, or "" (the job)
 GOVERNING_WATERMARK = "G"  # the watermark governing the row's scope within the batch
+#: The order events are released in: system timestamp, then arrival order.
+RELEASE_ORDER = (SYSTEM_TIME, *ARRIVAL_ORDER)
 
 # ---------------------------------------------------------------- windows
 WINDOW_STARTS = "starts"  # the starts of every window an admitted row belongs to
 OPEN_WINDOW_STARTS = "open_starts"  # those the governing watermark has not closed
 CLOSED_WINDOW_START = "closed_start"  # the last window of a row that came too late
 SCOPE_WATERMARK_END = "governing"  # the scope's governing watermark at the batch end
+
+# ---------------------------------------------------------------- edge events (semantics §7.6)
+EDGE = "edge"  # an edge row's kind: "start" or "end" (NULL: not an edge)
+EDGE_ID = "eid"  # the edge event's id (a start and its end share it)
+EDGE_TIMELINE = "tl"  # the timeline an edge is paired on
+EDGE_COVERED = "cov"  # the watermark up to which an open event joined closing windows
+EDGE_GOVERNING_AT_END = "X"  # an ended event: the governing watermark when its end came
+EDGE_FROM_STATE = "from_state"  # the row is an open event kept in state, not of the batch
+EDGE_TAKING_PART = "k_eff"  # the kind of an edge that takes part (admitted, or in state)
+EDGE_OPEN_BEFORE = "prev_open"  # the edge's id was open before the row
+EDGE_OPENING = "opening"  # a start edge whose id was not open: it opens an event
+EDGE_OPENED_BY = "o"  # an end edge: the open event it ends (a struct)
+EDGE_ENDED = "ended"  # an end edge of the id follows
 # (``g0``, ``g1``... hold the group-by values as JSON text; ``j0``... a join's keys)
 
 # ---------------------------------------------------------------- one-pass kernel rows
-# (the ``kind`` of a row the kernel reports; :mod:`sparktide.spark.onepass` defines them)
-KERNEL_PARTIAL = PARTIAL  # "p": a window partial (per scope, group and window of a task)
-KERNEL_SUMMARY = SUMMARY  # "s": one per partition, the clocks' and counters' figures
-KERNEL_TASK = TASK  # "t": one per task, the lines it could not judge, partials written
-KERNEL_LINE = LINE_KIND  # "l": the lines a task could not vouch for
-KERNEL_ABORT = ABORT  # "x": the task gave up, the batch takes the general plan
-KERNEL_KEY = KEY  # "k": substreams, one per key of the batch
+# (the ``kind`` of a row the kernel reports; :mod:`sparktide.spark.onepass.schema` reads them)
+KERNEL_PARTIAL = "p"  # a window partial (per scope, group and window of a task)
+KERNEL_SUMMARY = "s"  # one per partition, the clocks' and counters' figures
+KERNEL_TASK = "t"  # one per task, the lines it could not judge, partials written
+KERNEL_LINE = "l"  # the lines a task could not vouch for
+KERNEL_ABORT = "x"  # the task gave up, the batch takes the general plan
+KERNEL_KEY = "k"  # substreams, one per key of the batch
 
 #: The verdicts of events that go on to windows, release or joins.
 ADMITTED_KINDS = ("accepted", "adjusted")

@@ -12,6 +12,18 @@ from typing import Any
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
+from sparktide.spark.columns import (
+    CTI_INSTANT,
+    ERROR,
+    IS_CTI,
+    IS_EARLY,
+    IS_LATE,
+    IS_OUT_OF_ORDER,
+    PARTITION,
+    REASON,
+    VERDICT,
+    WINDOW_STARTS,
+)
 from sparktide.spark.onepass import COUNTED, counter_column
 
 __all__ = ["COUNTERS", "add_counters", "counter_aggregates", "grouped", "summed"]
@@ -31,24 +43,26 @@ COUNTERS = (
 )
 
 #: ``(counter, condition on a judged row)``: what each counter counts.
+#: SQL: the row is an admitted event.
+_ADMITTED = f"{VERDICT} IN ('accepted', 'adjusted')"
 _CONDITIONS = (
-    ("input", "error IS NULL AND NOT cti"),
-    ("admitted", "verdict IN ('accepted', 'adjusted')"),
-    ("early", "is_early"),
-    ("late", "is_late"),
-    ("out_of_order", "is_ooo"),
-    ("adjusted", "verdict = 'adjusted'"),
-    ("in_no_window", "verdict IN ('accepted', 'adjusted') AND size(starts) = 0"),
+    ("input", f"{ERROR} IS NULL AND NOT {IS_CTI}"),
+    ("admitted", _ADMITTED),
+    ("early", IS_EARLY),
+    ("late", IS_LATE),
+    ("out_of_order", IS_OUT_OF_ORDER),
+    ("adjusted", f"{VERDICT} = 'adjusted'"),
+    ("in_no_window", f"{_ADMITTED} AND size({WINDOW_STARTS}) = 0"),
     *(
-        (f"dropped.{reason}", f"verdict = 'dropped' AND reason = '{reason}'")
+        (f"dropped.{reason}", f"{VERDICT} = 'dropped' AND {REASON} = '{reason}'")
         for reason in ("early", "late", "out_of_order", "window_closed", "filtered", "empty_edge")
     ),
     *(
-        (f"dead_lettered.{reason}", f"verdict = 'dead_lettered' AND reason = '{reason}'")
+        (f"dead_lettered.{reason}", f"{VERDICT} = 'dead_lettered' AND {REASON} = '{reason}'")
         for reason in ("unmatched_edge", "duplicate_edge", "out_of_order", "window_closed")
     ),
-    ("punctuations", "cti"),
-    ("ctis_generated", "NOT cti AND cti_w IS NOT NULL"),
+    ("punctuations", IS_CTI),
+    ("ctis_generated", f"NOT {IS_CTI} AND {CTI_INSTANT} IS NOT NULL"),
 )
 
 
@@ -63,9 +77,9 @@ def counter_aggregates() -> list[Column]:
 def add_counters(counters: dict[str, dict[str, int]], summary: list[Any]) -> None:
     """Add a batch's per-partition counts (``summary``) to the cumulative ``counters``."""
     for row in summary:
-        if row["pid"] is None:  # malformed rows only (counted apart)
+        if row[PARTITION] is None:  # malformed rows only (counted apart)
             continue
-        entry = counters.setdefault(row["pid"], {})
+        entry = counters.setdefault(row[PARTITION], {})
         for name in COUNTERS:
             entry[name] = entry.get(name, 0) + (row[counter_column(name)] or 0)
 
@@ -74,7 +88,7 @@ def summed(summary: list[Any]) -> dict[str, int]:
     """A batch's counters summed over its partitions."""
     totals: dict[str, int] = {}
     for row in summary:
-        if row["pid"] is None:
+        if row[PARTITION] is None:
             continue
         for name in COUNTERS:
             totals[name] = totals.get(name, 0) + (row[counter_column(name)] or 0)

@@ -31,11 +31,23 @@ import numpy as np
 import pyarrow as pa
 
 from sparktide.core.instants import NEG_INF
+from sparktide.spark.columns import (
+    END_TIME,
+    EVENTS_AT_START,
+    GENERATED_CTIS_BEFORE,
+    GENERATES_CTI,
+    NEWEST_AT_START,
+    NEWEST_VALUE,
+)
 
 __all__ = ["SCAN_OUTPUT", "scan_kernel", "scan_table"]
 
 #: What :func:`scan_table` returns for each row, besides the columns identifying it.
-SCAN_OUTPUT = (("h", pa.int64()), ("gen", pa.bool_()), ("C", pa.int64()))
+SCAN_OUTPUT = (
+    (NEWEST_VALUE, pa.int64()),
+    (GENERATES_CTI, pa.bool_()),
+    (GENERATED_CTIS_BEFORE, pa.int64()),
+)
 
 
 @functools.cache
@@ -131,15 +143,15 @@ def scan_table(
         )
     table = table.sort_by("_rk")
     never = np.iinfo(np.int64).max  # (a point event has no end)
-    end = table.column("e").fill_null(never).to_numpy(zero_copy_only=False).astype(np.int64)
-    newest0 = table.column("newest0")[0].as_py()  # (null: a partition new in this batch)
+    end = table.column(END_TIME).fill_null(never).to_numpy(zero_copy_only=False).astype(np.int64)
+    newest0 = table.column(NEWEST_AT_START)[0].as_py()  # (null: a partition new in this batch)
     moved, generated, ctis = _compiled()(
-        table.column("h").to_numpy(zero_copy_only=False).astype(np.int64),
+        table.column(NEWEST_VALUE).to_numpy(zero_copy_only=False).astype(np.int64),
         table.column("_counted").to_numpy(zero_copy_only=False).astype(np.bool_),
         table.column("_may").to_numpy(zero_copy_only=False).astype(np.bool_),
         end,
         NEG_INF if newest0 is None else int(newest0),
-        int(table.column("n0")[0].as_py()),
+        int(table.column(EVENTS_AT_START)[0].as_py()),
         adjust,
         delay,
         every_events or 0,

@@ -15,7 +15,36 @@ from sparktide.core.instants import NEG_INF
 from sparktide.spark import policy
 from sparktide.spark.aggregates import distinct_key, group_inputs, present
 from sparktide.spark.batch import Batch
-from sparktide.spark.clocks import estimate_idle, import_ctis
+from sparktide.spark.clocks import idle_estimates, import_ctis
+from sparktide.spark.columns import (
+    ARRIVAL_ORDER,
+    ARRIVAL_TIME,
+    CLOSED_WINDOW_START,
+    CTI_INSTANT,
+    EDGE,
+    EDGE_ID,
+    END_TIME,
+    ERROR,
+    EVENT_TIME,
+    FILE,
+    GOVERNING_WATERMARK,
+    IS_CTI,
+    IS_EARLY,
+    IS_LATE,
+    IS_OUT_OF_ORDER,
+    LINE,
+    NEWEST_VALUE,
+    OPEN_WINDOW_STARTS,
+    PARTITION,
+    RAW,
+    REASON,
+    RECORD,
+    SCOPE,
+    SUBSTREAM_KEY,
+    SYSTEM_TIME,
+    VERDICT,
+    WINDOW_STARTS,
+)
 from sparktide.spark.context import Context
 from sparktide.spark.counters import counter_aggregates
 from sparktide.spark.inputs.arrowjson import parse_files
@@ -58,9 +87,9 @@ def judge(context: Context, batch: Batch, lines: DataFrame, *, estimates_first: 
     if estimates_first:
         parsed = batch.keep(parsed)
         delivering, malformed = _delivering(parsed)
-        arrival_at_start = estimate_idle(clock, delivering, now, context.watermark_terms)
+        arrival_at_start = idle_estimates(clock, delivering, now, context.watermark_terms)
         import_ctis(context.job, parts)
-        source = parsed.filter("error IS NULL")
+        source = parsed.filter(f"{ERROR} IS NULL")
     keys_batch = context.store.latest(below=batch.id) if context.timeline.by_key else None
     start = policy.BatchStart(parts, arrival_at_start, keys_batch, clock.get("cti_floor", NEG_INF))
     judged = policy.judged_rows(context, source, start)
@@ -73,13 +102,14 @@ def judge(context: Context, batch: Batch, lines: DataFrame, *, estimates_first: 
     keys_next = None
     if context.timeline.by_key:
         assert delivering is not None
-        arrival_at_end = max([arrival_at_start, *(row["max_a"] for row in delivering.values())])
+        arrivals = (row["max_a"] for row in delivering.values())
+        arrival_at_end = max([arrival_at_start, *arrivals])
         keys_next = next_keys(context, _batch_keys(decided), batch.previous, arrival_at_end, now)
     summary = _summary(decided)
     if delivering is None:
         malformed = sum(row["bad"] for row in summary)
-        delivering = {row["pid"]: row for row in summary if row["pid"] is not None}
-        arrival_at_start = estimate_idle(clock, delivering, now, context.watermark_terms)
+        delivering = {row[PARTITION]: row for row in summary if row[PARTITION] is not None}
+        arrival_at_start = idle_estimates(clock, delivering, now, context.watermark_terms)
     return Judged(decided, parsed, summary, delivering, malformed, arrival_at_start, keys_next)
 
 
@@ -91,16 +121,19 @@ def _parsed_for_judging(context: Context, lines: DataFrame) -> DataFrame:
     record variant ``m`` (needed for malformed records only): the values windows read
     are taken out of it here, as narrow typed columns (:func:`row_inputs`)."""
     parsed = add_record_columns(parse(context, lines), context.job)  # [filter], [select]
-    keep_raw = "raw" if context.window is None else "CASE WHEN error IS NOT NULL THEN raw END"
+    keep_raw = RAW if context.window is None else f"CASE WHEN {ERROR} IS NOT NULL THEN {RAW} END"
+    absent = {  # semantics §7: CTI rows, intervals, edges
+        IS_CTI: "false",
+        END_TIME: "CAST(NULL AS BIGINT)",
+        EDGE: "CAST(NULL AS STRING)",
+        EDGE_ID: "CAST(NULL AS STRING)",
+    }
     return parsed.selectExpr(
-        *(c for c in parsed.columns if c not in ("raw", "mtime", "pre_error", "m")),
-        f"{keep_raw} AS raw",
-        "CASE WHEN error IS NOT NULL THEN m END AS m",
+        *(c for c in parsed.columns if c not in (RAW, "mtime", "pre_error", RECORD)),
+        f"{keep_raw} AS {RAW}",
+        f"CASE WHEN {ERROR} IS NOT NULL THEN {RECORD} END AS {RECORD}",
         *(f"{expr} AS {name}" for name, expr in row_inputs(context)),
-        *([] if "cti" in parsed.columns else ["false AS cti"]),  # semantics §7: CTI rows
-        *([] if "e" in parsed.columns else ["CAST(NULL AS BIGINT) AS e"]),  # intervals
-        *([] if "edge" in parsed.columns else ["CAST(NULL AS STRING) AS edge"]),  # edges
-        *([] if "eid" in parsed.columns else ["CAST(NULL AS STRING) AS eid"]),
+        *(f"{value} AS {name}" for name, value in absent.items() if name not in parsed.columns),
     )
 
 
@@ -108,12 +141,12 @@ def _delivering(parsed: DataFrame) -> tuple[dict[str, Any], int]:
     """The partitions that deliver in the batch (with their largest arrival time) and
     the number of malformed lines: one aggregate over the parsed batch."""
     stats = {
-        row["pid"]: row
-        for row in parsed.groupBy("pid")
+        row[PARTITION]: row
+        for row in parsed.groupBy(PARTITION)
         .agg(
             F.count("*").alias("n"),
-            F.max("a").alias("max_a"),
-            F.count(F.when(F.col("error").isNotNull(), 1)).alias("bad"),
+            F.max(ARRIVAL_TIME).alias("max_a"),
+            F.count(F.when(F.col(ERROR).isNotNull(), 1)).alias("bad"),
         )
         .collect()
     }
@@ -125,32 +158,33 @@ def _batch_keys(decided: DataFrame) -> DataFrame:
     """Substreams: each key's newest timestamp, rows, last CTI and events in the batch
     (CTIs without a key move the floor instead)."""
     return (
-        decided.filter("key IS NOT NULL")
-        .groupBy("key")
+        decided.filter(f"{SUBSTREAM_KEY} IS NOT NULL")
+        .groupBy(SUBSTREAM_KEY)
         .agg(
-            F.max("h").alias("max_h"),
+            F.max(NEWEST_VALUE).alias("max_h"),
             F.count("*").alias("n"),
-            F.max("cti_w").alias("max_cti"),
-            F.count(F.when(~F.col("cti"), 1)).alias("events"),
+            F.max(CTI_INSTANT).alias("max_cti"),
+            F.count(F.when(~F.col(IS_CTI), 1)).alias("events"),
         )
     )
 
 
 def _summary(decided: DataFrame) -> list[Any]:
     """One row per partition of the judged batch: what the clocks and counters read."""
+    keyless = f"CASE WHEN {IS_CTI} AND {SUBSTREAM_KEY} IS NULL THEN {EVENT_TIME} END"
     return (
-        decided.groupBy("pid")
+        decided.groupBy(PARTITION)
         .agg(
-            F.max("h").alias("max_h"),
-            F.max("a").alias("max_a"),
-            F.count(F.when(F.col("error").isNotNull(), 1)).alias("bad"),
-            F.max("cti_w").alias("max_cti"),  # the partition's last CTI (or generated)
-            F.max(F.expr("CASE WHEN cti AND key IS NULL THEN t END")).alias("max_y"),
+            F.max(NEWEST_VALUE).alias("max_h"),
+            F.max(ARRIVAL_TIME).alias("max_a"),
+            F.count(F.when(F.col(ERROR).isNotNull(), 1)).alias("bad"),
+            F.max(CTI_INSTANT).alias("max_cti"),  # the partition's last CTI (or generated)
+            F.max(F.expr(keyless)).alias("max_y"),
             *counter_aggregates(),
             # the first late input event in arrival order (the diagnostic's example)
             F.min_by(
-                F.struct("a", "file", "line", "t"),
-                F.when(F.col("is_late"), F.struct("a", "file", "line")),
+                F.struct(*ARRIVAL_ORDER, EVENT_TIME),
+                F.when(F.col(IS_LATE), F.struct(*ARRIVAL_ORDER)),
             ).alias("late_example"),
         )
         .collect()
@@ -185,11 +219,12 @@ def _parse_union(job: Any, lines: DataFrame) -> DataFrame:
         one = dataclasses.replace(source, import_ctis=None)  # (a union's key)
         view = dataclasses.replace(job, source=one, inputs=(), join=None, references=(), select=())
         parsed = parse_lines(lines.filter(F.col("input") == name).drop("input"), view)
-        columns = ["file", "line", "raw", "mtime", "pre_error", "error", "m", "t", "a"]
-        columns += [c for c in ("key", "cti", "e") if c in parsed.columns]
+        columns = [FILE, LINE, RAW, "mtime", "pre_error", ERROR, RECORD, EVENT_TIME, ARRIVAL_TIME]
+        columns += [c for c in (SUBSTREAM_KEY, IS_CTI, END_TIME) if c in parsed.columns]
+        pid = F.col(PARTITION)
         parsed = parsed.select(
             *columns,
-            F.when(F.col("pid").isNotNull(), F.concat(F.lit(f"{name}/"), "pid")).alias("pid"),
+            F.when(pid.isNotNull(), F.concat(F.lit(f"{name}/"), pid)).alias(PARTITION),
         )
         out = parsed if out is None else out.unionByName(parsed)
     assert out is not None
@@ -205,12 +240,13 @@ def narrow(context: Context, decided: DataFrame) -> DataFrame:
     (:mod:`sparktide.spark.outputs.deadletters`). ``error`` and, for malformed
     records, ``m`` are kept because a batch judged without its estimates first writes
     its malformed records from here."""
-    columns = ["file", "line", "t", "a", "s", "pid", "key", "h", "scope", "verdict", "reason"]
-    columns += ["is_early", "is_late", "is_ooo", "starts", "open_starts", "closed_start"]
-    columns += ["cti", "cti_w", "e"]
+    columns = [FILE, LINE, EVENT_TIME, ARRIVAL_TIME, SYSTEM_TIME, PARTITION, SUBSTREAM_KEY]
+    columns += [NEWEST_VALUE, SCOPE, VERDICT, REASON, IS_EARLY, IS_LATE, IS_OUT_OF_ORDER]
+    columns += [WINDOW_STARTS, OPEN_WINDOW_STARTS, CLOSED_WINDOW_START]
+    columns += [IS_CTI, CTI_INSTANT, END_TIME]
     if context.edges:
-        columns += ["edge", "eid", "G"]
-    columns += ["error", "raw", "m"]  # the parsed batch keeps them only where needed
+        columns += [EDGE, EDGE_ID, GOVERNING_WATERMARK]
+    columns += [ERROR, RAW, RECORD]  # the parsed batch keeps them only where needed
     columns += [name for name, _ in row_inputs(context)]
     columns += record_columns(context.job)
     return decided.selectExpr(*columns)

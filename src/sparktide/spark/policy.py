@@ -3,20 +3,28 @@ a batch's rows, in closed form over window functions.
 
 Within a batch the arrival clock at an event is ``max(A0, arrival)`` (rows are judged
 in arrival order), and the timeline's newest timestamp before an event is a running
-maximum of a per-row value ``h`` — one window function per timeline. The steps, in
-order (each adds columns; :mod:`sparktide.spark.columns` names them):
+maximum of a per-row value ``h`` — one window function per timeline. Each rule has the
+name of its reference (:mod:`sparktide.core.policy`, :mod:`sparktide.core.watermark`,
+:mod:`sparktide.rules`); the steps, in order (each adds columns, named in
+:mod:`sparktide.spark.columns`):
 
-1. :func:`timeline_clocks`: each row's timeline clock at the batch start (``A0``,
-   ``W0``, ``newest0``, ``n0``) and keyless CTIs (``Y``);
-2. :func:`early_and_late`: the early and late verdicts, the clamped timestamp ``g``,
-   the arrival floor and explicit CTIs before the row (``X``);
-3. :func:`running_newest`: ``h``, the row's contribution to the newest timestamp, its
-   running maximum ``newest_x``, and generated CTIs (``C``, :mod:`.punctuation`);
-4. :func:`watermark_before`: the timeline's watermark before the row (``W``);
-5. :func:`out_of_order`: the out-of-order verdict, system timestamp ``s``, ``verdict``
-   and ``reason``;
-6. :func:`governing_watermark`: the row's ``scope`` and the watermark governing it
-   within the batch (``G``).
+1. :func:`timeline_clocks`: each row's timeline clock at the batch start
+   (:data:`~.ARRIVAL_CLOCK_AT_START`, :data:`~.WATERMARK_AT_START`,
+   :data:`~.NEWEST_AT_START`, :data:`~.EVENTS_AT_START`) and keyless CTIs
+   (:data:`~.KEYLESS_CTIS_BEFORE`);
+2. :func:`early_verdict` and :func:`late_verdict`: :data:`~.IS_EARLY`, :data:`~.IS_LATE`;
+3. :func:`late_adjusted`: the timestamp clamped for lateness (:data:`~.CLAMPED_TIME`);
+4. :func:`timeline_watermark_floor`: the watermark's arrival floor and the explicit CTIs
+   before the row (:data:`~.ARRIVAL_FLOOR`, :data:`~.EXPLICIT_CTIS_BEFORE`);
+5. :func:`newest_timestamp`: the row's value for the newest timestamp
+   (:data:`~.NEWEST_VALUE`), its running maximum (:data:`~.NEWEST_BEFORE`), and generated
+   CTIs (:data:`~.GENERATED_CTIS_BEFORE`, :mod:`.punctuation`);
+6. :func:`timeline_watermark`: the timeline's watermark before the row
+   (:data:`~.WATERMARK_BEFORE`);
+7. :func:`out_of_order_verdict`: :data:`~.IS_OUT_OF_ORDER`, the system timestamp
+   (:data:`~.SYSTEM_TIME`), :data:`~.VERDICT` and :data:`~.REASON`;
+8. :func:`governing_watermark`: the row's :data:`~.SCOPE` and the watermark governing
+   it within the batch (:data:`~.GOVERNING_WATERMARK`).
 """
 
 from __future__ import annotations
@@ -28,21 +36,59 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from sparktide.spark.clocks import PartitionClock
+from sparktide.spark.columns import (
+    ARRIVAL_CLOCK_AT_START,
+    ARRIVAL_FLOOR,
+    ARRIVAL_ORDER_SQL,
+    ARRIVAL_TIME,
+    CLAMPED_TIME,
+    CTI_INSTANT,
+    END_TIME,
+    ERROR,
+    EVENT_TIME,
+    EVENTS_AT_START,
+    EXPLICIT_CTIS_BEFORE,
+    GENERATED_CTIS_BEFORE,
+    GOVERNING_WATERMARK,
+    IS_CTI,
+    IS_EARLY,
+    IS_LATE,
+    IS_OUT_OF_ORDER,
+    KEY_EVENTS,
+    KEY_NEWEST,
+    KEY_WATERMARK,
+    KEYLESS_CTIS_BEFORE,
+    NEWEST_AT_START,
+    NEWEST_BEFORE,
+    NEWEST_VALUE,
+    PARTITION,
+    REASON,
+    SCOPE,
+    SUBSTREAM_KEY,
+    SYSTEM_TIME,
+    VERDICT,
+    WATERMARK_AFTER,
+    WATERMARK_AT_START,
+    WATERMARK_BEFORE,
+)
 from sparktide.spark.context import Context
 from sparktide.spark.keys import KEYS_SCHEMA
-from sparktide.spark.punctuation import generated_ctis, generated_scan
+from sparktide.spark.punctuation import generated_ctis, generated_ctis_scan
 from sparktide.spark.sql import NEG, lit_us, sql_string
 
 __all__ = [
     "INLINE_PARTITIONS",
     "BatchStart",
-    "early_and_late",
+    "early_verdict",
     "governing_watermark",
     "judged_rows",
-    "out_of_order",
-    "running_newest",
+    "late_adjusted",
+    "late_verdict",
+    "newest_timestamp",
+    "out_of_order_verdict",
     "timeline_clocks",
-    "watermark_before",
+    "timeline_watermark",
+    "timeline_watermark_floor",
 ]
 
 #: Up to this many partitions the policy reads each partition's clock (A0, W0,
@@ -52,7 +98,12 @@ INLINE_PARTITIONS = 64
 #: The rows of a timeline before the current one, in arrival order.
 _BEFORE = "ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING"
 #: The watermark's threshold from the clocks and CTIs alone (no newest timestamp).
-_THRESHOLD = "greatest(W0, floor_i, X, Y)"
+_THRESHOLD = (
+    f"greatest({WATERMARK_AT_START}, {ARRIVAL_FLOOR}, "
+    f"{EXPLICIT_CTIS_BEFORE}, {KEYLESS_CTIS_BEFORE})"
+)
+#: A timeline's clocks at the batch start, as :func:`timeline_clocks` adds them.
+_STARTS = (ARRIVAL_CLOCK_AT_START, WATERMARK_AT_START, NEWEST_AT_START, EVENTS_AT_START)
 
 
 @dataclass(frozen=True)
@@ -69,47 +120,52 @@ def judged_rows(context: Context, good: DataFrame, start: BatchStart) -> DataFra
     """The policy over a batch's well-formed rows ``good``: every verdict and system
     timestamp."""
     rows, timeline = timeline_clocks(context, good, start)
-    order = f"PARTITION BY {timeline} ORDER BY a, file, line"
-    rows = early_and_late(context, rows, order)
-    rows = running_newest(context, rows, timeline, order)
-    rows = watermark_before(context, rows)
-    rows = out_of_order(context, rows)
+    order = f"PARTITION BY {timeline} ORDER BY {ARRIVAL_ORDER_SQL}"
+    rows = early_verdict(context, rows)
+    rows = late_verdict(context, rows)
+    rows = late_adjusted(context, rows)
+    rows = timeline_watermark_floor(context, rows, order)
+    rows = newest_timestamp(context, rows, timeline, order)
+    rows = timeline_watermark(context, rows)
+    rows = out_of_order_verdict(context, rows)
     return governing_watermark(context, rows, start.parts)
 
 
 def timeline_clocks(context: Context, good: DataFrame, start: BatchStart) -> tuple[DataFrame, str]:
-    """Each row's timeline clock at the start of the batch: arrival clock ``A0``,
-    watermark ``W0``, newest timestamp ``newest0``, events judged ``n0``; and ``Y``,
-    the largest keyless CTI before the row (substreams). Returns the rows and the
-    column naming their timeline."""
+    """Each row's timeline clock at the start of the batch: arrival clock, watermark,
+    newest timestamp, events judged (:data:`_STARTS`); and the largest keyless CTI
+    before the row (substreams). Returns the rows and the column naming their timeline."""
     parts = start.parts
-    good = good.withColumn("Y", F.expr(_keyless_ctis(context, start.cti_floor)))
+    good = good.withColumn(KEYLESS_CTIS_BEFORE, F.expr(_keyless_ctis(context, start.cti_floor)))
     if context.timeline.by_key:
         keys = context.store.load_table(start.keys_batch, "keys", KEYS_SCHEMA)
-        rows = good.join(keys, on="key", how="left")
-        rows = rows.withColumn("A0", F.expr(lit_us(start.arrival_at_start)))
-        rows = rows.withColumn("W0", F.expr(f"coalesce(k_watermark, {NEG})"))
-        rows = rows.withColumn("newest0", F.expr(f"coalesce(k_newest, {NEG})"))
-        return rows.withColumn("n0", F.expr("coalesce(k_events, 0)")), "key"
+        rows = good.join(keys, on=SUBSTREAM_KEY, how="left")
+        rows = rows.withColumn(ARRIVAL_CLOCK_AT_START, F.expr(lit_us(start.arrival_at_start)))
+        rows = rows.withColumn(WATERMARK_AT_START, F.expr(f"coalesce({KEY_WATERMARK}, {NEG})"))
+        rows = rows.withColumn(NEWEST_AT_START, F.expr(f"coalesce({KEY_NEWEST}, {NEG})"))
+        rows = rows.withColumn(EVENTS_AT_START, F.expr(f"coalesce({KEY_EVENTS}, 0)"))
+        return rows, SUBSTREAM_KEY
     if parts and len(parts) <= INLINE_PARTITIONS:
-        return _inline_clocks(good, parts), "pid"
+        return _inline_clocks(good, parts), PARTITION
     table = context.spark.createDataFrame(
         [(pid, p.arrival, p.watermark, p.newest, p.events_judged) for pid, p in parts.items()],
-        "pid string, A0 bigint, W0 bigint, newest0 bigint, n0 bigint",
+        ", ".join([f"{PARTITION} string", *(f"{name} bigint" for name in _STARTS)]),
     )
-    rows = good.join(F.broadcast(table), on="pid", how="left")
-    return rows.withColumn("n0", F.expr("coalesce(n0, 0)")), "pid"  # (a partition new here)
+    rows = good.join(F.broadcast(table), on=PARTITION, how="left")
+    # (a partition new here has judged no event)
+    return rows.withColumn(EVENTS_AT_START, F.expr(f"coalesce({EVENTS_AT_START}, 0)")), PARTITION
 
 
 def _keyless_ctis(context: Context, cti_floor: int) -> str:
-    """SQL of ``Y``: substreams with explicit CTIs: CTIs without a key punctuate every
-    substream, the largest one before each row in the input's arrival order (they are
-    few; one ordered pass); else minus infinity."""
+    """SQL of the keyless CTIs before a row: substreams with explicit CTIs: CTIs without
+    a key punctuate every substream, the largest one before each row in the input's
+    arrival order (they are few; one ordered pass); else minus infinity."""
     if not (context.timeline.by_key and context.explicit):
         return NEG
+    keyless = f"CASE WHEN {IS_CTI} AND {SUBSTREAM_KEY} IS NULL THEN {EVENT_TIME} END"
     return (
-        f"greatest({lit_us(cti_floor)}, max(CASE WHEN cti AND key IS NULL THEN t END) "
-        f"OVER (ORDER BY a, file, line {_BEFORE}))"
+        f"greatest({lit_us(cti_floor)}, max({keyless}) "
+        f"OVER (ORDER BY {ARRIVAL_ORDER_SQL} {_BEFORE}))"
     )
 
 
@@ -120,171 +176,225 @@ def _inline_clocks(good: DataFrame, parts: dict[str, PartitionClock]) -> DataFra
     make Spark compile it again, as CASE branches with long literals did;
     docs/performance.md, "Fixed cost per micro-batch".)"""
     entries = ", ".join(
-        f"{sql_string(pid)}, named_struct('A0', {lit_us(p.arrival)}, "
-        f"'W0', {lit_us(p.watermark)}, 'newest0', {lit_us(p.newest)}, "
-        f"'n0', {lit_us(p.events_judged)})"
+        f"{sql_string(pid)}, named_struct("
+        + ", ".join(
+            f"'{name}', {lit_us(value)}"
+            for name, value in zip(
+                _STARTS, (p.arrival, p.watermark, p.newest, p.events_judged), strict=True
+            )
+        )
+        + ")"
         for pid, p in parts.items()
     )
-    others = [c for c in good.columns if c != "pid"]  # (the join's column order)
+    others = [c for c in good.columns if c != PARTITION]  # (the join's column order)
+    found = "_pc"  # the row's partition's clocks (a struct)
     return good.select(
-        "pid", *others, F.expr(f"try_element_at(map({entries}), pid)").alias("_pc")
+        PARTITION, *others, F.expr(f"try_element_at(map({entries}), {PARTITION})").alias(found)
     ).select(
-        "pid",
+        PARTITION,
         *others,
-        "_pc.A0",
-        "_pc.W0",
-        "_pc.newest0",
-        F.expr("coalesce(_pc.n0, 0)").alias("n0"),  # (0 for a partition new here)
+        *(f"{found}.{name}" for name in _STARTS[:3]),
+        # (0 for a partition new here)
+        F.expr(f"coalesce({found}.{EVENTS_AT_START}, 0)").alias(EVENTS_AT_START),
     )
 
 
-def early_and_late(context: Context, rows: DataFrame, order: str) -> DataFrame:
-    """The early and late verdicts (``is_early``, ``is_late``; never in arrival-time
-    mode, where the policy never triggers), the timestamp clamped for lateness ``g``,
-    the arrival floor of the watermark ``floor_i`` and the explicit CTIs of the
-    timeline before the row ``X`` (semantics §7)."""
-    early_bound, late_bound = context.early_arrival, context.late_arrival
+def _checks(context: Context) -> bool:
+    """Whether the arrival checks apply: never in arrival-time mode, where the policy
+    never triggers."""
+    return context.job.event_time_mode
+
+
+def early_verdict(context: Context, rows: DataFrame) -> DataFrame:
+    """The early verdict (semantics §3.2), :data:`~.IS_EARLY`: an event whose event time
+    is ahead of its arrival time by more than the early tolerance."""
+    bound = context.early_arrival
+    early = "false"
+    if bound is not None and _checks(context):
+        early = f"({EVENT_TIME} - {ARRIVAL_TIME} > {bound})"
+    return rows.withColumn(IS_EARLY, F.expr(f"NOT {IS_CTI} AND {early}"))
+
+
+def late_verdict(context: Context, rows: DataFrame) -> DataFrame:
+    """The late verdict (semantics §3.3), :data:`~.IS_LATE`: an event whose arrival time
+    is ahead of its event time by more than the late tolerance."""
+    bound = context.late_arrival
+    late = "false"
+    if bound is not None and _checks(context):
+        late = f"({ARRIVAL_TIME} - {EVENT_TIME} > {bound})"
+    return rows.withColumn(IS_LATE, F.expr(f"NOT {IS_CTI} AND {late}"))
+
+
+def late_adjusted(context: Context, rows: DataFrame) -> DataFrame:
+    """The timestamp after the late rule (semantics §3.3), :data:`~.CLAMPED_TIME`: a late
+    event's arrival time minus the late tolerance, else its event time."""
+    bound = context.late_arrival
+    if bound is None:
+        return rows.withColumn(CLAMPED_TIME, F.expr(EVENT_TIME))
+    clamped = f"CASE WHEN {IS_LATE} THEN {ARRIVAL_TIME} - {bound} ELSE {EVENT_TIME} END"
+    return rows.withColumn(CLAMPED_TIME, F.expr(clamped))
+
+
+def timeline_watermark_floor(context: Context, rows: DataFrame, order: str) -> DataFrame:
+    """The watermark's terms known before the newest timestamp (semantics §4.1, §7): the
+    arrival floor :data:`~.ARRIVAL_FLOOR` (the arrival clock at the row minus the late
+    term) and the timeline's explicit CTIs before the row
+    :data:`~.EXPLICIT_CTIS_BEFORE`."""
     late_term = context.watermark_late_arrival
-    arrival_mode = not context.job.event_time_mode
-    late = f"(a - t > {late_bound})" if late_bound is not None and not arrival_mode else "false"
-    early = f"(t - a > {early_bound})" if early_bound is not None and not arrival_mode else "false"
-    floor = f"(greatest(A0, a) - {late_term})" if late_term is not None else NEG
-    rows = rows.withColumn("is_early", F.expr(f"NOT cti AND {early}"))
-    rows = rows.withColumn("is_late", F.expr(f"NOT cti AND {late}"))
-    clamped = f"CASE WHEN is_late THEN a - {late_bound} ELSE t END"
-    rows = rows.withColumn("g", F.expr(clamped if late_bound is not None else "t"))
-    rows = rows.withColumn("floor_i", F.expr(floor))
-    explicit = (
-        f"max(CASE WHEN cti THEN t END) OVER ({order} {_BEFORE})" if context.explicit else NEG
-    )
-    return rows.withColumn("X", F.expr(f"coalesce({explicit}, {NEG})"))
+    floor = NEG
+    if late_term is not None:
+        floor = f"(greatest({ARRIVAL_CLOCK_AT_START}, {ARRIVAL_TIME}) - {late_term})"
+    rows = rows.withColumn(ARRIVAL_FLOOR, F.expr(floor))
+    explicit = NEG
+    if context.explicit:
+        explicit = f"max(CASE WHEN {IS_CTI} THEN {EVENT_TIME} END) OVER ({order} {_BEFORE})"
+    return rows.withColumn(EXPLICIT_CTIS_BEFORE, F.expr(f"coalesce({explicit}, {NEG})"))
 
 
 def _gone(context: Context) -> str:
     """SQL: the row moves nothing (a CTI, or an event dropped before the order check)."""
-    return "cti OR is_early" + (" OR is_late" if context.late_drop else "")
+    return f"{IS_CTI} OR {IS_EARLY}" + (f" OR {IS_LATE}" if context.late_drop else "")
 
 
 def _newest_value(context: Context) -> str:
-    """SQL of ``h``: the row's value for the timeline's newest timestamp."""
-    action = context.out_of_order_action
+    """SQL of :data:`~.NEWEST_VALUE`: the row's value for the timeline's newest timestamp."""
+    action, g = context.out_of_order_action, CLAMPED_TIME
     if context.watermark_out_of_order is None and not context.generated:
         h = NEG  # nothing reads the newest timestamp
     elif action == "adjust":
-        h = f"greatest(g, {_THRESHOLD})"
+        h = f"greatest({g}, {_THRESHOLD})"
     elif action == "accept":
-        h = "g"
+        h = g
     else:
-        h = f"CASE WHEN g >= {_THRESHOLD} THEN g ELSE {NEG} END"
+        h = f"CASE WHEN {g} >= {_THRESHOLD} THEN {g} ELSE {NEG} END"
     if context.intervals and h != NEG:
         # an interval whose start would reach its end is dropped: it moves nothing
-        h = f"CASE WHEN e IS NOT NULL AND {h} >= e THEN {NEG} ELSE {h} END"
+        h = f"CASE WHEN {END_TIME} IS NOT NULL AND {h} >= {END_TIME} THEN {NEG} ELSE {h} END"
     return f"CASE WHEN {_gone(context)} THEN {NEG} ELSE {h} END"
 
 
-def running_newest(context: Context, rows: DataFrame, timeline: str, order: str) -> DataFrame:
-    """``h``, the running maximum before each row ``newest_x`` (from ``newest0``), the
-    row's own CTI ``cti_w`` and the generated CTIs before it ``C``."""
-    rows = rows.withColumn("h", F.expr(_newest_value(context)))
-    if context.scans_ctis:  # h, gen and C from one compiled pass per timeline
-        rows = generated_scan(context, rows, timeline)
+def newest_timestamp(context: Context, rows: DataFrame, timeline: str, order: str) -> DataFrame:
+    """The timeline's newest timestamp (semantics §3.5): the row's value for it
+    :data:`~.NEWEST_VALUE`, its running maximum before each row :data:`~.NEWEST_BEFORE`
+    (from the batch start's), the row's own CTI :data:`~.CTI_INSTANT` and the generated
+    CTIs before it :data:`~.GENERATED_CTIS_BEFORE`."""
+    rows = rows.withColumn(NEWEST_VALUE, F.expr(_newest_value(context)))
+    if context.scans_ctis:  # the newest values and generated CTIs from one compiled pass
+        rows = generated_ctis_scan(context, rows, timeline)
     before = f"OVER ({order} {_BEFORE})"
-    rows = rows.withColumn(
-        "newest_x", F.expr(f"greatest(newest0, coalesce(max(h) {before}, {NEG}))")
-    )
-    rows = rows.withColumn("cti_w", F.expr("CASE WHEN cti THEN t END"))
+    running = f"coalesce(max({NEWEST_VALUE}) {before}, {NEG})"
+    rows = rows.withColumn(NEWEST_BEFORE, F.expr(f"greatest({NEWEST_AT_START}, {running})"))
+    rows = rows.withColumn(CTI_INSTANT, F.expr(f"CASE WHEN {IS_CTI} THEN {EVENT_TIME} END"))
     if context.generated:
         return generated_ctis(context, rows, order, before)
-    return rows.withColumn("C", F.expr(NEG))
+    return rows.withColumn(GENERATED_CTIS_BEFORE, F.expr(NEG))
 
 
-def watermark_before(context: Context, rows: DataFrame) -> DataFrame:
-    """``W``, the timeline's watermark before the row: its clocks and CTIs, the
-    generated CTIs and the newest timestamp minus the out-of-order bound."""
+def timeline_watermark(context: Context, rows: DataFrame) -> DataFrame:
+    """The timeline's watermark before the row (semantics §4.1),
+    :data:`~.WATERMARK_BEFORE`: its clocks and CTIs, the generated CTIs and the newest
+    timestamp minus the out-of-order bound."""
     delay = context.watermark_out_of_order
-    newest_term = f", newest_x - {delay}" if delay is not None else ""
-    return rows.withColumn("W", F.expr(f"greatest({_THRESHOLD}, C{newest_term})"))
+    newest_term = f", {NEWEST_BEFORE} - {delay}" if delay is not None else ""
+    watermark = f"greatest({_THRESHOLD}, {GENERATED_CTIS_BEFORE}{newest_term})"
+    return rows.withColumn(WATERMARK_BEFORE, F.expr(watermark))
 
 
-def out_of_order(context: Context, rows: DataFrame) -> DataFrame:
-    """The out-of-order verdict (``is_ooo``), the system timestamp ``s``, the row's
-    ``verdict`` and its ``reason``."""
+def out_of_order_verdict(context: Context, rows: DataFrame) -> DataFrame:
+    """The out-of-order verdict (semantics §3.4), :data:`~.IS_OUT_OF_ORDER`; the system
+    timestamp :data:`~.SYSTEM_TIME`, the row's :data:`~.VERDICT` and its :data:`~.REASON`."""
     gone, action = _gone(context), context.out_of_order_action
-    arrival_mode = not context.job.event_time_mode
-    rows = rows.withColumn(
-        "is_ooo", F.expr("false" if arrival_mode else f"(NOT ({gone}) AND g < W)")
-    )
-    s_ooo = {"adjust": "W", "accept": "g"}.get(action, "CAST(NULL AS BIGINT)")
-    rows = rows.withColumn(
-        "s", F.expr(f"CASE WHEN {gone} THEN NULL WHEN is_ooo THEN {s_ooo} ELSE g END")
-    )
-    outcome_ooo = {"drop": "'dropped'", "dead_letter": "'dead_lettered'"}.get(action)
-    late_drop = "WHEN is_late THEN 'dropped' " if context.late_drop else ""
-    # an interval event whose start was adjusted to its end or beyond is dropped
-    ended = "e <= s"
-    verdict = (
-        "CASE WHEN error IS NOT NULL THEN 'malformed' WHEN cti THEN 'punctuation' "
-        "WHEN is_early THEN 'dropped' "
-        + late_drop
-        + (f"WHEN is_ooo THEN {outcome_ooo} " if outcome_ooo else "")
-        + f"WHEN {ended} THEN 'dropped' "
-        + "WHEN s <> t THEN 'adjusted' ELSE 'accepted' END"
-    )
-    rows = rows.withColumn("verdict", F.expr(verdict))
-    rows = rows.withColumn(
-        "reason",
-        F.expr(
-            "CASE WHEN is_early THEN 'early' "
-            + ("WHEN is_late THEN 'late' " if context.late_drop else "")
-            + "WHEN is_ooo AND verdict IN ('dropped', 'dead_lettered') THEN 'out_of_order' "
-            + f"WHEN verdict = 'dropped' AND {ended} THEN "
-            "CASE WHEN is_ooo THEN 'out_of_order' ELSE 'late' END END"
-        ),
-    )
+    g, w, s = CLAMPED_TIME, WATERMARK_BEFORE, SYSTEM_TIME
+    ooo = f"(NOT ({gone}) AND {g} < {w})" if _checks(context) else "false"
+    rows = rows.withColumn(IS_OUT_OF_ORDER, F.expr(ooo))
+    s_ooo = {"adjust": w, "accept": g}.get(action, "CAST(NULL AS BIGINT)")
+    system_time = f"CASE WHEN {gone} THEN NULL WHEN {IS_OUT_OF_ORDER} THEN {s_ooo} ELSE {g} END"
+    rows = rows.withColumn(s, F.expr(system_time))
+    rows = rows.withColumn(VERDICT, F.expr(_verdict(context)))
+    rows = rows.withColumn(REASON, F.expr(_reason(context)))
     if context.intervals:
-        rows = rows.withColumn("s", F.expr("CASE WHEN verdict = 'dropped' THEN NULL ELSE s END"))
+        dropped = f"CASE WHEN {VERDICT} = 'dropped' THEN NULL ELSE {s} END"
+        rows = rows.withColumn(s, F.expr(dropped))
     return rows
+
+
+#: SQL: an interval event whose start was adjusted to its end or beyond (it is dropped).
+_ENDED = f"{END_TIME} <= {SYSTEM_TIME}"
+
+
+def _verdict(context: Context) -> str:
+    """SQL of a row's :data:`~.VERDICT`."""
+    outcome_ooo = {"drop": "'dropped'", "dead_letter": "'dead_lettered'"}.get(
+        context.out_of_order_action
+    )
+    late_drop = f"WHEN {IS_LATE} THEN 'dropped' " if context.late_drop else ""
+    return (
+        f"CASE WHEN {ERROR} IS NOT NULL THEN 'malformed' WHEN {IS_CTI} THEN 'punctuation' "
+        f"WHEN {IS_EARLY} THEN 'dropped' "
+        + late_drop
+        + (f"WHEN {IS_OUT_OF_ORDER} THEN {outcome_ooo} " if outcome_ooo else "")
+        + f"WHEN {_ENDED} THEN 'dropped' "
+        + f"WHEN {SYSTEM_TIME} <> {EVENT_TIME} THEN 'adjusted' ELSE 'accepted' END"
+    )
+
+
+def _reason(context: Context) -> str:
+    """SQL of a row's :data:`~.REASON` (after its verdict)."""
+    ooo = IS_OUT_OF_ORDER
+    return (
+        f"CASE WHEN {IS_EARLY} THEN 'early' "
+        + (f"WHEN {IS_LATE} THEN 'late' " if context.late_drop else "")
+        + f"WHEN {ooo} AND {VERDICT} IN ('dropped', 'dead_lettered') THEN 'out_of_order' "
+        + f"WHEN {VERDICT} = 'dropped' AND {_ENDED} THEN "
+        f"CASE WHEN {ooo} THEN 'out_of_order' ELSE 'late' END END"
+    )
 
 
 def governing_watermark(
     context: Context, rows: DataFrame, parts: dict[str, PartitionClock]
 ) -> DataFrame:
-    """The row's ``scope`` (the unit its outputs are per: key, partition or the job)
-    and ``G``, the watermark governing it within the batch: its timeline's own, or for
-    merged timelines the job's (the minimum over partitions, followed row by row only
-    where it moves within the batch)."""
+    """The row's :data:`~.SCOPE` (the unit its outputs are per: key, partition or the
+    job) and :data:`~.GOVERNING_WATERMARK`, the watermark governing it within the batch
+    (semantics §4.5): its timeline's own, or for merged timelines the job's (the minimum
+    over partitions, followed row by row only where it moves within the batch)."""
     timeline = context.timeline
+    own = F.col(WATERMARK_BEFORE)
     if timeline.by_key:
-        rows = rows.withColumn("scope", F.col("key"))
-        return rows.withColumn("G", F.col("W"))
-    rows = rows.withColumn("scope", F.col("pid") if timeline.windows_per_timeline else F.lit(""))
+        rows = rows.withColumn(SCOPE, F.col(SUBSTREAM_KEY))
+        return rows.withColumn(GOVERNING_WATERMARK, own)
+    scope = F.col(PARTITION) if timeline.windows_per_timeline else F.lit("")
+    rows = rows.withColumn(SCOPE, scope)
     if not timeline.job_watermark:
-        return rows.withColumn("G", F.col("W"))
+        return rows.withColumn(GOVERNING_WATERMARK, own)
     delay = context.watermark_out_of_order
     if not (context.out_of_order_action == "accept" or delay is None):
-        return rows.withColumn("G", F.expr(NEG))
-    if len(parts) == 1:
-        return rows.withColumn("G", F.col("W"))  # the one partition's watermark is the job's
+        return rows.withColumn(GOVERNING_WATERMARK, F.expr(NEG))
+    if len(parts) == 1:  # the one partition's watermark is the job's
+        return rows.withColumn(GOVERNING_WATERMARK, own)
     return _job_watermark_by_row(rows, parts, delay)
 
 
 def _job_watermark_by_row(
     rows: DataFrame, parts: dict[str, PartitionClock], delay: Any
 ) -> DataFrame:
-    """``G`` for merged timelines whose watermarks move within the batch: the minimum
-    over partitions of each partition's watermark just after its last row before this
-    one (its own CTI or generated one too)."""
-    newest_after = f", greatest(newest_x, h) - {delay}" if delay is not None else ""
-    rows = rows.withColumn("W_after", F.expr(f"greatest(W, cti_w{newest_after})"))
+    """:data:`~.GOVERNING_WATERMARK` for merged timelines whose watermarks move within the
+    batch: the minimum over partitions of each partition's watermark just after its
+    last row before this one (its own CTI or generated one too)."""
+    newest_after = ""
+    if delay is not None:
+        newest_after = f", greatest({NEWEST_BEFORE}, {NEWEST_VALUE}) - {delay}"
+    after = f"greatest({WATERMARK_BEFORE}, {CTI_INSTANT}{newest_after})"
+    rows = rows.withColumn(WATERMARK_AFTER, F.expr(after))
     columns = []
     for i, (pid, part) in enumerate(sorted(parts.items())):
+        this = f"{PARTITION} = {sql_string(pid)}"
         fill = (
-            f"max(CASE WHEN pid = {sql_string(pid)} THEN W_after END) OVER (ORDER BY a, "
-            "file, line ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)"
+            f"max(CASE WHEN {this} THEN {WATERMARK_AFTER} END) "
+            f"OVER (ORDER BY {ARRIVAL_ORDER_SQL} {_BEFORE})"
         )
         rows = rows.withColumn(f"_w{i}", F.expr(fill))
         columns.append(
-            f"CASE WHEN pid = {sql_string(pid)} THEN W ELSE "
+            f"CASE WHEN {this} THEN {WATERMARK_BEFORE} ELSE "
             f"coalesce(_w{i}, {lit_us(part.watermark)}) END"
         )
-    return rows.withColumn("G", F.expr(f"least({', '.join(columns)})"))
+    return rows.withColumn(GOVERNING_WATERMARK, F.expr(f"least({', '.join(columns)})"))

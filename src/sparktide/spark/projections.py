@@ -14,6 +14,12 @@ from pyspark.sql import functions as F
 from sparktide.expr import Ref, references
 from sparktide.job import Job
 from sparktide.spark.aggregates import json_text
+from sparktide.spark.columns import (
+    EDGE,
+    REASON,
+    SYSTEM_TIME,
+    VERDICT,
+)
 from sparktide.spark.expr import Compiled, Value, json_of, of_kind, variant_leaves
 from sparktide.spark.sql import field as variant_field
 from sparktide.spark.sql import iso, sql_string
@@ -82,14 +88,17 @@ def filter_rows(decided: DataFrame, job: Job) -> DataFrame:
     policy columns, which moved its timeline, stay as they are)."""
     if job.filter is None:
         return decided
-    stopped = f"(verdict IN ('accepted', 'adjusted') AND NOT {FILTER_COLUMN})"
+    stopped = f"({VERDICT} IN ('accepted', 'adjusted') AND NOT {FILTER_COLUMN})"
     if job.edges:  # an end edge has no payload of its own: it ends what passed
-        stopped = f"({stopped} AND coalesce(edge <> 'end', true))"
+        stopped = f"({stopped} AND coalesce({EDGE} <> 'end', true))"
+    dropped = f"CASE WHEN _stopped THEN 'dropped' ELSE {VERDICT} END"
+    filtered = f"CASE WHEN _stopped THEN 'filtered' ELSE {REASON} END"
+    no_time = f"CASE WHEN _stopped THEN CAST(NULL AS BIGINT) ELSE {SYSTEM_TIME} END"
     return (
         decided.withColumn("_stopped", _expr(stopped))
-        .withColumn("verdict", _expr("CASE WHEN _stopped THEN 'dropped' ELSE verdict END"))
-        .withColumn("reason", _expr("CASE WHEN _stopped THEN 'filtered' ELSE reason END"))
-        .withColumn("s", _expr("CASE WHEN _stopped THEN CAST(NULL AS BIGINT) ELSE s END"))
+        .withColumn(VERDICT, _expr(dropped))
+        .withColumn(REASON, _expr(filtered))
+        .withColumn(SYSTEM_TIME, _expr(no_time))
         .drop("_stopped")
     )
 

@@ -1,10 +1,12 @@
-"""Generated CTIs in Spark SQL (semantics §7): which events are followed by a generated CTI
-(``gen``), its instant (``cti_w``) and the largest one before each row (``C``).
+"""Generated CTIs in Spark SQL (semantics §7.3): which events are followed by a generated
+CTI (:data:`~.GENERATES_CTI`), its instant (:data:`~.CTI_INSTANT`) and the largest one
+before each row (:data:`~.GENERATED_CTIS_BEFORE`).
 
-Three forms, one rule (:mod:`sparktide.core.punctuation`): closed-form window functions
-(:func:`generated_ctis`), a negative delay under ``adjust`` unrolled into prefix sums
-(:func:`generated_ahead`), and one compiled pass per timeline where no closed form is
-known (:func:`generated_scan`, the numba kernel of :mod:`sparktide.spark.ctiscan`).
+Three forms, one rule (:func:`sparktide.core.punctuation.generated_ctis`): closed-form
+window functions (:func:`generated_ctis`), a negative delay under ``adjust`` unrolled
+into prefix sums (:func:`generated_ctis_ahead`), and one compiled pass per timeline
+where no closed form is known (:func:`generated_ctis_scan`, the numba kernel of
+:mod:`sparktide.spark.ctiscan`).
 """
 
 from __future__ import annotations
@@ -14,43 +16,61 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from pyspark.sql.pandas.types import from_arrow_type
 
+from sparktide.spark.columns import (
+    ARRIVAL_ORDER_SQL,
+    CTI_INSTANT,
+    END_TIME,
+    ERROR,
+    EVENT_TIME,
+    EVENTS_AT_START,
+    GENERATED_CTIS_BEFORE,
+    GENERATES_CTI,
+    IS_CTI,
+    NEWEST_AT_START,
+    NEWEST_BEFORE,
+    NEWEST_VALUE,
+)
 from sparktide.spark.context import Context
 from sparktide.spark.ctiscan import SCAN_OUTPUT, scan_kernel
 from sparktide.spark.sql import NEG
 
-__all__ = ["generated_ahead", "generated_ctis", "generated_scan"]
+__all__ = ["generated_ctis", "generated_ctis_ahead", "generated_ctis_scan"]
+
+#: SQL: the timeline's newest timestamp after the row.
+_NEWEST_AFTER = f"greatest({NEWEST_BEFORE}, {NEWEST_VALUE})"
+#: SQL: the row is an event (explicit CTIs are not; generated CTIs count events).
+_EVENT = f"NOT {IS_CTI}"
 
 
 def generated_ctis(context: Context, rows: DataFrame, order: str, before: str) -> DataFrame:
-    """Generated CTIs: ``gen`` marks the events after which one is due (every N events
-    of the timeline, or when the newest timestamp enters a new period), at the newest
-    timestamp minus ``delay``; ``C`` is the largest before each row. ``order`` is the
+    """Generated CTIs: :data:`~.GENERATES_CTI` marks the events after which one is due
+    (every N events of the timeline, or when the newest timestamp enters a new period),
+    at the newest timestamp minus ``delay``; :data:`~.GENERATED_CTIS_BEFORE` is the
+    largest before each row. ``order`` is the
     window's ``PARTITION BY ... ORDER BY`` and ``before`` the frame of the rows before.
 
     With a delay of zero or more a generated CTI is never above the newest timestamp,
-    so the newest timestamp — a running maximum of ``h`` — does not depend on them and
-    everything stays in closed form; so it does under ``accept`` (``h = g``). A negative
-    delay under ``adjust``: :func:`generated_ahead`."""
+    so the newest timestamp — a running maximum of :data:`~.NEWEST_VALUE` — does not
+    depend on them and everything stays in closed form; so it does under ``accept``
+    (the newest value is the clamped time). A negative delay under ``adjust``:
+    :func:`generated_ctis_ahead`."""
     punctuation = context.job.punctuation
     assert punctuation is not None
     delay = punctuation.delay
-    if context.scans_ctis:  # (gen and C came from generated_scan)
-        return rows.withColumn(
-            "cti_w",
-            F.expr(f"CASE WHEN cti THEN t WHEN gen THEN greatest(newest_x, h) - {delay} END"),
-        )
+    newest = _NEWEST_AFTER
+    instant = (
+        f"CASE WHEN {IS_CTI} THEN {EVENT_TIME} WHEN {GENERATES_CTI} THEN {newest} - {delay} END"
+    )
+    if context.scans_ctis:  # (which events generate, and the CTIs before, were scanned)
+        return rows.withColumn(CTI_INSTANT, F.expr(instant))
     if delay < 0 and context.out_of_order_action == "adjust":  # type: ignore[operator]
-        return generated_ahead(context, rows, order, before)
-    newest = "greatest(newest_x, h)"  # the timeline's newest timestamp after the row
-    rows = rows.withColumn(
-        "gen", F.expr(f"NOT cti AND error IS NULL AND {newest} > {NEG} AND {_due(context, order)}")
-    )
-    rows = rows.withColumn(
-        "cti_w", F.expr(f"CASE WHEN cti THEN t WHEN gen THEN {newest} - {delay} END")
-    )
+        return generated_ctis_ahead(context, rows, order, before)
+    generates = f"{_EVENT} AND {ERROR} IS NULL AND {newest} > {NEG} AND {_due(context, order)}"
+    rows = rows.withColumn(GENERATES_CTI, F.expr(generates))
+    rows = rows.withColumn(CTI_INSTANT, F.expr(instant))
+    generated = f"CASE WHEN {GENERATES_CTI} THEN {newest} - {delay} END"
     return rows.withColumn(
-        "C",
-        F.expr(f"coalesce(max(CASE WHEN gen THEN {newest} - {delay} END) {before}, {NEG})"),
+        GENERATED_CTIS_BEFORE, F.expr(f"coalesce(max({generated}) {before}, {NEG})")
     )
 
 
@@ -59,41 +79,43 @@ def _due(context: Context, order: str) -> str:
     the newest timestamp entering a new period."""
     punctuation = context.job.punctuation
     assert punctuation is not None
-    newest = "greatest(newest_x, h)"
+    newest, before = _NEWEST_AFTER, NEWEST_BEFORE
     if punctuation.every_events is not None:
         count = (
-            f"n0 + count(CASE WHEN NOT cti THEN 1 END) OVER ({order} ROWS BETWEEN "
-            "UNBOUNDED PRECEDING AND CURRENT ROW)"
+            f"{EVENTS_AT_START} + count(CASE WHEN {_EVENT} THEN 1 END) OVER ({order} "
+            "ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)"
         )
         return f"pmod({count}, {punctuation.every_events}) = 0"
     period = punctuation.every
     return (
-        f"(newest_x = {NEG} OR ({newest} - pmod({newest}, {period})) > "
-        f"(newest_x - pmod(newest_x, {period})))"
+        f"({before} = {NEG} OR ({newest} - pmod({newest}, {period})) > "
+        f"({before} - pmod({before}, {period})))"
     )
 
 
-def generated_scan(context: Context, rows: DataFrame, timeline: str) -> DataFrame:
+def generated_ctis_scan(context: Context, rows: DataFrame, timeline: str) -> DataFrame:
     """Generated CTIs that decide which events move the newest timestamp, where no
-    closed form is known (:mod:`sparktide.spark.ctiscan`): ``h`` (replaced), ``gen``
-    and ``C`` from one compiled pass over each timeline's rows in arrival order.
+    closed form is known (:mod:`sparktide.spark.ctiscan`): :data:`~.NEWEST_VALUE`
+    (replaced), :data:`~.GENERATES_CTI` and :data:`~.GENERATED_CTIS_BEFORE` from one
+    compiled pass over each timeline's rows in arrival order.
 
     The pass reads a few narrow columns; its results join the rows back by timeline
     and rank (null-safe: keyless CTIs have no substream key)."""
     punctuation = context.job.punctuation
     assert punctuation is not None
     rows = rows.withColumn(
-        "_rank", F.expr(f"row_number() OVER (PARTITION BY {timeline} ORDER BY a, file, line)")
+        "_rank",
+        F.expr(f"row_number() OVER (PARTITION BY {timeline} ORDER BY {ARRIVAL_ORDER_SQL})"),
     )
     narrow = rows.select(
         F.col(timeline).alias("_tl"),
         F.col("_rank").alias("_rk"),
-        "h",
-        F.expr("coalesce(NOT cti, false)").alias("_counted"),  # (as generated_ctis counts)
-        F.expr("coalesce(NOT cti AND error IS NULL, false)").alias("_may"),
-        "e",
-        "newest0",
-        "n0",
+        NEWEST_VALUE,
+        F.expr(f"coalesce({_EVENT}, false)").alias("_counted"),  # (as generated_ctis counts)
+        F.expr(f"coalesce({_EVENT} AND {ERROR} IS NULL, false)").alias("_may"),
+        END_TIME,
+        NEWEST_AT_START,
+        EVENTS_AT_START,
     )
     kernel = scan_kernel(
         keys=("_tl", "_rk"),
@@ -111,13 +133,13 @@ def generated_scan(context: Context, rows: DataFrame, timeline: str) -> DataFram
     )
     scanned = narrow.groupBy("_tl").applyInArrow(kernel, schema)
     return (
-        rows.drop("h")
+        rows.drop(NEWEST_VALUE)
         .join(scanned, F.expr(f"{timeline} <=> _tl AND _rank = _rk"), "left")
         .drop("_tl", "_rk", "_rank")
     )
 
 
-def generated_ahead(context: Context, rows: DataFrame, order: str, before: str) -> DataFrame:
+def generated_ctis_ahead(context: Context, rows: DataFrame, order: str, before: str) -> DataFrame:
     """Generated CTIs every N events with a negative delay ``−δ`` under ``adjust``.
 
     Each CTI is δ above the newest timestamp, and the next event is adjusted up to it,
@@ -125,23 +147,25 @@ def generated_ahead(context: Context, rows: DataFrame, order: str, before: str) 
     per-row value. But the CTI events split the timeline into segments, and the newest
     timestamp after the j-th CTI event is ``P_j = δ·S_j + max(N0, max z)`` over the
     rows before it, where ``S`` counts the segments (after the first) holding an
-    admitted event up to a row and ``z = y − δ·S`` for each admitted row (``y`` = ``h``,
-    the row's value without generated CTIs): a recurrence ``P_{j+1} = max(M_j, P_j +
+    admitted event up to a row and ``z = y − δ·S`` for each admitted row (``y`` =
+    ``h``, the row's newest value without generated CTIs): a recurrence ``P_{j+1} = max(M_j, P_j +
     δ·A_j)`` unrolled into prefix sums and maxima (``docs/design.md``). The same form
-    gives the newest timestamp after every row; ``newest_x`` and ``h`` are replaced by
-    it (before and after the row), so the rest of the policy reads it unchanged."""
+    gives the newest timestamp after every row; :data:`~.NEWEST_BEFORE` and
+    :data:`~.NEWEST_VALUE` are replaced by it (before and after the row), so the rest
+    of the policy reads it unchanged."""
     punctuation = context.job.punctuation
     assert punctuation is not None
     ahead = -punctuation.delay  # type: ignore[operator]
+    h, gen = NEWEST_VALUE, GENERATES_CTI
     upto = f"OVER ({order} ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)"
-    admitted = f"h > {NEG}"  # adjust: every row that is not gone
+    admitted = f"{h} > {NEG}"  # adjust: every row that is not gone
+    counted = f"{EVENTS_AT_START} + count(CASE WHEN {_EVENT} THEN 1 END) {upto}"
     rows = rows.withColumn(
-        "gen",
+        gen,
         F.expr(
-            "NOT cti AND error IS NULL "
-            f"AND pmod(n0 + count(CASE WHEN NOT cti THEN 1 END) {upto}, "
-            f"{punctuation.every_events}) = 0 "
-            f"AND (newest0 > {NEG} OR count(CASE WHEN {admitted} THEN 1 END) {upto} > 0)"
+            f"{_EVENT} AND {ERROR} IS NULL "
+            f"AND pmod({counted}, {punctuation.every_events}) = 0 "
+            f"AND ({NEWEST_AT_START} > {NEG} OR count(CASE WHEN {admitted} THEN 1 END) {upto} > 0)"
         ),
     )
     rows = rows.withColumn("_na", F.expr(f"count(CASE WHEN {admitted} THEN 1 END) {upto}"))
@@ -150,20 +174,23 @@ def generated_ahead(context: Context, rows: DataFrame, order: str, before: str) 
     rows = rows.withColumn(
         "_first",
         F.expr(
-            f"{admitted} AND count(CASE WHEN gen THEN 1 END) {before} > 0 AND "
-            f"_na - 1 = coalesce(max(CASE WHEN gen THEN _na END) {before}, 0)"
+            f"{admitted} AND count(CASE WHEN {gen} THEN 1 END) {before} > 0 AND "
+            f"_na - 1 = coalesce(max(CASE WHEN {gen} THEN _na END) {before}, 0)"
         ),
     )
     rows = rows.withColumn("_s", F.expr(f"count(CASE WHEN _first THEN 1 END) {upto}"))
     rows = rows.withColumn(
         "_sx", F.expr(f"coalesce(count(CASE WHEN _first THEN 1 END) {before}, 0)")
     )
-    rows = rows.withColumn("_z", F.expr(f"CASE WHEN {admitted} THEN h - {ahead} * _s END"))
-    newest = f"{ahead} * _s + greatest(newest0, coalesce(max(_z) {upto}, {NEG}))"
-    newest_before = f"{ahead} * _sx + greatest(newest0, coalesce(max(_z) {before}, {NEG}))"
-    rows = rows.withColumn("h", F.expr(newest))  # (δ·0 + newest0 before any row)
-    rows = rows.withColumn("newest_x", F.expr(newest_before))
-    rows = rows.withColumn("cti_w", F.expr(f"CASE WHEN cti THEN t WHEN gen THEN h + {ahead} END"))
+    rows = rows.withColumn("_z", F.expr(f"CASE WHEN {admitted} THEN {h} - {ahead} * _s END"))
+    start = NEWEST_AT_START
+    newest = f"{ahead} * _s + greatest({start}, coalesce(max(_z) {upto}, {NEG}))"
+    newest_before = f"{ahead} * _sx + greatest({start}, coalesce(max(_z) {before}, {NEG}))"
+    rows = rows.withColumn(h, F.expr(newest))  # (δ·0 + the start's newest before any row)
+    rows = rows.withColumn(NEWEST_BEFORE, F.expr(newest_before))
+    instant = f"CASE WHEN {IS_CTI} THEN {EVENT_TIME} WHEN {gen} THEN {h} + {ahead} END"
+    rows = rows.withColumn(CTI_INSTANT, F.expr(instant))
+    generated = f"CASE WHEN {gen} THEN {h} + {ahead} END"
     return rows.withColumn(
-        "C", F.expr(f"coalesce(max(CASE WHEN gen THEN h + {ahead} END) {before}, {NEG})")
+        GENERATED_CTIS_BEFORE, F.expr(f"coalesce(max({generated}) {before}, {NEG})")
     )

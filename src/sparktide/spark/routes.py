@@ -12,7 +12,10 @@ from pyspark.sql import DataFrame
 
 from sparktide.spark import judging, plans, taskpass
 from sparktide.spark.batch import Batch
-from sparktide.spark.clocks import estimate_idle
+from sparktide.spark.clocks import idle_estimates
+from sparktide.spark.columns import (
+    PARTITION,
+)
 from sparktide.spark.context import Context
 from sparktide.spark.inputs.parquet import parquet_rows
 from sparktide.spark.inputs.textfiles import json_texts
@@ -82,8 +85,8 @@ def _one_pass_judgement(
     context: Context, batch: Batch, plan: BatchPlan, lines: DataFrame, fused: OnePass
 ) -> Judgement:
     """The judgement of a batch parsed, judged and folded per task."""
-    delivering = {row["pid"]: row for row in fused.summary}
-    arrival = estimate_idle(batch.clock, delivering, batch.now, context.watermark_terms)
+    delivering = {row[PARTITION]: row for row in fused.summary}
+    arrival = idle_estimates(batch.clock, delivering, batch.now, context.watermark_terms)
     keys_next = None
     if fused.keys is not None:
         if arrival != fused.input_clock:  # (the same rule: never expected)

@@ -15,7 +15,11 @@ from pyspark.sql import functions as F
 
 from sparktide.core.instants import NEG_INF, POS_INF
 from sparktide.spark.batch import Batch
-from sparktide.spark.clocks import PartitionClock, substream_floor
+from sparktide.spark.clocks import PartitionClock, governing_watermark_floor
+from sparktide.spark.columns import (
+    KEY_LAST,
+    KEY_WATERMARK,
+)
 from sparktide.spark.context import Context
 from sparktide.spark.sql import NEG, lit_us, sql_string
 
@@ -49,8 +53,8 @@ def scope_watermarks(
     floor = lit_us(_floor(context, batch))
     table = batch.keys_next.select(  # type: ignore[union-attr]
         F.col("key").alias("scope"),
-        F.expr(f"greatest(k_watermark, {floor})").alias("scope_w"),
-        F.col("k_last").alias("scope_last"),
+        F.expr(f"greatest({KEY_WATERMARK}, {floor})").alias("scope_w"),
+        F.col(KEY_LAST).alias("scope_last"),
     )
     return f"coalesce(scope_w, {floor})", f"coalesce(scope_last, {NEG})", table
 
@@ -68,11 +72,11 @@ def scope_arrays(context: Context, scope: pa.ChunkedArray, batch: Batch) -> tupl
         if context.window.idle_timeout is None:  # (no last delivery read)
             # only keys above the floor govern otherwise than the floor (most keys of
             # a large batch are at the floor)
-            keys = keys.filter(pc.greater(keys.column("k_watermark"), floor))
+            keys = keys.filter(pc.greater(keys.column(KEY_WATERMARK), floor))
         where = pc.index_in(scope, value_set=keys.column("key"))
         index = pc.fill_null(where, keys.num_rows).to_numpy()
-        watermark = np.append(keys.column("k_watermark").to_numpy(), NEG_INF)
-        last = np.append(keys.column("k_last").to_numpy(), NEG_INF)
+        watermark = np.append(keys.column(KEY_WATERMARK).to_numpy(), NEG_INF)
+        last = np.append(keys.column(KEY_LAST).to_numpy(), NEG_INF)
         return np.maximum(watermark[index], floor), last[index]
     if context.timeline.job_watermark:
         latest = max((p.last_processing for p in parts.values()), default=NEG_INF)
@@ -101,4 +105,6 @@ def force(context: Context, batch: Batch, scope: str, to: int) -> None:
 
 def _floor(context: Context, batch: Batch) -> int:
     """Substreams: the watermark every key has reached at the end of the batch."""
-    return substream_floor(batch.arrival_at_end, batch.clock, context.watermark_late_arrival)
+    return governing_watermark_floor(
+        batch.arrival_at_end, batch.clock, context.watermark_late_arrival
+    )

@@ -16,6 +16,9 @@ from __future__ import annotations
 import re
 
 from sparktide.core.instants import NEG_INF
+from sparktide.spark.columns import (
+    RECORD,
+)
 
 __all__ = ["NEG", "field", "iso", "lit_us", "quote", "sql_string"]
 
@@ -54,11 +57,12 @@ def quote(name: str) -> str:
     return f"`{name}`"
 
 
-def field(name: str, record: str = "m") -> str:
+def field(name: str, record: str = RECORD) -> str:
     """The variant value of top-level field ``name`` of the record ``record`` (a variant
-    object column, ``m`` by default); SQL ``NULL`` when the field is missing, a ``VOID``
-    variant for JSON null. ``name`` must be a column name of the job grammar (no quote
-    can end the path), ``record`` a plain column name."""
+    object column, :data:`~sparktide.spark.columns.RECORD` by default); SQL ``NULL``
+    when the field is missing, a ``VOID`` variant for JSON null. ``name`` must be a
+    column name of the job grammar (no quote can end the path), ``record`` a plain
+    column name."""
     if not _NAME.match(name):
         raise ValueError(f"not a column name of the job grammar: {name!r}")
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", record):

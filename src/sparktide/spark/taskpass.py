@@ -24,6 +24,9 @@ from pyspark.sql.pandas.types import from_arrow_schema
 
 from sparktide.spark import plans
 from sparktide.spark.batch import Batch
+from sparktide.spark.columns import (
+    PARTITION,
+)
 from sparktide.spark.context import Context
 from sparktide.spark.counters import COUNTERS
 from sparktide.spark.inputs.contract import FULL_TEXT
@@ -140,7 +143,7 @@ class _Tasks:
     @property
     def pids(self) -> list[str]:
         """The partitions the tasks judged (once each, unless one was split)."""
-        return [row["pid"] for row in self.rows if row["kind"] == SUMMARY]
+        return [row[PARTITION] for row in self.rows if row["kind"] == SUMMARY]
 
 
 def one_pass(
@@ -251,7 +254,7 @@ def _task_plan(
             plan,
             arrival_clock=batch.clock["arrival"],
             idle=tuple(
-                (pid, part.arrival, part.idle_arrival(batch.now)) for pid, part in parts.items()
+                (pid, part.arrival, part.idle_estimate(batch.now)) for pid, part in parts.items()
             ),
             keys=tuple(str(path) for path in store.table_files(batch.previous, "keys")),
         )
@@ -331,7 +334,7 @@ def _summary(rows: list[Any]) -> list[dict[str, Any]]:
         row = found.asDict()
         late = row["late_a"]
         entry: dict[str, Any] = {
-            "pid": row["pid"],
+            PARTITION: row[PARTITION],
             "max_h": row["max_h"],
             "max_a": row["max_a"],
             "bad": 0,

@@ -10,6 +10,9 @@ from __future__ import annotations
 from enum import Enum
 
 from sparktide.job import Job
+from sparktide.spark.columns import (
+    PARTITION,
+)
 
 __all__ = ["Timeline"]
 
@@ -54,7 +57,7 @@ class Timeline(Enum):
     @property
     def column(self) -> str:
         """The column naming a row's timeline: the substream ``key`` or the ``pid``."""
-        return "key" if self.by_key else "pid"
+        return "key" if self.by_key else PARTITION
 
     @property
     def windows_per_timeline(self) -> bool:

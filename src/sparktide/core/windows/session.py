@@ -10,7 +10,48 @@ from sparktide.core.instants import NEG_INF
 from sparktide.core.windows.groups import Closed, Row, WindowGroup
 from sparktide.core.windows.spec import WindowSpec
 
-__all__ = ["SessionGroup"]
+__all__ = ["SessionGroup", "session_windows"]
+
+
+def session_windows(
+    spec: WindowSpec, rows: list[Row], carry: tuple[int, int] | None
+) -> list[tuple[int, int, list[Row]]]:
+    """Split a group's open rows (sorted) into sessions (semantics §6.3): ``(start, end,
+    rows)`` each, the last end tentative. ``carry`` is ``(cut instant, last event before
+    it)`` when the last closed session was cut at ``max_duration``: a row joining it
+    starts at the cut."""
+    out: list[tuple[int, int, list[Row]]] = []
+    start = last = 0
+    members: list[Row] = []
+    for row in rows:
+        ts = row[0]
+        if not members:
+            start = ts
+            if carry is not None:
+                cut, before = carry
+                if spec.joins(before, ts) and spec.crosses(cut, ts):
+                    start = cut
+                    while spec.max_duration and spec.crosses(spec.cut_after(start), ts):
+                        start = spec.cut_after(start)
+            members, last = [row], ts
+            continue
+        if spec.joins(last, ts):
+            cut = spec.cut_after(start) if spec.max_duration else None
+            if cut is not None and spec.crosses(cut, ts):
+                out.append((start, cut, members))
+                start = cut
+                while spec.crosses(spec.cut_after(start), ts):
+                    start = spec.cut_after(start)
+                members = [row]
+            else:
+                members.append(row)
+            last = ts
+        else:
+            out.append((start, spec.session_end(start, last), members))
+            start, last, members = ts, ts, [row]
+    if members:
+        out.append((start, spec.session_end(start, last), members))
+    return out
 
 
 class SessionGroup(WindowGroup):
@@ -26,40 +67,9 @@ class SessionGroup(WindowGroup):
         self._last_closed: tuple[int, int] | None = None
 
     def sessions(self) -> list[tuple[int, int, list[Row]]]:
-        """Split the open rows into sessions: (start, end, rows); the last end is tentative."""
-        spec = self.spec
-        out: list[tuple[int, int, list[Row]]] = []
-        start = last = 0
-        members: list[Row] = []
-        for row in self._rows:
-            ts = row[0]
-            if not members:
-                start = ts
-                if self._carry is not None:
-                    cut, before = self._carry
-                    if spec.joins(before, ts) and spec.crosses(cut, ts):
-                        start = cut
-                        while spec.max_duration and spec.crosses(spec.cut_after(start), ts):
-                            start = spec.cut_after(start)
-                members, last = [row], ts
-                continue
-            if spec.joins(last, ts):
-                cut = spec.cut_after(start) if spec.max_duration else None
-                if cut is not None and spec.crosses(cut, ts):
-                    out.append((start, cut, members))
-                    start = cut
-                    while spec.crosses(spec.cut_after(start), ts):
-                        start = spec.cut_after(start)
-                    members = [row]
-                else:
-                    members.append(row)
-                last = ts
-            else:
-                out.append((start, spec.session_end(start, last), members))
-                start, last, members = ts, ts, [row]
-        if members:
-            out.append((start, spec.session_end(start, last), members))
-        return out
+        """Split the open rows into sessions: (start, end, rows); the last end is tentative
+        (:func:`session_windows`)."""
+        return session_windows(self.spec, self._rows, self._carry)
 
     def insert(
         self, ts: int, order: OrderKey, fields: dict[str, Any], watermark: int, end: int | None

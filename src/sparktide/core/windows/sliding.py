@@ -9,7 +9,20 @@ from sparktide.core.aggregates import OrderKey, accumulate
 from sparktide.core.windows.groups import Closed, Row, WindowGroup
 from sparktide.core.windows.spec import WindowSpec
 
-__all__ = ["SlidingGroup"]
+__all__ = ["SlidingGroup", "sliding_windows"]
+
+
+def sliding_windows(spec: WindowSpec, points: list[int], ts: int, watermark: int) -> list[int]:
+    """The ends of the open sliding windows an event at ``ts`` belongs to (semantics
+    §6.2), given the sorted change points (window ends) of its group so far: the window
+    it enters (ending at ``ts``) and every point in ``[ts, ts + size)``, each while the
+    watermark has not closed it."""
+    lo = bisect.bisect_left(points, ts)
+    hi = bisect.bisect_left(points, ts + spec.size)
+    containing = [p for p in points[lo:hi] if spec.due(p) > watermark]
+    if spec.due(ts) > watermark:
+        containing = sorted({ts, *containing})
+    return containing
 
 
 class SlidingGroup(WindowGroup):
@@ -34,12 +47,7 @@ class SlidingGroup(WindowGroup):
         """Add an event to its open windows (see :meth:`WindowGroup.insert`)."""
         spec = self.spec
         size = spec.size
-        entry_open = spec.due(ts) > watermark
-        lo = bisect.bisect_left(self._points, ts)
-        hi = bisect.bisect_left(self._points, ts + size)
-        containing = [p for p in self._points[lo:hi] if spec.due(p) > watermark]
-        if entry_open:
-            containing = sorted({ts, *containing})
+        containing = sliding_windows(spec, self._points, ts, watermark)
         if not containing:
             return ("closed", ts - size, ts)
         bisect.insort(self._rows, (ts, order, fields), key=lambda r: (r[0], r[1]))

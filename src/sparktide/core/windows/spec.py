@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from sparktide.job import Window
 
-__all__ = ["WindowSpec", "grid_starts"]
+__all__ = ["WindowSpec", "assign_windows", "edge_starts", "grid_starts", "window_due"]
 
 
 def grid_starts(
@@ -34,6 +34,46 @@ def grid_starts(
         start -= period
     starts.reverse()
     return starts
+
+
+def window_due(end: int, lateness: int, closed_end: bool) -> int:
+    """The watermark at which a window ending at ``end`` closes (semantics §6.7): its end
+    plus the allowed lateness, plus one microsecond when the window holds its end."""
+    return end + lateness + (1 if closed_end else 0)
+
+
+def assign_windows(spec: WindowSpec, ts: int, end: int | None = None) -> list[int]:
+    """Starts of the grid (or snapshot) windows an event at ``ts`` belongs to (semantics
+    §6.1, §6.4); an interval event ``[ts, end)`` belongs to every window sharing an
+    instant with it."""
+    if spec.kind == "snapshot":
+        return [ts]
+    shift = 1 if spec.closed_end else 0  # (start, end] holds the instants start+1 .. end
+    if end is None:
+        return grid_starts(ts - shift, spec.size, spec.period, spec.offset)
+    return grid_starts(end - 1 - shift, spec.size, spec.period, spec.offset, ts - shift)
+
+
+def edge_starts(
+    spec: WindowSpec, start: int, covered: int, *, until: int | None = None, end: int | None = None
+) -> range:
+    """Starts of the grid windows an edge event from ``start`` is added to now (semantics
+    §7.6): those sharing an instant with ``[start, +inf)`` whose due is above ``covered``
+    and — for an open edge — at most ``until`` (the windows closing now), or — for an
+    edge that ends at ``end`` — that share an instant with ``[start, end)``."""
+    shift = 1 if spec.closed_end else 0
+    size, period, offset = spec.size, spec.period, spec.offset
+    # due(end) > covered and the window's last instant (end - 1 + shift) >= start
+    lower = max(start, covered - spec.lateness) - shift
+    low = lower - size + 1  # the first start whose window ends after ``lower``
+    first = low + (offset - low) % period
+    if until is not None:  # due(window end) <= until
+        high = until - spec.lateness - shift - size
+    else:  # the window's first instant (start + shift) is before ``end``
+        assert end is not None
+        high = end - 1 - shift
+    last = high - (high - offset) % period
+    return range(first, last + 1, period)
 
 
 class WindowSpec:
@@ -61,39 +101,20 @@ class WindowSpec:
         self.group_by = window.group_by
 
     def due(self, end: int) -> int:
-        """The watermark at which a window ending at ``end`` closes."""
-        return end + self.lateness + (1 if self.closed_end else 0)
+        """The watermark at which a window ending at ``end`` closes (:func:`window_due`)."""
+        return window_due(end, self.lateness, self.closed_end)
 
     def starts_of(self, ts: int, end: int | None = None) -> list[int]:
-        """Starts of the grid (or snapshot) windows an event at ``ts`` belongs to; an
-        interval event ``[ts, end)`` belongs to every window sharing an instant with it."""
-        if self.kind == "snapshot":
-            return [ts]
-        shift = 1 if self.closed_end else 0  # (start, end] holds the instants start+1 .. end
-        if end is None:
-            return grid_starts(ts - shift, self.size, self.period, self.offset)
-        return grid_starts(end - 1 - shift, self.size, self.period, self.offset, ts - shift)
+        """Starts of the windows an event at ``ts`` (to ``end``) belongs to
+        (:func:`assign_windows`)."""
+        return assign_windows(self, ts, end)
 
     def edge_starts(
         self, start: int, covered: int, *, until: int | None = None, end: int | None = None
     ) -> range:
-        """Starts of the grid windows an edge event from ``start`` is added to now: those
-        sharing an instant with ``[start, +inf)`` whose due is above ``covered`` and — for an
-        open edge — at most ``until`` (the windows closing now), or — for an edge that
-        ends at ``end`` — that share an instant with ``[start, end)``."""
-        shift = 1 if self.closed_end else 0
-        size, period, offset = self.size, self.period, self.offset
-        # due(end) > covered and the window's last instant (end - 1 + shift) >= start
-        lower = max(start, covered - self.lateness) - shift
-        low = lower - size + 1  # the first start whose window ends after ``lower``
-        first = low + (offset - low) % period
-        if until is not None:  # due(window end) <= until
-            high = until - self.lateness - shift - size
-        else:  # the window's first instant (start + shift) is before ``end``
-            assert end is not None
-            high = end - 1 - shift
-        last = high - (high - offset) % period
-        return range(first, last + 1, period)
+        """Starts of the grid windows an edge event from ``start`` is added to now
+        (:func:`edge_starts`)."""
+        return edge_starts(self, start, covered, until=until, end=end)
 
     def end_of(self, start: int) -> int:
         """End of the grid window starting at ``start`` (snapshots: the same instant)."""

@@ -16,6 +16,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from sparktide.job import Job, expression_fields
+from sparktide.spark.columns import (
+    ARRIVAL_TIME,
+    EVENT_TIME,
+    PARTITION,
+    SUBSTREAM_KEY,
+)
 from sparktide.spark.inputs.arrays import filled, masked, string_bytes
 from sparktide.spark.inputs.arrowtimes import time_micros
 
@@ -101,27 +107,27 @@ def chunk_values(
     good = np.ones(n, dtype=bool)
     values: dict[str, pa.Array] = {}
     if plan.arrival is not None:
-        values["a"], ok = time_micros(field_column(table, plan.arrival))
+        values[ARRIVAL_TIME], ok = time_micros(field_column(table, plan.arrival))
         good &= ok
     elif isinstance(mtime, pa.Array):  # one arrival time per line (a broker's)
-        values["a"] = pc.cast(mtime, pa.int64())
+        values[ARRIVAL_TIME] = pc.cast(mtime, pa.int64())
     else:
-        values["a"] = pa.repeat(pa.scalar(mtime, pa.int64()), n)
+        values[ARRIVAL_TIME] = pa.repeat(pa.scalar(mtime, pa.int64()), n)
     if plan.event is not None:
-        values["t"], ok = time_micros(field_column(table, plan.event))
+        values[EVENT_TIME], ok = time_micros(field_column(table, plan.event))
         good &= ok
     else:
-        values["t"] = values["a"]
+        values[EVENT_TIME] = values[ARRIVAL_TIME]
     if plan.partition is not None:
-        values["pid"], ok = partition_ids(field_column(table, plan.partition))
+        values[PARTITION], ok = partition_ids(field_column(table, plan.partition))
         good &= ok
     else:
-        values["pid"] = pa.repeat(pa.scalar("0"), n)
+        values[PARTITION] = pa.repeat(pa.scalar("0"), n)
     if plan.over is not None:
-        values["key"], ok = key_texts(field_column(table, plan.over))
+        values[SUBSTREAM_KEY], ok = key_texts(field_column(table, plan.over))
         good &= ok
     else:
-        values["key"] = pa.nulls(n, pa.string())
+        values[SUBSTREAM_KEY] = pa.nulls(n, pa.string())
     good &= ~_out_of_range(table, lines)
     tokens: dict[str, pa.Array] = {}  # raw tokens of float columns, found once
     for name in plan.numeric:

@@ -7,6 +7,7 @@ Arrow kernel, the typed Parquet route and the one-pass kernel read them from one
 
 from __future__ import annotations
 
+from sparktide.spark.columns import ARRIVAL_TIME, EVENT_TIME, PARTITION, SUBSTREAM_KEY
 from sparktide.time import parse_instant
 
 __all__ = [
@@ -40,12 +41,13 @@ FULL_TEXT = "_full_text"
 VOUCHED = "fast"
 #: The values a parser gives for a row it vouches for, with their SQL types: event and
 #: arrival time (microseconds), partition id, substream key (JSON text), and ``mj``, the
-#: JSON object of the fields later steps read (the record variant ``m`` is made of it).
+#: JSON object of the fields later steps read (the record variant
+#: :data:`~sparktide.spark.columns.RECORD` is made of it).
 KERNEL_VALUES = (
-    ("t", "bigint"),
-    ("a", "bigint"),
-    ("pid", "string"),
-    ("key", "string"),
+    (EVENT_TIME, "bigint"),
+    (ARRIVAL_TIME, "bigint"),
+    (PARTITION, "string"),
+    (SUBSTREAM_KEY, "string"),
     ("mj", "string"),
 )
 

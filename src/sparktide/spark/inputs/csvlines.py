@@ -54,14 +54,17 @@ def csv_rows(files: DataFrame) -> DataFrame:
     (empty → null, integer, float, else text), and a row that is not UTF-8, too long,
     under a header that is not UTF-8 or names a column twice, or with the wrong number of
     cells keeps its text and gets the reference reader's error in ``pre_error``."""
-    pieces = files.select("file", "mtime", F.posexplode(F.expr(lines_of("text"))).alias("pos", "t"))
+    pieces = files.select(
+        "file", "mtime", F.posexplode(F.expr(lines_of("text"))).alias("pos", "piece")
+    )
     # the trailing \r goes by bytes: the line may not be UTF-8 (a regex would decode it)
     lines = pieces.selectExpr(
         "file",
         "mtime",
         "pos",
-        "CASE WHEN endswith(t, '\\r') THEN "
-        "CAST(substring(CAST(t AS BINARY), 1, octet_length(t) - 1) AS STRING) ELSE t END AS text",
+        "CASE WHEN endswith(piece, '\\r') THEN "
+        "CAST(substring(CAST(piece AS BINARY), 1, octet_length(piece) - 1) AS STRING) "
+        "ELSE piece END AS text",
     ).withColumn("utf8", F.expr("is_valid_utf8(text)"))
     headers = lines.filter("pos = 0").selectExpr(
         "file",

@@ -8,7 +8,7 @@ no NaN) into a ``variant``, which keeps every value's JSON type; fields are read
 with ``variant_get`` (a binary search, no second parse). The steps, in order:
 
 1. :func:`_with_record`: the line's own verdicts (bytes, length, JSON syntax, numbers in
-   range, an object) and the record variant ``m``;
+   range, an object) and the record variant :data:`~sparktide.spark.columns.RECORD`;
 2. :func:`_with_field_errors`: the record's fields, checked
    (:func:`~sparktide.spark.inputs.sqlchecks.record_checks`);
 3. :func:`_typed_values`: the typed columns (times, partition id, key, and those of CTI,
@@ -25,6 +25,19 @@ from pyspark.sql import functions as F
 
 from sparktide.job import Job, Source
 from sparktide.reader import MAX_INTEGER_DIGITS, MAX_LINE_CHARS, NUMBER_CANDIDATE
+from sparktide.spark.columns import (
+    ARRIVAL_TIME,
+    EDGE,
+    EDGE_ID,
+    END_TIME,
+    EVENT_TIME,
+    IS_CTI,
+    LINE,
+    PARTITION,
+    RAW,
+    RECORD,
+    SUBSTREAM_KEY,
+)
 from sparktide.spark.inputs.contract import VOUCHED, VOUCHED_COLUMNS, kernel_column
 from sparktide.spark.inputs.sqlchecks import Check, FieldColumns, first_error, record_checks
 from sparktide.spark.inputs.sqlvalues import partition_id, shown_number
@@ -118,7 +131,7 @@ def _with_record(
         f"CASE WHEN {unvouched(bad_utf8)} THEN make_valid_utf8(raw) ELSE raw END AS raw",
         f"coalesce({unvouched(bad_utf8)}, false) AS _vu",  # (judged before raw is made valid)
         f"{unvouched(parse)} AS _v",
-        "left(raw, 1) = '{' AS _vo",
+        f"left({RAW}, 1) = '{{' AS _vo",
     )
     if jsonl:
         out = out.selectExpr("*", f"{unvouched(_OUT_OF_RANGE_NUMBER)} AS _vn")
@@ -128,7 +141,7 @@ def _with_record(
     if kernel:
         record = f"CASE WHEN {VOUCHED} THEN parse_json({kernel_column('mj')}) ELSE {record} END"
     return out.selectExpr(
-        *(c for c in out.columns if c not in ("_v", "_vo", "_vn", "_vu")), f"{record} AS m"
+        *(c for c in out.columns if c not in ("_v", "_vo", "_vn", "_vu")), f"{record} AS {RECORD}"
     )
 
 
@@ -157,7 +170,7 @@ def _line_checks(jsonl: bool, too_long: str) -> list[Check]:
                 f"concat('line ', line, ': number ', {shown_number('_vn')}, ' is out of range')",
             ),
         ]
-    checks.append(("NOT _vo", "concat('line ', line, ': expected a JSON object')"))
+    checks.append(("NOT _vo", f"concat('line ', {LINE}, ': expected a JSON object')"))
     return checks
 
 
@@ -194,7 +207,7 @@ def _typed_values(
         else "CAST(NULL AS STRING)"
     )
     pid = _partition(source, fields, stream_partition)
-    values = {"a": arrival, "pid": pid, "key": key, "t": event}
+    values = {ARRIVAL_TIME: arrival, PARTITION: pid, SUBSTREAM_KEY: key, EVENT_TIME: event}
     extra = _event_kind_columns(job, fields, cti)
     internal = {name.rsplit(" AS ", 1)[1] for stage in fields.stages() for name in stage}
     internal |= {name for name, _ in VOUCHED_COLUMNS}
@@ -209,7 +222,8 @@ def _typed_values(
         ),
         *extra,
     )
-    return out.select(*kept, "t", "a", "pid", "key", *(e.rsplit(" AS ", 1)[1] for e in extra))
+    typed = (EVENT_TIME, ARRIVAL_TIME, PARTITION, SUBSTREAM_KEY)
+    return out.select(*kept, *typed, *(e.rsplit(" AS ", 1)[1] for e in extra))
 
 
 def _partition(source: Source, fields: FieldColumns, stream_partition: bool) -> str:
@@ -229,26 +243,27 @@ def _event_kind_columns(job: Job, fields: FieldColumns, cti: str) -> list[str]:
     extra = []
     punctuation = job.punctuation
     if punctuation is not None and punctuation.column is not None:
-        extra.append(f"coalesce({ok} AND {cti}, false) AS cti")
+        extra.append(f"coalesce({ok} AND {cti}, false) AS {IS_CTI}")
     if source.end_time is not None:
         extra.append(
-            f"CASE WHEN {ok} AND NOT ({cti}) THEN {fields.micros(source.end_time)} END AS e"
+            f"CASE WHEN {ok} AND NOT ({cti}) THEN {fields.micros(source.end_time)} END "
+            f"AS {END_TIME}"
         )
     if source.edge is not None:  # the id as JSON text: 3 and "3" are different ids
         edge_ok = f"{ok} AND NOT ({cti})"
         edge_id = fields.value(source.edge_id)  # type: ignore[arg-type]
         extra.append(
             f"CASE WHEN {edge_ok} THEN try_variant_get({fields.value(source.edge)}, '$', "
-            "'string') END AS edge"
+            f"'string') END AS {EDGE}"
         )
-        extra.append(f"CASE WHEN {edge_ok} THEN to_json({edge_id}) END AS eid")
+        extra.append(f"CASE WHEN {edge_ok} THEN to_json({edge_id}) END AS {EDGE_ID}")
     return extra
 
 
 def _shifted(out: DataFrame, source: Source) -> DataFrame:
     """Time shifting (semantics §7): event times, ends and CTIs alike."""
     if source.shift:
-        out = out.withColumn("t", F.col("t") + F.lit(source.shift))
+        out = out.withColumn(EVENT_TIME, F.col(EVENT_TIME) + F.lit(source.shift))
         if source.end_time is not None:
-            out = out.withColumn("e", F.col("e") + F.lit(source.shift))
+            out = out.withColumn(END_TIME, F.col(END_TIME) + F.lit(source.shift))
     return out

@@ -14,6 +14,11 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from sparktide.core.instants import NEG_INF
+from sparktide.spark.columns import (
+    KEY_NEWEST,
+    KEY_WATERMARK,
+    SUBSTREAM_KEY,
+)
 from sparktide.spark.inputs.arrays import filled
 from sparktide.spark.onepass.plan import FusedPlan
 
@@ -39,7 +44,10 @@ def input_clock(plan: FusedPlan, delivering: list[str]) -> int:
 def known_keys(plan: FusedPlan) -> pa.Table | None:
     """The keys' state after the previous batch (``key``, ``k_newest``, ``k_watermark``),
     or ``None`` when there is none."""
-    tables = [pq.read_table(path, columns=["key", "k_newest", "k_watermark"]) for path in plan.keys]
+    tables = [
+        pq.read_table(path, columns=[SUBSTREAM_KEY, KEY_NEWEST, KEY_WATERMARK])
+        for path in plan.keys
+    ]
     return pa.concat_tables(tables) if tables else None
 
 
@@ -49,12 +57,12 @@ def _key_state(known: pa.Table | None, keys: pa.Array) -> np.ndarray:
     start = np.full((len(keys), 3), NEG_INF, dtype=np.int64)
     if known is None:
         return start
-    where = pc.index_in(known.column("key"), value_set=keys)
+    where = pc.index_in(known.column(SUBSTREAM_KEY), value_set=keys)
     found = filled(pc.is_valid(where))
     if found.any():
         at = pc.filter(where, pa.array(found)).to_numpy().astype(np.int64)
-        start[at, WATERMARK] = pc.filter(known.column("k_watermark"), pa.array(found)).to_numpy()
-        start[at, NEWEST] = pc.filter(known.column("k_newest"), pa.array(found)).to_numpy()
+        start[at, WATERMARK] = pc.filter(known.column(KEY_WATERMARK), pa.array(found)).to_numpy()
+        start[at, NEWEST] = pc.filter(known.column(KEY_NEWEST), pa.array(found)).to_numpy()
     return start
 
 

@@ -12,6 +12,12 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
+from sparktide.spark.columns import (
+    ARRIVAL_TIME,
+    EVENT_TIME,
+    PARTITION,
+    SUBSTREAM_KEY,
+)
 from sparktide.spark.inputs.arrowjson import Vouched
 from sparktide.spark.inputs.arrowvalues import TOKEN, field_column
 from sparktide.spark.onepass.plan import FusedPlan
@@ -56,7 +62,7 @@ class RowCollector:
     def __init__(self, plan: FusedPlan) -> None:
         self.names: dict[str, int] = {}
         self.parts: dict[str, list] = {
-            k: [] for k in ("file", "line", "event_time", "arrival", "pid", "key")
+            k: [] for k in ("file", "line", "event_time", "arrival", PARTITION, "key")
         }
         self.groups: list[list[pa.Array]] = [[] for _ in plan.group_by]
         self.inputs: list[list[dict[str, np.ndarray]]] = [[] for _ in plan.aggregates]
@@ -82,7 +88,12 @@ class RowCollector:
         self.append(
             file,
             line,
-            (values["t"], values["a"], values["pid"] if pid is None else pid, values["key"]),
+            (
+                values[EVENT_TIME],
+                values[ARRIVAL_TIME],
+                values[PARTITION] if pid is None else pid,
+                values[SUBSTREAM_KEY],
+            ),
             [group_text(field_column(table, column)) for column in plan.group_by],
             [
                 aggregate_inputs(
@@ -125,7 +136,7 @@ class RowCollector:
         self.parts["line"].append(line)
         self.parts["event_time"].append(integers(event_time))
         self.parts["arrival"].append(integers(arrival))
-        self.parts["pid"].append(pid)
+        self.parts[PARTITION].append(pid)
         self.parts["key"].append(key)
         for g, text in enumerate(groups):
             self.groups[g].append(text)
@@ -146,7 +157,7 @@ class RowCollector:
             line=np.concatenate(parts["line"]),
             event_time=np.concatenate(parts["event_time"]) + plan.shift,
             arrival=np.concatenate(parts["arrival"]),
-            pid=pa.concat_arrays(parts["pid"]),
+            pid=pa.concat_arrays(parts[PARTITION]),
             key=pa.concat_arrays(parts["key"]),
             groups=[pa.concat_arrays(g) for g in self.groups],
             inputs=[

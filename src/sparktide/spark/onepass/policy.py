@@ -1,17 +1,19 @@
 """The ordering policy and the watermark over a task's rows at once (numpy).
 
 The reference engine's policy (``core/policy.py``, ``core/watermark.py``) in closed
-form, as ``SparkEngine._policy`` writes it in SQL: within a batch, the arrival clock at
+form, as :mod:`sparktide.spark.policy` writes it in SQL: within a batch, the arrival clock at
 an event is ``max(start arrival clock, arrival)``, and the newest timestamp of the
 timeline before an event is a running maximum, over the timeline's earlier events in
 arrival order, of what each offers (:func:`offered_newest`) — here a segmented
 ``numpy.maximum.accumulate`` (:func:`running_max_before`) over rows sorted by
 timeline, then arrival, instead of a window function.
 
-One function per rule, named after the reference engine's: the early and late verdicts
-(:func:`arrival_verdicts`, with the late rule's timestamp :func:`late_adjusted`), the
-watermark (:func:`arrival_watermark`, :func:`timeline_watermark`), the out-of-order
-verdict (:func:`out_of_order_verdicts`); :func:`judge_rows` strings them together.
+One function per rule, with the reference engine's name (:mod:`sparktide.rules`): the
+early and late verdicts (:func:`early_verdict`, :func:`late_verdict`, with the late
+rule's timestamp :func:`late_adjusted`), the newest timestamp (:func:`newest_timestamp`),
+the watermark (:func:`timeline_watermark_floor`, :func:`timeline_watermark`), the
+out-of-order verdict (:func:`out_of_order_verdict`); :func:`judge_rows` strings them
+together.
 """
 
 from __future__ import annotations
@@ -26,14 +28,16 @@ from sparktide.spark.onepass.plan import FusedPlan
 __all__ = [
     "SCAN_GROUPS",
     "Verdicts",
-    "arrival_verdicts",
-    "arrival_watermark",
+    "early_verdict",
     "judge_rows",
     "late_adjusted",
+    "late_verdict",
+    "newest_timestamp",
     "offered_newest",
-    "out_of_order_verdicts",
+    "out_of_order_verdict",
     "running_max_before",
     "timeline_watermark",
+    "timeline_watermark_floor",
 ]
 
 #: Up to this many groups, :func:`running_max_before` scans each group (a loop in Python);
@@ -78,17 +82,22 @@ def running_max_before(values: np.ndarray, group: np.ndarray) -> np.ndarray:
     return before
 
 
-def arrival_verdicts(
-    plan: FusedPlan, event_time: np.ndarray, arrival: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
+def early_verdict(plan: FusedPlan, event_time: np.ndarray, arrival: np.ndarray) -> np.ndarray:
     """Which rows are early (event time beyond arrival by more than the early
-    tolerance) and which late (arrival beyond event time by more than the late
     tolerance); none in arrival-time mode or with the check off."""
-    no = np.zeros(len(event_time), dtype=bool)
-    early, late = plan.early_arrival, plan.late_arrival
-    is_early = (event_time - arrival > early) if plan.event_mode and early is not None else no
-    is_late = (arrival - event_time > late) if plan.event_mode and late is not None else no
-    return is_early, is_late
+    early = plan.early_arrival
+    if plan.event_mode and early is not None:
+        return event_time - arrival > early
+    return np.zeros(len(event_time), dtype=bool)
+
+
+def late_verdict(plan: FusedPlan, event_time: np.ndarray, arrival: np.ndarray) -> np.ndarray:
+    """Which rows are late (arrival beyond event time by more than the late tolerance);
+    none in arrival-time mode or with the check off."""
+    late = plan.late_arrival
+    if plan.event_mode and late is not None:
+        return arrival - event_time > late
+    return np.zeros(len(event_time), dtype=bool)
 
 
 def late_adjusted(
@@ -99,7 +108,7 @@ def late_adjusted(
     return np.where(is_late, arrival - (plan.late_arrival or 0), event_time)
 
 
-def arrival_watermark(
+def timeline_watermark_floor(
     plan: FusedPlan, start_watermark: np.ndarray, start_arrival: np.ndarray, arrival: np.ndarray
 ) -> np.ndarray:
     """The watermark at each row before the newest-timestamp term: the timeline's start
@@ -126,6 +135,15 @@ def offered_newest(
     return np.where(gone, NEG_INF, h)
 
 
+def newest_timestamp(
+    start_newest: np.ndarray, offered: np.ndarray, timeline: np.ndarray
+) -> np.ndarray:
+    """The newest timestamp of each row's timeline just before it (rows sorted by
+    timeline, then arrival): the timeline's at the start, raised to the largest that
+    its earlier rows offered (:func:`offered_newest`)."""
+    return np.maximum(start_newest, running_max_before(offered, timeline))
+
+
 def timeline_watermark(
     plan: FusedPlan,
     floor: np.ndarray,
@@ -134,15 +152,15 @@ def timeline_watermark(
     timeline: np.ndarray,
 ) -> np.ndarray:
     """The watermark of each row's timeline just before it (rows sorted by timeline,
-    then arrival): ``floor`` (:func:`arrival_watermark`), raised to the newest timestamp
-    before the row minus the out-of-order tolerance."""
+    then arrival): ``floor`` (:func:`timeline_watermark_floor`), raised to the newest
+    timestamp before the row (:func:`newest_timestamp`) minus the out-of-order tolerance."""
     if plan.out_of_order is None:
         return floor
-    newest = np.maximum(start_newest, running_max_before(offered, timeline))
+    newest = newest_timestamp(start_newest, offered, timeline)
     return np.maximum(floor, newest - plan.out_of_order)
 
 
-def out_of_order_verdicts(
+def out_of_order_verdict(
     plan: FusedPlan, stamped: np.ndarray, watermark: np.ndarray, gone: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Which rows not dropped already (``gone``) are out of order (their timestamp after
@@ -184,13 +202,14 @@ def judge_rows(
     row's timeline's ``(arrival clock, watermark, newest timestamp)`` at the start."""
     start_arrival, start_watermark, start_newest = start
     no = np.zeros(len(event_time), dtype=bool)
-    is_early, is_late = arrival_verdicts(plan, event_time, arrival)
+    is_early = early_verdict(plan, event_time, arrival)
+    is_late = late_verdict(plan, event_time, arrival)
     stamped = late_adjusted(plan, event_time, arrival, is_late)
-    floor = arrival_watermark(plan, start_watermark, start_arrival, arrival)
+    floor = timeline_watermark_floor(plan, start_watermark, start_arrival, arrival)
     gone = is_early | (is_late if plan.late_drop else no)
     offered = offered_newest(plan, stamped, floor, gone)
     watermark = timeline_watermark(plan, floor, start_newest, offered, timeline)
-    is_ooo, dropped_ooo, system_time = out_of_order_verdicts(plan, stamped, watermark, gone)
+    is_ooo, dropped_ooo, system_time = out_of_order_verdict(plan, stamped, watermark, gone)
     admitted = ~gone & ~dropped_ooo
     return Verdicts(
         early=is_early,

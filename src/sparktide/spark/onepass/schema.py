@@ -13,6 +13,15 @@ from pyspark.sql import types as T
 from pyspark.sql.pandas.types import from_arrow_type
 
 from sparktide.core.counts import VERDICT_COUNTERS
+from sparktide.spark.columns import (
+    KERNEL_ABORT,
+    KERNEL_KEY,
+    KERNEL_LINE,
+    KERNEL_PARTIAL,
+    KERNEL_SUMMARY,
+    KERNEL_TASK,
+    PARTITION,
+)
 from sparktide.spark.onepass.plan import FusedPlan
 
 __all__ = [
@@ -36,7 +45,8 @@ __all__ = [
 #: The kinds of the kernel's output rows: window partials, one summary per partition,
 #: one row per task (how many lines it could not judge, how many partials it wrote),
 #: those lines, "give up", and (substreams) one row per key of the batch.
-PARTIAL, SUMMARY, TASK, LINE, ABORT, KEY = "p", "s", "t", "l", "x", "k"
+PARTIAL, SUMMARY, TASK = KERNEL_PARTIAL, KERNEL_SUMMARY, KERNEL_TASK
+LINE, ABORT, KEY = KERNEL_LINE, KERNEL_ABORT, KERNEL_KEY
 #: The row of a task that could not read a JSONL file by its path (not a local file, or
 #: compressed): the engine gives the kernel the files' text instead.
 FILE_TEXT = "r"
@@ -69,7 +79,8 @@ def kernel_schema(plan: FusedPlan) -> pa.Schema:
     return pa.schema(
         [
             *_fields(
-                "kind string, task int64, pid string, max_h int64, max_a int64, late_a int64, "
+                f"kind string, task int64, {PARTITION} string, max_h int64, max_a int64, "
+                "late_a int64, "
                 "late_file string, late_line int64, late_t int64"
             ),
             *(pa.field(counter_column(name), pa.int64()) for name in COUNTED),

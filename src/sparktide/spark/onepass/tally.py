@@ -14,6 +14,9 @@ import numpy as np
 import pyarrow as pa
 
 from sparktide.core.instants import NEG_INF
+from sparktide.spark.columns import (
+    PARTITION,
+)
 from sparktide.spark.inputs.arrays import masked
 from sparktide.spark.onepass.collect import TaskRows
 from sparktide.spark.onepass.policy import Verdicts
@@ -120,7 +123,7 @@ def summary(
     out: dict[str, pa.Array] = {
         "kind": pa.repeat(pa.scalar(SUMMARY), count),
         "task": pa.repeat(pa.scalar(task, pa.int64()), count),
-        "pid": pa.array(pids, pa.string()),
+        PARTITION: pa.array(pids, pa.string()),
     }
     for name in ("max_h", "max_a"):
         out[name] = pa.array(np.maximum.reduce([t[name] for t in tallies]), pa.int64())

@@ -14,6 +14,7 @@ import numpy as np
 import pyarrow as pa
 
 from sparktide.core.instants import NEG_INF
+from sparktide.core.windows.spec import window_due
 from sparktide.spark.inputs.arrays import masked
 from sparktide.spark.onepass.collect import TaskRows
 from sparktide.spark.onepass.merge import merge_partials
@@ -44,7 +45,7 @@ def assign_windows(
     x = system_time - 1 if plan.closed_end else system_time  # ((start, end] windows)
     last = x - np.mod(x - plan.offset, plan.period)
     governing = watermark if plan.per_timeline else np.full(n, NEG_INF, dtype=np.int64)
-    due = plan.size + plan.lateness + (1 if plan.closed_end else 0)
+    due = window_due(plan.size, plan.lateness, plan.closed_end)  # (from a window's start)
     members, starts = [], []
     in_some = np.zeros(n, dtype=bool)
     open_some = np.zeros(n, dtype=bool)

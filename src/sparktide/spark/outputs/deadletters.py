@@ -7,6 +7,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from sparktide.spark.batch import Batch
+from sparktide.spark.columns import CLOSED_WINDOW_START, RECORD
 from sparktide.spark.context import Context
 from sparktide.spark.inputs.contract import FULL_TEXT
 from sparktide.spark.inputs.textfiles import split_lines
@@ -20,7 +21,7 @@ __all__ = ["raw_lines", "write_dead_letters"]
 #: malformed line may be far longer than a variant (or Jackson's longest string) can
 #: hold, and through the variant a float such as 3.0 would come out as 3.
 _ORIGINAL = (
-    "CASE WHEN m IS NOT NULL THEN raw "
+    f"CASE WHEN {RECORD} IS NOT NULL THEN raw "
     "ELSE substr(to_json(array(raw)), 2, length(to_json(array(raw))) - 2) END"
 )
 
@@ -48,7 +49,7 @@ def write_dead_letters(
         F.lit("malformed").alias("reason"),
         F.expr(_ORIGINAL).alias("record"),
         "error",
-        F.lit(None).cast("bigint").alias("closed_start"),
+        F.lit(None).cast("bigint").alias(CLOSED_WINDOW_START),
     )
     if lines is not None:
         assert decided is not None
@@ -68,7 +69,7 @@ def _lettered(context: Context, decided: DataFrame, lines: DataFrame) -> DataFra
         "reason",
         F.col("raw").alias("record"),  # a well-formed record: JSON text already
         F.lit(None).cast("string").alias("error"),
-        "closed_start",
+        CLOSED_WINDOW_START,
     )
 
 
@@ -79,8 +80,8 @@ def _record(context: Context) -> str:
     window = context.window
     if window is not None:
         size = window.size if window.type in ("tumbling", "hopping") else 0
-        tail.append(f"'window_start', {iso('closed_start')}")
-        tail.append(f"'window_end', {iso(f'(closed_start + {size})')}")
+        tail.append(f"'window_start', {iso(CLOSED_WINDOW_START)}")
+        tail.append(f"'window_end', {iso(f'({CLOSED_WINDOW_START} + {size})')}")
     options = "map('ignoreNullFields', 'false')"
     head_json = f"to_json(named_struct({', '.join(head)}), {options})"
     tail_json = f"to_json(named_struct({', '.join(tail)}), {options})"

@@ -13,6 +13,18 @@ from pyspark.sql import types as T
 from sparktide.core.instants import POS_INF
 from sparktide.job import input_of
 from sparktide.spark.batch import Batch
+from sparktide.spark.columns import (
+    ADMITTED_KINDS,
+    ARRIVAL_TIME,
+    FILE,
+    LINE,
+    PARTITION,
+    RAW,
+    RECORD,
+    RELEASE_ORDER,
+    SYSTEM_TIME,
+    VERDICT,
+)
 from sparktide.spark.context import Context
 from sparktide.spark.judging import row_inputs
 from sparktide.spark.outputs.text import ordered, state_schema, write_state, write_text
@@ -23,14 +35,17 @@ from sparktide.spark.sql import NEG, iso, lit_us, sql_string
 __all__ = ["MATCHES_SCHEMA", "join", "join_schema", "meet"]
 
 MATCHES_SCHEMA = state_schema(
-    "s long, la long, lfile string, lline long, ra long, rfile string, rline long, value string"
+    f"{SYSTEM_TIME} long, la long, lfile string, lline long, ra long, rfile string, "
+    "rline long, value string"
 )
 
 
 def join_schema(keys: list[str]) -> T.StructType:
     """The events a join keeps (``joined``): side, join values, timestamp, arrival order
     and the record's text."""
-    event = state_schema("s long, a long, file string, line long, raw string")
+    event = state_schema(
+        f"{SYSTEM_TIME} long, {ARRIVAL_TIME} long, {FILE} string, {LINE} long, {RAW} string"
+    )
     return T.StructType(
         [
             T.StructField("side", T.StringType()),
@@ -50,14 +65,14 @@ def meet(context: Context, ready: DataFrame) -> DataFrame:
     join = context.job.join
     assert join is not None
     keys = [f"j{i}" for i in range(len(join.on))]
-    events = _with_keys(context, ready.selectExpr("s", "a", "file", "line", "value"), "value")
-    events = events.alias("e")
+    events = _with_keys(context, ready.selectExpr(*RELEASE_ORDER, "value"), "value")
+    events = events.alias("e")  # (e: the events, r: the reference rows)
     table = F.broadcast(_reference_table(context)).alias("r")
     condition = " AND ".join(f"e.{k} = r.{k}" for k in keys)
     met = events.join(table, F.expr(condition), "left" if join.type == "left" else "inner")
     met = met.select(
-        *ordered("e.s", "e.a", "e.file", "e.line", "r.ro"),
-        F.col("e.s").alias("s"),
+        *ordered(*(f"e.{c}" for c in RELEASE_ORDER), "r.ro"),
+        F.col(f"e.{SYSTEM_TIME}").alias(SYSTEM_TIME),
         F.col("e.value").alias("lraw"),
         F.col("r.text").alias("rraw"),
     )
@@ -76,14 +91,14 @@ def _match_record(context: Context, matches: DataFrame) -> tuple[DataFrame, str]
     join = job.join
     assert join is not None
     if job.select:
-        return join_projection(matches, job, ("lraw", "rraw"), "s")
+        return join_projection(matches, job, ("lraw", "rraw"), SYSTEM_TIME)
     members = [
         sql_string(json.dumps(join.left) + ":"),
         "lraw",
         sql_string("," + json.dumps(join.right) + ":"),
         "coalesce(rraw, 'null')",
         sql_string(',"timestamp":"'),
-        iso("s"),
+        iso(SYSTEM_TIME),
         "'\"'",
     ]
     return matches, f"concat('{{', {', '.join(members)}, '}}')"
@@ -101,7 +116,7 @@ def _reference_table(context: Context) -> DataFrame:
 def _with_keys(context: Context, frame: DataFrame, text: str) -> DataFrame:
     """``frame`` with the ``j<i>`` keys of the JSON record in column ``text``, by the
     expressions the stream's keys are computed with (:func:`row_inputs`)."""
-    keyed = frame.withColumn("m", F.expr(f"parse_json({text})"))
+    keyed = frame.withColumn(RECORD, F.expr(f"parse_json({text})"))
     return keyed.selectExpr(
         *frame.columns, *(f"{expr} AS {name}" for name, expr in row_inputs(context))
     )
@@ -120,10 +135,10 @@ def join(context: Context, batch: Batch, decided: DataFrame) -> None:
     assert spec is not None and spec.between is not None
     low, high = spec.between
     keys = [f"j{i}" for i in range(len(spec.on))]
-    columns = ["side", *keys, "s", "a", "file", "line", "raw"]
+    columns = ["side", *keys, *RELEASE_ORDER, RAW]
     admitted = (
-        decided.filter("verdict IN ('accepted', 'adjusted')")
-        .withColumn("side", F.expr("split(pid, '/')[0]"))
+        decided.filter(F.col(VERDICT).isin(*ADMITTED_KINDS))
+        .withColumn("side", F.expr(f"split({PARTITION}, '/')[0]"))
         .select(*columns)
     )
     kept = context.store.load_table(batch.previous, "joined", join_schema(keys))
@@ -131,8 +146,9 @@ def join(context: Context, batch: Batch, decided: DataFrame) -> None:
         kept.withColumn("new", F.lit(False))
     )
     _write_matches(context, batch, _matches(context, every, keys))
-    keep = {spec.left: f"s + {high} >= {_side_floor(context, batch, spec.right)}"}
-    keep[spec.right] = f"s - {low} >= {_side_floor(context, batch, spec.left)}"
+    s = SYSTEM_TIME
+    keep = {spec.left: f"{s} + {high} >= {_side_floor(context, batch, spec.right)}"}
+    keep[spec.right] = f"{s} - {low} >= {_side_floor(context, batch, spec.left)}"
     still = every.filter(
         " OR ".join(f"(side = {sql_string(side)} AND {c})" for side, c in keep.items())
     )
@@ -146,19 +162,20 @@ def _matches(context: Context, every: DataFrame, keys: list[str]) -> DataFrame:
     low, high = spec.between
     left = every.filter(F.col("side") == spec.left).alias("l")
     right = every.filter(F.col("side") == spec.right).alias("r")
+    s, a = SYSTEM_TIME, ARRIVAL_TIME
     condition = " AND ".join(f"l.{k} = r.{k}" for k in keys)
-    condition += f" AND r.s - l.s BETWEEN {low} AND {high} AND (l.new OR r.new)"
+    condition += f" AND r.{s} - l.{s} BETWEEN {low} AND {high} AND (l.new OR r.new)"
     pairs = left.join(right, F.expr(condition))
     matches = pairs.selectExpr(
-        "greatest(l.s, r.s) AS s",
-        "l.a AS la",
-        "l.file AS lfile",
-        "l.line AS lline",
-        "r.a AS ra",
-        "r.file AS rfile",
-        "r.line AS rline",
-        "l.raw AS lraw",
-        "r.raw AS rraw",
+        f"greatest(l.{s}, r.{s}) AS {s}",
+        f"l.{a} AS la",
+        f"l.{FILE} AS lfile",
+        f"l.{LINE} AS lline",
+        f"r.{a} AS ra",
+        f"r.{FILE} AS rfile",
+        f"r.{LINE} AS rline",
+        f"l.{RAW} AS lraw",
+        f"r.{RAW} AS rraw",
     )
     matches, value = _match_record(context, matches)
     return matches.selectExpr(*(f.name for f in MATCHES_SCHEMA.fields[:-1]), f"{value} AS value")
@@ -168,10 +185,11 @@ def _write_matches(context: Context, batch: Batch, matches: DataFrame) -> None:
     """Write the matches the job watermark reached (new and held), hold the others."""
     held = context.store.load_table(batch.previous, "matches", MATCHES_SCHEMA)
     scope_w, _, _ = scope_watermarks(context, batch)
-    rows = matches.unionByName(held).withColumn("ready", F.expr(f"s <= {scope_w}")).cache()
+    ready = F.expr(f"{SYSTEM_TIME} <= {scope_w}")
+    rows = matches.unionByName(held).withColumn("ready", ready).cache()
     try:
         out = rows.filter("ready").select(
-            *ordered("s", "la", "lfile", "lline", "ra", "rfile", "rline"), "value"
+            *ordered(SYSTEM_TIME, "la", "lfile", "lline", "ra", "rfile", "rline"), "value"
         )
         write_text(batch, out, context.job.output.path, "released")
         waiting = rows.filter("NOT ready").select(*MATCHES_SCHEMA.names)

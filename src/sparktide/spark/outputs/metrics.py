@@ -13,7 +13,10 @@ from sparktide.core.instants import NEG_INF
 from sparktide.core.records import time_or_none
 from sparktide.job import Job
 from sparktide.spark.batch import Batch
-from sparktide.spark.clocks import ClockState, substream_floor
+from sparktide.spark.clocks import ClockState, governing_watermark_floor
+from sparktide.spark.columns import (
+    PARTITION,
+)
 from sparktide.spark.context import Context
 from sparktide.spark.counters import grouped, summed
 from sparktide.spark.onepass import counter_column
@@ -34,7 +37,9 @@ def metrics_record(context: Context, clock: ClockState, now: int, batch_id: int)
     elif timeline.partition_watermarks:
         watermark = min((p.watermark for p in parts.values()), default=NEG_INF)
     else:
-        watermark = substream_floor(clock["arrival"], clock, context.watermark_late_arrival)
+        watermark = governing_watermark_floor(
+            clock["arrival"], clock, context.watermark_late_arrival
+        )
     record = {"type": "metrics", "batch": batch_id, **grouped(totals)}
     record["input"] += clock.get("malformed", 0)
     if clock.get("malformed"):
@@ -88,7 +93,9 @@ def diagnostics(
     if late_bound is not None:
         late = LateInput(late_bound)
         examples = sorted(
-            (row["late_example"], row["pid"]) for row in summary if row["late_example"] is not None
+            (row["late_example"], row[PARTITION])
+            for row in summary
+            if row["late_example"] is not None
         )
         if examples:  # every late event of the batch arrived at processing time now
             (a, file, line, t), pid = examples[0]

@@ -86,9 +86,9 @@ def spark_doubles(spark: SparkSession, values: np.ndarray) -> pa.Array:
     """Spark's text of each double of ``values`` (``CAST(d AS STRING)``), in order:
     Arrow both ways, one small Spark job."""
     table = pa.table({"i": np.arange(len(values), dtype=np.int64), "v": values})
-    out = spark.createDataFrame(table).selectExpr("i", "CAST(v AS STRING) AS s").toArrow()
+    out = spark.createDataFrame(table).selectExpr("i", "CAST(v AS STRING) AS text").toArrow()
     order = np.argsort(out.column("i").to_numpy())
-    return out.column("s").combine_chunks().take(pa.array(order))
+    return out.column("text").combine_chunks().take(pa.array(order))
 
 
 def _aggregate_text(

@@ -9,6 +9,18 @@ from pyspark.sql import functions as F
 
 from sparktide.spark.aggregates import INTEGRAL_FLOAT
 from sparktide.spark.batch import Batch
+from sparktide.spark.columns import (
+    ADMITTED_KINDS,
+    ARRIVAL_TIME,
+    END_TIME,
+    FILE,
+    LINE,
+    RAW,
+    RELEASE_ORDER,
+    SCOPE,
+    SYSTEM_TIME,
+    VERDICT,
+)
 from sparktide.spark.context import Context
 from sparktide.spark.outputs.join import meet
 from sparktide.spark.outputs.text import ordered, state_schema, write_state, write_text
@@ -18,7 +30,10 @@ from sparktide.spark.sql import iso
 
 __all__ = ["HELD_SCHEMA", "release"]
 
-HELD_SCHEMA = state_schema("scope string, s long, a long, file string, line long, value string")
+HELD_SCHEMA = state_schema(
+    f"{SCOPE} string, {SYSTEM_TIME} long, {ARRIVAL_TIME} long, {FILE} string, {LINE} long, "
+    "value string"
+)
 
 
 def release(context: Context, batch: Batch, decided: DataFrame) -> None:
@@ -26,21 +41,21 @@ def release(context: Context, batch: Batch, decided: DataFrame) -> None:
     and those held from earlier), hold the others; with reference data, each released
     event meets the table (:func:`sparktide.spark.outputs.join.meet`)."""
     job = context.job
-    admitted = decided.filter("verdict IN ('accepted', 'adjusted')").select(
-        "scope", "s", "a", "file", "line", F.expr(_event_record(context)).alias("value")
+    admitted = decided.filter(F.col(VERDICT).isin(*ADMITTED_KINDS)).select(
+        SCOPE, *RELEASE_ORDER, F.expr(_event_record(context)).alias("value")
     )
     held = context.store.load_table(batch.previous, "held", HELD_SCHEMA)
     rows = admitted.unionByName(held)
     scope_w, _, table = scope_watermarks(context, batch)
     if table is not None:
-        rows = rows.join(table, on="scope", how="left")
-    rows = rows.withColumn("ready", F.expr(f"s <= {scope_w}")).cache()
+        rows = rows.join(table, on=SCOPE, how="left")
+    rows = rows.withColumn("ready", F.expr(f"{SYSTEM_TIME} <= {scope_w}")).cache()
     try:
         ready = rows.filter("ready")
         if job.references:
             out = meet(context, ready)
         else:
-            out = ready.select(*ordered("s", "a", "file", "line"), "value")
+            out = ready.select(*ordered(*RELEASE_ORDER), "value")
         write_text(batch, out, job.output.path, "released")
         held = rows.filter("NOT ready").select(*HELD_SCHEMA.names)
         write_state(context.store, batch, held, "held", "held")
@@ -50,24 +65,24 @@ def release(context: Context, batch: Batch, decided: DataFrame) -> None:
 
 def _event_record(context: Context) -> str:
     """SQL of a released event's JSON record: the input record's fields (from the line,
-    not the variant ``m``, to keep their order), reserved names prefixed ``input_``,
+    not the variant :data:`~.RECORD`, to keep their order), reserved names prefixed ``input_``,
     with its system ``timestamp`` (and an interval's ``end_timestamp``, semantics §7);
     ``[select]``'s columns; or, for a join with reference data, the record as it came."""
     job = context.job
     if job.references:  # a join with reference data: the record, met on release
-        return "raw"
+        return RAW
     if job.select:  # [select]: the projected columns (computed after parsing)
-        return projected_event(job, iso("s"))
+        return projected_event(job, iso(SYSTEM_TIME))
     reserved = "'timestamp', 'type'"
     end = ""
     if context.intervals:  # interval events carry their end (semantics §7)
         reserved += ", 'end_timestamp'"
-        end = f", 'end_timestamp', parse_json(concat('\"', {iso('e')}, '\"'))"
+        end = f", 'end_timestamp', parse_json(concat('\"', {iso(END_TIME)}, '\"'))"
     return (
-        "to_json(map_concat(transform_keys(transform_values(from_json(raw, "
+        f"to_json(map_concat(transform_keys(transform_values(from_json({RAW}, "
         "'map<string,variant>'), (k, v) -> CASE WHEN schema_of_variant(v) RLIKE "
         f"{INTEGRAL_FLOAT} THEN CAST(try_variant_get(v, '$', 'double') AS VARIANT) "
         "ELSE v END), "
         f"(k, x) -> CASE WHEN k IN ({reserved}) THEN concat('input_', k) ELSE k END), "
-        f"map('timestamp', parse_json(concat('\"', {iso('s')}, '\"')){end})))"
+        f"map('timestamp', parse_json(concat('\"', {iso(SYSTEM_TIME)}, '\"')){end})))"
     )

@@ -1,81 +1,109 @@
 """Window assignment in Spark SQL (semantics §6): the windows each admitted row belongs to
-(``starts``), those still open for it (``open_starts``), and the events that come too
-late for every one of their windows (``window_closed``); edge events' windows."""
+(:data:`~.WINDOW_STARTS`), those still open for it (:data:`~.OPEN_WINDOW_STARTS`), and
+the events that come too late for every one of their windows (``window_closed``); edge
+events' windows."""
 
 from __future__ import annotations
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from sparktide.core.windows import spec as reference
+from sparktide.spark.columns import (
+    ARRIVAL_ORDER,
+    CLOSED_WINDOW_START,
+    EDGE,
+    EDGE_COVERED,
+    EDGE_ID,
+    EDGE_TIMELINE,
+    END_TIME,
+    GOVERNING_WATERMARK,
+    OPEN_WINDOW_STARTS,
+    REASON,
+    SCOPE,
+    SYSTEM_TIME,
+    VERDICT,
+    WINDOW_STARTS,
+)
 from sparktide.spark.context import Context
 from sparktide.spark.edges import edge_starts, edges_schema, pair_edges
 
-__all__ = ["assign_windows", "due", "edge_payload", "edge_windows", "edges_columns", "paired_edges"]
+__all__ = [
+    "assign_windows",
+    "edge_payload",
+    "edge_windows",
+    "edges_columns",
+    "paired_edges",
+    "window_due",
+]
 
 #: A row that joins windows now (edges join windows as they close).
-_ADMITTED = "s IS NOT NULL AND edge IS NULL"
+_ADMITTED = f"{SYSTEM_TIME} IS NOT NULL AND {EDGE} IS NULL"
 
 
-def due(context: Context, end: str) -> str:
-    """SQL: the watermark at which a window ending at ``end`` closes (its end, plus the
-    allowed lateness, plus one when the window includes its end)."""
-    return f"({end} + {context.lateness + (1 if context.closed_end else 0)})"
+def window_due(context: Context, end: str) -> str:
+    """SQL: the watermark at which a window ending at ``end`` closes (semantics §6.7): its
+    end, plus the allowed lateness, plus one when the window includes its end
+    (:func:`sparktide.core.windows.spec.window_due` gives the offset)."""
+    return f"({end} + {reference.window_due(0, context.lateness, context.closed_end)})"
 
 
 def assign_windows(context: Context, rows: DataFrame) -> DataFrame:
-    """``rows`` with their windows: ``starts`` (every window of an admitted row),
-    ``open_starts`` (those the governing watermark ``G`` has not closed) and
-    ``closed_start`` (the last window of a row none is open for: then it is dropped
-    or dead-lettered for ``window_closed``). Session and sliding windows are formed
-    later, from the rows (:mod:`sparktide.spark.windows.rows`)."""
+    """``rows`` with their windows (semantics §6.1, §6.4): :data:`~.WINDOW_STARTS`
+    (every window of an admitted row), :data:`~.OPEN_WINDOW_STARTS` (those the governing
+    watermark has not closed) and :data:`~.CLOSED_WINDOW_START` (the last window of a
+    row none is open for: then it is dropped or dead-lettered for ``window_closed``).
+    Session and sliding windows are formed later, from the rows
+    (:mod:`sparktide.spark.windows.rows`)."""
     w = context.window
+    starts, open_starts, governing = WINDOW_STARTS, OPEN_WINDOW_STARTS, GOVERNING_WATERMARK
     if w is None or w.type in ("session", "sliding"):
-        rows = rows.withColumn("starts", F.expr("CAST(NULL AS ARRAY<BIGINT>)"))
-        rows = rows.withColumn("open_starts", F.col("starts"))
-        return rows.withColumn("closed_start", F.lit(None).cast("bigint"))
+        rows = rows.withColumn(starts, F.expr("CAST(NULL AS ARRAY<BIGINT>)"))
+        rows = rows.withColumn(open_starts, F.col(starts))
+        return rows.withColumn(CLOSED_WINDOW_START, F.lit(None).cast("bigint"))
     candidates, end, one = _candidates(context)
-    rows = rows.withColumn("starts", F.expr(f"CASE WHEN {_ADMITTED} THEN {candidates} END"))
+    rows = rows.withColumn(starts, F.expr(f"CASE WHEN {_ADMITTED} THEN {candidates} END"))
     if one:
-        first_end = "starts[0]" if w.type == "snapshot" else f"(starts[0] + {w.size})"
-        open_starts = (
-            f"CASE WHEN starts IS NULL THEN NULL WHEN {due(context, first_end)} > G THEN "
-            "starts ELSE CAST(array() AS ARRAY<BIGINT>) END"
+        first_end = f"{starts}[0]" if w.type == "snapshot" else f"({starts}[0] + {w.size})"
+        still_open = (
+            f"CASE WHEN {starts} IS NULL THEN NULL "
+            f"WHEN {window_due(context, first_end)} > {governing} THEN {starts} "
+            "ELSE CAST(array() AS ARRAY<BIGINT>) END"
         )
     else:
-        open_starts = f"filter(starts, x -> {due(context, end)} > G)"
-    rows = rows.withColumn("open_starts", F.expr(open_starts))
-    closed = "(size(starts) > 0 AND size(open_starts) = 0)"
+        still_open = f"filter({starts}, x -> {window_due(context, end)} > {governing})"
+    rows = rows.withColumn(open_starts, F.expr(still_open))
+    closed = f"(size({starts}) > 0 AND size({open_starts}) = 0)"
     late = "'dead_lettered'" if w.late == "dead_letter" else "'dropped'"
     rows = rows.withColumn(
-        "reason",
-        F.expr(f"CASE WHEN {_ADMITTED} AND {closed} THEN 'window_closed' ELSE reason END"),
+        REASON,
+        F.expr(f"CASE WHEN {_ADMITTED} AND {closed} THEN 'window_closed' ELSE {REASON} END"),
     )
     rows = rows.withColumn(
-        "verdict",
-        F.expr(f"CASE WHEN reason = 'window_closed' THEN {late} ELSE verdict END"),
+        VERDICT,
+        F.expr(f"CASE WHEN {REASON} = 'window_closed' THEN {late} ELSE {VERDICT} END"),
     )
-    return rows.withColumn(
-        "closed_start",
-        F.expr("CASE WHEN reason = 'window_closed' THEN element_at(starts, -1) END"),
-    )
+    last = f"CASE WHEN {REASON} = 'window_closed' THEN element_at({starts}, -1) END"
+    return rows.withColumn(CLOSED_WINDOW_START, F.expr(last))
 
 
 def _candidates(context: Context) -> tuple[str, str, bool]:
-    """SQL of a row's window starts (``s`` its timestamp, ``e`` an interval's end), of
-    a window's end from its start ``x``, and whether each row is in one window only."""
+    """SQL of a row's window starts (from its system timestamp, and an interval's end),
+    of a window's end from its start ``x``, and whether each row is in one window only."""
     w = context.window
     assert w is not None
+    s, e = SYSTEM_TIME, END_TIME
     if w.type == "snapshot":
-        return "array(s)", "x", True
+        return f"array({s})", "x", True
     size, period, offset = w.size, w.period, w.offset
-    x = "(s - 1)" if context.closed_end else "s"
+    x = f"({s} - 1)" if context.closed_end else s
     last = f"({x} - pmod({x} - {offset}, {period}))"
     count = -(-size // period)  # ceil
     end = f"(x + {size})"
     if context.intervals:
         # an interval [s, e) is in every window sharing an instant with it
         shift = 1 if context.closed_end else 0
-        low, high = f"(s - {shift})", f"(e - 1 - {shift})"
+        low, high = f"({s} - {shift})", f"({e} - 1 - {shift})"
         first = f"({low} - pmod({low} - {offset}, {period}) - {count - 1} * {period})"
         final = f"({high} - pmod({high} - {offset}, {period}))"
         return (
@@ -94,12 +122,13 @@ def _candidates(context: Context) -> tuple[str, str, bool]:
 
 def edge_payload(context: Context) -> list[str]:
     """What an open edge event keeps: its scope, group values and aggregate inputs."""
-    return ["scope", *context.groups, *context.aggregate_inputs]
+    return [SCOPE, *context.groups, *context.aggregate_inputs]
 
 
 def edges_columns(context: Context) -> list[str]:
     """The columns of the ``edges`` state table, in order."""
-    return ["tl", "eid", "cov", "s", "a", "file", "line", *edge_payload(context)]
+    edge = [EDGE_TIMELINE, EDGE_ID, EDGE_COVERED]
+    return [*edge, SYSTEM_TIME, *ARRIVAL_ORDER, *edge_payload(context)]
 
 
 def paired_edges(context: Context, decided: DataFrame, previous: int | None) -> DataFrame:

@@ -13,7 +13,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from sparktide.core.instants import NEG_INF
+from sparktide.core.windows.spec import window_due
 from sparktide.spark.batch import Batch
+from sparktide.spark.columns import SCOPE
 from sparktide.spark.context import Context
 from sparktide.spark.keys import forced_keys
 from sparktide.spark.onepass import merge_into
@@ -32,15 +34,15 @@ def merge_on_driver(
     w = context.window
     assert w is not None
     groups = context.groups
-    keys = ["scope", *groups, "start"]
+    keys = [SCOPE, *groups, "start"]
     held = context.store.load_arrow(batch.previous, "windows", fresh.schema)
     if distinct and held.num_rows == 0:  # (nothing to merge)
         merged = fresh.combine_chunks()
     else:  # (held rows probed by start and one text key: the device, as a rule)
-        merged = merge_into(fresh, held, keys, ["start", groups[-1] if groups else "scope"])
+        merged = merge_into(fresh, held, keys, ["start", groups[-1] if groups else SCOPE])
     end = merged.column("start").to_numpy() + w.size
-    due = end + context.lateness + (1 if context.closed_end else 0)
-    governing, last = scope_arrays(context, merged.column("scope"), batch)
+    due = end + window_due(0, context.lateness, context.closed_end)
+    governing, last = scope_arrays(context, merged.column(SCOPE), batch)
     if w.idle_timeout is not None:
         governing = _idle_forced(context, batch, merged, end, due, governing, last)
     closed = due <= governing
@@ -75,7 +77,7 @@ def _idle_forced(
     idle = (due > governing) & (np.maximum(end, last) + w.idle_timeout <= batch.now)
     if not idle.any():
         return governing
-    scopes = pc.dictionary_encode(merged.column("scope")).combine_chunks()
+    scopes = pc.dictionary_encode(merged.column(SCOPE)).combine_chunks()
     code = scopes.indices.to_numpy()
     forced = np.full(len(scopes.dictionary), NEG_INF, dtype=np.int64)
     np.maximum.at(forced, code[idle], due[idle])

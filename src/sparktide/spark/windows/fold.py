@@ -13,6 +13,18 @@ from pyspark.sql import functions as F
 
 from sparktide.spark import plans
 from sparktide.spark.batch import Batch
+from sparktide.spark.columns import (
+    ADMITTED_KINDS,
+    EDGE_COVERED,
+    EDGE_GOVERNING_AT_END,
+    END_TIME,
+    OPEN_WINDOW_STARTS,
+    RELEASE_ORDER,
+    SCOPE,
+    SCOPE_WATERMARK_END,
+    SUBSTREAM_KEY,
+    VERDICT,
+)
 from sparktide.spark.context import Context
 from sparktide.spark.edges import ended_edges, open_edges
 from sparktide.spark.keys import KEYS_SCHEMA
@@ -21,7 +33,7 @@ from sparktide.spark.outputs.text import write_state
 from sparktide.spark.scopes import force, scope_watermarks
 from sparktide.spark.sql import NEG
 from sparktide.spark.taskpass import Spilled
-from sparktide.spark.windows.assign import due, edge_payload, edge_windows, edges_columns
+from sparktide.spark.windows.assign import edge_payload, edge_windows, edges_columns, window_due
 from sparktide.spark.windows.driver import merge_on_driver
 from sparktide.spark.windows.rows import row_windows
 
@@ -75,7 +87,7 @@ def _fold_in_spark(
     partial = None if spilled is None else spilled.frame(context.spark)
     if isinstance(batch.keys_next, pa.Table):  # (one-pass substreams, too many rows)
         batch.keys_next = context.spark.createDataFrame(batch.keys_next, KEYS_SCHEMA)
-    keys = ["scope", *context.groups, "start"]
+    keys = [SCOPE, *context.groups, "start"]
     scopes = scope_watermarks(context, batch)  # (before the idle timeout forces any)
     partial_aggregates = _aggregates(context, "partial")
     opened: DataFrame | None = None
@@ -93,10 +105,11 @@ def _fold_in_spark(
     if opened is not None:
         # events still open join the windows closing now, and are kept
         opened = _govern(scopes, opened, forced)
-        closing = edge_windows(context, opened, "governing").select(*reading)
+        closing = edge_windows(context, opened, SCOPE_WATERMARK_END).select(*reading)
         closing = closing.groupBy(*keys).agg(*partial_aggregates)
         merged = merged.unionByName(closing).groupBy(*keys).agg(*merge_aggregates)
-        kept = opened.withColumn("cov", F.expr("greatest(cov, governing)"))
+        covered = f"greatest({EDGE_COVERED}, {SCOPE_WATERMARK_END})"
+        kept = opened.withColumn(EDGE_COVERED, F.expr(covered))
         write_state(
             context.store, batch, kept.select(*edges_columns(context)), "edges", "open_edges"
         )
@@ -105,7 +118,9 @@ def _fold_in_spark(
         none = batch.paired.filter("false").select(*edges_columns(context))
         write_state(context.store, batch, none, "edges", "open_edges")
     merged = _govern(scopes, merged.withColumn("end", F.expr(end)), forced)
-    merged = merged.withColumn("closed", F.expr(f"{due(context, 'end')} <= governing"))
+    merged = merged.withColumn(
+        "closed", F.expr(f"{window_due(context, 'end')} <= {SCOPE_WATERMARK_END}")
+    )
     merged = merged.cache()
     try:
         write_windows(context, batch, merged.filter("closed"), context.groups)
@@ -114,7 +129,7 @@ def _fold_in_spark(
     finally:
         merged.unpersist()
     if forced is not None and context.timeline.by_key:
-        return forced.withColumnRenamed("scope", "key")
+        return forced.withColumnRenamed(SCOPE, SUBSTREAM_KEY)
     if forced is not None:
         forced.unpersist()
     return None
@@ -135,13 +150,14 @@ def _govern(
     """``frame`` with the watermark governing its ``scope`` now (``governing``, from
     :func:`scope_watermarks`' ``scopes``), raised where the idle timeout ``forced`` it."""
     scope_w, _, table = scopes
+    governing = SCOPE_WATERMARK_END
     if table is not None:
-        frame = frame.join(table, on="scope", how="left")
-    frame = frame.withColumn("governing", F.expr(scope_w))
+        frame = frame.join(table, on=SCOPE, how="left")
+    frame = frame.withColumn(governing, F.expr(scope_w))
     if forced is not None:
-        frame = frame.join(F.broadcast(forced), on="scope", how="left").withColumn(
-            "governing", F.expr("greatest(governing, coalesce(forced_w, governing))")
-        )
+        raised = f"greatest({governing}, coalesce(forced_w, {governing}))"
+        frame = frame.join(F.broadcast(forced), on=SCOPE, how="left")
+        frame = frame.withColumn(governing, F.expr(raised))
     return frame
 
 
@@ -155,20 +171,20 @@ def _idle_forced(
     w = context.window
     assert w is not None
     scope_last = scopes[1]
-    closes = due(context, "end")
+    closes = window_due(context, "end")
     forced = (
         _govern(scopes, merged, None)
         .filter(
-            f"{closes} > governing AND "
+            f"{closes} > {SCOPE_WATERMARK_END} AND "
             f"greatest(end, {scope_last}) + {w.idle_timeout} <= {batch.now}"
         )
-        .groupBy("scope")
+        .groupBy(SCOPE)
         .agg(F.expr(f"max({closes})").alias("forced_w"))
         .cache()
     )
     if not context.timeline.by_key:
         for row in forced.collect():
-            force(context, batch, row["scope"], row["forced_w"])
+            force(context, batch, row[SCOPE], row["forced_w"])
     return forced
 
 
@@ -182,8 +198,8 @@ def _partials(
     """The batch's partial aggregates per window from its admitted rows; with edges,
     also the events still open and the columns their windows read."""
     groups = keys[1:-1]
-    rows = decided.filter("verdict IN ('accepted', 'adjusted')").select(
-        "*", F.explode("open_starts").alias("start")
+    rows = decided.filter(F.col(VERDICT).isin(*ADMITTED_KINDS)).select(
+        "*", F.explode(OPEN_WINDOW_STARTS).alias("start")
     )
     reading: list[str] = []
     opened = None
@@ -192,15 +208,19 @@ def _partials(
         # (and, at the flush, the open ones end at their scope's last watermark)
         assert batch.paired is not None
         payload = edge_payload(context)
-        reading = [*keys, "s", "a", "file", "line", *payload[len(groups) + 1 :]]
+        reading = [*keys, *RELEASE_ORDER, *payload[len(groups) + 1 :]]
         ended = ended_edges(batch.paired, payload)
         opened = open_edges(batch.paired, payload)
         if batch.flushing:
             last, _, last_table = scope_watermarks(context, batch, last=True)
             if last_table is not None:
-                opened = opened.join(last_table, on="scope", how="left")
+                opened = opened.join(last_table, on=SCOPE, how="left")
             ended = ended.unionByName(
-                opened.select(*ended.columns[:-2], F.expr(last).alias("e"), F.expr(NEG).alias("X"))
+                opened.select(
+                    *ended.columns[:-2],
+                    F.expr(last).alias(END_TIME),
+                    F.expr(NEG).alias(EDGE_GOVERNING_AT_END),
+                )
             )
             opened = None
         rows = rows.select(*reading).unionByName(

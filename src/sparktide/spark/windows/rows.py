@@ -17,8 +17,17 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from sparktide.core.windows.spec import window_due
 from sparktide.job import Window
 from sparktide.spark.batch import Batch
+from sparktide.spark.columns import (
+    ADMITTED_KINDS,
+    RELEASE_ORDER,
+    SCOPE,
+    SCOPE_WATERMARK_END,
+    SYSTEM_TIME,
+    VERDICT,
+)
 from sparktide.spark.context import Context
 from sparktide.spark.outputs.records import write_windows
 from sparktide.spark.outputs.text import write_state
@@ -27,13 +36,13 @@ from sparktide.spark.sql import NEG
 
 __all__ = ["marks_schema", "row_windows", "session_windows", "sliding_windows"]
 
-ORDER = ("s", "a", "file", "line")
+ORDER = RELEASE_ORDER
 
 
 def marks_schema(groups: list[str]) -> T.StructType:
     """Schema of the per-group marks table."""
     return T.StructType(
-        [T.StructField("scope", T.StringType())]
+        [T.StructField(SCOPE, T.StringType())]
         + [T.StructField(g, T.StringType()) for g in groups]
         + [
             T.StructField("carry_cut", T.LongType()),
@@ -44,7 +53,7 @@ def marks_schema(groups: list[str]) -> T.StructType:
 
 
 def _spec(groups: list[str]) -> str:
-    keys = ", ".join(["scope", *groups])
+    keys = ", ".join([SCOPE, *groups])
     return f"PARTITION BY {keys} ORDER BY {', '.join(ORDER)}"
 
 
@@ -61,15 +70,15 @@ def session_windows(
     Returns ``(closed rows with window_start/window_end, open rows, new marks)``.
     """
     gap = window.gap
-    keys = ["scope", *groups]
+    keys, s = [SCOPE, *groups], SYSTEM_TIME
     rows = rows.join(marks.select(*keys, "carry_cut", "carry_last"), on=keys, how="left")
     spec = _spec(groups)
     joins = (
-        (lambda prev: f"(s - {prev} <= {gap})")
+        (lambda prev: f"({s} - {prev} <= {gap})")
         if closed_end
-        else (lambda prev: f"(s - {prev} < {gap})")
+        else (lambda prev: f"({s} - {prev} < {gap})")
     )
-    rows = rows.withColumn("prev", F.expr(f"lag(s) OVER ({spec})"))
+    rows = rows.withColumn("prev", F.expr(f"lag({s}) OVER ({spec})"))
     rows = rows.withColumn(
         "prev_eff", F.expr("CASE WHEN prev IS NULL THEN carry_last ELSE prev END")
     )
@@ -80,8 +89,8 @@ def session_windows(
         "gs", F.expr(f"sum(new_gs) OVER ({spec} ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)")
     )
     part = f"PARTITION BY {', '.join([*keys, 'gs'])}"
-    rows = rows.withColumn("st0", F.expr(f"min(s) OVER ({part})"))
-    rows = rows.withColumn("gs_last", F.expr(f"max(s) OVER ({part})"))
+    rows = rows.withColumn("st0", F.expr(f"min({s}) OVER ({part})"))
+    rows = rows.withColumn("gs_last", F.expr(f"max({s}) OVER ({part})"))
     if window.max_duration:
         rows = _cut_at_max_duration(rows, window, part, keys, closed_end)
     else:
@@ -89,7 +98,7 @@ def session_windows(
         rows = rows.withColumn("window_end", F.expr(f"gs_last + {gap}"))
         rows = rows.withColumn("piece_last", F.col("gs_last"))
         rows = rows.withColumn("cut", F.lit(False))
-    rows = rows.withColumn("closed", F.expr(f"window_end + {due_offset} <= governing"))
+    rows = rows.withColumn("closed", F.expr(f"window_end + {due_offset} <= {SCOPE_WATERMARK_END}"))
     closed = rows.filter("closed")
     still_open = rows.filter("NOT closed")
     new_marks = _session_marks(closed, marks, keys)
@@ -103,16 +112,17 @@ def _cut_at_max_duration(
     row's piece (``window_start``, ``window_end``), whether the piece ends at a cut
     (``cut``) and its last timestamp (``piece_last``)."""
     gap, m, offset = window.gap, window.max_duration, window.offset
+    s = SYSTEM_TIME
     start0 = "CASE WHEN gs = 0 THEN carry_cut ELSE st0 END"
     rows = rows.withColumn("start0", F.expr(start0))
     # first max_duration boundary strictly after start0 + m
     threshold = f"(start0 + {m})"
     rows = rows.withColumn("c1", F.expr(f"{threshold} - pmod({threshold} - {offset}, {m}) + {m}"))
-    crosses = "s > c1" if closed_end else "s >= c1"
+    crosses = f"{s} > c1" if closed_end else f"{s} >= c1"
     step = 2 * m
     k = (
         f"CASE WHEN NOT ({crosses}) THEN 0 ELSE "
-        f"1 + floor((s - c1 - {1 if closed_end else 0}) / {step}) END"
+        f"1 + floor(({s} - c1 - {1 if closed_end else 0}) / {step}) END"
     )
     rows = rows.withColumn("k", F.expr(f"CAST({k} AS BIGINT)"))
     rows = rows.withColumn(
@@ -121,7 +131,7 @@ def _cut_at_max_duration(
     rows = rows.withColumn("piece_cut", F.expr(f"c1 + k * {step}"))
     rows = rows.withColumn("k_last", F.expr(f"max(k) OVER ({part})"))
     rows = rows.withColumn(
-        "piece_last", F.expr(f"max(s) OVER (PARTITION BY {', '.join([*keys, 'gs', 'k'])})")
+        "piece_last", F.expr(f"max({s}) OVER (PARTITION BY {', '.join([*keys, 'gs', 'k'])})")
     )
     rows = rows.withColumn(
         "window_end",
@@ -171,16 +181,16 @@ def sliding_windows(
     in —, rows to keep, new marks)``.
     """
     size = window.size
-    keys = ["scope", *groups]
+    keys, s, governing = [SCOPE, *groups], SYSTEM_TIME, SCOPE_WATERMARK_END
     rows = rows.join(marks.select(*keys, "emitted_until"), on=keys, how="left")
     points = (
-        rows.select(*keys, "governing", "emitted_until", F.col("s").alias("p"))
+        rows.select(*keys, governing, "emitted_until", F.col(s).alias("p"))
         .unionByName(
-            rows.select(*keys, "governing", "emitted_until", F.expr(f"s + {size}").alias("p"))
+            rows.select(*keys, governing, "emitted_until", F.expr(f"{s} + {size}").alias("p"))
         )
         .distinct()
         .filter(f"p > coalesce(emitted_until, {NEG})")
-        .filter(f"p + {due_offset} <= governing")
+        .filter(f"p + {due_offset} <= {governing}")
         .select(*keys, "p")
     )
     hits = (
@@ -190,7 +200,7 @@ def sliding_windows(
             on=[*(F.col(f"r.{k}").eqNullSafe(F.col(f"q.{k}")) for k in keys)],
             how="inner",
         )
-        .filter(f"r.s > q.p - {size} AND r.s <= q.p")
+        .filter(f"r.{s} > q.p - {size} AND r.{s} <= q.p")
     )
     closed = hits.select(
         "r.*", F.expr(f"q.p - {size}").alias("window_start"), F.col("q.p").alias("window_end")
@@ -206,7 +216,7 @@ def sliding_windows(
     )
     keep = (
         rows.join(done, on=keys, how="left")
-        .filter(f"done IS NULL OR s > done - {size}")
+        .filter(f"done IS NULL OR {s} > done - {size}")
         .drop("done", "emitted_until")
     )
     return closed, keep, new_marks
@@ -218,8 +228,8 @@ def row_windows(context: Context, batch: Batch, decided: DataFrame) -> None:
     w = context.window
     assert w is not None
     groups = context.groups
-    rows = decided.filter("verdict IN ('accepted', 'adjusted')").select(
-        "scope", *groups, "s", "a", "file", "line", *context.aggregate_inputs
+    rows = decided.filter(F.col(VERDICT).isin(*ADMITTED_KINDS)).select(
+        SCOPE, *groups, *RELEASE_ORDER, *context.aggregate_inputs
     )
     store = context.store
     state = store.load_table(batch.previous, "rows", rows.schema)
@@ -227,16 +237,16 @@ def row_windows(context: Context, batch: Batch, decided: DataFrame) -> None:
     every = rows.unionByName(state)
     scope_w, _, table = scope_watermarks(context, batch)
     if table is not None:
-        every = every.join(table, on="scope", how="left")
-    every = every.withColumn("governing", F.expr(scope_w))
-    offset = context.lateness + (1 if context.closed_end else 0)
+        every = every.join(table, on=SCOPE, how="left")
+    every = every.withColumn(SCOPE_WATERMARK_END, F.expr(scope_w))
+    offset = window_due(0, context.lateness, context.closed_end)
     if w.type == "session":
         closed, still_open, new_marks = session_windows(
             every, marks, w, groups, offset, context.closed_end
         )
     else:
         closed, still_open, new_marks = sliding_windows(every, marks, w, groups, offset)
-    keys = ["scope", *groups, "window_start", "window_end"]
+    keys = [SCOPE, *groups, "window_start", "window_end"]
     partial = [
         F.expr(expr).alias(name) for plan in context.aggregates for name, expr in plan.partial
     ]
