@@ -127,7 +127,12 @@ def test_a_silent_input_closes_its_last_windows_on_the_trigger(spark, tmp_path):
         else:
             due = max(end, *(read for _, read in files)) + IDLE_TIMEOUT
         # it closes in the first batch at or after its due time...
-        assert emitted == min(now for now in times.values() if now >= due), (job.output.path, due, sorted(times.items()), files)
+        assert emitted == min(now for now in times.values() if now >= due), (
+            job.output.path,
+            due,
+            sorted(times.items()),
+            files,
+        )
         # ... and a batch runs on every trigger, data or not: after each batch, the next
         # starts once the trigger interval has passed (or at once, if the batch took longer)
         for (_, started, done), (_, following, _) in itertools.pairwise(run):
