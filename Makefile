@@ -32,6 +32,7 @@ bench: $(STAMP)
 	$(PY) bench/spark_vs_plain.py --keys 10000 1000000 --layout partition --no-profile \
 		--out bench/results/spark_vs_plain_partition.json
 	$(PY) bench/latency.py
+	$(PY) bench/idle.py
 	$(PY) bench/memory.py
 	$(PY) bench/summary.py
 

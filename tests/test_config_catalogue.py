@@ -135,6 +135,11 @@ MISTAKES: list[tuple[str, dict[str, Any], tuple[str, ...]]] = [
     ("output-path-not-text", {"output.path": ["out"]}, ("output.path",)),
     ("output-path-with-braces", {"output.checkpoint": "ck/{x}"}, ("output.checkpoint", "'{'")),
     ("output-not-a-table", {"output": "out/"}, ("output",)),
+    (
+        "flush-on-stop-not-a-boolean",
+        {"output.flush_on_stop": "yes"},
+        ("output.flush_on_stop", "'yes'"),
+    ),
 ]
 
 #: Whole job files that are not valid TOML (or not a job at all): (id, text, words).
@@ -174,7 +179,6 @@ RUN_ONLY: list[tuple[str, dict[str, Any], list[str], tuple[str, ...]]] = [
     ("trigger-unit", {}, ["--trigger", "5 sec"], ("--trigger", "5 sec")),
     ("trigger-zero", {}, ["--trigger", "0s"], ("--trigger",)),
     ("max-files-zero", {}, ["--max-files-per-trigger", "0"], ("--max-files-per-trigger",)),
-    ("flush-without-once", {}, ["--flush"], ("--flush", "--once")),
 ]
 
 

@@ -88,10 +88,17 @@ def test_run_with_query_builds_the_job_and_goes_on_to_the_run_checks(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     code, _ = run(
-        ["run", str(TOLLS / "job.toml"), "--query", str(TOLLS / "query.asaql"), "--flush"]
+        [
+            "run",
+            str(TOLLS / "job.toml"),
+            "--query",
+            str(TOLLS / "query.asaql"),
+            "--max-files-per-trigger",
+            "0",
+        ]
     )
     assert code == 2
-    assert "--flush: only applies to a --once run" in capsys.readouterr().err
+    assert "--max-files-per-trigger: must be at least 1" in capsys.readouterr().err
 
 
 def test_a_query_job_file_alone_says_it_needs_query(capsys: pytest.CaptureFixture[str]) -> None:

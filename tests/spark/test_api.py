@@ -81,7 +81,7 @@ def _broker_stream_matches_reference(spark, tmp_path):
         spark, job, broker_lines(stream), once=True, clock=lambda b: parse_instant(T("02:00")) + b
     )
     query.awaitTermination()
-    query.sparktide_engine.flush()
+    query.flush()
     got = [{k: v for k, v in w.items() if k != "emitted_at"} for w in read_output(job.output.path)]
 
     records = []
@@ -131,3 +131,26 @@ def test_every_generated_cti_delay_runs_on_spark(ordering, punctuation, source):
     accepted = Job.from_dict(dict(tables, ordering={"on_out_of_order": "accept"}))
     check_job(accepted)  # nothing reads the CTIs
     assert not scans_ctis(accepted)
+
+
+def test_a_stopped_query_flushes_when_the_job_says_so(spark, tmp_path):
+    """``start(..., flush_on_stop=True)`` (``[output] flush_on_stop``): ``query.stop()``
+    is StreamInsight's final CTI — every window closes, and the flush is committed."""
+    import time
+
+    from tests.spark.streams import clock, job_for, write_stream
+
+    write_stream(tmp_path / "in", seed=3, events=30, files=1)
+    window = {"type": "tumbling", "size": "1m", "aggregates": {"n": "count(*)"}}
+    job = job_for(tmp_path, {"window": window})
+    query = start(spark, job, processing_time="1 second", clock=clock, flush_on_stop=True)
+    deadline = time.monotonic() + 60
+    while query.engine.last_metrics is None and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert query.engine.last_metrics["open_windows"] > 0
+    query.stop()
+    assert not query.isActive
+    assert query.flushed is not None and query.flushed["open_windows"] == 0
+    closed = sum(w["n"] for w in read_output(job.output.path))
+    assert closed == query.flushed["admitted"] > 0
+    assert query.flush() is None  # flushed already: nothing written twice

@@ -741,7 +741,7 @@ def test_broker_lines_take_one_pass(spark, tmp_path):
     now = parse_instant("2026-03-01T10:00:00Z")
     query = start(spark, job, broker_lines(stream), once=True, clock=lambda b: now + b)
     query.awaitTermination()
-    query.sparktide_engine.flush()
+    query.flush()
     assert _plans(job) == ["one_pass"]
     got = [{k: v for k, v in w.items() if k != "emitted_at"} for w in read_output(job.output.path)]
     records = []

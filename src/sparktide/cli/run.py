@@ -32,7 +32,9 @@ def add_options(command: argparse.ArgumentParser) -> None:
         "--once", action="store_true", help="process what is there and stop (available-now)"
     )
     command.add_argument(
-        "--flush", action="store_true", help="with --once: close every window at the end"
+        "--flush",
+        action="store_true",
+        help="when the run ends (--once) or stops (Ctrl-C, SIGTERM): close every window",
     )
     command.add_argument(
         "--max-files-per-trigger", type=int, metavar="N", help="at most N new files per batch"
@@ -68,8 +70,6 @@ def spark_trigger(text: str) -> str:
 
 def _check_options(args: argparse.Namespace, job_count: int) -> str | None:
     """Check the options against each other; returns the trigger as Spark reads it."""
-    if args.flush and not args.once:
-        raise ConfigError("--flush", "only applies to a --once run")
     if job_count > 1 and not args.once:
         raise ConfigError(
             "--query",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from sparktide.errors import ConfigError
 from sparktide.job.values import check_choice, check_path
 
 __all__ = ["OUTPUT_FORMATS", "Output"]
@@ -27,6 +28,11 @@ class Output:
         Directory for metrics.
     checkpoint
         Spark checkpoint directory.
+    flush_on_stop
+        Whether a run that stops (Ctrl-C, SIGTERM, ``query.stop()``, the end of a
+        ``--once`` run) closes every window and releases every held event, as
+        StreamInsight's ``advanceToInfinityOnShutdown`` does (semantics §6.11); without
+        it they stay in the checkpoint for the next run.
     """
 
     path: str | None = None
@@ -34,8 +40,13 @@ class Output:
     dead_letter: str | None = None
     metrics: str | None = None
     checkpoint: str | None = None
+    flush_on_stop: bool = False
 
     def __post_init__(self) -> None:
         for name in ("path", "dead_letter", "metrics", "checkpoint"):
             check_path(getattr(self, name), f"output.{name}", optional=True)
         check_choice(self.format, OUTPUT_FORMATS, "output.format")
+        if not isinstance(self.flush_on_stop, bool):
+            raise ConfigError(
+                "output.flush_on_stop", f"expected true or false, got {self.flush_on_stop!r}"
+            )

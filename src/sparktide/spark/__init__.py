@@ -7,12 +7,14 @@ Use :func:`start` to run a job on a streaming DataFrame of files and get a
 from sparktide.spark.engine import SparkEngine
 from sparktide.spark.inputs.textfiles import split_lines
 from sparktide.spark.publish import publish_metrics
+from sparktide.spark.query import SparktideQuery
 from sparktide.spark.run import run_job, start
 from sparktide.spark.session import local_session
 from sparktide.spark.sources import broker_lines, file_lines
 
 __all__ = [
     "SparkEngine",
+    "SparktideQuery",
     "broker_lines",
     "file_lines",
     "local_session",

@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 import signal
 import threading
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -13,17 +12,23 @@ from typing import Any
 
 from pyspark.errors import StreamingQueryException
 from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql.streaming import StreamingQuery
 
 from sparktide.errors import ConfigError, RunError
 from sparktide.job import Job
 from sparktide.spark.engine import SparkEngine
 from sparktide.spark.publish import publish_metrics
+from sparktide.spark.query import SparktideQuery
 from sparktide.spark.session import local_session, method_limit_for
 from sparktide.spark.sources import batch_lines, file_lines
-from sparktide.spark.ticks import DEFAULT_TRIGGER, ticks_fit, with_ticks, without_ticks
+from sparktide.spark.ticks import (
+    DEFAULT_TRIGGER,
+    only_ticks,
+    ticks_fit,
+    with_ticks,
+    without_ticks,
+)
 
-__all__ = ["run_job", "start", "stop_between_batches"]
+__all__ = ["run_job", "start"]
 
 
 def start(
@@ -36,8 +41,9 @@ def start(
     processing_time: str | None = None,
     clock: Callable[[int], int] | None = None,
     on_metrics: Callable[[dict[str, Any]], None] | None = None,
-) -> StreamingQuery:
-    """Start ``job`` on Spark and return its :class:`StreamingQuery`.
+    flush_on_stop: bool | None = None,
+) -> SparktideQuery:
+    """Start ``job`` on Spark and return its query (a :class:`StreamingQuery`).
 
     Parameters
     ----------
@@ -60,6 +66,10 @@ def start(
         Processing time for each new batch id (tests); the wall clock by default.
     on_metrics
         Called with each micro-batch's metrics record.
+    flush_on_stop
+        Whether ``query.stop()`` (and the end of a ``once`` run, with
+        :func:`run_job`) closes every window and releases every held event; by default
+        ``[output] flush_on_stop``. ``query.flush()`` does it at any time.
 
     Raises
     ------
@@ -78,7 +88,7 @@ def start(
         files = with_ticks(spark, files)
         processing_time = processing_time or DEFAULT_TRIGGER
 
-    started: list[StreamingQuery] = []
+    started: list[SparktideQuery] = []
     batch = _batch_function(engine, ticking=ticking, once=once, started=started)
     writer = (
         files.writeStream.foreachBatch(batch)
@@ -90,24 +100,17 @@ def start(
     elif processing_time is not None:
         writer = writer.trigger(processingTime=processing_time)
     try:
-        query = writer.start()
+        query = SparktideQuery(
+            writer.start(),
+            engine,
+            flush_on_stop=job.output.flush_on_stop if flush_on_stop is None else flush_on_stop,
+        )
     except BaseException:
         engine.store.unlock()
         raise
-    query.sparktide_engine = engine  # type: ignore[attr-defined]
     started.append(query)
     _RUNS[engine.store.root] = query
     return query
-
-
-def stop_between_batches(query: StreamingQuery, *, wait: float = 30.0) -> None:
-    """Stop ``query`` once its running micro-batch (if any) has ended, waiting at most
-    ``wait`` seconds; a continuous run has a batch on every trigger (the ticker), and
-    stopping one midway only means the next run replays it."""
-    deadline = time.monotonic() + wait
-    while query.isActive and query.status["isTriggerActive"] and time.monotonic() < deadline:
-        time.sleep(0.05)
-    query.stop()
 
 
 class _Stopped(Exception):
@@ -124,18 +127,20 @@ logging.getLogger("py4j.clientserver").addFilter(_quiet_stops)
 
 
 def _batch_function(
-    engine: SparkEngine, *, ticking: bool, once: bool, started: list[StreamingQuery]
+    engine: SparkEngine, *, ticking: bool, once: bool, started: list[SparktideQuery]
 ) -> Callable[[DataFrame, int], None]:
     """The ``foreachBatch`` function: the ticker's rows dropped, the batch processed.
 
     A batch that ``query.stop()`` interrupts (``started`` holds the query) ends with
     :class:`_Stopped`; it was not committed, and the next run replays it."""
     job = engine.job
+    checkpoint = job.output.checkpoint
+    assert checkpoint is not None
 
     def batch(frame: DataFrame, batch_id: int) -> None:
         if ticking:
             frame = without_ticks(frame)
-            if once and frame.isEmpty():  # a --once run observes no time of its own
+            if once and only_ticks(checkpoint, batch_id):  # (no time of its own)
                 return
         try:
             engine.process(batch_lines(frame, job), batch_id)
@@ -189,7 +194,7 @@ def _run_error(exception: BaseException, job: Job) -> BaseException:
 
 
 #: The query of each checkpoint this process started (to free the ones that stopped).
-_RUNS: dict[Path, StreamingQuery] = {}
+_RUNS: dict[Path, SparktideQuery] = {}
 
 
 def _take_checkpoint(engine: SparkEngine) -> None:
@@ -198,7 +203,7 @@ def _take_checkpoint(engine: SparkEngine) -> None:
     started earlier on the same checkpoint gives it up if it has stopped."""
     earlier = _RUNS.get(engine.store.root)
     if earlier is not None and not earlier.isActive:
-        earlier.sparktide_engine.store.unlock()  # type: ignore[attr-defined]
+        earlier.engine.store.unlock()
         del _RUNS[engine.store.root]
     engine.store.lock()
     try:
@@ -210,17 +215,20 @@ def _take_checkpoint(engine: SparkEngine) -> None:
 
 @contextmanager
 def _interrupts() -> Iterator[Callable[[], bool]]:
-    """Within the block, SIGINT (Ctrl-C) only sets a flag, which the yielded function
-    reads; outside the main thread (where signals cannot be handled) it stays False."""
+    """Within the block, SIGINT (Ctrl-C) and SIGTERM only set a flag, which the yielded
+    function reads; outside the main thread (where signals cannot be handled) it stays
+    False."""
     if threading.current_thread() is not threading.main_thread():
         yield lambda: False
         return
     received: list[int] = []
-    previous = signal.signal(signal.SIGINT, lambda signum, frame: received.append(signum))
+    signals = (signal.SIGINT, signal.SIGTERM)
+    previous = [signal.signal(s, lambda signum, frame: received.append(signum)) for s in signals]
     try:
         yield lambda: bool(received)
     finally:
-        signal.signal(signal.SIGINT, previous)
+        for number, handler in zip(signals, previous, strict=True):
+            signal.signal(number, handler)
 
 
 def run_job(
@@ -235,7 +243,8 @@ def run_job(
     publish: bool = True,
     on_metrics: Callable[[dict[str, Any]], None] | None = None,
 ) -> dict[str, Any] | None:
-    """Run ``job`` until it is done (``once``) or interrupted; return the last metrics.
+    """Run ``job`` until it is done (``once``) or stopped (Ctrl-C, SIGTERM); return the
+    last metrics record.
 
     Parameters
     ----------
@@ -244,7 +253,8 @@ def run_job(
     once
         Process what is there and stop (available-now trigger).
     flush
-        After a ``once`` run, close every open window and release every held event.
+        At the end of the run (a ``once`` run's end, or a stop), close every open window
+        and release every held event; ``[output] flush_on_stop`` says the same.
     spark
         The session; a local one by default.
     max_files_per_trigger
@@ -271,33 +281,41 @@ def run_job(
         clock=clock,
         processing_time=trigger,
         on_metrics=on_metrics,
+        flush_on_stop=flush or job.output.flush_on_stop,
     )
-    engine: SparkEngine = query.sparktide_engine  # type: ignore[attr-defined]
     publisher = None
     try:
         if publish and not once:
-            publisher = publish_metrics(spark, job, trigger=trigger or "1 second")
-        try:
-            with _interrupts() as interrupted:
-                # Short waits, so Ctrl-C lands between py4j calls: PySpark's own SIGINT
-                # handler calls into the JVM from inside the blocked call and wedges py4j.
-                while not query.awaitTermination(0.5):
-                    if interrupted():  # stop cleanly; the checkpoint resumes the job
-                        stop_between_batches(query)
-                        break
-        except StreamingQueryException as exc:  # the query failed
-            error = _run_error(exc, job)
-            if error is exc:
-                raise
-            raise error from exc
-        metrics = engine.flush() if flush else engine.last_metrics
+            publisher = publish_metrics(spark, job, trigger=trigger or DEFAULT_TRIGGER)
+        _until_done(query, job)
+        if query.flush_on_stop:  # (a stop flushed already; the end of a once run not)
+            query.flush()
+        metrics = query.flushed or query.engine.last_metrics
         if publish and once:
             publish_metrics(spark, job, once=True).awaitTermination()
     finally:
         if publisher is not None and publisher.isActive:
             publisher.stop()
         if query.isActive:
-            query.stop()
-        engine.store.unlock()
-        _RUNS.pop(engine.store.root, None)
+            query.halt()
+        query.engine.store.unlock()
+        _RUNS.pop(query.engine.store.root, None)
     return metrics
+
+
+def _until_done(query: SparktideQuery, job: Job) -> None:
+    """Wait for ``query`` to end, or stop it on Ctrl-C or SIGTERM; a failed query's
+    error as :func:`_run_error` words it."""
+    try:
+        with _interrupts() as interrupted:
+            # Short waits, so Ctrl-C lands between py4j calls: PySpark's own SIGINT
+            # handler calls into the JVM from inside the blocked call and wedges py4j.
+            while not query.awaitTermination(0.5):
+                if interrupted():  # stop cleanly; the checkpoint resumes the job
+                    query.stop()
+                    break
+    except StreamingQueryException as exc:  # the query failed
+        error = _run_error(exc, job)
+        if error is exc:
+            raise
+        raise error from exc

@@ -26,7 +26,7 @@ from pathlib import Path
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-__all__ = ["DEFAULT_TRIGGER", "ticks_fit", "with_ticks", "without_ticks"]
+__all__ = ["DEFAULT_TRIGGER", "only_ticks", "ticks_fit", "with_ticks", "without_ticks"]
 
 _log = logging.getLogger("sparktide")
 
@@ -85,3 +85,24 @@ def _is_tick(offsets: str) -> bool:
     except ValueError:
         return False
     return isinstance(offset, dict) and set(offset) == {"offset", "timestamp"}
+
+
+def only_ticks(checkpoint: str, batch_id: int) -> bool:
+    """Whether micro-batch ``batch_id`` brings nothing but the ticker's row: no source
+    before the ticker moved its offset since the batch before (read from Spark's
+    offsets log, which holds a batch's offsets before it runs; no Spark job)."""
+    offsets = Path(checkpoint.removeprefix("file:")) / "spark" / "offsets"
+    current = _source_offsets(offsets / str(batch_id))
+    if current is None:
+        return False
+    previous = _source_offsets(offsets / str(batch_id - 1)) or ["-"] * len(current)
+    return current[:-1] == previous[:-1]
+
+
+def _source_offsets(path: Path) -> list[str] | None:
+    """The offsets of an offsets-log entry, one per source (None: no such entry)."""
+    try:
+        lines = path.read_text().strip().splitlines()
+    except FileNotFoundError:
+        return None
+    return [line.strip() for line in lines[2:]]  # (after the version and the metadata)
