@@ -130,6 +130,19 @@ MISTAKES: list[tuple[str, dict[str, Any], tuple[str, ...]]] = [
         ("ordering.partitioned", "source.partition"),
     ),
     ("ordering-not-a-table", {"ordering": ["adjust"]}, ("ordering",)),
+    # event lifetimes
+    ("duration-zero", {"source.duration": "0s"}, ("source.duration", "greater than zero")),
+    ("duration-not-a-duration", {"source.duration": "soon"}, ("source.duration", "soon")),
+    (
+        "duration-with-session-window",
+        {
+            "source.duration": "5s",
+            "window.type": "session",
+            "window.size": DELETE,
+            "window.gap": "10s",
+        },
+        ("window.type", "source.duration"),
+    ),
     # output
     ("output-format-unknown", {"output.format": "csv"}, ("output.format",)),
     ("output-path-not-text", {"output.path": ["out"]}, ("output.path",)),

@@ -454,6 +454,17 @@ CASES = {
             "having": "n >= 2 OR s > 100",
         },
     },
+    "merged-lifetime-hopping": {  # point events made intervals (semantics §7.6)
+        "source": {"partition": "partition", "duration": "25s", "shift": "-2s"},
+        "ordering": {"late_arrival": "10s", "out_of_order": "3s"},
+        "window": {
+            "type": "hopping",
+            "size": "1m",
+            "hop": "20s",
+            "group_by": ["device"],
+            "aggregates": {"n": "count(*)", "ids": "collect_list(id)"},
+        },
+    },
 }
 
 

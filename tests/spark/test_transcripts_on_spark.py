@@ -47,6 +47,7 @@ SPEC7 = (
     "cti_substreams",
     "cti_time_shift",
     "edge_events_tumbling",
+    "event_lifetime_tumbling",
     "interval_hopping_end",
     "interval_release",
     "join_toll_booth",

@@ -73,7 +73,7 @@ class ReferenceEngine:
         self.explain = explain
         self.clocks = Clocks(job)
         self.substreams = self.clocks.substreams
-        self.intervals = job.source.end_time is not None
+        self.intervals = job.source.intervals
         self.partitioned = self.clocks.partitioned
         self.started: int | None = None  # the first observation instant
         self.result = Result()

@@ -28,7 +28,7 @@ INTERVAL_RESERVED = ("timestamp", "end_timestamp")
 def event_record(job: Job, event: Admitted) -> dict[str, Any]:
     """The ``event`` record of a released event: its fields (or ``[select]``'s columns),
     its ``timestamp`` and, for interval events, its ``end_timestamp``."""
-    intervals = job.source.end_time is not None
+    intervals = job.source.intervals
     fields = event.record.fields or {}
     out: dict[str, Any] = {"type": "event"}
     if job.select:

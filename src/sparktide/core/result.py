@@ -80,7 +80,7 @@ def event_decision(job: Job, record: InputRecord, case: Case) -> dict[str, Any]:
     out = decision(record, case.watermark)
     if job.punctuation is not None:
         out["cti"] = time_or_none(case.cti)
-    if job.source.end_time is not None:
+    if job.source.intervals:
         out["end_time"] = time_or_none(record.end_time)
     if job.edges:
         out["edge"] = record.edge

@@ -142,8 +142,10 @@ def check_join(job: Job) -> None:
             "'accept' would let an event come below a watermark, so a join could never "
             "forget an event; use adjust, drop or dead_letter",
         )
-    if job.source.end_time is not None:
-        raise ConfigError("join", "joins point events (no source.end_time) for now")
+    if job.source.intervals:
+        raise ConfigError(
+            "join", "joins point events (no source.end_time or source.duration) for now"
+        )
 
 
 def _check_lookup(job: Job, join: Join) -> None:
@@ -164,8 +166,10 @@ def _check_lookup(job: Job, join: Join) -> None:
         )
     if job.window is not None:
         raise ConfigError("window", "a join's matches are released as events: no [window] yet")
-    if job.source.end_time is not None:
-        raise ConfigError("join", "joins point events (no source.end_time) for now")
+    if job.source.intervals:
+        raise ConfigError(
+            "join", "joins point events (no source.end_time or source.duration) for now"
+        )
 
 
 def check_punctuation(job: Job) -> None:
@@ -204,11 +208,12 @@ def check_punctuation(job: Job) -> None:
                 else "without a [window] there is nothing to release an open event into"
             ),
         )
-    if source.end_time is not None and window is not None:
+    if source.intervals and window is not None:
         if window.type not in ("tumbling", "hopping"):
             raise ConfigError(
                 "window.type",
-                f"interval events (source.end_time) go into tumbling or hopping windows "
+                f"interval events (source.end_time, source.duration) go into tumbling or "
+                f"hopping windows "
                 f"(every window they overlap); {window.type} windows are for point events",
             )
 

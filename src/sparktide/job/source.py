@@ -14,6 +14,7 @@ from sparktide.job.values import (
     check_choice,
     check_column,
     check_path,
+    normalise_duration,
     normalise_signed_duration,
 )
 
@@ -51,6 +52,11 @@ class Source:
         Time shifting (StreamInsight's ShiftEventTime, semantics §7): every event time, end
         time and CTI of this source is moved by this duration (negative: earlier) before
         anything judges it; ``0`` by default.
+    duration
+        Event lifetimes (StreamInsight's ``AlterEventLifetime`` / ``AlterEventDuration``,
+        semantics §7.6): every event becomes an interval from its start time to start +
+        ``duration`` — point events turn into intervals; with ``end_time``, the interval's
+        own end is replaced. CTIs do not move (only ``shift`` moves start times).
     edge
         Column that makes the events *edge events* (semantics §7, StreamInsight): ``"start"``
         opens an event of unknown end at the row's time, ``"end"`` ends it at the row's
@@ -74,9 +80,15 @@ class Source:
     over: str | None = None
     end_time: str | None = None
     shift: int | str = 0
+    duration: int | str | None = None
     edge: str | None = None
     edge_id: str | None = None
     import_ctis: str | None = None
+
+    @property
+    def intervals(self) -> bool:
+        """Whether the events are intervals (an ``end_time`` column or a ``duration``)."""
+        return self.end_time is not None or self.duration is not None
 
     def _check_edges(self) -> None:
         if (self.edge is None) != (self.edge_id is None):
@@ -90,10 +102,11 @@ class Source:
             return
         if self.timestamp_by is None:
             raise ConfigError("source.edge", "needs source.timestamp_by (each edge's time)")
-        if self.end_time is not None:
+        if self.intervals:
             raise ConfigError(
                 "source.edge",
-                "an event is an interval (source.end_time) or a pair of edges, not both",
+                "an event is an interval (source.end_time, source.duration) or a pair of "
+                "edges, not both",
             )
         taken = {self.timestamp_by, self.arrival_time, self.processing_time, self.partition}
         taken.add(self.over)
@@ -110,6 +123,7 @@ class Source:
     def __post_init__(self) -> None:
         check_path(self.path, "source.path", optional=False)
         normalise_signed_duration(self, "shift", "source.shift")
+        normalise_duration(self, "duration", "source.duration", allow_none=True, positive=True)
         check_choice(self.format, SOURCE_FORMATS, "source.format")
         for name in (
             "timestamp_by",
@@ -126,6 +140,10 @@ class Source:
         if self.end_time is not None and self.timestamp_by is None:
             raise ConfigError(
                 "source.end_time", "needs source.timestamp_by (the column with each start time)"
+            )
+        if self.duration is not None and self.timestamp_by is None:
+            raise ConfigError(
+                "source.duration", "needs source.timestamp_by (the column with each start time)"
             )
         if self.shift and self.timestamp_by is None:
             raise ConfigError("source.shift", "shifts event times: it needs source.timestamp_by")

@@ -97,7 +97,10 @@ def _arrival_time(fields: dict[str, Any], source: Source, default_arrival: int |
 
 
 def _end_time(fields: dict[str, Any], source: Source, event_time: int) -> int | None:
-    """An interval event's end time (shifted as its start), after its start time."""
+    """An interval event's end time (shifted as its start), after its start time; with
+    ``source.duration``, its start time plus the duration (semantics §7.6)."""
+    if source.duration is not None:
+        return event_time + source.duration  # type: ignore[operator]
     if source.end_time is None:
         return None
     end_time = _time(fields, source.end_time, "end time") + source.shift  # type: ignore[operator]

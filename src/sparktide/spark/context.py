@@ -72,7 +72,7 @@ class Context:
             watermark_late_arrival=None if only_cti else ordering.late_arrival,
             explicit=punctuation is not None and punctuation.explicit,
             generated=punctuation is not None and punctuation.generated,
-            intervals=job.source.end_time is not None,
+            intervals=job.source.intervals,
             edges=bool(job.edges),
             scans_ctis=scans_ctis(job),
             lateness=window.allowed_lateness if window else 0,

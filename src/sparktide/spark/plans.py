@@ -142,9 +142,7 @@ def scans_ctis(job: Job) -> bool:
     if action in ("drop", "dead_letter"):
         return ahead > 1
     return (
-        action == "adjust"
-        and ahead > 0
-        and (punctuation.every is not None or job.source.end_time is not None)
+        action == "adjust" and ahead > 0 and (punctuation.every is not None or job.source.intervals)
     )
 
 

@@ -44,9 +44,7 @@ def typed_route(job: Job) -> bool:
     jobs the Arrow kernel serves for JSONL (no CTI, interval or edge columns)."""
     punctuation = job.punctuation
     return not (
-        (punctuation is not None and punctuation.explicit)
-        or job.source.end_time is not None
-        or job.edges
+        (punctuation is not None and punctuation.explicit) or job.source.intervals or job.edges
     )
 
 

@@ -136,7 +136,7 @@ def record_checks(
         checks += _key_checks(fields, source.over, cti)
     if source.edge is not None:  # edge events (not CTI rows): kind, then id
         checks += _edge_checks(fields, source.edge, source.edge_id, cti)  # type: ignore[arg-type]
-    if source.end_time is not None:  # interval events (not CTI rows)
+    if source.end_time is not None and source.duration is None:  # intervals (not CTIs)
         start = source.timestamp_by
         checks += _end_checks(fields, source.end_time, start, cti)  # type: ignore[arg-type]
     checks += _number_checks(fields, sorted(job.numeric_columns), cti)

@@ -244,7 +244,12 @@ def _event_kind_columns(job: Job, fields: FieldColumns, cti: str) -> list[str]:
     punctuation = job.punctuation
     if punctuation is not None and punctuation.column is not None:
         extra.append(f"coalesce({ok} AND {cti}, false) AS {IS_CTI}")
-    if source.end_time is not None:
+    if source.duration is not None:  # (semantics §7.6: start + duration, before the shift)
+        start = fields.micros(source.timestamp_by)  # type: ignore[arg-type]
+        extra.append(
+            f"CASE WHEN {ok} AND NOT ({cti}) THEN {start} + {source.duration} END AS {END_TIME}"
+        )
+    elif source.end_time is not None:
         extra.append(
             f"CASE WHEN {ok} AND NOT ({cti}) THEN {fields.micros(source.end_time)} END "
             f"AS {END_TIME}"
@@ -264,6 +269,6 @@ def _shifted(out: DataFrame, source: Source) -> DataFrame:
     """Time shifting (semantics §7): event times, ends and CTIs alike."""
     if source.shift:
         out = out.withColumn(EVENT_TIME, F.col(EVENT_TIME) + F.lit(source.shift))
-        if source.end_time is not None:
+        if source.intervals:
             out = out.withColumn(END_TIME, F.col(END_TIME) + F.lit(source.shift))
     return out

@@ -35,7 +35,7 @@ def fusable(job: Job) -> bool:
     source, window = job.source, job.window
     return (
         source.format in ("jsonl", "parquet")
-        and source.end_time is None
+        and not source.intervals
         and not job.edges
         and not job.inputs
         and not job.imports
