@@ -69,7 +69,7 @@ def check_inputs(job: Job) -> None:
     if job.source != first:
         raise ConfigError("inputs", "source must be the first input of a union")
     for name, source in job.inputs[1:]:
-        for key in ("over", "end_time"):
+        for key in ("over", "end_time", "duration"):
             if getattr(source, key) != getattr(first, key):
                 raise ConfigError(
                     f"inputs.{name}.{key}",
