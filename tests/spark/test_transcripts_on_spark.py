@@ -38,6 +38,8 @@ from tests.test_transcripts import (
 #: semantics §7 (issue 7): punctuation, interval and edge events, several inputs, the hold.
 SPEC7 = (
     "cti_both",
+    "cti_commits_at_once",
+    "cti_commits_strictly_before",
     "cti_explicit",
     "cti_generated_ahead_drop",
     "cti_generated_every_events",
