@@ -44,6 +44,7 @@ SPEC7 = (
     "cti_generated_ahead_drop",
     "cti_generated_every_events",
     "cti_generated_every_period",
+    "cti_generated_start_edges",
     "cti_generated_negative_delay",
     "cti_interval_tumbling",
     "cti_substreams",

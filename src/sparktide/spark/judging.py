@@ -55,6 +55,7 @@ from sparktide.spark.keys import next_keys
 from sparktide.spark.lineshapes import typed_names
 from sparktide.spark.onepass import TYPED
 from sparktide.spark.projections import add_record_columns, filter_rows, record_columns
+from sparktide.spark.punctuation import CTI_COUNTED
 from sparktide.spark.sql import field
 from sparktide.spark.windows.assign import assign_windows, paired_edges
 
@@ -164,7 +165,7 @@ def _batch_keys(decided: DataFrame) -> DataFrame:
             F.max(NEWEST_VALUE).alias("max_h"),
             F.count("*").alias("n"),
             F.max(CTI_INSTANT).alias("max_cti"),
-            F.count(F.when(~F.col(IS_CTI), 1)).alias("events"),
+            F.count(F.when(F.expr(CTI_COUNTED), 1)).alias("events"),
         )
     )
 
@@ -180,6 +181,7 @@ def _summary(decided: DataFrame) -> list[Any]:
             F.count(F.when(F.col(ERROR).isNotNull(), 1)).alias("bad"),
             F.max(CTI_INSTANT).alias("max_cti"),  # the partition's last CTI (or generated)
             F.max(F.expr(keyless)).alias("max_y"),
+            F.count(F.when(F.expr(CTI_COUNTED), 1)).alias("counted"),  # (§7.3)
             *counter_aggregates(),
             # the first late input event in arrival order (the diagnostic's example)
             F.min_by(

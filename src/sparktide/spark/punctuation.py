@@ -19,6 +19,7 @@ from pyspark.sql.pandas.types import from_arrow_type
 from sparktide.spark.columns import (
     ARRIVAL_ORDER_SQL,
     CTI_INSTANT,
+    EDGE,
     END_TIME,
     ERROR,
     EVENT_TIME,
@@ -34,12 +35,13 @@ from sparktide.spark.context import Context
 from sparktide.spark.ctiscan import SCAN_OUTPUT, scan_kernel
 from sparktide.spark.sql import NEG
 
-__all__ = ["generated_ctis", "generated_ctis_ahead", "generated_ctis_scan"]
+__all__ = ["CTI_COUNTED", "generated_ctis", "generated_ctis_ahead", "generated_ctis_scan"]
 
 #: SQL: the timeline's newest timestamp after the row.
 _NEWEST_AFTER = f"greatest({NEWEST_BEFORE}, {NEWEST_VALUE})"
-#: SQL: the row is an event (explicit CTIs are not; generated CTIs count events).
-_EVENT = f"NOT {IS_CTI}"
+#: SQL: the row counts for generated CTIs: an event (explicit CTIs are not) that is no
+#: end edge (StreamInsight counts start edges only, semantics §7.3).
+CTI_COUNTED = f"NOT {IS_CTI} AND coalesce({EDGE} <> 'end', true)"
 
 
 def generated_ctis(context: Context, rows: DataFrame, order: str, before: str) -> DataFrame:
@@ -65,7 +67,7 @@ def generated_ctis(context: Context, rows: DataFrame, order: str, before: str) -
         return rows.withColumn(CTI_INSTANT, F.expr(instant))
     if delay < 0 and context.out_of_order_action == "adjust":  # type: ignore[operator]
         return generated_ctis_ahead(context, rows, order, before)
-    generates = f"{_EVENT} AND {ERROR} IS NULL AND {newest} > {NEG} AND {_due(context, order)}"
+    generates = f"{CTI_COUNTED} AND {ERROR} IS NULL AND {newest} > {NEG} AND {_due(context, order)}"
     rows = rows.withColumn(GENERATES_CTI, F.expr(generates))
     rows = rows.withColumn(CTI_INSTANT, F.expr(instant))
     generated = f"CASE WHEN {GENERATES_CTI} THEN {newest} - {delay} END"
@@ -82,7 +84,7 @@ def _due(context: Context, order: str) -> str:
     newest, before = _NEWEST_AFTER, NEWEST_BEFORE
     if punctuation.every_events is not None:
         count = (
-            f"{EVENTS_AT_START} + count(CASE WHEN {_EVENT} THEN 1 END) OVER ({order} "
+            f"{EVENTS_AT_START} + count(CASE WHEN {CTI_COUNTED} THEN 1 END) OVER ({order} "
             "ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)"
         )
         return f"pmod({count}, {punctuation.every_events}) = 0"
@@ -111,8 +113,8 @@ def generated_ctis_scan(context: Context, rows: DataFrame, timeline: str) -> Dat
         F.col(timeline).alias("_tl"),
         F.col("_rank").alias("_rk"),
         NEWEST_VALUE,
-        F.expr(f"coalesce({_EVENT}, false)").alias("_counted"),  # (as generated_ctis counts)
-        F.expr(f"coalesce({_EVENT} AND {ERROR} IS NULL, false)").alias("_may"),
+        F.expr(f"coalesce({CTI_COUNTED}, false)").alias("_counted"),  # (as _due counts)
+        F.expr(f"coalesce({CTI_COUNTED} AND {ERROR} IS NULL, false)").alias("_may"),
         END_TIME,
         NEWEST_AT_START,
         EVENTS_AT_START,
@@ -159,11 +161,11 @@ def generated_ctis_ahead(context: Context, rows: DataFrame, order: str, before: 
     h, gen = NEWEST_VALUE, GENERATES_CTI
     upto = f"OVER ({order} ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)"
     admitted = f"{h} > {NEG}"  # adjust: every row that is not gone
-    counted = f"{EVENTS_AT_START} + count(CASE WHEN {_EVENT} THEN 1 END) {upto}"
+    counted = f"{EVENTS_AT_START} + count(CASE WHEN {CTI_COUNTED} THEN 1 END) {upto}"
     rows = rows.withColumn(
         gen,
         F.expr(
-            f"{_EVENT} AND {ERROR} IS NULL "
+            f"{CTI_COUNTED} AND {ERROR} IS NULL "
             f"AND pmod({counted}, {punctuation.every_events}) = 0 "
             f"AND ({NEWEST_AT_START} > {NEG} OR count(CASE WHEN {admitted} THEN 1 END) {upto} > 0)"
         ),
