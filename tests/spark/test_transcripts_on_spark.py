@@ -173,7 +173,7 @@ def test_transcript_on_spark(spark, tmp_path: Path, name: str) -> None:
 #: Transcripts observed at ticks (``[run] tick``, ``until``): time advances while the
 #: input is silent (semantics §2.5). On Spark each observation instant is a micro-batch,
 #: with the rows seen then, or none (a continuous run's batch on its trigger).
-TICKED = ("silent_input_ticks",)
+TICKED = ("silent_input_ticks", "silent_single_partition")
 
 
 @pytest.mark.parametrize("name", TICKED)
@@ -204,4 +204,7 @@ def test_ticked_transcript_on_spark(spark, tmp_path: Path, name: str) -> None:
     problems = list_mismatches(want, _in_order(want, got), "windows")  # emitted_at too
     counters = {k: v for k, v in expect["metrics"].items() if not _is_table_list(v)}
     problems += record_mismatches(counters, metrics, "metrics")
+    if "diagnostics" in expect["metrics"]:  # the last batch's (semantics §8.4)
+        want = expect["metrics"]["diagnostics"]
+        problems += list_mismatches(want, metrics["diagnostics"], "metrics.diagnostics")
     assert not problems, f"{name}: " + "\n".join(problems)
