@@ -109,6 +109,9 @@ idle_estimate: idle estimate (§4.3)
 governing_watermark: which watermark governs (merged, partitioned, substreams) (§4.5)
     python core.clocks:Clocks.governing_watermark
     sql    spark.policy:governing_watermark spark.clocks:governing_watermark_floor
+release_ready: ordered release: t ≤ W, or t < W where CTIs make it (§4.8, §7.1)
+    python core.release:release_ready
+    sql    spark.scopes:release_ready
 assign_windows: window assignment: tumbling, hopping, snapshot (§6.1, §6.4)
     python core.windows.spec:assign_windows
     sql    spark.windows.assign:assign_windows

@@ -121,8 +121,12 @@ def test_not_progressing_rules():
     never = [PartitionView("a", 10 * s, None), PartitionView("b", 50 * s, 90 * s)]
     (stuck,) = not_progressing(never, now=100 * s, started=40 * s, late_arrival=5 * s)
     assert stuck["idle_us"] == 60 * s and stuck["last_delivery"] is None
-    # one partition alone holds nothing back
-    assert not not_progressing(views[:1], now=100 * s, started=0, late_arrival=5 * s)
+    # the only partition is reported on its silence alone (Stream Analytics raises
+    # InputPartitionNotProgressing for a one-partition input too): nobody is ahead
+    (alone,) = not_progressing(views[:1], now=100 * s, started=0, late_arrival=5 * s)
+    assert alone["partition"] == "a" and alone["idle_us"] == 100 * s
+    assert alone["ahead"] is None and alone["watermark"] == format_instant(10 * s)
+    assert not not_progressing(views[:1], now=5 * s, started=0, late_arrival=5 * s)
 
 
 def test_a_join_is_not_advised_to_partition():
@@ -138,3 +142,21 @@ def test_a_join_is_not_advised_to_partition():
     assert joined["message"].endswith(
         "(a join follows the lowest watermark of all its inputs' partitions)"
     )
+
+
+def test_a_silent_single_partition_input_is_diagnosed():
+    """Semantics §8.4: one partition, silent past late_arrival (simulate --until)."""
+    job = Job(Source(path="-", timestamp_by="t"), Ordering(late_arrival="5s"))
+    rows = [(0, s, s, s) for s in range(0, 11, 2)]
+    until = T0 + 30 * SECOND
+    result = simulate(job, _records(rows), flush=False, until=until)
+    (stuck,) = [d for d in result.metrics["diagnostics"] if d["kind"] != "late_input"]
+    assert stuck["kind"] == "partition_not_progressing" and stuck["partition"] == 0
+    assert stuck["idle_us"] == 20 * SECOND and stuck["ahead"] is None
+    assert stuck["last_delivery"] == format_instant(T0 + 10 * SECOND)
+    assert stuck["watermark"] == result.metrics["watermark"]
+    assert "the input's only partition, has delivered nothing for 20s" in stuck["message"]
+    assert "partitioned" not in stuck["message"]
+    # silent for no longer than late_arrival: nothing
+    quiet = simulate(job, _records(rows), flush=False, until=T0 + 15 * SECOND)
+    assert not quiet.metrics["diagnostics"]

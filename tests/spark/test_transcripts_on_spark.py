@@ -38,10 +38,13 @@ from tests.test_transcripts import (
 #: semantics §7 (issue 7): punctuation, interval and edge events, several inputs, the hold.
 SPEC7 = (
     "cti_both",
+    "cti_commits_at_once",
+    "cti_commits_strictly_before",
     "cti_explicit",
     "cti_generated_ahead_drop",
     "cti_generated_every_events",
     "cti_generated_every_period",
+    "cti_generated_start_edges",
     "cti_generated_negative_delay",
     "cti_interval_tumbling",
     "cti_substreams",
@@ -171,7 +174,7 @@ def test_transcript_on_spark(spark, tmp_path: Path, name: str) -> None:
 #: Transcripts observed at ticks (``[run] tick``, ``until``): time advances while the
 #: input is silent (semantics §2.5). On Spark each observation instant is a micro-batch,
 #: with the rows seen then, or none (a continuous run's batch on its trigger).
-TICKED = ("silent_input_ticks",)
+TICKED = ("silent_input_ticks", "silent_single_partition")
 
 
 @pytest.mark.parametrize("name", TICKED)
@@ -202,4 +205,8 @@ def test_ticked_transcript_on_spark(spark, tmp_path: Path, name: str) -> None:
     problems = list_mismatches(want, _in_order(want, got), "windows")  # emitted_at too
     counters = {k: v for k, v in expect["metrics"].items() if not _is_table_list(v)}
     problems += record_mismatches(counters, metrics, "metrics")
+    if "diagnostics" in expect["metrics"]:  # the last batch's (semantics §8.4)
+        # (Spark names partitions by their text, as test_differential compares them)
+        want = [{**d, "partition": str(d["partition"])} for d in expect["metrics"]["diagnostics"]]
+        problems += list_mismatches(want, metrics["diagnostics"], "metrics.diagnostics")
     assert not problems, f"{name}: " + "\n".join(problems)

@@ -10,7 +10,9 @@ on Spark, the whole run in ``simulate``).
 ``partition_not_progressing``
     A partition of a merged job (one job watermark, the minimum over partitions) that
     has delivered nothing for longer than ``late_arrival`` and whose watermark is the one
-    holding the job watermark back, while another partition's is ahead.
+    holding the job watermark back, while another partition's is ahead; or the input's
+    only partition, silent for longer than ``late_arrival`` (Stream Analytics'
+    *InputPartitionNotProgressing* is raised for a single-partition input too).
 
 Each diagnostic is a JSON-able dict with a ``kind`` and a ``message`` in plain words.
 """
@@ -117,15 +119,19 @@ def not_progressing(
     """``partition_not_progressing`` diagnostics of a merged job at processing time ``now``.
 
     A partition is reported when it has delivered nothing for longer than
-    ``late_arrival`` (a partition that never delivered counts from ``started``), its
-    watermark is the job's (the minimum), and some other partition's watermark is ahead.
-    Without a late-arrival bound nothing is reported (there is no "longer than L").
-    The message advises ``ordering.partitioned = true`` only when ``can_partition`` (a
-    join cannot: it follows the minimum over both inputs' partitions).
+    ``late_arrival`` (a partition that never delivered counts from ``started``) and,
+    when there are several, its watermark is the job's (the minimum) while some other
+    partition's is ahead; the only partition of a job is reported on its silence alone
+    (semantics §8.4). Without a late-arrival bound nothing is reported (there is no
+    "longer than L"). The message advises ``ordering.partitioned = true`` only when
+    ``can_partition`` and there are several partitions (a join cannot: it follows the
+    minimum over both inputs' partitions).
     """
     views = list(partitions)
-    if late_arrival is None or len(views) < 2:
+    if late_arrival is None or not views:
         return []
+    if len(views) == 1:
+        return _silent_only_partition(views[0], now, started, late_arrival)
     lowest = min(v.watermark for v in views)
     out = []
     for view in views:
@@ -168,3 +174,37 @@ def not_progressing(
             }
         )
     return out
+
+
+def _silent_only_partition(
+    view: PartitionView, now: int, started: int, late_arrival: int
+) -> list[dict[str, Any]]:
+    """``partition_not_progressing`` for the input's only partition: silent for longer
+    than ``late_arrival``; nobody is ahead of it, so ``ahead`` is null and the advice is
+    only to look at its source."""
+    since = view.last_processing if view.last_processing is not None else started
+    idle = now - since
+    if not is_finite(since) or idle <= late_arrival:
+        return []
+    delivered = (
+        f"has delivered nothing for {round_duration(idle)}"
+        if view.last_processing is not None
+        else f"has delivered nothing since the job started {round_duration(idle)} ago"
+    )
+    held = time_or_none(view.watermark) or "-infinity"
+    message = (
+        f"partition {view.partition}, the input's only partition, {delivered} (longer "
+        f"than late_arrival {format_duration(late_arrival)}); the job watermark is at "
+        f"{held}: check that its source is still sending"
+    )
+    return [
+        {
+            "kind": "partition_not_progressing",
+            "partition": view.partition,
+            "idle_us": idle,
+            "last_delivery": time_or_none(view.last_processing),
+            "watermark": time_or_none(view.watermark),
+            "ahead": None,
+            "message": message,
+        }
+    ]

@@ -105,7 +105,8 @@ class ReferenceEngine:
                 shared_floor=self.substreams,
                 force=self.force_watermark,
             )
-        return OrderedRelease(self._emit_event, shared_floor=self.substreams)
+        strict = self.job.punctuation is not None  # CTIs commit strictly before them (§7.1)
+        return OrderedRelease(self._emit_event, shared_floor=self.substreams, strict=strict)
 
     # ------------------------------------------------------------------ the clocks' state
     @property

@@ -203,7 +203,11 @@ class EventStep:
         clocks.settle(timeline, case.watermark)
 
     def _generate(self, record: InputRecord, timeline: Timeline, newest_before: int) -> None:
-        """Generated CTIs: the generator may punctuate the timeline after this event."""
+        """Generated CTIs: the generator may punctuate the timeline after this event. An
+        end edge counts for neither N nor T (semantics §7.3; StreamInsight counts start
+        edges only)."""
+        if record.edge == "end":
+            return
         timeline.events += 1
         generated = self.generator.after_event(  # type: ignore[union-attr]
             timeline.events, newest_before, timeline.newest

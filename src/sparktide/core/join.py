@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from sparktide.core.records import jsonable, time_or_none, value_key
-from sparktide.core.release import OrderedRelease
+from sparktide.core.release import OrderedRelease, release_ready
 from sparktide.core.sink import Admitted, Windowless
 from sparktide.job import Job, input_of
 
@@ -58,6 +58,7 @@ class TemporalJoin(Windowless):
             join.right: {},
         }
         self._held: list[tuple[Any, ...]] = []
+        self._strict = job.punctuation is not None  # CTIs commit strictly before them
         self.held = 0
         self.matches = 0
 
@@ -85,7 +86,7 @@ class TemporalJoin(Windowless):
 
     def advance(self, scope: Any, watermark: int, now: int) -> None:
         """The job watermark reached ``watermark``: release the matches it allows."""
-        while self._held and self._held[0][0][0] <= watermark:
+        while self._held and release_ready(self._held[0][0][0], watermark, strict=self._strict):
             order, left, right = heapq.heappop(self._held)
             self._release(order[0], left, right, now)
 
@@ -154,7 +155,7 @@ class ReferenceJoin(OrderedRelease):
             if key is not None:
                 self._rows.setdefault(key, []).append(row)
         self._write = emit
-        super().__init__(self._meet, shared_floor=shared_floor)
+        super().__init__(self._meet, shared_floor=shared_floor, strict=job.punctuation is not None)
 
     def _meet(self, event: Admitted, now: int) -> None:
         join = self._join

@@ -5,14 +5,16 @@ the generator may emit a CTI at the timeline's newest timestamp minus ``delay`` 
 
 - every N events (``every_events``): after the N-th, 2N-th, ... event of the timeline,
   counting every event judged on it (accepted, adjusted, dropped or dead-lettered), so
-  the CTIs do not depend on the verdicts they help decide;
+  the CTIs do not depend on the verdicts they help decide — but end edges, which count
+  for neither N nor T and generate nothing (StreamInsight counts start edges only);
 - every period T of application time (``every``): whenever the event moved the
   timeline's newest timestamp into a later period ``[k·T, (k+1)·T)`` (aligned to the epoch).
 
 A CTI never moves backwards (the timeline keeps the largest); a negative ``delay`` makes
 every event up to the newest final at once (``-1us``: nothing later may start at or
-before it). Explicit CTIs (input rows) need no generator: the engine applies them as
-they arrive.
+before it); a CTI at *c* commits only what lies strictly before *c*, so with ``delay``
+0 an event is released by the next CTI (semantics §7.1). Explicit CTIs (input rows)
+need no generator: the engine applies them as they arrive.
 """
 
 from __future__ import annotations

@@ -2,7 +2,8 @@
 
 Admitted events wait in a heap per scope (the whole job, a partition, or a substream)
 and are released in (system timestamp, arrival order) once the scope's watermark has
-reached their timestamp.
+reached their timestamp (:func:`release_ready`: strictly passed it where CTIs make the
+watermark).
 """
 
 from __future__ import annotations
@@ -13,7 +14,24 @@ from typing import Any
 
 from sparktide.core.sink import Admitted, Windowless
 
-__all__ = ["OrderedRelease"]
+__all__ = ["OrderedRelease", "release_ready"]
+
+
+def release_ready(timestamp: int, watermark: int, *, strict: bool) -> bool:
+    """Whether an admitted event (or a join's match) at ``timestamp`` is released once its
+    scope's watermark is ``watermark`` (semantics §4.8, §7.1).
+
+    Stream Analytics' heuristic watermark releases what it has reached (``t ≤ W``). A
+    StreamInsight CTI at *c* commits what lies strictly before *c* (an event starting
+    at *c* may still come), so where CTIs make the watermark (``strict``: the job has
+    ``[punctuation]``) release waits until it has passed (``t < W``).
+
+    Examples
+    --------
+    >>> release_ready(10, 10, strict=False), release_ready(10, 10, strict=True)
+    (True, False)
+    """
+    return timestamp < watermark if strict else timestamp <= watermark
 
 
 class OrderedRelease(Windowless):
@@ -26,10 +44,16 @@ class OrderedRelease(Windowless):
     shared_floor
         True for substreams: every scope's watermark is at least a common floor
         (the input's arrival clock minus L), so one heap over all scopes serves it.
+    strict
+        True where CTIs make the watermark: release waits until it has passed an
+        event's timestamp (:func:`release_ready`).
     """
 
-    def __init__(self, emit: Callable[[Admitted, int], None], *, shared_floor: bool) -> None:
+    def __init__(
+        self, emit: Callable[[Admitted, int], None], *, shared_floor: bool, strict: bool = False
+    ) -> None:
         self._emit = emit
+        self._strict = strict
         self._heaps: dict[Any, list[tuple[int, int, int, Admitted]]] = {}
         self._all: list[tuple[int, int, int, Admitted]] | None = [] if shared_floor else None
         self.held = 0
@@ -41,14 +65,14 @@ class OrderedRelease(Windowless):
         if self._all is not None:
             heapq.heappush(self._all, entry)
         self.held += 1
-        if event.timestamp <= watermark:
+        if release_ready(event.timestamp, watermark, strict=self._strict):
             self.advance(event.scope, watermark, now)
         return None
 
     def advance(self, scope: Any, watermark: int, now: int) -> None:
         """The watermark of ``scope`` reached ``watermark``: release what it allows."""
         heap = self._heaps.get(scope)
-        while heap and heap[0][0] <= watermark:
+        while heap and release_ready(heap[0][0], watermark, strict=self._strict):
             event = heapq.heappop(heap)[3]
             if not event.done:
                 self._release(event, now)
@@ -56,7 +80,7 @@ class OrderedRelease(Windowless):
     def advance_floor(self, floor: int, now: int) -> None:
         """Every scope's watermark reached ``floor`` (substreams)."""
         heap = self._all
-        while heap and heap[0][0] <= floor:
+        while heap and release_ready(heap[0][0], floor, strict=self._strict):
             event = heapq.heappop(heap)[3]
             if not event.done:
                 self._release(event, now)

@@ -23,7 +23,6 @@ from sparktide.spark.columns import (
     PARTITION,
 )
 from sparktide.spark.counters import add_counters
-from sparktide.spark.onepass import counter_column
 
 __all__ = [
     "ClockState",
@@ -200,7 +199,7 @@ def close_batch(
                 part.newest = max(part.newest, row["max_h"])
             if row["max_cti"] is not None:
                 part.watermark = max(part.watermark, row["max_cti"])
-            part.events = part.events_judged + (row[counter_column("input")] or 0)
+            part.events = part.events_judged + (row["counted"] or 0)  # (§7.3)
         elif row["max_y"] is not None:
             clock["cti_floor"] = max(clock.get("cti_floor", NEG_INF), row["max_y"])
     add_counters(clock["counters"], summary)

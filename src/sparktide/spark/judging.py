@@ -55,6 +55,7 @@ from sparktide.spark.keys import next_keys
 from sparktide.spark.lineshapes import typed_names
 from sparktide.spark.onepass import TYPED
 from sparktide.spark.projections import add_record_columns, filter_rows, record_columns
+from sparktide.spark.punctuation import cti_counted
 from sparktide.spark.sql import field
 from sparktide.spark.windows.assign import assign_windows, paired_edges
 
@@ -104,8 +105,9 @@ def judge(context: Context, batch: Batch, lines: DataFrame, *, estimates_first: 
         assert delivering is not None
         arrivals = (row["max_a"] for row in delivering.values())
         arrival_at_end = max([arrival_at_start, *arrivals])
-        keys_next = next_keys(context, _batch_keys(decided), batch.previous, arrival_at_end, now)
-    summary = _summary(decided)
+        keys = _batch_keys(context, decided)
+        keys_next = next_keys(context, keys, batch.previous, arrival_at_end, now)
+    summary = _summary(context, decided)
     if delivering is None:
         malformed = sum(row["bad"] for row in summary)
         delivering = {row[PARTITION]: row for row in summary if row[PARTITION] is not None}
@@ -154,7 +156,7 @@ def _delivering(parsed: DataFrame) -> tuple[dict[str, Any], int]:
     return {pid: row for pid, row in stats.items() if pid is not None}, malformed
 
 
-def _batch_keys(decided: DataFrame) -> DataFrame:
+def _batch_keys(context: Context, decided: DataFrame) -> DataFrame:
     """Substreams: each key's newest timestamp, rows, last CTI and events in the batch
     (CTIs without a key move the floor instead)."""
     return (
@@ -164,12 +166,12 @@ def _batch_keys(decided: DataFrame) -> DataFrame:
             F.max(NEWEST_VALUE).alias("max_h"),
             F.count("*").alias("n"),
             F.max(CTI_INSTANT).alias("max_cti"),
-            F.count(F.when(~F.col(IS_CTI), 1)).alias("events"),
+            F.count(F.when(F.expr(cti_counted(context)), 1)).alias("events"),
         )
     )
 
 
-def _summary(decided: DataFrame) -> list[Any]:
+def _summary(context: Context, decided: DataFrame) -> list[Any]:
     """One row per partition of the judged batch: what the clocks and counters read."""
     keyless = f"CASE WHEN {IS_CTI} AND {SUBSTREAM_KEY} IS NULL THEN {EVENT_TIME} END"
     return (
@@ -180,6 +182,7 @@ def _summary(decided: DataFrame) -> list[Any]:
             F.count(F.when(F.col(ERROR).isNotNull(), 1)).alias("bad"),
             F.max(CTI_INSTANT).alias("max_cti"),  # the partition's last CTI (or generated)
             F.max(F.expr(keyless)).alias("max_y"),
+            F.count(F.when(F.expr(cti_counted(context)), 1)).alias("counted"),  # (§7.3)
             *counter_aggregates(),
             # the first late input event in arrival order (the diagnostic's example)
             F.min_by(

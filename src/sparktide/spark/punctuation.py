@@ -19,6 +19,7 @@ from pyspark.sql.pandas.types import from_arrow_type
 from sparktide.spark.columns import (
     ARRIVAL_ORDER_SQL,
     CTI_INSTANT,
+    EDGE,
     END_TIME,
     ERROR,
     EVENT_TIME,
@@ -34,12 +35,18 @@ from sparktide.spark.context import Context
 from sparktide.spark.ctiscan import SCAN_OUTPUT, scan_kernel
 from sparktide.spark.sql import NEG
 
-__all__ = ["generated_ctis", "generated_ctis_ahead", "generated_ctis_scan"]
+__all__ = ["cti_counted", "generated_ctis", "generated_ctis_ahead", "generated_ctis_scan"]
 
 #: SQL: the timeline's newest timestamp after the row.
 _NEWEST_AFTER = f"greatest({NEWEST_BEFORE}, {NEWEST_VALUE})"
-#: SQL: the row is an event (explicit CTIs are not; generated CTIs count events).
-_EVENT = f"NOT {IS_CTI}"
+
+
+def cti_counted(context: Context) -> str:
+    """SQL: whether the row counts for generated CTIs: an event (explicit CTIs are not)
+    that is no end edge (StreamInsight counts start edges only, semantics §7.3)."""
+    if not context.edges:
+        return f"NOT {IS_CTI}"
+    return f"NOT {IS_CTI} AND coalesce({EDGE} <> 'end', true)"
 
 
 def generated_ctis(context: Context, rows: DataFrame, order: str, before: str) -> DataFrame:
@@ -65,7 +72,8 @@ def generated_ctis(context: Context, rows: DataFrame, order: str, before: str) -
         return rows.withColumn(CTI_INSTANT, F.expr(instant))
     if delay < 0 and context.out_of_order_action == "adjust":  # type: ignore[operator]
         return generated_ctis_ahead(context, rows, order, before)
-    generates = f"{_EVENT} AND {ERROR} IS NULL AND {newest} > {NEG} AND {_due(context, order)}"
+    counted = cti_counted(context)
+    generates = f"{counted} AND {ERROR} IS NULL AND {newest} > {NEG} AND {_due(context, order)}"
     rows = rows.withColumn(GENERATES_CTI, F.expr(generates))
     rows = rows.withColumn(CTI_INSTANT, F.expr(instant))
     generated = f"CASE WHEN {GENERATES_CTI} THEN {newest} - {delay} END"
@@ -82,8 +90,8 @@ def _due(context: Context, order: str) -> str:
     newest, before = _NEWEST_AFTER, NEWEST_BEFORE
     if punctuation.every_events is not None:
         count = (
-            f"{EVENTS_AT_START} + count(CASE WHEN {_EVENT} THEN 1 END) OVER ({order} "
-            "ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)"
+            f"{EVENTS_AT_START} + count(CASE WHEN {cti_counted(context)} THEN 1 END) "
+            f"OVER ({order} ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)"
         )
         return f"pmod({count}, {punctuation.every_events}) = 0"
     period = punctuation.every
@@ -103,6 +111,7 @@ def generated_ctis_scan(context: Context, rows: DataFrame, timeline: str) -> Dat
     and rank (null-safe: keyless CTIs have no substream key)."""
     punctuation = context.job.punctuation
     assert punctuation is not None
+    counted = cti_counted(context)
     rows = rows.withColumn(
         "_rank",
         F.expr(f"row_number() OVER (PARTITION BY {timeline} ORDER BY {ARRIVAL_ORDER_SQL})"),
@@ -111,8 +120,8 @@ def generated_ctis_scan(context: Context, rows: DataFrame, timeline: str) -> Dat
         F.col(timeline).alias("_tl"),
         F.col("_rank").alias("_rk"),
         NEWEST_VALUE,
-        F.expr(f"coalesce({_EVENT}, false)").alias("_counted"),  # (as generated_ctis counts)
-        F.expr(f"coalesce({_EVENT} AND {ERROR} IS NULL, false)").alias("_may"),
+        F.expr(f"coalesce({counted}, false)").alias("_counted"),  # (as _due counts)
+        F.expr(f"coalesce({counted} AND {ERROR} IS NULL, false)").alias("_may"),
         END_TIME,
         NEWEST_AT_START,
         EVENTS_AT_START,
@@ -159,11 +168,12 @@ def generated_ctis_ahead(context: Context, rows: DataFrame, order: str, before: 
     h, gen = NEWEST_VALUE, GENERATES_CTI
     upto = f"OVER ({order} ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)"
     admitted = f"{h} > {NEG}"  # adjust: every row that is not gone
-    counted = f"{EVENTS_AT_START} + count(CASE WHEN {_EVENT} THEN 1 END) {upto}"
+    events = cti_counted(context)
+    counted = f"{EVENTS_AT_START} + count(CASE WHEN {events} THEN 1 END) {upto}"
     rows = rows.withColumn(
         gen,
         F.expr(
-            f"{_EVENT} AND {ERROR} IS NULL "
+            f"{events} AND {ERROR} IS NULL "
             f"AND pmod({counted}, {punctuation.every_events}) = 0 "
             f"AND ({NEWEST_AT_START} > {NEG} OR count(CASE WHEN {admitted} THEN 1 END) {upto} > 0)"
         ),

@@ -1,7 +1,8 @@
 """The watermark governing each output scope at the end of a batch (semantics §4–6): the
 job watermark (merged), a partition's (partitioned) or a key's (substreams), in Spark
 SQL (:func:`scope_watermarks`) and in numpy on the driver (:func:`scope_arrays`); and
-the idle timeout's forcing of it (:func:`force`)."""
+the idle timeout's forcing of it (:func:`force`); whether it releases a row
+(:func:`release_ready`)."""
 
 from __future__ import annotations
 
@@ -19,11 +20,21 @@ from sparktide.spark.clocks import PartitionClock, governing_watermark_floor
 from sparktide.spark.columns import (
     KEY_LAST,
     KEY_WATERMARK,
+    SYSTEM_TIME,
 )
 from sparktide.spark.context import Context
 from sparktide.spark.sql import NEG, lit_us, sql_string
 
-__all__ = ["force", "scope_arrays", "scope_watermarks"]
+__all__ = ["force", "release_ready", "scope_arrays", "scope_watermarks"]
+
+
+def release_ready(context: Context, watermark: str) -> str:
+    """SQL: whether the row's system timestamp is released by its scope's ``watermark``
+    (SQL) (:func:`sparktide.core.release.release_ready`): reached (``≤``) under Stream
+    Analytics' heuristic watermark, strictly passed (``<``) where CTIs make it (the job
+    has ``[punctuation]``: a CTI at *c* commits what lies strictly before *c*)."""
+    strict = context.job.punctuation is not None
+    return f"{SYSTEM_TIME} {'<' if strict else '<='} {watermark}"
 
 
 def scope_watermarks(

@@ -340,6 +340,7 @@ def _summary(rows: list[Any]) -> list[dict[str, Any]]:
             "bad": 0,
             "max_cti": None,
             "max_y": None,
+            "counted": row.get(counter_column("input")) or 0,  # (no CTIs, no edges)
             "late_example": None
             if late is None
             else (late, row["late_file"], row["late_line"], row["late_t"]),

@@ -29,7 +29,7 @@ from sparktide.spark.context import Context
 from sparktide.spark.judging import row_inputs
 from sparktide.spark.outputs.text import ordered, state_schema, write_state, write_text
 from sparktide.spark.projections import join_projection
-from sparktide.spark.scopes import scope_watermarks
+from sparktide.spark.scopes import release_ready, scope_watermarks
 from sparktide.spark.sql import NEG, iso, lit_us, sql_string
 
 __all__ = ["MATCHES_SCHEMA", "join", "join_schema", "meet"]
@@ -185,7 +185,7 @@ def _write_matches(context: Context, batch: Batch, matches: DataFrame) -> None:
     """Write the matches the job watermark reached (new and held), hold the others."""
     held = context.store.load_table(batch.previous, "matches", MATCHES_SCHEMA)
     scope_w, _, _ = scope_watermarks(context, batch)
-    ready = F.expr(f"{SYSTEM_TIME} <= {scope_w}")
+    ready = F.expr(release_ready(context, scope_w))
     rows = matches.unionByName(held).withColumn("ready", ready).cache()
     try:
         out = rows.filter("ready").select(

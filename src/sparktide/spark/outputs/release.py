@@ -25,7 +25,7 @@ from sparktide.spark.context import Context
 from sparktide.spark.outputs.join import meet
 from sparktide.spark.outputs.text import ordered, state_schema, write_state, write_text
 from sparktide.spark.projections import projected_event
-from sparktide.spark.scopes import scope_watermarks
+from sparktide.spark.scopes import release_ready, scope_watermarks
 from sparktide.spark.sql import iso
 
 __all__ = ["HELD_SCHEMA", "release"]
@@ -49,7 +49,7 @@ def release(context: Context, batch: Batch, decided: DataFrame) -> None:
     scope_w, _, table = scope_watermarks(context, batch)
     if table is not None:
         rows = rows.join(table, on=SCOPE, how="left")
-    rows = rows.withColumn("ready", F.expr(f"{SYSTEM_TIME} <= {scope_w}")).cache()
+    rows = rows.withColumn("ready", F.expr(release_ready(context, scope_w))).cache()
     try:
         ready = rows.filter("ready")
         if job.references:
