@@ -170,7 +170,7 @@ def test_transcript_on_spark(spark, tmp_path: Path, name: str) -> None:
 #: Transcripts observed at ticks (``[run] tick``, ``until``): time advances while the
 #: input is silent (semantics §2.5). On Spark each observation instant is a micro-batch,
 #: with the rows seen then, or none (a continuous run's batch on its trigger).
-TICKED = ("silent_input_ticks",)
+TICKED = ("silent_input_ticks", "window_session_idle_timeout", "window_sliding_idle_timeout")
 
 
 @pytest.mark.parametrize("name", TICKED)
