@@ -56,6 +56,15 @@ SPEC7 = (
     "window_hopping_hold",
 )
 
+#: Session and sliding windows (semantics §6.2, §6.3), the windows computed from their rows.
+ROW_WINDOWS = (
+    "window_before_1970_session",
+    "window_session_cut_after_close",
+    "window_session_max_duration",
+    "window_session_merge",
+    "window_sliding",
+)
+
 #: Transcripts run a micro-batch per input row: imported CTIs are taken at every
 #: observation instant, which for simulate is every record and for Spark every batch.
 PER_ROW = {"union_import_ctis"}
@@ -129,7 +138,7 @@ def _in_order(expected: list[dict[str, Any]], got: list[dict[str, Any]]) -> list
     return sorted(got, key=lambda r: (position.get(key(r), len(expected)), key(r)))
 
 
-@pytest.mark.parametrize("name", SPEC7)
+@pytest.mark.parametrize("name", SPEC7 + ROW_WINDOWS)
 def test_transcript_on_spark(spark, tmp_path: Path, name: str) -> None:
     data = load(TRANSCRIPTS / f"{name}.toml")
     assert not {"until", "tick"} & set(data["run"]), "processing-time runs are simulate's"
