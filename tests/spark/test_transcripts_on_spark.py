@@ -172,8 +172,18 @@ def test_transcript_on_spark(spark, tmp_path: Path, name: str) -> None:
             for k, v in expect["metrics"].items()
             if k not in BATCH_FIELDS and not _is_table_list(v) and k not in ("watermark",)
         }
+        _row_windows_gauge(name, job, counters, metrics)
         problems += record_mismatches(counters, metrics, "metrics")
     assert not problems, f"{name}: " + "\n".join(problems)
+
+
+def _row_windows_gauge(name: str, job: Any, counters: dict[str, Any], metrics: Any) -> None:
+    """Spark keeps session and sliding windows' rows, not the windows: its gauge is
+    ``window_rows`` where simulate counts ``open_windows``; no open window is no row
+    kept."""
+    if job.window is not None and job.window.type in ("session", "sliding"):
+        if counters.pop("open_windows", None) == 0:
+            assert metrics["window_rows"] == 0, f"{name}: rows kept with no open window"
 
 
 #: Transcripts observed at ticks (``[run] tick``, ``until``): time advances while the
@@ -209,10 +219,6 @@ def test_ticked_transcript_on_spark(spark, tmp_path: Path, name: str) -> None:
     want = [{k: v for k, v in w.items() if k != "type"} for w in expect["windows"]]
     problems = list_mismatches(want, _in_order(want, got), "windows")  # emitted_at too
     counters = {k: v for k, v in expect["metrics"].items() if not _is_table_list(v)}
-    if job.window is not None and job.window.type in ("session", "sliding"):
-        # (Spark keeps these windows' rows, not the windows: its gauge is window_rows;
-        # no open window is no row kept)
-        if counters.pop("open_windows", None) == 0:
-            assert metrics["window_rows"] == 0, f"{name}: rows kept with no open window"
+    _row_windows_gauge(name, job, counters, metrics)
     problems += record_mismatches(counters, metrics, "metrics")
     assert not problems, f"{name}: " + "\n".join(problems)
