@@ -172,12 +172,6 @@ RUN_ONLY: list[tuple[str, dict[str, Any], list[str], tuple[str, ...]]] = [
     ("no-checkpoint", {"output.checkpoint": DELETE}, [], ("output.checkpoint", "required")),
     ("output-parquet", {"output.format": "parquet"}, [], ("output.format", "jsonl")),
     (
-        "sliding-idle-timeout",
-        {"window.type": "sliding", "window.boundary": "end"},
-        [],
-        ("window.idle_timeout", "sliding"),
-    ),
-    (
         "session-accept",
         {
             "window.type": "session",

@@ -133,6 +133,31 @@ def test_every_generated_cti_delay_runs_on_spark(ordering, punctuation, source):
     assert not scans_ctis(accepted)
 
 
+@pytest.mark.parametrize(
+    "window",
+    [
+        {"type": "session", "gap": "10s"},
+        {"type": "session", "gap": "10s", "max_duration": "1m"},
+        {"type": "sliding", "size": "10s"},
+    ],
+)
+def test_session_and_sliding_windows_take_an_idle_timeout_on_spark(window):
+    """``idle_timeout`` runs on Spark for every window kind (issue 29.8; the behaviour:
+    tests/spark/test_differential.py ``*-idle-timeout``, window_*_idle_timeout.toml);
+    ``accept`` for these two kinds is still refused, naming the key."""
+    from sparktide.errors import ConfigError
+
+    tables = {
+        "source": {"path": "in/", "timestamp_by": "t"},
+        "window": {**window, "idle_timeout": "30s", "aggregates": {"n": "count(*)"}},
+        "output": {"path": "out/", "checkpoint": "cp/"},
+    }
+    check_job(Job.from_dict(tables))
+    accepted = Job.from_dict(dict(tables, ordering={"on_out_of_order": "accept"}))
+    with pytest.raises(ConfigError, match=r"ordering\.on_out_of_order"):
+        check_job(accepted)
+
+
 def test_a_stopped_query_flushes_when_the_job_says_so(spark, tmp_path):
     """``start(..., flush_on_stop=True)`` (``[output] flush_on_stop``): ``query.stop()``
     is StreamInsight's final CTI — every window closes, and the flush is committed."""

@@ -120,6 +120,61 @@ CASES = {
             "aggregates": {"n": "count(*)", "total": "sum(value)"},
         },
     },
+    # semantics §6.10 on session and sliding windows: few events (or many devices), so
+    # that a partition (or key) delivers nothing in some batch, 7 s after its last one,
+    # and its timers fire (the merged job's input delivers in every batch but the flush:
+    # window_*_idle_timeout.toml cover it)
+    "partitioned-sliding-idle-timeout": {
+        "stream": {"events": 24},
+        "source": {"partition": "partition", "partitions": 3},
+        "ordering": {"late_arrival": "none", "out_of_order": "2s", "partitioned": True},
+        "window": {
+            "type": "sliding",
+            "size": "30s",
+            "idle_timeout": "5s",
+            "group_by": ["partition", "device"],
+            "aggregates": {"n": "count(*)", "ids": "collect_list(id)"},
+        },
+    },
+    "substreams-session-idle-timeout": {
+        "stream": {"devices": 16, "events": 80},
+        "source": {"partition": "partition", "over": "device"},
+        "ordering": {"late_arrival": "none", "out_of_order": "5s"},
+        "window": {
+            "type": "session",
+            "gap": "20s",
+            "max_duration": "1m",
+            "idle_timeout": "5s",
+            "group_by": ["device"],
+            "aggregates": {"n": "count(*)", "ids": "collect_list(id)"},
+        },
+    },
+    "partitioned-session-idle-timeout": {
+        "stream": {"events": 20},
+        "source": {"partition": "partition", "partitions": 3},
+        "ordering": {"late_arrival": "none", "out_of_order": "3s", "partitioned": True},
+        "window": {
+            "type": "session",
+            "gap": "15s",
+            "boundary": "end",
+            "idle_timeout": "5s",
+            "group_by": ["partition", "device"],
+            "aggregates": {"n": "count(*)", "ids": "collect_list(id)"},
+        },
+    },
+    "substreams-sliding-idle-timeout": {
+        "stream": {"devices": 16, "events": 80},
+        "source": {"partition": "partition", "over": "device"},
+        "ordering": {"late_arrival": "none", "out_of_order": "3s"},
+        "window": {
+            "type": "sliding",
+            "size": "20s",
+            "allowed_lateness": "2s",
+            "idle_timeout": "5s",
+            "group_by": ["device"],
+            "aggregates": {"n": "count(*)", "total": "sum(value)"},
+        },
+    },
     "csv-merged-tumbling": {
         "source": {"format": "csv", "partition": "partition"},
         "ordering": {"late_arrival": "20s", "out_of_order": "5s"},

@@ -60,6 +60,15 @@ SPEC7 = (
     "window_hopping_hold",
 )
 
+#: Session and sliding windows (semantics §6.2, §6.3), the windows computed from their rows.
+ROW_WINDOWS = (
+    "window_before_1970_session",
+    "window_session_cut_after_close",
+    "window_session_max_duration",
+    "window_session_merge",
+    "window_sliding",
+)
+
 #: Transcripts run a micro-batch per input row: imported CTIs are taken at every
 #: observation instant, which for simulate is every record and for Spark every batch.
 PER_ROW = {"union_import_ctis"}
@@ -133,7 +142,7 @@ def _in_order(expected: list[dict[str, Any]], got: list[dict[str, Any]]) -> list
     return sorted(got, key=lambda r: (position.get(key(r), len(expected)), key(r)))
 
 
-@pytest.mark.parametrize("name", SPEC7)
+@pytest.mark.parametrize("name", SPEC7 + ROW_WINDOWS)
 def test_transcript_on_spark(spark, tmp_path: Path, name: str) -> None:
     data = load(TRANSCRIPTS / f"{name}.toml")
     assert not {"until", "tick"} & set(data["run"]), "processing-time runs are simulate's"
@@ -167,14 +176,29 @@ def test_transcript_on_spark(spark, tmp_path: Path, name: str) -> None:
             for k, v in expect["metrics"].items()
             if k not in BATCH_FIELDS and not _is_table_list(v) and k not in ("watermark",)
         }
+        _row_windows_gauge(name, job, counters, metrics)
         problems += record_mismatches(counters, metrics, "metrics")
     assert not problems, f"{name}: " + "\n".join(problems)
+
+
+def _row_windows_gauge(name: str, job: Any, counters: dict[str, Any], metrics: Any) -> None:
+    """Spark keeps session and sliding windows' rows, not the windows: its gauge is
+    ``window_rows`` where simulate counts ``open_windows``; no open window is no row
+    kept."""
+    if job.window is not None and job.window.type in ("session", "sliding"):
+        if counters.pop("open_windows", None) == 0:
+            assert metrics["window_rows"] == 0, f"{name}: rows kept with no open window"
 
 
 #: Transcripts observed at ticks (``[run] tick``, ``until``): time advances while the
 #: input is silent (semantics §2.5). On Spark each observation instant is a micro-batch,
 #: with the rows seen then, or none (a continuous run's batch on its trigger).
-TICKED = ("silent_input_ticks", "silent_single_partition")
+TICKED = (
+    "silent_input_ticks",
+    "silent_single_partition",
+    "window_session_idle_timeout",
+    "window_sliding_idle_timeout",
+)
 
 
 @pytest.mark.parametrize("name", TICKED)
@@ -204,6 +228,7 @@ def test_ticked_transcript_on_spark(spark, tmp_path: Path, name: str) -> None:
     want = [{k: v for k, v in w.items() if k != "type"} for w in expect["windows"]]
     problems = list_mismatches(want, _in_order(want, got), "windows")  # emitted_at too
     counters = {k: v for k, v in expect["metrics"].items() if not _is_table_list(v)}
+    _row_windows_gauge(name, job, counters, metrics)
     problems += record_mismatches(counters, metrics, "metrics")
     if "diagnostics" in expect["metrics"]:  # the last batch's (semantics §8.4)
         # (Spark names partitions by their text, as test_differential compares them)

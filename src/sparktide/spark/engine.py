@@ -67,7 +67,7 @@ def check_job(job: Job) -> None:
 
 
 def _check_supported(job: Job) -> None:
-    output, window = job.output, job.window
+    output = job.output
     if output.checkpoint is None:
         raise ConfigError("output.checkpoint", "is required to run on Spark")
     if output.format != "jsonl":
@@ -76,17 +76,16 @@ def _check_supported(job: Job) -> None:
             f"{output.format!r} is not yet supported by the Spark engine (it writes JSON "
             'lines); use "jsonl"',
         )
-    if window is not None and window.type in ("sliding", "session"):
-        if window.idle_timeout is not None:
-            raise ConfigError(
-                "window.idle_timeout",
-                f"is not yet supported by the Spark engine for {window.type} windows",
-            )
-        if job.ordering.out_of_order_action == "accept":
-            raise ConfigError(
-                "ordering.on_out_of_order",
-                f"'accept' is not yet supported by the Spark engine for {window.type} windows",
-            )
+    window = job.window
+    if (
+        window is not None
+        and window.type in ("sliding", "session")
+        and job.ordering.out_of_order_action == "accept"
+    ):
+        raise ConfigError(
+            "ordering.on_out_of_order",
+            f"'accept' is not yet supported by the Spark engine for {window.type} windows",
+        )
 
 
 class SparkEngine:

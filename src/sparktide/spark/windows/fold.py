@@ -55,8 +55,9 @@ def fold_windows(
     assert w is not None
     if w.type in ("session", "sliding"):
         assert decided is not None
-        row_windows(context, batch, decided)
-        return None
+        if isinstance(batch.keys_next, pa.Table):  # (substreams' keys, read in Spark)
+            batch.keys_next = context.spark.createDataFrame(batch.keys_next, KEYS_SCHEMA)
+        return row_windows(context, batch, decided)
     if spilled is not None:
         held = context.store.table_rows(batch.previous, "windows")
         keys_on_driver = not context.timeline.by_key or isinstance(batch.keys_next, pa.Table)

@@ -13,6 +13,8 @@ The arithmetic is the reference engine's (``sparktide.core.windows``), in closed
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
@@ -25,18 +27,23 @@ from sparktide.spark.columns import (
     RELEASE_ORDER,
     SCOPE,
     SCOPE_WATERMARK_END,
+    SUBSTREAM_KEY,
     SYSTEM_TIME,
     VERDICT,
 )
 from sparktide.spark.context import Context
 from sparktide.spark.outputs.records import write_windows
 from sparktide.spark.outputs.text import write_state
-from sparktide.spark.scopes import scope_watermarks
+from sparktide.spark.scopes import force, scope_watermarks
 from sparktide.spark.sql import NEG
 
 __all__ = ["marks_schema", "row_windows", "session_windows", "sliding_windows"]
 
 ORDER = RELEASE_ORDER
+#: The processing time of a row's scope's last delivery (idle timeout).
+LAST_DELIVERY = "last_delivery"
+#: Raises the governing watermark of a frame given its window-end column (idle timeout).
+Govern = Callable[[DataFrame, str], DataFrame]
 
 
 def marks_schema(groups: list[str]) -> T.StructType:
@@ -64,10 +71,13 @@ def session_windows(
     groups: list[str],
     due_offset: int,
     closed_end: bool,
+    govern: Govern | None = None,
 ) -> tuple[DataFrame, DataFrame, DataFrame]:
     """Sessions of ``rows`` (state and new rows, with a ``governing`` watermark column).
 
-    Returns ``(closed rows with window_start/window_end, open rows, new marks)``.
+    ``govern`` (the idle timeout) raises the governing watermark of a frame of rows
+    given the column of their window's end. Returns ``(closed rows with
+    window_start/window_end, open rows, new marks)``.
     """
     gap = window.gap
     keys, s = [SCOPE, *groups], SYSTEM_TIME
@@ -98,6 +108,8 @@ def session_windows(
         rows = rows.withColumn("window_end", F.expr(f"gs_last + {gap}"))
         rows = rows.withColumn("piece_last", F.col("gs_last"))
         rows = rows.withColumn("cut", F.lit(False))
+    if govern is not None:  # (the idle timeout raises the governing watermark)
+        rows = govern(rows, "window_end")
     rows = rows.withColumn("closed", F.expr(f"window_end + {due_offset} <= {SCOPE_WATERMARK_END}"))
     closed = rows.filter("closed")
     still_open = rows.filter("NOT closed")
@@ -173,26 +185,32 @@ def _session_marks(closed: DataFrame, marks: DataFrame, keys: list[str]) -> Data
 
 
 def sliding_windows(
-    rows: DataFrame, marks: DataFrame, window: Window, groups: list[str], due_offset: int
+    rows: DataFrame,
+    marks: DataFrame,
+    window: Window,
+    groups: list[str],
+    due_offset: int,
+    govern: Govern | None = None,
 ) -> tuple[DataFrame, DataFrame, DataFrame]:
     """Sliding results whose point (window end) the governing watermark has closed.
 
-    Returns ``(closed rows with window_start/window_end — a row once per result it is
-    in —, rows to keep, new marks)``.
+    ``govern`` as for :func:`session_windows`. Returns ``(closed rows with
+    window_start/window_end — a row once per result it is in —, rows to keep, new
+    marks)``.
     """
     size = window.size
     keys, s, governing = [SCOPE, *groups], SYSTEM_TIME, SCOPE_WATERMARK_END
     rows = rows.join(marks.select(*keys, "emitted_until"), on=keys, how="left")
+    carried = [*keys, governing, *([LAST_DELIVERY] if govern is not None else [])]
     points = (
-        rows.select(*keys, governing, "emitted_until", F.col(s).alias("p"))
-        .unionByName(
-            rows.select(*keys, governing, "emitted_until", F.expr(f"{s} + {size}").alias("p"))
-        )
+        rows.select(*carried, "emitted_until", F.col(s).alias("p"))
+        .unionByName(rows.select(*carried, "emitted_until", F.expr(f"{s} + {size}").alias("p")))
         .distinct()
         .filter(f"p > coalesce(emitted_until, {NEG})")
-        .filter(f"p + {due_offset} <= {governing}")
-        .select(*keys, "p")
     )
+    if govern is not None:  # (the open points are the open windows)
+        points = govern(points, "p")
+    points = points.filter(f"p + {due_offset} <= {governing}").select(*keys, "p")
     hits = (
         rows.alias("r")
         .join(
@@ -222,9 +240,11 @@ def sliding_windows(
     return closed, keep, new_marks
 
 
-def row_windows(context: Context, batch: Batch, decided: DataFrame) -> None:
+def row_windows(context: Context, batch: Batch, decided: DataFrame) -> DataFrame | None:
     """Session and sliding windows of a batch: its admitted rows with those kept in
-    state, the windows the governing watermark closed written, the rest kept."""
+    state, the windows the governing watermark closed written, the rest kept. Returns,
+    for substreams with an idle timeout, the keys' watermarks it forced (``key``,
+    ``forced_w``)."""
     w = context.window
     assert w is not None
     groups = context.groups
@@ -235,17 +255,21 @@ def row_windows(context: Context, batch: Batch, decided: DataFrame) -> None:
     state = store.load_table(batch.previous, "rows", rows.schema)
     marks = store.load_table(batch.previous, "marks", marks_schema(groups))
     every = rows.unionByName(state)
-    scope_w, _, table = scope_watermarks(context, batch)
+    scope_w, scope_last, table = scope_watermarks(context, batch)
     if table is not None:
         every = every.join(table, on=SCOPE, how="left")
     every = every.withColumn(SCOPE_WATERMARK_END, F.expr(scope_w))
     offset = window_due(0, context.lateness, context.closed_end)
+    idle = None
+    if w.idle_timeout is not None and not batch.flushing:
+        every = every.withColumn(LAST_DELIVERY, F.expr(scope_last))
+        idle = _IdleTimeout(context, batch, offset)
     if w.type == "session":
         closed, still_open, new_marks = session_windows(
-            every, marks, w, groups, offset, context.closed_end
+            every, marks, w, groups, offset, context.closed_end, idle
         )
     else:
-        closed, still_open, new_marks = sliding_windows(every, marks, w, groups, offset)
+        closed, still_open, new_marks = sliding_windows(every, marks, w, groups, offset, idle)
     keys = [SCOPE, *groups, "window_start", "window_end"]
     partial = [
         F.expr(expr).alias(name) for plan in context.aggregates for name, expr in plan.partial
@@ -259,3 +283,50 @@ def row_windows(context: Context, batch: Batch, decided: DataFrame) -> None:
     write_windows(context, batch, results, groups)
     write_state(store, batch, still_open.select(*rows.columns), "rows", "window_rows")
     write_state(store, batch, new_marks, "marks")
+    return None if idle is None else idle.done()
+
+
+class _IdleTimeout:
+    """The idle timeout of session and sliding windows (semantics §6.10), as
+    :mod:`.fold`'s for grid windows: per scope, the open windows (sessions, sliding
+    points) that have ended and whose source delivered nothing for ``idle_timeout``
+    since the later of their end and its last delivery close in turn, oldest first; the
+    scope's watermark advances to the due of the last of them. Called once a batch, on
+    the frame of open windows; the forced watermarks (``scope``, ``forced_w``, cached)
+    are applied to partitions' clocks at once and returned for substreams' keys."""
+
+    def __init__(self, context: Context, batch: Batch, due_offset: int) -> None:
+        self.context, self.batch, self.due_offset = context, batch, due_offset
+        self.forced: DataFrame | None = None
+
+    def __call__(self, frame: DataFrame, end: str) -> DataFrame:
+        """``frame`` (rows or points with their window's ``end``) with its governing
+        watermark raised where the idle timeout forces it."""
+        w, now = self.context.window, self.batch.now
+        assert w is not None and self.forced is None
+        governing, due = SCOPE_WATERMARK_END, f"({end} + {self.due_offset})"
+        forced = (
+            frame.filter(
+                f"{due} > {governing} AND "
+                f"greatest({end}, {LAST_DELIVERY}) + {w.idle_timeout} <= {now}"
+            )
+            .groupBy(SCOPE)
+            .agg(F.expr(f"max({due})").alias("forced_w"))
+            .cache()
+        )
+        self.forced = forced
+        if not self.context.timeline.by_key:
+            for row in forced.collect():
+                force(self.context, self.batch, row[SCOPE], row["forced_w"])
+        raised = f"greatest({governing}, coalesce(forced_w, {governing}))"
+        frame = frame.join(F.broadcast(forced), on=SCOPE, how="left")
+        return frame.withColumn(governing, F.expr(raised)).drop("forced_w")
+
+    def done(self) -> DataFrame | None:
+        """For substreams, the keys' forced watermarks (``key``, ``forced_w``)."""
+        forced = self.forced
+        if forced is not None and self.context.timeline.by_key:
+            return forced.withColumnRenamed(SCOPE, SUBSTREAM_KEY)
+        if forced is not None:
+            forced.unpersist()
+        return None
