@@ -460,3 +460,26 @@ def test_job_file_not_toml_exits_2(tmp_path, capsys):
     code, _ = simulate([str(job)])
     assert code == 2
     assert_one_error_line(capsys, "TOML")
+
+
+def test_version_prints_the_installed_version(capsys):
+    from importlib import metadata
+
+    with pytest.raises(SystemExit) as stop:
+        main(["--version"])
+    assert stop.value.code == 0
+    assert capsys.readouterr().out.strip() == f"sparktide {metadata.version('sparktide')}"
+
+
+def test_chart_without_matplotlib_is_one_line_naming_the_extra(tmp_path, monkeypatch):
+    import importlib.util
+
+    from sparktide.errors import ConfigError
+    from sparktide.plot import check_chart_path
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "matplotlib" else real(name)
+    )
+    with pytest.raises(ConfigError, match=r"sparktide\[plot\]"):
+        check_chart_path(tmp_path / "chart.png")
