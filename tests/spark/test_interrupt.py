@@ -31,7 +31,7 @@ def test_ctrl_c_stops_a_continuous_run_cleanly(tmp_path):
         text=True,
     )
     try:
-        first = tmp_path / "out" / "metrics" / "batch=000000000.json"
+        first = tmp_path / "out" / "metrics" / "batch=000000000.jsonl"
         deadline = time.monotonic() + 120
         while not first.exists() and process.poll() is None and time.monotonic() < deadline:
             time.sleep(0.5)

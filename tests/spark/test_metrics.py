@@ -31,7 +31,7 @@ def _write_rows(directory: Path, files: list[list[dict]]) -> None:
 def _windows_by_batch(directory: str) -> dict[int, list[dict]]:
     """The window records the Spark engine wrote, by micro-batch."""
     out: dict[int, list[dict]] = {}
-    for path in sorted(Path(directory).glob("batch=*/part-*")):
+    for path in sorted(Path(directory).glob("batch=*/flush=0/*.jsonl")):
         batch = int(path.parent.name.removeprefix("batch="))
         lines = path.read_text().split("\n")
         out.setdefault(batch, []).extend(json.loads(line) for line in lines if line.strip())
@@ -156,7 +156,7 @@ def test_metrics_diagnostics_and_listener(spark, tmp_path):
     assert [r["this_batch"]["late"] for r in records] == [0, 0, 2]
     assert sum(r["this_batch"]["windows_emitted"] for r in records) == last["windows_emitted"] > 0
     # the metrics files are the records
-    written = sorted(Path(job.output.metrics).glob("batch=*.json"))
+    written = sorted(Path(job.output.metrics).glob("batch=*.jsonl"))
     assert [json.loads(p.read_text()) for p in written] == records
 
     # the same counters and diagnostics as the reference engine at the same times

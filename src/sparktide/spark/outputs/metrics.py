@@ -139,10 +139,11 @@ def metrics_directory_of(job: Job) -> str:
 
 
 def write_metrics(job: Job, metrics: dict[str, Any], label: str) -> None:
-    """One JSON file per batch, renamed into place whole (a stream reading the
-    directory never sees half a file: Spark skips names starting with a dot)."""
+    """One JSON-lines file of one line per batch, ``<label>.jsonl``, renamed into
+    place whole (a stream reading the directory never sees half a file: Spark skips
+    names starting with a dot)."""
     path = Path(metrics_directory_of(job).removeprefix("file:"))
     path.mkdir(parents=True, exist_ok=True)
-    tmp = path / f".{label}.json.tmp"
+    tmp = path / f".{label}.jsonl.tmp"
     tmp.write_text(json.dumps(metrics) + "\n")
-    tmp.replace(path / f"{label}.json")
+    tmp.replace(path / f"{label}.jsonl")
