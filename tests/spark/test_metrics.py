@@ -32,7 +32,7 @@ def _windows_by_batch(directory: str) -> dict[int, list[dict]]:
     """The window records the Spark engine wrote, by micro-batch."""
     out: dict[int, list[dict]] = {}
     for path in sorted(Path(directory).glob("batch=*/flush=0/*.jsonl")):
-        batch = int(path.parent.name.removeprefix("batch="))
+        batch = int(path.parent.parent.name.removeprefix("batch="))
         lines = path.read_text().split("\n")
         out.setdefault(batch, []).extend(json.loads(line) for line in lines if line.strip())
     return out
