@@ -7,7 +7,12 @@ import json
 from pathlib import Path
 from typing import Any
 
-from sparktide.core.diagnostics import LateInput, PartitionView, not_progressing
+from sparktide.core.diagnostics import (
+    LateInput,
+    PartitionView,
+    all_dead_lettered,
+    not_progressing,
+)
 from sparktide.core.hold import output_watermark
 from sparktide.core.instants import NEG_INF
 from sparktide.core.records import time_or_none
@@ -85,9 +90,14 @@ def batch_counts(
 
 
 def diagnostics(
-    context: Context, clock: ClockState, summary: list[Any], now: int
+    context: Context,
+    clock: ClockState,
+    summary: list[Any],
+    now: int,
+    this_batch: dict[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
-    """This micro-batch's diagnostics (:mod:`sparktide.core.diagnostics`)."""
+    """This micro-batch's diagnostics (:mod:`sparktide.core.diagnostics`);
+    ``this_batch``, its own counters (:func:`batch_counts`), for ``all_dead_lettered``."""
     out: list[dict[str, Any]] = []
     late_bound = context.late_arrival
     if late_bound is not None:
@@ -126,6 +136,8 @@ def diagnostics(
                 can_partition=job.join is None or bool(job.references),
             )
         )
+    if this_batch is not None:
+        out.extend(all_dead_lettered(this_batch["input"], this_batch["dead_lettered"]))
     return out
 
 
