@@ -100,3 +100,42 @@ def test_each_output_directory_opens_with_each_reader(spark, tmp_path, malformed
     assert {"batch", "flush", "window_start", "window_end", "n"} <= set(table.column_names)
     assert ds.dataset(dead, format="json", partitioning="hive").to_table().num_rows == len(letters)
     assert ds.dataset(metrics, format="json").to_table().num_rows == 4
+
+
+def test_typed_reads_with_the_documented_schemas(spark, tmp_path):
+    """docs/outputs.md's schemas: window bounds and emitted_at as timestamps, with Spark
+    and with pyarrow, equal to the ISO text written."""
+    import pyarrow as pa
+    import pyarrow.json as pj
+
+    from sparktide.time import parse_instant
+
+    _write(tmp_path / "in", False)
+    job = job_for(tmp_path, JOB)
+    run_job(job, once=True, flush=True, spark=spark, clock=clock)
+    results = job.output.path
+    assert results is not None
+    written = read_output(results)
+    frame = spark.read.schema(
+        "window_start TIMESTAMP, window_end TIMESTAMP, n BIGINT, emitted_at TIMESTAMP, "
+        "batch INT, flush INT"
+    ).json(results)
+    micros = frame.selectExpr(
+        "unix_micros(window_start) AS s", "unix_micros(window_end) AS e", "n"
+    ).collect()
+    want = sorted(
+        (parse_instant(w["window_start"]), parse_instant(w["window_end"]), w["n"]) for w in written
+    )
+    assert sorted((r["s"], r["e"], r["n"]) for r in micros) == want
+    utc = pa.timestamp("us", "UTC")
+    schema = pa.schema(
+        [("window_start", utc), ("window_end", utc), ("n", pa.int64()), ("emitted_at", utc)]
+    )
+    table = ds.dataset(
+        results,
+        partitioning="hive",
+        format=ds.JsonFileFormat(parse_options=pj.ParseOptions(explicit_schema=schema)),
+    ).to_table()
+    assert table.schema.field("window_start").type == utc
+    starts = table.column("window_start").cast(pa.int64()).to_pylist()
+    assert sorted(starts) == sorted(s for s, _, _ in want)
