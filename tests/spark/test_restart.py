@@ -218,7 +218,7 @@ def batch_outputs(out: Path) -> dict[str, dict[str, list[dict[str, Any]]]]:
 
 def journal(out: Path) -> dict[int, bytes]:
     directory = out / "checkpoint" / "sparktide" / "journal"
-    return {int(p.stem): p.read_bytes() for p in directory.glob("*.jsonl") if p.stem.isdigit()}
+    return {int(p.stem): p.read_bytes() for p in directory.glob("*.json") if p.stem.isdigit()}
 
 
 def metrics(out: Path) -> dict[str, dict[str, Any]]:
