@@ -181,7 +181,7 @@ def run(workdir: Path, spark: Any) -> dict[str, Any]:
 
 def _records(directory: str | None) -> list[dict[str, Any]]:
     out = []
-    for path in sorted(Path(directory or "").glob("*/part-*")):
+    for path in sorted(Path(directory or "").glob("batch=*/flush=*/*.jsonl")):
         out += [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
     return out
 

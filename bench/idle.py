@@ -80,7 +80,7 @@ def _land_files(job: Job) -> int:
 def _closed_at(job: Job, end: int, limit: float) -> int | None:
     deadline = time.monotonic() + limit
     while time.monotonic() < deadline:
-        for path in Path(job.output.path).glob("*/part-*"):
+        for path in Path(job.output.path).glob("batch=*/flush=*/*.jsonl"):
             for line in path.read_text().splitlines():
                 record = json.loads(line)
                 if parse_instant(record["window_end"]) == end:

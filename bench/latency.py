@@ -254,7 +254,9 @@ def start_sparktide(spark: Any, source: Path, work: Path, trigger: str) -> Runni
 
     job = sparktide_job(source, work)
     query = start(spark, job, processing_time=trigger)
-    return Running(query, Path(job.output.path), "batch=*/part-*", lambda r: r["window_end"])
+    return Running(
+        query, Path(job.output.path), "batch=*/flush=*/*.jsonl", lambda r: r["window_end"]
+    )
 
 
 def start_plain(spark: Any, source: Path, work: Path, trigger: str) -> Running:

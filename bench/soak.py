@@ -529,14 +529,14 @@ def check(
     actually written and the counts the generator knows (``expected``)."""
     out = job.output
     windows = in_windows = 0
-    for path in glob.glob(f"{out.path}/*/part-*"):
+    for path in glob.glob(f"{out.path}/batch=*/flush=*/*.jsonl"):
         with open(path, encoding="utf-8") as handle:
             for line in handle:
                 if line.strip():
                     windows += 1
                     in_windows += json.loads(line)["n"]
     dead_lines = 0
-    for path in glob.glob(f"{out.dead_letter}/*/part-*"):
+    for path in glob.glob(f"{out.dead_letter}/batch=*/flush=*/*.jsonl"):
         with open(path, encoding="utf-8") as handle:
             dead_lines += sum(1 for line in handle if line.strip())
     dropped = sum(final["dropped"].values())

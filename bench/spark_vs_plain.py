@@ -389,7 +389,7 @@ def run_sparktide(
 def sparktide_check(job: Any, metrics: dict | None) -> dict:
     out = job.output
     windows = events = 0
-    for path in glob.glob(f"{out.path}/*/part-*"):
+    for path in glob.glob(f"{out.path}/batch=*/flush=*/*.jsonl"):
         with open(path, encoding="utf-8") as handle:
             for line in handle:
                 if line.strip():
@@ -397,13 +397,13 @@ def sparktide_check(job: Any, metrics: dict | None) -> dict:
                     events += json.loads(line)["n"]
     dead = sum(
         1
-        for path in glob.glob(f"{out.dead_letter}/*/part-*")
+        for path in glob.glob(f"{out.dead_letter}/batch=*/flush=*/*.jsonl")
         for line in open(path, encoding="utf-8")
         if line.strip()
     )
     m = metrics or {}
     return {
-        "batches": len(glob.glob(f"{out.metrics}/batch=*.json")),
+        "batches": len(glob.glob(f"{out.metrics}/batch=*.jsonl")),
         "input": m.get("input"),
         "admitted": m.get("admitted"),
         "late": m.get("late"),

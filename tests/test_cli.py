@@ -460,3 +460,64 @@ def test_job_file_not_toml_exits_2(tmp_path, capsys):
     code, _ = simulate([str(job)])
     assert code == 2
     assert_one_error_line(capsys, "TOML")
+
+
+def test_version_prints_the_installed_version(capsys):
+    from importlib import metadata
+
+    with pytest.raises(SystemExit) as stop:
+        main(["--version"])
+    assert stop.value.code == 0
+    assert capsys.readouterr().out.strip() == f"sparktide {metadata.version('sparktide')}"
+
+
+def test_chart_without_matplotlib_is_one_line_naming_the_extra(tmp_path, monkeypatch):
+    import importlib.util
+
+    from sparktide.errors import ConfigError
+    from sparktide.plot import check_chart_path
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "matplotlib" else real(name)
+    )
+    with pytest.raises(ConfigError, match=r"sparktide\[plot\]"):
+        check_chart_path(tmp_path / "chart.png")
+
+
+def test_a_misspelled_time_column_is_a_diagnostic_with_the_count(tmp_path):
+    """``timestamp_by = "event_tme"``: every record is dead-lettered as malformed; the
+    metrics say so (``all_dead_lettered``) instead of finishing without an alarm."""
+    write_events(tmp_path, [event(s, s + 1) for s in range(5)])
+    write_job(tmp_path, simple_job(**{"source.timestamp_by": "event_tme"}))
+    code, out = simulate([str(tmp_path / "job.toml"), "--format", "jsonl"])
+    assert code == 0
+    metrics = records_of(out)[-1]
+    assert metrics["dead_lettered"] == {"malformed": 5}
+    assert [d for d in metrics["diagnostics"] if d["kind"] == "all_dead_lettered"] == [
+        {
+            "kind": "all_dead_lettered",
+            "reason": "malformed",
+            "count": 5,
+            "message": "all 5 input records were dead-lettered (malformed): check that the "
+            "job's column names (source.timestamp_by, arrival_time, partition, over) and "
+            "time formats match the input; the dead letters say why each record was refused",
+        }
+    ]
+    # one good record among them: no such diagnostic
+    write_events(tmp_path, [event(s, s + 1) for s in range(5)] + ["not json"])
+    write_job(tmp_path, simple_job())
+    code, out = simulate([str(tmp_path / "job.toml"), "--format", "jsonl"])
+    kinds = [d["kind"] for d in records_of(out)[-1]["diagnostics"]]
+    assert "all_dead_lettered" not in kinds
+
+
+def test_all_dead_lettered_needs_one_reason_for_every_record():
+    from sparktide.core.diagnostics import all_dead_lettered
+
+    assert all_dead_lettered(0, {}) == []
+    assert all_dead_lettered(3, {"malformed": 2}) == []
+    assert all_dead_lettered(3, {"malformed": 2, "out_of_order": 1}) == []
+    (only,) = all_dead_lettered(3, {"window_closed": 3, "malformed": 0})
+    assert only["reason"] == "window_closed" and only["count"] == 3
+    assert only["message"] == "all 3 input records were dead-lettered (window_closed)"

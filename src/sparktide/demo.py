@@ -117,7 +117,7 @@ def _read(directory: str | None) -> list[dict[str, Any]]:
     if directory is None:
         return []
     out = []
-    for path in sorted(Path(directory).glob("*/part-*")):
+    for path in sorted(Path(directory).glob("batch=*/flush=*/*.jsonl")):
         out += [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
     return out
 
@@ -195,7 +195,7 @@ def _diagnostics(job: Job) -> list[dict[str, Any]]:
     if job.output.metrics is None:
         return []
     out = []
-    for path in sorted(Path(job.output.metrics).glob("batch=*.json")):
+    for path in sorted(Path(job.output.metrics).glob("batch=*.jsonl")):
         out.extend(json.loads(path.read_text()).get("diagnostics", []))
     return out
 
@@ -203,5 +203,5 @@ def _diagnostics(job: Job) -> list[dict[str, Any]]:
 def _read_metrics(job: Job) -> dict[str, Any] | None:
     if job.output.metrics is None:
         return None
-    files = sorted(Path(job.output.metrics).glob("*.json"))
+    files = sorted(Path(job.output.metrics).glob("*.jsonl"))
     return json.loads(files[-1].read_text()) if files else None

@@ -296,13 +296,14 @@ def _source_offsets(checkpoint: str) -> dict[int, dict[int, int]]:
 
 
 def read_output(directory: str) -> list[dict[str, Any]]:
-    """Records written by the Spark engine, in batch order then file order."""
+    """Records written by the Spark engine (``batch=<id>/flush=<0|1>/*.jsonl``): the
+    batches' in batch order, then the flushes', each in file order."""
     records = []
-    for path in sorted(glob.glob(f"{directory}/*/part-*")):
-        label = Path(path).parent.name
+    for path in sorted(glob.glob(f"{directory}/batch=*/flush=*/*.jsonl")):
+        flush, batch = Path(path).parent.name, Path(path).parent.parent.name
         for line in Path(path).read_text().split("\n"):  # not splitlines: U+2028 is text
             if line.strip():
-                records.append((0 if label.startswith("batch=") else 1, label, json.loads(line)))
+                records.append((flush, batch, json.loads(line)))
     records.sort(key=lambda r: (r[0], r[1]))
     return [r[2] for r in records]
 

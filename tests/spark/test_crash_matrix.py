@@ -111,6 +111,6 @@ def test_killed_at_every_point_and_restarted_matches_uninterrupted(spark, tmp_pa
 
 def _accounted(out: Any) -> None:
     """The last metrics record accounts for every input record exactly once."""
-    last = json.loads(sorted((out / "metrics").glob("batch=*.json"))[-1].read_text())
+    last = json.loads(sorted((out / "metrics").glob("batch=*.jsonl"))[-1].read_text())
     settled = last["admitted"] + sum(last["dropped"].values()) + sum(last["dead_lettered"].values())
     assert settled == last["input"] > 0

@@ -128,7 +128,7 @@ def _plans(job: Job, field: str = "plan") -> list[str]:
     """The plan of each micro-batch (the flush aside), in batch order (or another field
     of their metrics records)."""
     directory = Path(SparkEngine.metrics_directory_of(job).removeprefix("file:"))
-    records = [json.loads(p.read_text()) for p in sorted(directory.glob("batch=*.json"))]
+    records = [json.loads(p.read_text()) for p in sorted(directory.glob("batch=*.jsonl"))]
     return [r[field] for r in records]
 
 

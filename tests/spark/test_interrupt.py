@@ -35,7 +35,7 @@ def _run_and_stop(tmp_path, stop: signal.Signals, *options: str) -> tuple[str, s
         text=True,
     )
     try:
-        first = tmp_path / "out" / "metrics" / "batch=000000000.json"
+        first = tmp_path / "out" / "metrics" / "batch=000000000.jsonl"
         deadline = time.monotonic() + 120
         while not first.exists() and process.poll() is None and time.monotonic() < deadline:
             time.sleep(0.5)
@@ -75,7 +75,7 @@ def test_sigterm_with_flush_closes_every_window(tmp_path):
     assert last["flushed"] and last["open_windows"] == 0
     windows = [
         json.loads(line)
-        for path in (tmp_path / "out" / "events").glob("*/part-*")
+        for path in (tmp_path / "out" / "events").rglob("*.jsonl")
         for line in path.read_text().splitlines()
     ]
     assert sum(w["n"] for w in windows) == last["admitted"] > 0

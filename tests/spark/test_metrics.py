@@ -31,8 +31,8 @@ def _write_rows(directory: Path, files: list[list[dict]]) -> None:
 def _windows_by_batch(directory: str) -> dict[int, list[dict]]:
     """The window records the Spark engine wrote, by micro-batch."""
     out: dict[int, list[dict]] = {}
-    for path in sorted(Path(directory).glob("batch=*/part-*")):
-        batch = int(path.parent.name.removeprefix("batch="))
+    for path in sorted(Path(directory).glob("batch=*/flush=0/*.jsonl")):
+        batch = int(path.parent.parent.name.removeprefix("batch="))
         lines = path.read_text().split("\n")
         out.setdefault(batch, []).extend(json.loads(line) for line in lines if line.strip())
     return out
@@ -156,7 +156,7 @@ def test_metrics_diagnostics_and_listener(spark, tmp_path):
     assert [r["this_batch"]["late"] for r in records] == [0, 0, 2]
     assert sum(r["this_batch"]["windows_emitted"] for r in records) == last["windows_emitted"] > 0
     # the metrics files are the records
-    written = sorted(Path(job.output.metrics).glob("batch=*.json"))
+    written = sorted(Path(job.output.metrics).glob("batch=*.jsonl"))
     assert [json.loads(p.read_text()) for p in written] == records
 
     # the same counters and diagnostics as the reference engine at the same times
@@ -245,3 +245,28 @@ def test_output_watermark_of_substreams_follows_the_floor(spark, tmp_path):
     assert [r["output_watermark"] for r in records] == holds
     assert [m["output_watermark"] for m in expected] == holds
     _assert_output_watermark_holds(records, _windows_by_batch(job.output.path))
+
+
+def test_a_misspelled_time_column_is_a_diagnostic_of_each_batch(spark, tmp_path):
+    """``timestamp_by`` names a column the input lacks: every record of every batch is
+    dead-lettered as malformed, and each batch's metrics say so, as ``simulate``'s do."""
+    _write(tmp_path / "in")
+    job = job_for(tmp_path, {"source": {"partition": "p", "timestamp_by": "event_tme"}})
+    records: list[dict] = []
+    run_job(
+        job,
+        once=True,
+        spark=spark,
+        max_files_per_trigger=1,
+        clock=clock,
+        on_metrics=records.append,
+        publish=False,
+    )
+    assert [r["this_batch"]["dead_lettered"] for r in records] == [{"malformed": 6}] * 3
+    for record in records:
+        (only,) = [d for d in record["diagnostics"] if d["kind"] == "all_dead_lettered"]
+        assert only["count"] == 6 and only["reason"] == "malformed"
+        assert only["message"].startswith("all 6 input records were dead-lettered (malformed)")
+    expected = reference(job, file_batches(job.output.checkpoint), flush=False).metrics
+    (whole,) = [d for d in expected["diagnostics"] if d["kind"] == "all_dead_lettered"]
+    assert whole["count"] == 18 and whole["reason"] == "malformed"

@@ -133,3 +133,70 @@ def test_cli_reports_an_unwritable_output_in_one_line(spark, tmp_path, monkeypat
     errors = [line for line in stderr.splitlines() if line.startswith("sparktide: error:")]
     assert len(errors) == 1 and "run again" in errors[0]
     assert "Traceback" not in stderr
+
+
+def test_a_checkpoint_of_other_paths_or_ordering_is_refused_in_one_line(
+    spark, tmp_path, monkeypatch, capsys
+):
+    """Another source, output or metrics path, or another ordering policy, on the same
+    checkpoint: refused before any batch runs, naming the key and both values (and
+    ``sparktide run`` says it in one line, exit 2)."""
+    job = _job(tmp_path)
+    _run(job, spark)
+    write_stream(tmp_path / "other", seed=6, events=20, files=1)
+    cases = {
+        "input.path": {**WINDOW, "source": {**WINDOW["source"], "path": "other"}},
+        "ordering.late_arrival": {
+            **WINDOW,
+            "ordering": {**WINDOW["ordering"], "late_arrival": "1m"},
+        },
+    }
+    for key, tables in cases.items():
+        with pytest.raises(ConfigError) as caught:
+            _run(job_for(tmp_path, tables), spark)
+        assert caught.value.key == key, key
+        assert "new output.checkpoint" in str(caught.value)
+    moved = Job.from_dict(
+        {
+            **WINDOW,
+            "source": {
+                "path": "in",
+                "timestamp_by": "t",
+                "arrival_time": "a",
+                "partition": "partition",
+            },
+            "output": {
+                "path": "out/results",
+                "dead_letter": "out/dead_letter",
+                "metrics": "out/metrics-2",
+                "checkpoint": "out/checkpoint",
+            },
+        },
+        base_dir=tmp_path,
+    )
+    with pytest.raises(ConfigError, match=r"output\.metrics was \".*/out/metrics\", now "):
+        _run(moved, spark)
+    # the same job still runs (nothing was recorded by the refused runs)
+    _run(job, spark)
+
+    # the command line: one line, exit 2, no traceback
+    (tmp_path / "job.toml").write_text(
+        "[source]\n"
+        'path = "in"\ntimestamp_by = "t"\narrival_time = "a"\npartition = "partition"\n'
+        "[ordering]\n"
+        'late_arrival = "20s"\nout_of_order = "5s"\n'
+        "[window]\n"
+        'type = "tumbling"\nsize = "30s"\ngroup_by = ["device"]\n'
+        "[window.aggregates]\n"
+        'n = "count(*)"\n'
+        "[output]\n"
+        'path = "out/elsewhere"\ndead_letter = "out/dead_letter"\nmetrics = "out/metrics"\n'
+        'checkpoint = "out/checkpoint"\n'
+    )
+    monkeypatch.chdir(tmp_path)
+    returncode = main(["run", "job.toml", "--once"])
+    stderr = capsys.readouterr().err
+    assert returncode == 2, stderr[-2000:]
+    errors = [line for line in stderr.splitlines() if line.startswith("sparktide: error:")]
+    assert len(errors) == 1 and "output.path" in errors[0] and "out/elsewhere" in errors[0]
+    assert "Traceback" not in stderr

@@ -209,7 +209,7 @@ def batch_outputs(out: Path) -> dict[str, dict[str, list[dict[str, Any]]]]:
         per: dict[str, list[dict[str, Any]]] = {}
         for directory in sorted((out / kind).glob("batch=*")):
             records = []
-            for part in sorted(directory.glob("part-*")):
+            for part in sorted(directory.glob("flush=*/*.jsonl")):
                 records += [json.loads(x) for x in part.read_text().splitlines() if x.strip()]
             per[directory.name] = records
         found[kind] = per
@@ -222,7 +222,7 @@ def journal(out: Path) -> dict[int, bytes]:
 
 
 def metrics(out: Path) -> dict[str, dict[str, Any]]:
-    return {p.name: json.loads(p.read_text()) for p in (out / "metrics").glob("batch=*.json")}
+    return {p.name: json.loads(p.read_text()) for p in (out / "metrics").glob("batch=*.jsonl")}
 
 
 def _key(record: dict[str, Any]) -> str:

@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 from types import ModuleType
 from typing import TextIO
 
+from sparktide import __version__
 from sparktide.cli import advise, demo, explain, run, simulate, translate
 from sparktide.errors import RunError, SparktideError
 
@@ -62,6 +63,7 @@ def _parser() -> argparse.ArgumentParser:
         prog="sparktide",
         description="Stream Analytics-style event time for Spark Structured Streaming.",
     )
+    parser.add_argument("--version", action="version", version=f"sparktide {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, (module, summary, description) in _COMMANDS.items():
         module.add_options(commands.add_parser(name, help=summary, description=description))

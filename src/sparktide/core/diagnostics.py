@@ -13,6 +13,10 @@ on Spark, the whole run in ``simulate``).
     holding the job watermark back, while another partition's is ahead; or the input's
     only partition, silent for longer than ``late_arrival`` (Stream Analytics'
     *InputPartitionNotProgressing* is raised for a single-partition input too).
+``all_dead_lettered``
+    Every input record of the interval was dead-lettered for one reason (a column name
+    of the job that the input does not have makes every record malformed, for
+    instance): the reason and the count.
 
 Each diagnostic is a JSON-able dict with a ``kind`` and a ``message`` in plain words.
 """
@@ -27,7 +31,7 @@ from sparktide.core.instants import is_finite
 from sparktide.core.records import time_or_none
 from sparktide.time import format_duration, round_duration
 
-__all__ = ["LateInput", "PartitionView", "not_progressing"]
+__all__ = ["LateInput", "PartitionView", "all_dead_lettered", "not_progressing"]
 
 
 @dataclass
@@ -206,5 +210,36 @@ def _silent_only_partition(
             "watermark": time_or_none(view.watermark),
             "ahead": None,
             "message": message,
+        }
+    ]
+
+
+def all_dead_lettered(input_count: int, dead_lettered: dict[str, int]) -> list[dict[str, Any]]:
+    """The ``all_dead_lettered`` diagnostic of an interval in which every one of its
+    ``input_count`` records was dead-lettered for the same reason (``dead_lettered``:
+    the interval's counts by reason); none otherwise (no input, some admitted, or
+    several reasons).
+
+    A job whose time, partition or key column is misspelled dead-letters every record
+    as malformed and would otherwise finish without an alarm (semantics §8.4)."""
+    reasons = [reason for reason, n in dead_lettered.items() if n]
+    if input_count <= 0 or len(reasons) != 1 or dead_lettered[reasons[0]] != input_count:
+        return []
+    reason = reasons[0]
+    advice = (
+        ": check that the job's column names (source.timestamp_by, arrival_time, "
+        "partition, over) and time formats match the input; the dead letters say why "
+        "each record was refused"
+        if reason == "malformed"
+        else ""
+    )
+    plural = "s" if input_count != 1 else ""
+    return [
+        {
+            "kind": "all_dead_lettered",
+            "reason": reason,
+            "count": input_count,
+            "message": f"all {input_count} input record{plural} were dead-lettered "
+            f"({reason}){advice}",
         }
     ]

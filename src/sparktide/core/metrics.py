@@ -6,7 +6,7 @@ from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from sparktide.core.counts import summary
-from sparktide.core.diagnostics import PartitionView, not_progressing
+from sparktide.core.diagnostics import PartitionView, all_dead_lettered, not_progressing
 from sparktide.core.hold import output_watermark
 from sparktide.core.instants import is_finite
 from sparktide.core.records import time_or_none
@@ -96,4 +96,9 @@ def run_diagnostics(engine: ReferenceEngine) -> list[dict[str, Any]]:
                 can_partition=job.join is None or bool(job.references),
             )
         )
+    totals = summary(engine.counts.total())
+    lettered = dict(totals["dead_lettered"])
+    if engine.counts.malformed:
+        lettered["malformed"] = engine.counts.malformed
+    out.extend(all_dead_lettered(totals["input"] + engine.counts.malformed, lettered))
     return out

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import importlib.util
 import io
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -55,7 +56,8 @@ def check_chart_path(path: str | Path) -> Path:
     Raises
     ------
     ConfigError
-        If the suffix is not one of :data:`CHART_SUFFIXES` or the folder does not exist.
+        If the suffix is not one of :data:`CHART_SUFFIXES`, the folder does not exist,
+        or matplotlib (the ``plot`` extra) is not installed.
     """
     target = Path(path)
     if target.suffix.lower() not in CHART_SUFFIXES:
@@ -65,6 +67,10 @@ def check_chart_path(path: str | Path) -> Path:
         )
     if not target.parent.resolve().is_dir():
         raise ConfigError("--plot", f"no such directory: {str(target.parent)!r}")
+    if importlib.util.find_spec("matplotlib") is None:
+        raise ConfigError(
+            "--plot", "charts need matplotlib: pip install 'sparktide[plot]' (or matplotlib)"
+        )
     return target
 
 

@@ -29,7 +29,8 @@ class Batch:
     flushing: bool  # a flush: every governing watermark is +infinity
     previous: int | None = None  # the committed batch whose state this one starts from
     now: int = 0  # processing time
-    label: str = ""  # output directory name: batch=<id> or flush=<id>
+    #: output directory under each output path: batch=<id>/flush=<0|1> (docs/outputs.md)
+    label: str = ""
     clock: ClockState = field(default_factory=dict)  # the clock state being built
     #: Substream key state after this batch (a table when the one-pass plan judged the
     #: batch: it is merged on the driver)
@@ -40,6 +41,12 @@ class Batch:
     paired: DataFrame | None = None  # the batch with its edges paired
     merged_on: str | None = None  # where open windows merged (metrics)
     kept: list[DataFrame] = field(default_factory=list)  # frames computed once (keep)
+
+    @property
+    def metrics_name(self) -> str:
+        """The name of its metrics file (without ``.jsonl``): ``batch=<id>``, or
+        ``flush=<id>`` for a flush after batch ``<id>``."""
+        return f"{'flush' if self.flushing else 'batch'}={self.id:09d}"
 
     @property
     def parts(self) -> dict[str, PartitionClock]:

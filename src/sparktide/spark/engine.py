@@ -154,7 +154,7 @@ class SparkEngine:
         if batch.flushing:
             now = max(now or 0, batch.clock["processing_time"])
         batch.now = store.processing_time(f"flush-{batch_id}" if batch.flushing else batch_id, now)
-        batch.label = f"{'flush' if batch.flushing else 'batch'}={batch_id:09d}"
+        batch.label = f"batch={batch_id:09d}/flush={int(batch.flushing)}"
 
     def _close_clocks(self, batch: Batch, judgement: Judgement) -> None:
         """The clocks at the end of the batch, and the job watermark (merged)."""
@@ -219,8 +219,10 @@ class SparkEngine:
         metrics["plan"] = judgement.plan.route
         metrics["windows_merged_on"] = batch.merged_on
         metrics["files_read_by"] = judgement.read_by
-        metrics["diagnostics"] = diagnostics(self.context, clock, summary, batch.now)
-        write_metrics(self.job, metrics, batch.label)
+        metrics["diagnostics"] = diagnostics(
+            self.context, clock, summary, batch.now, metrics["this_batch"]
+        )
+        write_metrics(self.job, metrics, batch.metrics_name)
         if not flush:  # (a flush repeats the last batch's)
             self._warn(batch.id, metrics["diagnostics"])
         self.last_metrics = metrics

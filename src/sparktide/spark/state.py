@@ -120,19 +120,29 @@ class StateStore:
             _atomic_write(path, json.dumps(shape, indent=1, sort_keys=True))
             return
         before = json.loads(path.read_text())
-        changed = sorted(k for k in set(before) | set(shape) if before.get(k) != shape.get(k))
+        # (keys recorded since: a checkpoint written before them records them now)
+        later = {k for k in shape if k.startswith(_RECORDED_LATER) and k not in before}
+        changed = sorted(
+            k for k in (set(before) | set(shape)) - later if before.get(k) != shape.get(k)
+        )
         if changed:
             what = ", ".join(
                 f"{k} was {json.dumps(before.get(k))}, now {json.dumps(shape.get(k))}"
                 for k in changed
             )
+            misread = (
+                "its open windows and clocks would be misread"
+                if any(not k.startswith(_RECORDED_LATER) for k in changed)
+                else "the outputs would mix two jobs' records"
+            )
             raise ConfigError(
                 changed[0],
                 f"differs from the job that wrote the checkpoint {self.root.parent} ({what}); "
-                "its open windows and clocks would be misread. Start from a new "
-                "output.checkpoint (and new outputs), or restore the settings recorded in "
-                f"{path}",
+                f"{misread}. Start from a new output.checkpoint (and new outputs), or "
+                f"restore the settings recorded in {path}",
             )
+        if later:
+            _atomic_write(path, json.dumps({**before, **shape}, indent=1, sort_keys=True))
 
     # ------------------------------------------------------------------ journal
     def processing_time(self, batch_id: int | str, now: int | None = None) -> int:
@@ -306,6 +316,35 @@ def _atomic_write(path: Path, text: str) -> None:
 _TUNABLE = ("allowed_lateness", "idle_timeout", "late")
 
 
+#: Prefixes of the keys :func:`_paths_and_ordering` records (not in older job.json files).
+_RECORDED_LATER = ("input.", "output.", "ordering.")
+
+
+def _paths_and_ordering(job: Job) -> dict[str, Any]:
+    """Where the job reads and writes, and its ordering policy, by job-file key.
+
+    Spark's offset log belongs to the sources it was written for, and the outputs to the
+    batch ids of this checkpoint: another path would mix two streams or two jobs'
+    records. Records released under one ordering policy and then another equal what
+    no job file gives (``simulate`` included): a changed policy starts a new checkpoint
+    (docs/design.md, *Running safely*)."""
+    out: dict[str, Any] = {}
+    for name, source in job.input_sources:
+        key = f"input.{name}" if name else "input"
+        out[f"{key}.path"] = None if source.path is None else str(source.path)
+        out[f"{key}.format"] = source.format
+    output = job.output
+    for name in ("path", "dead_letter"):
+        value = getattr(output, name)
+        out[f"output.{name}"] = None if value is None else str(value)
+    # (the default metrics directory, as sparktide.spark.outputs.metrics places it)
+    default = f"{output.checkpoint}/sparktide/metrics"
+    out["output.metrics"] = str(output.metrics) if output.metrics is not None else default
+    for item in dataclasses.fields(job.ordering):
+        out[f"ordering.{item.name}"] = getattr(job.ordering, item.name)
+    return out
+
+
 #: The layout of the state tables (recorded in ``job.json``; see :func:`_job_shape`).
 STATE_FORMAT = 2
 
@@ -321,6 +360,7 @@ def _job_shape(job: Job) -> dict[str, Any]:
     # The layout of the state tables themselves: a checkpoint of another layout is refused
     # (2: session/sliding rows carry the aggregates' typed inputs, not the record).
     shape["state_format"] = STATE_FORMAT
+    shape.update(_paths_and_ordering(job))
     window = job.window
     if window is None:
         shape["window"] = None

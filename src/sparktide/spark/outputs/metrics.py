@@ -7,7 +7,12 @@ import json
 from pathlib import Path
 from typing import Any
 
-from sparktide.core.diagnostics import LateInput, PartitionView, not_progressing
+from sparktide.core.diagnostics import (
+    LateInput,
+    PartitionView,
+    all_dead_lettered,
+    not_progressing,
+)
 from sparktide.core.hold import output_watermark
 from sparktide.core.instants import NEG_INF
 from sparktide.core.records import time_or_none
@@ -85,9 +90,14 @@ def batch_counts(
 
 
 def diagnostics(
-    context: Context, clock: ClockState, summary: list[Any], now: int
+    context: Context,
+    clock: ClockState,
+    summary: list[Any],
+    now: int,
+    this_batch: dict[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
-    """This micro-batch's diagnostics (:mod:`sparktide.core.diagnostics`)."""
+    """This micro-batch's diagnostics (:mod:`sparktide.core.diagnostics`);
+    ``this_batch``, its own counters (:func:`batch_counts`), for ``all_dead_lettered``."""
     out: list[dict[str, Any]] = []
     late_bound = context.late_arrival
     if late_bound is not None:
@@ -126,6 +136,8 @@ def diagnostics(
                 can_partition=job.join is None or bool(job.references),
             )
         )
+    if this_batch is not None:
+        out.extend(all_dead_lettered(this_batch["input"], this_batch["dead_lettered"]))
     return out
 
 
@@ -139,10 +151,11 @@ def metrics_directory_of(job: Job) -> str:
 
 
 def write_metrics(job: Job, metrics: dict[str, Any], label: str) -> None:
-    """One JSON file per batch, renamed into place whole (a stream reading the
-    directory never sees half a file: Spark skips names starting with a dot)."""
+    """One JSON-lines file of one line per batch, ``<label>.jsonl``, renamed into
+    place whole (a stream reading the directory never sees half a file: Spark skips
+    names starting with a dot)."""
     path = Path(metrics_directory_of(job).removeprefix("file:"))
     path.mkdir(parents=True, exist_ok=True)
-    tmp = path / f".{label}.json.tmp"
+    tmp = path / f".{label}.jsonl.tmp"
     tmp.write_text(json.dumps(metrics) + "\n")
-    tmp.replace(path / f"{label}.json")
+    tmp.replace(path / f"{label}.jsonl")

@@ -42,7 +42,7 @@ from sparktide.job import Window
 from sparktide.spark.batch import Batch
 from sparktide.spark.context import Context
 from sparktide.spark.onepass import telling_keys
-from sparktide.spark.outputs.text import ordered, write_text
+from sparktide.spark.outputs.text import NO_RECORDS, ordered, write_text
 from sparktide.spark.projections import window_projection
 from sparktide.spark.sql import iso, lit_us, sql_string
 from sparktide.time import format_instant
@@ -225,9 +225,9 @@ def _text_order(text: pa.Array) -> np.ndarray:
 
 def write_lines(lines: pa.Array, directory: str) -> None:
     """Write ``lines`` (each ending in a newline: :func:`window_lines`) as ``directory``'s
-    one text file, replacing the directory (as a Spark write in ``overwrite`` mode does),
-    with Spark's ``_SUCCESS`` marker; readers never see a half-written directory (it is
-    renamed into place)."""
+    one JSON-lines file (:data:`~.NO_RECORDS` when there are none), replacing the
+    directory (as a Spark write in ``overwrite`` mode does), with Spark's ``_SUCCESS``
+    marker; readers never see a half-written directory (it is renamed into place)."""
     final = Path(directory)
     tmp = final.with_name(f".{final.name}.tmp")
     if tmp.exists():
@@ -237,8 +237,10 @@ def write_lines(lines: pa.Array, directory: str) -> None:
         width = np.int64 if pa.types.is_large_string(lines.type) else np.int32
         offsets = np.frombuffer(lines.buffers()[1], dtype=width)
         first, last = offsets[lines.offset], offsets[lines.offset + len(lines)]
-        with open(tmp / "part-00000.txt", "wb") as handle:
+        with open(tmp / "part-00000.jsonl", "wb") as handle:
             handle.write(memoryview(lines.buffers()[2])[first:last])
+    else:
+        (tmp / NO_RECORDS).touch()
     (tmp / "_SUCCESS").touch()
     if final.exists():
         shutil.rmtree(final)

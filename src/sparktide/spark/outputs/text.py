@@ -11,7 +11,21 @@ from pyspark.sql import types as T
 from sparktide.spark.batch import Batch
 from sparktide.spark.state import StateStore
 
-__all__ = ["empty_directory", "ordered", "state_schema", "write_state", "write_text"]
+__all__ = [
+    "NO_RECORDS",
+    "empty_directory",
+    "ordered",
+    "state_schema",
+    "write_state",
+    "write_text",
+]
+
+#: The empty file a batch directory with no records holds instead of a data file. Spark
+#: reads it (a name starting with ``_`` is skipped unless it holds ``=``), so
+#: ``spark.read.json`` of an output in which no batch wrote a record still finds a
+#: file; pyarrow skips it (names starting with ``_``), which cannot open an empty JSON
+#: file; ``pandas.read_json`` reads it as no rows (docs/outputs.md).
+NO_RECORDS = "_records=0.jsonl"
 
 _STATE_TYPES = {"string": T.StringType(), "long": T.LongType()}
 
@@ -51,6 +65,7 @@ def write_text(
         .write.mode("overwrite")
         .text(f"{directory}/{batch.label}")
     )
+    _name_jsonl(frame.sparkSession, f"{directory}/{batch.label}")
     if observation is not None and counter is not None:
         batch.count(counter, _observed_count(observation))
 
@@ -69,13 +84,43 @@ def write_state(
 
 
 def empty_directory(spark: SparkSession, directory: str) -> None:
-    """Replace ``directory`` by an empty one (what an overwrite with no rows leaves),
-    through Hadoop's file system API, so any file system Spark writes to works."""
+    """Replace ``directory`` by a batch directory with no records (``_SUCCESS`` and
+    :data:`NO_RECORDS`), through Hadoop's file system API, so any file system Spark
+    writes to works."""
+    jvm, fs, path = _file_system(spark, directory)
+    fs.delete(path, True)
+    fs.mkdirs(path)
+    fs.create(jvm.org.apache.hadoop.fs.Path(path, NO_RECORDS), True).close()
+    fs.create(jvm.org.apache.hadoop.fs.Path(path, "_SUCCESS"), True).close()
+
+
+def _file_system(spark: SparkSession, directory: str) -> tuple[Any, Any, Any]:
+    """The JVM, the Hadoop file system of ``directory`` and its Hadoop path."""
     jvm: Any = spark.sparkContext._jvm
     path = jvm.org.apache.hadoop.fs.Path(directory)
     fs = path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration())  # type: ignore[union-attr]
-    fs.delete(path, True)
-    fs.mkdirs(path)
+    return jvm, fs, path
+
+
+def _name_jsonl(spark: SparkSession, directory: str) -> None:
+    """Name the text files Spark wrote to ``directory`` ``*.jsonl`` (its text writer
+    names them ``*.txt``) and drop empty ones; a directory left with no data file gets
+    :data:`NO_RECORDS`. (A crash in between leaves the batch uncommitted: its replay
+    overwrites the directory.)"""
+    jvm, fs, path = _file_system(spark, directory)
+    data = 0
+    for status in fs.listStatus(path):
+        file = status.getPath()
+        name = file.getName()
+        if name.startswith(("_", ".")) or not name.endswith(".txt"):
+            continue
+        if status.getLen() == 0:
+            fs.delete(file, False)
+            continue
+        fs.rename(file, jvm.org.apache.hadoop.fs.Path(path, name[: -len(".txt")] + ".jsonl"))
+        data += 1
+    if not data:
+        fs.create(jvm.org.apache.hadoop.fs.Path(path, NO_RECORDS), True).close()
 
 
 def _observed_count(observation: Observation) -> int:
