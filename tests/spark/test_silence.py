@@ -162,7 +162,9 @@ def _run_until(spark, job: Job, committed: int) -> dict:
     engine = query.sparktide_engine
     deadline = time.monotonic() + 120
     try:
-        while (engine.store.latest() or -1) + 1 < committed and time.monotonic() < deadline:
+        while time.monotonic() < deadline and (
+            engine.last_metrics is None or (engine.store.latest() or -1) + 1 < committed
+        ):
             assert query.exception() is None, query.exception()
             time.sleep(0.2)
     finally:

@@ -3,17 +3,37 @@ that waits for the running micro-batch."""
 
 from __future__ import annotations
 
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from pyspark.sql.streaming import StreamingQuery
 
 from sparktide.spark.engine import SparkEngine
 
-__all__ = ["SparktideQuery"]
+__all__ = ["BatchGate", "SparktideQuery"]
 
-#: How long :meth:`SparktideQuery.stop` waits for the running micro-batch to end.
-STOP_WAIT_SECONDS = 30.0
+
+class BatchGate:
+    """Between a query's micro-batches and its stop: :meth:`close` waits for the running
+    batch to end and keeps any later one from doing work."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.closed = False
+
+    @contextmanager
+    def batch(self) -> Iterator[bool]:
+        """Hold the gate for one batch; yields whether the batch may run."""
+        with self._lock:
+            yield not self.closed
+
+    def close(self) -> None:
+        """Wait for the running batch (if any), then let no other one run."""
+        with self._lock:
+            self.closed = True
 
 
 class SparktideQuery(StreamingQuery):
@@ -40,27 +60,39 @@ class SparktideQuery(StreamingQuery):
         The flush's metrics record, once :meth:`flush` wrote one.
     """
 
-    def __init__(self, query: StreamingQuery, engine: SparkEngine, *, flush_on_stop: bool) -> None:
+    def __init__(
+        self,
+        query: StreamingQuery,
+        engine: SparkEngine,
+        *,
+        flush_on_stop: bool,
+        gate: BatchGate | None = None,
+    ) -> None:
         super().__init__(query._jsq)
+        self.gate = gate or BatchGate()
         self.engine = engine
         self.sparktide_engine = engine  # (the name earlier releases documented)
         self.flush_on_stop = flush_on_stop
         self.flushed: dict[str, Any] | None = None
 
     def stop(self) -> None:
-        """Stop the query once its running micro-batch has ended (waiting at most
-        ``STOP_WAIT_SECONDS``: a batch cut short is replayed by the next run), then flush
-        when ``flush_on_stop`` says so — unless the query failed."""
+        """Stop the query once its running micro-batch has ended (a later batch does no
+        work: the next run replays it), then flush when ``flush_on_stop`` says so —
+        unless the query failed."""
         self.halt()
         if self.flush_on_stop and self.exception() is None:
             self.flush()
 
     def halt(self) -> None:
         """Stop the query between micro-batches, without a flush."""
-        deadline = time.monotonic() + STOP_WAIT_SECONDS
-        while self.isActive and self.status["isTriggerActive"] and time.monotonic() < deadline:
-            time.sleep(0.05)
+        self.gate.close()
         super().stop()
+
+    def wait_stopped(self, limit: float = 60.0) -> None:
+        """Wait (from a batch that the closed gate turned away) until the stop began."""
+        deadline = time.monotonic() + limit
+        while self.isActive and time.monotonic() < deadline:
+            time.sleep(0.05)
 
     def flush(self) -> dict[str, Any] | None:
         """Close every open window and release every held event (the final CTI at +∞,

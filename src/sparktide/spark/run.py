@@ -17,7 +17,7 @@ from sparktide.errors import ConfigError, RunError
 from sparktide.job import Job
 from sparktide.spark.engine import SparkEngine
 from sparktide.spark.publish import publish_metrics
-from sparktide.spark.query import SparktideQuery
+from sparktide.spark.query import BatchGate, SparktideQuery
 from sparktide.spark.session import local_session, method_limit_for
 from sparktide.spark.sources import batch_lines, file_lines
 from sparktide.spark.ticks import (
@@ -89,7 +89,8 @@ def start(
         processing_time = processing_time or DEFAULT_TRIGGER
 
     started: list[SparktideQuery] = []
-    batch = _batch_function(engine, ticking=ticking, once=once, started=started)
+    gate = BatchGate()
+    batch = _batch_function(engine, gate, ticking=ticking, once=once, started=started)
     writer = (
         files.writeStream.foreachBatch(batch)
         .queryName(f"sparktide:{job.output.checkpoint}")
@@ -104,6 +105,7 @@ def start(
             writer.start(),
             engine,
             flush_on_stop=job.output.flush_on_stop if flush_on_stop is None else flush_on_stop,
+            gate=gate,
         )
     except BaseException:
         engine.store.unlock()
@@ -127,7 +129,12 @@ logging.getLogger("py4j.clientserver").addFilter(_quiet_stops)
 
 
 def _batch_function(
-    engine: SparkEngine, *, ticking: bool, once: bool, started: list[SparktideQuery]
+    engine: SparkEngine,
+    gate: BatchGate,
+    *,
+    ticking: bool,
+    once: bool,
+    started: list[SparktideQuery],
 ) -> Callable[[DataFrame, int], None]:
     """The ``foreachBatch`` function: the ticker's rows dropped, the batch processed.
 
@@ -142,15 +149,20 @@ def _batch_function(
             frame = without_ticks(frame)
             if once and only_ticks(checkpoint, batch_id):  # (no time of its own)
                 return
-        try:
-            engine.process(batch_lines(frame, job), batch_id)
-        except Exception:
-            if not started or started[0].isActive:
-                raise
-            raise _Stopped(
-                "py4j.protocol.Py4JJavaError: An error occurred while calling the batch: "
-                f"java.lang.InterruptedException (batch {batch_id}, stopped)"
-            ) from None
+        with gate.batch() as may_run:
+            if may_run:
+                try:
+                    engine.process(batch_lines(frame, job), batch_id)
+                    return
+                except Exception:
+                    if not started or started[0].isActive:
+                        raise
+            elif started:  # a stop is under way: this batch is the next run's
+                started[0].wait_stopped()
+        raise _Stopped(
+            "py4j.protocol.Py4JJavaError: An error occurred while calling the batch: "
+            f"java.lang.InterruptedException (batch {batch_id}, stopped)"
+        ) from None
 
     return batch
 
