@@ -12,6 +12,7 @@ from typing import Any
 
 from pyspark.errors import StreamingQueryException
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql.streaming import DataStreamWriter
 
 from sparktide.errors import ConfigError, RunError
 from sparktide.job import Job
@@ -91,15 +92,7 @@ def start(
     started: list[SparktideQuery] = []
     gate = BatchGate()
     batch = _batch_function(engine, gate, ticking=ticking, once=once, started=started)
-    writer = (
-        files.writeStream.foreachBatch(batch)
-        .queryName(f"sparktide:{job.output.checkpoint}")
-        .option("checkpointLocation", f"{job.output.checkpoint}/spark")
-    )
-    if once:
-        writer = writer.trigger(availableNow=True)
-    elif processing_time is not None:
-        writer = writer.trigger(processingTime=processing_time)
+    writer = _writer(files, batch, job, once=once, processing_time=processing_time)
     try:
         query = SparktideQuery(
             writer.start(),
@@ -113,6 +106,28 @@ def start(
     started.append(query)
     _RUNS[engine.store.root] = query
     return query
+
+
+def _writer(
+    files: DataFrame,
+    batch: Callable[[DataFrame, int], None],
+    job: Job,
+    *,
+    once: bool,
+    processing_time: str | None,
+) -> DataStreamWriter:
+    """The query's writer: ``batch`` for each micro-batch, the job's checkpoint, the
+    trigger (available-now with ``once``)."""
+    writer = (
+        files.writeStream.foreachBatch(batch)
+        .queryName(f"sparktide:{job.output.checkpoint}")
+        .option("checkpointLocation", f"{job.output.checkpoint}/spark")
+    )
+    if once:
+        return writer.trigger(availableNow=True)
+    if processing_time is not None:
+        return writer.trigger(processingTime=processing_time)
+    return writer
 
 
 class _Stopped(Exception):
