@@ -17,6 +17,9 @@ on Spark, the whole run in ``simulate``).
     Every input record of the interval was dead-lettered for one reason (a column name
     of the job that the input does not have makes every record malformed, for
     instance): the reason and the count.
+``missing_column``
+    A column the job names (:func:`named_columns`) holds a value in none of the
+    interval's input records: the column, its roles in the job and the record count.
 
 Each diagnostic is a JSON-able dict with a ``kind`` and a ``message`` in plain words.
 """
@@ -31,7 +34,17 @@ from sparktide.core.instants import is_finite
 from sparktide.core.records import time_or_none
 from sparktide.time import format_duration, round_duration
 
-__all__ = ["LateInput", "PartitionView", "all_dead_lettered", "not_progressing"]
+__all__ = [
+    "ColumnPresence",
+    "LateInput",
+    "NamedColumn",
+    "PartitionView",
+    "all_dead_lettered",
+    "check_columns",
+    "missing_columns",
+    "named_columns",
+    "not_progressing",
+]
 
 
 @dataclass
@@ -243,3 +256,156 @@ def all_dead_lettered(input_count: int, dead_lettered: dict[str, int]) -> list[d
             f"({reason}){advice}",
         }
     ]
+
+
+@dataclass(frozen=True)
+class NamedColumn:
+    """A column of the input that the job names, and the keys naming it (``roles``:
+    ``source.timestamp_by``, ``window.group_by``, ``window.aggregates.avg_t =
+    avg(temp)``, ``filter.where``, ``select.<name>``, ``join.on``...)."""
+
+    column: str
+    roles: tuple[str, ...]
+
+
+#: What a column missing from every record does to the answers, by the key naming it.
+_CONSEQUENCES = (
+    ("source.", "every record is dead-lettered as malformed"),
+    ("inputs.", "every record is dead-lettered as malformed"),
+    ("window.group_by", "every window's group value is null"),
+    ("window.aggregates", "the aggregate has no input (null; count 0)"),
+    ("filter.where", "the filter reads it as null"),
+    ("select.", "the output column reads it as null"),
+    ("join.on", "no event can match"),
+)
+
+
+def named_columns(job: Any) -> list[NamedColumn]:
+    """The input columns ``job`` names, each once, in this order: every input's time,
+    arrival time, partition, substream key, end time and edge columns
+    (``source.processing_time`` is ``simulate``'s alone: ``run`` times batches itself),
+    the window's group-by and aggregate inputs, the join's ``on`` columns, the filter's
+    fields and, in a job without a window or a join, ``[select]``'s fields.
+
+    ``missing_column`` (:func:`missing_columns`) is checked for each (semantics §8.4)."""
+    from sparktide.expr import references
+
+    roles: dict[str, list[str]] = {}
+
+    def add(column: str | None, role: str) -> None:
+        if column is not None and role not in roles.setdefault(column, []):
+            roles[column].append(role)
+
+    for name, source in job.input_sources:
+        prefix = "source" if name is None else f"inputs.{name}"
+        for key in ("timestamp_by", "arrival_time", "partition", "over", "end_time"):
+            add(getattr(source, key), f"{prefix}.{key}")
+        add(source.edge, f"{prefix}.edge")
+        add(source.edge_id, f"{prefix}.edge_id")
+    window = job.window
+    if window is not None:
+        for column in window.group_by:
+            add(column, "window.group_by")
+        for a in window.aggregates:
+            add(a.column, f"window.aggregates.{a.name} = {a.function}({a.column})")
+    if job.join is not None:
+        for column in job.join.on:
+            add(column, "join.on")
+    if job.filter is not None:
+        for column in references(job.filter.expression):
+            add(column, "filter.where")
+    if window is None and job.join is None:
+        for projection in job.select:
+            for column in references(projection.parsed):
+                add(column, f"select.{projection.name}")
+    return [NamedColumn(column, tuple(keys)) for column, keys in roles.items()]
+
+
+class ColumnPresence:
+    """Counts, over an interval's input records, those holding a value (present, not
+    null) in each column the job names (:func:`named_columns`); the reference
+    engine's copy of ``column_present`` (``sparktide.rules``).
+
+    Input records are the ones the ``input`` counter counts: events and malformed
+    records, not CTI rows. A malformed record counts by its fields, when it has any."""
+
+    def __init__(self, job: Any) -> None:
+        self.columns = named_columns(job)
+        self.input = 0
+        self.present = [0] * len(self.columns)
+
+    def column_present(self, fields: dict[str, Any] | None) -> None:
+        """Count one input record (``fields``: its fields, None when it has none)."""
+        self.input += 1
+        if not fields:
+            return
+        for i, named in enumerate(self.columns):
+            if fields.get(named.column) is not None:
+                self.present[i] += 1
+
+    def diagnostics(self) -> list[dict[str, Any]]:
+        """The interval's ``missing_column`` diagnostics (:func:`missing_columns`)."""
+        return missing_columns(self.columns, self.input, self.present)
+
+
+def missing_columns(
+    columns: list[NamedColumn], input_count: int, present: list[int] | None
+) -> list[dict[str, Any]]:
+    """One ``missing_column`` diagnostic per column of ``columns`` that holds a value in
+    none of the interval's ``input_count`` input records (``present``: per column, how
+    many hold one; None: not counted, as in a flush). None without input.
+
+    A misspelled column reads as null in every record: ``avg(temprature)`` gives null
+    averages, ``group_by = ["devce"]`` one null group, ``timestamp_by = "event_tme"``
+    dead-letters every record (semantics §8.4)."""
+    if input_count <= 0 or present is None:
+        return []
+    out = []
+    plural = "s" if input_count != 1 else ""
+    for named, count in zip(columns, present, strict=True):
+        if count:
+            continue
+        role = ", ".join(named.roles)
+        consequence = next(
+            text for prefix, text in _CONSEQUENCES if named.roles[0].startswith(prefix)
+        )
+        out.append(
+            {
+                "kind": "missing_column",
+                "column": named.column,
+                "role": role,
+                "count": input_count,
+                "message": f"column {named.column!r} ({role}) holds a value in none of the "
+                f"{input_count} input record{plural}: {consequence}; check its spelling "
+                "against the input",
+            }
+        )
+    return out
+
+
+def check_columns(job: Any, names: Iterable[str], *, exempt: Iterable[str] = ()) -> None:
+    """Check, where the input's schema is known before any batch (a typed streaming
+    DataFrame: ``names`` is ``frame.schema.fieldNames()``), that every column the job
+    names (:func:`named_columns`) is one of ``names``: where ``missing_column`` would
+    be reported at every batch, the run is refused before it starts.
+
+    ``exempt``: named columns the caller supplies itself (a partition taken from
+    another column of the stream, say).
+
+    Raises
+    ------
+    ConfigError
+        Naming the job key of the first missing column, the column, and the schema's
+        columns.
+    """
+    from sparktide.errors import ConfigError
+
+    have, free = set(names), set(exempt)
+    for named in named_columns(job):
+        if named.column in have or named.column in free:
+            continue
+        shown = ", ".join(sorted(have)) or "none"
+        raise ConfigError(
+            named.roles[0].split(" = ", 1)[0],
+            f"column {named.column!r} is not in the input's schema (its columns: {shown})",
+        )

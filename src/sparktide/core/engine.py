@@ -25,6 +25,7 @@ from typing import Any
 
 from sparktide.core.clocks import Clocks
 from sparktide.core.counts import Counts
+from sparktide.core.diagnostics import ColumnPresence
 from sparktide.core.event_step import Case, EventStep
 from sparktide.core.instants import observation_instants
 from sparktide.core.metrics import metrics_record, run_diagnostics
@@ -78,6 +79,8 @@ class ReferenceEngine:
         self.started: int | None = None  # the first observation instant
         self.result = Result()
         self.counts = Counts()
+        #: Which named columns the input records hold (``missing_column``)
+        self.presence = ColumnPresence(job)
         self.having = job.window.having_expression if job.window is not None else None
         self.windows_filtered = 0
         self.flushed_watermark: int | None = None  # the job's watermark before a flush
@@ -185,6 +188,7 @@ class ReferenceEngine:
             self._punctuation(record)
             return
         self.counts.add(record.partition, "input")
+        self.presence.column_present(record.fields)
         case = self.step.run(record)
         self._account(record, case)
         if self.explain:
@@ -217,6 +221,7 @@ class ReferenceEngine:
 
     def _malformed(self, record: InputRecord) -> None:
         self.counts.malformed += 1
+        self.presence.column_present(record.fields)
         self.result.dead_letters.append(
             dead_letter(self.job, record, "malformed", record.error, None)
         )

@@ -101,4 +101,5 @@ def run_diagnostics(engine: ReferenceEngine) -> list[dict[str, Any]]:
     if engine.counts.malformed:
         lettered["malformed"] = engine.counts.malformed
     out.extend(all_dead_lettered(totals["input"] + engine.counts.malformed, lettered))
+    out.extend(engine.presence.diagnostics())
     return out

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 from pyspark.sql import DataFrame, SparkSession
 
+from sparktide.core.diagnostics import NamedColumn, named_columns
 from sparktide.job import Job, Window
 from sparktide.spark.aggregates import AggregatePlan, plan_aggregates
 from sparktide.spark.plans import scans_ctis
@@ -49,6 +50,8 @@ class Context:
     aggregates: list[AggregatePlan]
     reference_rows: list[tuple[int, str]] = field(default_factory=list)
     reference: DataFrame | None = None  # the reference data's DataFrame, once built
+    #: The input columns the job names (``missing_column``), in :func:`named_columns` order
+    named_columns: list[NamedColumn] = field(default_factory=list)
 
     @classmethod
     def of(cls, spark: SparkSession, job: Job) -> Context:
@@ -80,6 +83,7 @@ class Context:
             and (window.boundary == "end" or window.type in ("sliding", "snapshot")),
             aggregates=plan_aggregates(window.aggregates) if window else [],
             reference_rows=_read_reference(job) if job.references else [],
+            named_columns=named_columns(job),
         )
 
     @property

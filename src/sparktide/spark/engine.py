@@ -220,7 +220,7 @@ class SparkEngine:
         metrics["windows_merged_on"] = batch.merged_on
         metrics["files_read_by"] = judgement.read_by
         metrics["diagnostics"] = diagnostics(
-            self.context, clock, summary, batch.now, metrics["this_batch"]
+            self.context, clock, summary, batch.now, metrics["this_batch"], judgement.present
         )
         write_metrics(self.job, metrics, batch.metrics_name)
         if not flush:  # (a flush repeats the last batch's)

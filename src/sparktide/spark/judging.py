@@ -59,7 +59,7 @@ from sparktide.spark.punctuation import cti_counted
 from sparktide.spark.sql import field
 from sparktide.spark.windows.assign import assign_windows, paired_edges
 
-__all__ = ["Judged", "judge", "parse", "row_inputs"]
+__all__ = ["Judged", "column_present", "judge", "parse", "present_counts", "row_inputs"]
 
 
 @dataclass
@@ -73,13 +73,16 @@ class Judged:
     malformed: int  # malformed lines
     arrival_at_start: int  # the input's arrival clock at the start of the batch
     keys_next: DataFrame | None  # substreams: the keys' state after the batch
+    #: per named column (``missing_column``): the input records holding a value
+    present: list[int] = dataclasses.field(default_factory=list)
 
 
 def judge(context: Context, batch: Batch, lines: DataFrame, *, estimates_first: bool) -> Judged:
     """Parse and judge a batch (the general plan). With ``estimates_first`` the batch
     learns which partitions deliver (and their idle estimates) before the policy, which
     then reads other partitions' clocks; else one pass judges and counts."""
-    parsed = _parsed_for_judging(context, lines)
+    stream = context.job.source.partition in lines.columns and not context.job.inputs
+    parsed = _parsed_for_judging(context, lines, stream)
     clock, now = batch.clock, batch.now
     parts = clock["partitions"]
     delivering: dict[str, Any] | None = None
@@ -87,7 +90,7 @@ def judge(context: Context, batch: Batch, lines: DataFrame, *, estimates_first: 
     source = parsed
     if estimates_first:
         parsed = batch.keep(parsed)
-        delivering, malformed = _delivering(parsed)
+        delivering, malformed, seen = _delivering(context, parsed)
         arrival_at_start = idle_estimates(clock, delivering, now, context.watermark_terms)
         import_ctis(context.job, parts)
         source = parsed.filter(f"{ERROR} IS NULL")
@@ -108,20 +111,26 @@ def judge(context: Context, batch: Batch, lines: DataFrame, *, estimates_first: 
         keys = _batch_keys(context, decided)
         keys_next = next_keys(context, keys, batch.previous, arrival_at_end, now)
     summary = _summary(context, decided)
+    counts = present_counts(context, summary)
+    if estimates_first:  # (the malformed rows were counted before the policy)
+        counts = [a + b for a, b in zip(counts, seen, strict=True)]
     if delivering is None:
         malformed = sum(row["bad"] for row in summary)
         delivering = {row[PARTITION]: row for row in summary if row[PARTITION] is not None}
         arrival_at_start = idle_estimates(clock, delivering, now, context.watermark_terms)
-    return Judged(decided, parsed, summary, delivering, malformed, arrival_at_start, keys_next)
+    return Judged(
+        decided, parsed, summary, delivering, malformed, arrival_at_start, keys_next, counts
+    )
 
 
-def _parsed_for_judging(context: Context, lines: DataFrame) -> DataFrame:
+def _parsed_for_judging(context: Context, lines: DataFrame, stream: bool) -> DataFrame:
     """The parsed batch, narrowed to what judging and later steps read.
 
     Persist no raw line that no later step reads: it is the widest column, and the
     cost of persisting grows with the width of the rows (docs/design.md). Nor the
     record variant ``m`` (needed for malformed records only): the values windows read
-    are taken out of it here, as narrow typed columns (:func:`row_inputs`)."""
+    are taken out of it here, as narrow typed columns (:func:`row_inputs`), and so are
+    the flags of :func:`column_present` (``stream``: the partition is the stream's)."""
     parsed = add_record_columns(parse(context, lines), context.job)  # [filter], [select]
     keep_raw = RAW if context.window is None else f"CASE WHEN {ERROR} IS NOT NULL THEN {RAW} END"
     absent = {  # semantics §7: CTI rows, intervals, edges
@@ -135,13 +144,49 @@ def _parsed_for_judging(context: Context, lines: DataFrame) -> DataFrame:
         f"{keep_raw} AS {RAW}",
         f"CASE WHEN {ERROR} IS NOT NULL THEN {RECORD} END AS {RECORD}",
         *(f"{expr} AS {name}" for name, expr in row_inputs(context)),
+        *(f"{expr} AS {name}" for name, expr in column_present(context, parsed, stream)),
         *(f"{value} AS {name}" for name, value in absent.items() if name not in parsed.columns),
     )
 
 
-def _delivering(parsed: DataFrame) -> tuple[dict[str, Any], int]:
-    """The partitions that deliver in the batch (with their largest arrival time) and
-    the number of malformed lines: one aggregate over the parsed batch."""
+def column_present(context: Context, parsed: DataFrame, stream: bool) -> list[tuple[str, str]]:
+    """``(_nc<i>, flag)`` per named column (:func:`~sparktide.core.diagnostics.named_columns`):
+    true when an input record (an event or a malformed record, not a CTI row) holds a value
+    in the column, false when it does not, null for other rows; the Spark SQL copy of
+    ``column_present`` (``sparktide.rules``). A partition read from the stream's own column
+    (``stream``) is in every record."""
+    counted = f"({ERROR} IS NOT NULL OR NOT {IS_CTI})" if IS_CTI in parsed.columns else "true"
+    out = []
+    for i, named in enumerate(context.named_columns):
+        flag = present(field(named.column))
+        if stream and named.column == context.job.source.partition:
+            flag = "true"
+        elif any(role.startswith(("source.", "inputs.")) for role in named.roles):
+            # an event holds its time, partition, key and edge columns (else it is
+            # malformed), and a vouched record's ``m`` carries only the other fields
+            flag = f"({ERROR} IS NULL OR {flag})"
+        out.append((f"_nc{i}", f"CASE WHEN {counted} THEN {flag} END"))
+    return out
+
+
+def present_counts(context: Context, rows: list[Any]) -> list[int]:
+    """Per named column, the input records holding a value: the ``_nc<i>`` counts of
+    summary ``rows`` summed."""
+    return [sum(row[f"_nc{i}"] or 0 for row in rows) for i in range(len(context.named_columns))]
+
+
+def _present_aggregates(context: Context, condition: str = "true") -> list[Any]:
+    """Counts of the ``_nc<i>`` flags that hold (on rows meeting ``condition``)."""
+    return [
+        F.count(F.when(F.expr(f"{condition} AND _nc{i}"), 1)).alias(f"_nc{i}")
+        for i in range(len(context.named_columns))
+    ]
+
+
+def _delivering(context: Context, parsed: DataFrame) -> tuple[dict[str, Any], int, list[int]]:
+    """The partitions that deliver in the batch (with their largest arrival time), the
+    number of malformed lines and, over those, the named columns' present counts
+    (:func:`column_present`): one aggregate over the parsed batch."""
     stats = {
         row[PARTITION]: row
         for row in parsed.groupBy(PARTITION)
@@ -149,11 +194,13 @@ def _delivering(parsed: DataFrame) -> tuple[dict[str, Any], int]:
             F.count("*").alias("n"),
             F.max(ARRIVAL_TIME).alias("max_a"),
             F.count(F.when(F.col(ERROR).isNotNull(), 1)).alias("bad"),
+            *_present_aggregates(context, f"{ERROR} IS NOT NULL"),
         )
         .collect()
     }
     malformed = sum(row["bad"] for row in stats.values())
-    return {pid: row for pid, row in stats.items() if pid is not None}, malformed
+    seen = present_counts(context, list(stats.values()))
+    return {pid: row for pid, row in stats.items() if pid is not None}, malformed, seen
 
 
 def _batch_keys(context: Context, decided: DataFrame) -> DataFrame:
@@ -189,6 +236,7 @@ def _summary(context: Context, decided: DataFrame) -> list[Any]:
                 F.struct(*ARRIVAL_ORDER, EVENT_TIME),
                 F.when(F.col(IS_LATE), F.struct(*ARRIVAL_ORDER)),
             ).alias("late_example"),
+            *_present_aggregates(context),
         )
         .collect()
     )
@@ -251,6 +299,7 @@ def narrow(context: Context, decided: DataFrame) -> DataFrame:
         columns += [EDGE, EDGE_ID, GOVERNING_WATERMARK]
     columns += [ERROR, RAW, RECORD]  # the parsed batch keeps them only where needed
     columns += [name for name, _ in row_inputs(context)]
+    columns += [f"_nc{i}" for i in range(len(context.named_columns))]
     columns += record_columns(context.job)
     return decided.selectExpr(*columns)
 

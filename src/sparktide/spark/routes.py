@@ -43,6 +43,8 @@ class Judgement:
     partial: Spilled | None = None  # the one-pass route's window partials
     partial_rows: int = 0
     read_by: str | None = None  # who read whole files' contents: arrow or spark
+    #: per named column (``missing_column``): the input records holding a value
+    present: list[int] | None = None
 
 
 def judge_batch(context: Context, memory: TaskMemory, batch: Batch, lines: DataFrame) -> Judgement:
@@ -105,6 +107,7 @@ def _one_pass_judgement(
         keys_next=keys_next,
         partial=fused.partial,
         partial_rows=fused.partial_rows,
+        present=fused.present,
     )
 
 
@@ -123,4 +126,5 @@ def _general_judgement(
         decided=judged.decided,
         malformed_from=judged.parsed if plan.estimates_first else judged.decided,
         keys_next=judged.keys_next,
+        present=judged.present,
     )

@@ -25,6 +25,7 @@ from pyspark.sql.pandas.types import from_arrow_schema
 from sparktide.spark import plans
 from sparktide.spark.batch import Batch
 from sparktide.spark.columns import (
+    ERROR,
     PARTITION,
 )
 from sparktide.spark.context import Context
@@ -32,6 +33,7 @@ from sparktide.spark.counters import COUNTERS
 from sparktide.spark.inputs.contract import FULL_TEXT
 from sparktide.spark.inputs.sqlparse import parse_lines
 from sparktide.spark.inputs.textfiles import json_texts
+from sparktide.spark.judging import column_present
 from sparktide.spark.lineshapes import json_files, parquet_files, typed_names
 from sparktide.spark.onepass import (
     ABORT,
@@ -105,6 +107,8 @@ class OnePass:
     #: Whether the tasks read the batch's files themselves (JSONL by path, Parquet):
     #: ``arrow``; ``spark`` when Spark gave them the text or the rows.
     read_by: str = "spark"
+    #: per named column (``missing_column``): the input records holding a value
+    present: list[int] | None = None
 
 
 @dataclass(frozen=True)
@@ -179,10 +183,13 @@ def _attempt(
     tasks = ran.tasks
     slow = sum(row["slow"] for row in tasks)
     others = None
+    present = [sum(row[f"_nc{i}"] or 0 for row in tasks) for i in range(len(plan.present))]
     if slow:
-        others = _malformed_lines(context, batch, tasks, stream_partition)
-        if others is None:
+        found = _malformed_lines(context, batch, tasks, stream_partition)
+        if found is None:
             return Declined("a line the kernel did not vouch for is an event")
+        others, more = found
+        present = [a + b for a, b in zip(present, more, strict=True)]
     partial = [row[f"{PARTIAL}_file"] for row in tasks if row[f"{PARTIAL}_file"]]
     result = OnePass(
         Spilled(partial, partial_schema(plan)),
@@ -191,6 +198,7 @@ def _attempt(
         others,
         slow,
         read_by=read_by,
+        present=present,
     )
     if context.timeline.by_key:
         assumed = ran.plan.assumed
@@ -312,17 +320,29 @@ def _run_tasks(
 
 def _malformed_lines(
     context: Context, batch: Batch, tasks: list[Any], stream_partition: str | None
-) -> DataFrame | None:
+) -> tuple[DataFrame, list[int]] | None:
     """The lines the kernel did not vouch for, parsed by the SQL route, when every one
-    is malformed (then they were never events); ``None`` otherwise."""
+    is malformed (then they were never events), and how many of them hold a value in
+    each named column (:func:`~sparktide.spark.judging.column_present`); ``None``
+    otherwise. One aggregate tells both."""
     written = [row[f"{LINE}_file"] for row in tasks if row[f"{LINE}_file"]]
     lines = context.spark.read.schema(from_arrow_schema(LINE_SCHEMA)).parquet(*written)
     partition = [F.col("lpart").alias(stream_partition)] if stream_partition else []
     columns = ["file", "line", "raw", "mtime", "pre_error"]
     others = batch.keep(parse_lines(lines.select(*columns, *partition), context.job))
-    if others.filter("error IS NULL").limit(1).count():
+    flags = column_present(context, others, stream_partition is not None)
+    found = (
+        others.selectExpr(ERROR, *(f"{flag} AS {name}" for name, flag in flags))
+        .agg(
+            F.count(F.when(F.col(ERROR).isNull(), 1)).alias("events"),
+            *(F.count(F.when(F.col(name), 1)).alias(name) for name, _ in flags),
+        )
+        .first()
+    )
+    assert found is not None
+    if found["events"]:
         return None
-    return others
+    return others, [found[name] for name, _ in flags]
 
 
 def _summary(rows: list[Any]) -> list[dict[str, Any]]:

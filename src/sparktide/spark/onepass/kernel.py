@@ -34,6 +34,7 @@ from sparktide.spark.onepass.schema import (
     record_batch,
 )
 from sparktide.spark.onepass.signals import Abort, Unreadable
+from sparktide.spark.onepass.tally import column_present_counts
 
 __all__ = ["fused_kernel", "read"]
 
@@ -82,6 +83,8 @@ def _one_pass(
         "slow": pa.array([sum(batch.num_rows for batch in slow)], pa.int64()),
         "parts": pa.array([0], pa.int64()),
     }
+    for i, count in enumerate(column_present_counts(plan, rows)):
+        out[f"_nc{i}"] = pa.array([count], pa.int64())
     if rows is not None:
         partials, keys, summary = judge(plan, schema, task, rows)
         out["parts"] = pa.array([partials.num_rows], pa.int64())

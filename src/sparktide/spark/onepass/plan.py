@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
+from sparktide.core.diagnostics import named_columns
 from sparktide.core.instants import NEG_INF
 from sparktide.job import Job
 from sparktide.spark.aggregates import plan_aggregates
@@ -118,6 +119,10 @@ class FusedPlan:
     #: The largest Parquet file the task reads itself
     #: (:func:`~sparktide.spark.onepass.parquetfiles.read_parquet`).
     file_bytes: int = 0
+    #: Per named column (``missing_column``), where a vouched row's value is: ``("all",
+    #: 0)`` a time, partition or key column (every vouched row holds one), ``("g", i)``
+    #: group-by ``i``, ``("a", k)`` the input of aggregate ``k``.
+    present: tuple[tuple[str, int], ...] = ()
 
     @property
     def per_timeline(self) -> bool:
@@ -166,4 +171,21 @@ def fused_plan(
         ),
         clocks=tuple((pid, p["arrival"], p["watermark"], p["newest"]) for pid, p in clocks.items()),
         stream_partition=stream_partition,
+        present=_present_sources(job),
     )
+
+
+def _present_sources(job: Job) -> tuple[tuple[str, int], ...]:
+    """:attr:`FusedPlan.present` of ``job``."""
+    window = job.window
+    assert window is not None
+    out = []
+    for named in named_columns(job):
+        if any(role.startswith("source.") for role in named.roles):
+            out.append(("all", 0))
+        elif named.column in window.group_by:
+            out.append(("g", window.group_by.index(named.column)))
+        else:
+            columns = [a.column for a in window.aggregates]
+            out.append(("a", columns.index(named.column)))
+    return tuple(out)

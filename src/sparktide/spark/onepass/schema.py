@@ -85,6 +85,7 @@ def kernel_schema(plan: FusedPlan) -> pa.Schema:
             ),
             *(pa.field(counter_column(name), pa.int64()) for name in COUNTED),
             *_fields("slow int64, parts int64"),
+            *(pa.field(f"_nc{i}", pa.int64()) for i in range(len(plan.present))),
             *(pa.field(f"{kind}_file", pa.string()) for kind in (PARTIAL, KEY, LINE)),
         ]
     )

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from sparktide.core.instants import NEG_INF
 from sparktide.spark.columns import (
@@ -19,10 +20,11 @@ from sparktide.spark.columns import (
 )
 from sparktide.spark.inputs.arrays import masked
 from sparktide.spark.onepass.collect import TaskRows
+from sparktide.spark.onepass.plan import FusedPlan
 from sparktide.spark.onepass.policy import Verdicts
 from sparktide.spark.onepass.schema import KEY_SCHEMA, SUMMARY, counter_column, record_batch
 
-__all__ = ["key_rows", "summary", "tally"]
+__all__ = ["column_present_counts", "key_rows", "summary", "tally"]
 
 #: A piece's tally of its partitions (:func:`tally`).
 Tally = dict[str, Any]
@@ -43,6 +45,27 @@ def key_rows(timeline: np.ndarray, offered: np.ndarray, keys: pa.Array) -> pa.Ta
         },
         schema=KEY_SCHEMA,
     )
+
+
+def column_present_counts(plan: FusedPlan, rows: TaskRows | None) -> list[int]:
+    """Per named column (:attr:`FusedPlan.present`), the task's vouched rows holding a
+    value in it; the Arrow copy of ``column_present`` (``sparktide.rules``). A vouched
+    row holds its time, partition and key columns; a group-by value's text is
+    ``null`` where it holds none; an aggregate's input is counted or flagged where it
+    holds one (a malformed line is the SQL route's)."""
+    if rows is None:
+        return [0] * len(plan.present)
+    out = []
+    for where, i in plan.present:
+        if where == "all":
+            out.append(len(rows.event_time))
+        elif where == "g":
+            out.append(len(rows.groups[i]) - pc.sum(pc.equal(rows.groups[i], "null")).as_py())
+        else:
+            given = rows.inputs[i]
+            held = given["count"] if "count" in given else given["is_integer"] | given["is_double"]
+            out.append(int(np.count_nonzero(held)))
+    return out
 
 
 def _counts(verdicts: Verdicts, in_some: np.ndarray) -> dict[str, np.ndarray]:

@@ -11,6 +11,7 @@ from sparktide.core.diagnostics import (
     LateInput,
     PartitionView,
     all_dead_lettered,
+    missing_columns,
     not_progressing,
 )
 from sparktide.core.hold import output_watermark
@@ -95,9 +96,12 @@ def diagnostics(
     summary: list[Any],
     now: int,
     this_batch: dict[str, Any] | None = None,
+    present: list[int] | None = None,
 ) -> list[dict[str, Any]]:
     """This micro-batch's diagnostics (:mod:`sparktide.core.diagnostics`);
-    ``this_batch``, its own counters (:func:`batch_counts`), for ``all_dead_lettered``."""
+    ``this_batch``, its own counters (:func:`batch_counts`), for ``all_dead_lettered``
+    and ``missing_column`` (``present``: per named column, the input records holding a
+    value; None when not counted)."""
     out: list[dict[str, Any]] = []
     late_bound = context.late_arrival
     if late_bound is not None:
@@ -138,6 +142,7 @@ def diagnostics(
         )
     if this_batch is not None:
         out.extend(all_dead_lettered(this_batch["input"], this_batch["dead_lettered"]))
+        out.extend(missing_columns(context.named_columns, this_batch["input"], present))
     return out
 
 
