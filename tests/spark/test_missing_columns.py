@@ -110,7 +110,9 @@ def test_misspelled_columns_on_the_general_plan(spark, tmp_path):
 def test_misspelled_time_column(spark, tmp_path):
     """``timestamp_by = "event_tme"``: every record is malformed (``all_dead_lettered``)
     and the column is named (``missing_column``), batch by batch."""
-    job, records = _run(spark, tmp_path, {"source": {"partition": "p", "timestamp_by": "event_tme"}})
+    job, records = _run(
+        spark, tmp_path, {"source": {"partition": "p", "timestamp_by": "event_tme"}}
+    )
     _check(job, records, [[("event_tme", "source.timestamp_by")]] * 2)
     kinds = [[d["kind"] for d in r["diagnostics"]] for r in records]
     assert kinds == [["all_dead_lettered", "missing_column"]] * 2

@@ -235,3 +235,32 @@ def test_ticked_transcript_on_spark(spark, tmp_path: Path, name: str) -> None:
         want = [{**d, "partition": str(d["partition"])} for d in expect["metrics"]["diagnostics"]]
         problems += list_mismatches(want, metrics["diagnostics"], "metrics.diagnostics")
     assert not problems, f"{name}: " + "\n".join(problems)
+
+
+#: Transcripts whose diagnostics are one interval's: every record seen at one
+#: processing time, ``flush = false``. On Spark they are one micro-batch, whose metrics
+#: record (diagnostics included: ``missing_column``, ``all_dead_lettered``) is checked.
+DIAGNOSED = ("missing_columns", "missing_time_column")
+
+
+@pytest.mark.parametrize("name", DIAGNOSED)
+def test_diagnosed_transcript_on_spark(spark, tmp_path: Path, name: str) -> None:
+    data = load(TRANSCRIPTS / f"{name}.toml")
+    assert data["run"]["flush"] is False and not {"until", "tick"} & set(data["run"])
+    job = build_job(write_input(data, tmp_path, per_row=False))
+    metrics = run_job(job, once=True, flush=False, spark=spark, clock=clock, publish=False)
+    assert metrics is not None and metrics["batch"] == 0
+    expect = normalise(data["expect"])
+    counters = {
+        k: v
+        for k, v in expect["metrics"].items()
+        if k not in BATCH_FIELDS and not _is_table_list(v)
+    }
+    problems = record_mismatches(counters, metrics, "metrics")
+    problems += list_mismatches(
+        expect["metrics"]["diagnostics"], metrics["diagnostics"], "metrics.diagnostics"
+    )
+    for section in ("windows", "events"):
+        if section in expect:
+            problems += list_mismatches(expect[section], read_output(job.output.path), section)
+    assert not problems, f"{name}: " + "\n".join(problems)

@@ -327,20 +327,25 @@ class ColumnPresence:
     engine's copy of ``column_present`` (``sparktide.rules``).
 
     Input records are the ones the ``input`` counter counts: events and malformed
-    records, not CTI rows. A malformed record counts by its fields, when it has any."""
+    records, not CTI rows. An event holds its time, partition, key and edge columns
+    (else it would be malformed); otherwise a record counts by its fields, when it has
+    any."""
 
     def __init__(self, job: Any) -> None:
         self.columns = named_columns(job)
         self.input = 0
         self.present = [0] * len(self.columns)
+        self._source = [
+            any(role.startswith(("source.", "inputs.")) for role in named.roles)
+            for named in self.columns
+        ]
 
-    def column_present(self, fields: dict[str, Any] | None) -> None:
-        """Count one input record (``fields``: its fields, None when it has none)."""
+    def column_present(self, fields: dict[str, Any] | None, *, event: bool) -> None:
+        """Count one input record (``fields``: its fields, None when it has none;
+        ``event``: it is an event, not a malformed record)."""
         self.input += 1
-        if not fields:
-            return
         for i, named in enumerate(self.columns):
-            if fields.get(named.column) is not None:
+            if (event and self._source[i]) or (fields and fields.get(named.column) is not None):
                 self.present[i] += 1
 
     def diagnostics(self) -> list[dict[str, Any]]:

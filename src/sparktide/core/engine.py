@@ -188,7 +188,7 @@ class ReferenceEngine:
             self._punctuation(record)
             return
         self.counts.add(record.partition, "input")
-        self.presence.column_present(record.fields)
+        self.presence.column_present(record.fields, event=True)
         case = self.step.run(record)
         self._account(record, case)
         if self.explain:
@@ -221,7 +221,7 @@ class ReferenceEngine:
 
     def _malformed(self, record: InputRecord) -> None:
         self.counts.malformed += 1
-        self.presence.column_present(record.fields)
+        self.presence.column_present(record.fields, event=False)
         self.result.dead_letters.append(
             dead_letter(self.job, record, "malformed", record.error, None)
         )
