@@ -318,7 +318,9 @@ def run_job(
         if query.flush_on_stop:  # (a stop flushed already; the end of a once run not)
             query.flush()
         metrics = query.flushed or query.engine.last_metrics
-        if publish and once:
+        if publisher is not None:  # (its last trigger may have come before the last record)
+            publisher.stop()
+        if publish:  # every record not published yet, the flush's too
             publish_metrics(spark, job, once=True).awaitTermination()
     finally:
         if publisher is not None and publisher.isActive:
