@@ -160,3 +160,98 @@ def test_a_silent_single_partition_input_is_diagnosed():
     # silent for no longer than late_arrival: nothing
     quiet = simulate(job, _records(rows), flush=False, until=T0 + 15 * SECOND)
     assert not quiet.metrics["diagnostics"]
+
+
+def _window_job(**tables: Any) -> Job:
+    from sparktide.job import Window
+    from sparktide.job.window import Aggregate
+
+    window = Window(
+        type="tumbling",
+        size="1m",
+        group_by=("devce",),
+        aggregates=(Aggregate("avg_t", "avg", "temprature"), Aggregate("n", "count")),
+    )
+    return Job(Source(path="-", timestamp_by="t", partition="p"), window=window, **tables)
+
+
+def _rows(*fields: dict[str, Any]) -> list[InputRecord]:
+    from sparktide.reader.fields import parse_fields
+
+    base = {"p": 0, "t": "2026-03-01T09:00:01Z"}
+    return [
+        parse_fields(seq, {**base, **f}, Source(path="-", timestamp_by="t", partition="p"))
+        for seq, f in enumerate(fields)
+    ]
+
+
+def test_named_columns_name_every_role_once():
+    from sparktide.core.diagnostics import named_columns
+    from sparktide.job import Filter, Projection
+
+    job = Job(
+        Source(path="-", timestamp_by="t", arrival_time="a", partition="p", over="k"),
+        filter=Filter("speed > 50 AND k <> 'x'"),
+        select=(Projection("s2", "speed * 2"), Projection("lane", "lane")),
+    )
+    assert [(n.column, n.roles) for n in named_columns(job)] == [
+        ("t", ("source.timestamp_by",)),
+        ("a", ("source.arrival_time",)),
+        ("p", ("source.partition",)),
+        ("k", ("source.over", "filter.where")),
+        ("speed", ("filter.where", "select.s2")),
+        ("lane", ("select.lane",)),
+    ]
+    windowed = named_columns(_window_job())
+    assert [n.column for n in windowed] == ["t", "p", "devce", "temprature"]
+    assert windowed[3].roles == ("window.aggregates.avg_t = avg(temprature)",)
+
+
+def test_a_column_no_record_holds_is_a_missing_column():
+    """Semantics §8.4: held by none of the input records (absent or null); a malformed
+    record counts by its fields; one record holding it is enough."""
+    job = _window_job()
+    rows = _rows({"device": "a", "temperature": 1}, {"devce": None, "temperature": 2})
+    rows.append(InputRecord(9, None, raw="{not json", error="not JSON"))
+    diagnostics = simulate(job, rows, explain=False).metrics["diagnostics"]
+    missing = [d for d in diagnostics if d["kind"] == "missing_column"]
+    assert [(d["column"], d["count"]) for d in missing] == [("devce", 3), ("temprature", 3)]
+    assert missing[0]["message"] == (
+        "column 'devce' (window.group_by) holds a value in none of the 3 input records: "
+        "every window's group value is null; check its spelling against the input"
+    )
+    held = _rows({"devce": "a"}, {"temprature": 1.5})
+    kinds = [d["kind"] for d in simulate(job, held, explain=False).metrics["diagnostics"]]
+    assert "missing_column" not in kinds
+    # no input, no diagnostic
+    assert not simulate(job, [], explain=False).metrics["diagnostics"]
+
+
+def test_a_misspelled_join_key_is_a_missing_column():
+    """``join.on`` names a field neither input has: no event can match."""
+    from tests.test_transcripts import TRANSCRIPTS, load, run_transcript
+
+    data = load(TRANSCRIPTS / "join_toll_booth.toml")
+    data["job"]["join"]["on"] = ["TollId", "Plat"]
+    result = run_transcript(data)
+    (missing,) = [d for d in result.metrics["diagnostics"] if d["kind"] == "missing_column"]
+    assert (missing["column"], missing["role"], missing["count"]) == ("Plat", "join.on", 7)
+    assert "no event can match" in missing["message"]
+
+
+def test_check_columns_refuses_a_schema_without_a_named_column():
+    from sparktide.core.diagnostics import check_columns
+    from sparktide.errors import ConfigError
+
+    job = _window_job()
+    check_columns(job, ["t", "p", "devce", "temprature", "other"])
+    with pytest.raises(ConfigError) as error:
+        check_columns(job, ["t", "p", "device", "temperature"])
+    assert error.value.key == "window.group_by"
+    assert str(error.value) == (
+        "window.group_by: column 'devce' is not in the input's schema (its columns: "
+        "device, p, t, temperature)"
+    )
+    with pytest.raises(ConfigError, match=r"^window\.aggregates\.avg_t: column 'temprature'"):
+        check_columns(job, ["t", "p", "devce"])
+    check_columns(job, ["t", "devce", "temprature"], exempt=["p"])
