@@ -240,7 +240,7 @@ def test_ticked_transcript_on_spark(spark, tmp_path: Path, name: str) -> None:
 #: Transcripts whose diagnostics are one interval's: every record seen at one
 #: processing time, ``flush = false``. On Spark they are one micro-batch, whose metrics
 #: record (diagnostics included: ``missing_column``, ``all_dead_lettered``) is checked.
-DIAGNOSED = ("missing_columns", "missing_time_column")
+DIAGNOSED = ("missing_columns", "missing_time_column", "missing_join_key")
 
 
 @pytest.mark.parametrize("name", DIAGNOSED)
