@@ -121,9 +121,7 @@ def test_session_pass_refuses_what_the_reference_refuses(rows, data, boundary, c
 @settings(max_examples=150, deadline=None)
 @given(_arrivals(), st.data(), st.sampled_from([0, 2 * S]))
 def test_sliding_pass_refuses_what_the_reference_refuses(rows, data, lateness):
-    window = Window(
-        type="sliding", size=5 * S, allowed_lateness=lateness, aggregates=COUNT
-    )
+    window = Window(type="sliding", size=5 * S, allowed_lateness=lateness, aggregates=COUNT)
     spec = WindowSpec(window)
     split = data.draw(st.integers(0, len(rows)))
     want = _reference(SlidingGroup(spec), rows, split)
@@ -136,9 +134,7 @@ def test_sliding_pass_refuses_what_the_reference_refuses(rows, data, lateness):
             kept.append((ts, w))
     if split:
         end = rows[split - 1][1]
-        points = sorted(
-            {p for ts, w in kept for p in (ts, ts + spec.size) if spec.due(p) > w}
-        )
+        points = sorted({p for ts, w in kept for p in (ts, ts + spec.size) if spec.due(p) > w})
         emitted = max([p for p in points if spec.due(p) <= end], default=NEG_INF)
     batch = rows[split:]
     n = len(kept) + len(batch)
