@@ -119,9 +119,11 @@ assign_windows: window assignment: tumbling, hopping, snapshot (§6.1, §6.4)
 sliding_windows: window assignment: sliding (§6.2)
     python core.windows.sliding:sliding_windows
     sql    spark.windows.rows:sliding_windows
+    numba  spark.windows.latescan:sliding_windows_scan
 session_windows: window assignment: session (§6.3)
     python core.windows.session:session_windows
     sql    spark.windows.rows:session_windows
+    numba  spark.windows.latescan:session_windows_scan
 edge_starts: window assignment: edge events (§7.6)
     python core.windows.spec:edge_starts
     sql    spark.edges:edge_starts

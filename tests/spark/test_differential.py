@@ -175,6 +175,60 @@ CASES = {
             "aggregates": {"n": "count(*)", "total": "sum(value)"},
         },
     },
+    # semantics §6.9 under accept on session and sliding windows (issue 29 point 8):
+    # events below the watermark find sessions and sliding points closed or open as
+    # they stood when each arrived (spark.windows.latescan)
+    "merged-accept-session": {
+        "source": {"partition": "partition"},
+        "ordering": {"late_arrival": "none", "out_of_order": "0s", "on_out_of_order": "accept"},
+        "window": {
+            "type": "session",
+            "gap": "8s",
+            "max_duration": "30s",
+            "allowed_lateness": "2s",
+            "group_by": ["device"],
+            "aggregates": {"n": "count(*)", "ids": "collect_list(id)"},
+        },
+    },
+    "partitioned-accept-sliding": {
+        "source": {"partition": "partition", "partitions": 3},
+        "ordering": {
+            "late_arrival": "none",
+            "out_of_order": "1s",
+            "on_out_of_order": "accept",
+            "partitioned": True,
+        },
+        "window": {
+            "type": "sliding",
+            "size": "6s",
+            "group_by": ["partition", "device"],
+            "aggregates": {"n": "count(*)", "ids": "collect_list(id)"},
+        },
+    },
+    "substreams-accept-session-idle-timeout": {
+        "stream": {"devices": 16, "events": 80},
+        "source": {"partition": "partition", "over": "device"},
+        "ordering": {"late_arrival": "none", "out_of_order": "0s", "on_out_of_order": "accept"},
+        "window": {
+            "type": "session",
+            "gap": "6s",
+            "boundary": "end",
+            "idle_timeout": "5s",
+            "group_by": ["device"],
+            "aggregates": {"n": "count(*)", "ids": "collect_list(id)"},
+        },
+    },
+    "merged-accept-sliding-lateness": {
+        "source": {"partition": "partition"},
+        "ordering": {"late_arrival": "none", "out_of_order": "0s", "on_out_of_order": "accept"},
+        "window": {
+            "type": "sliding",
+            "size": "10s",
+            "allowed_lateness": "2s",
+            "group_by": ["device"],
+            "aggregates": {"n": "count(*)", "total": "sum(value)"},
+        },
+    },
     "csv-merged-tumbling": {
         "source": {"format": "csv", "partition": "partition"},
         "ordering": {"late_arrival": "20s", "out_of_order": "5s"},

@@ -63,10 +63,12 @@ SPEC7 = (
 #: Session and sliding windows (semantics §6.2, §6.3), the windows computed from their rows.
 ROW_WINDOWS = (
     "window_before_1970_session",
+    "window_session_accept",
     "window_session_cut_after_close",
     "window_session_max_duration",
     "window_session_merge",
     "window_sliding",
+    "window_sliding_accept",
 )
 
 #: Transcripts run a micro-batch per input row: imported CTIs are taken at every

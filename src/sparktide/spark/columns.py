@@ -18,6 +18,7 @@ __all__ = [
     "ARRIVAL_ORDER_SQL",
     "ARRIVAL_TIME",
     "CLAMPED_TIME",
+    "CLOSED_WINDOW_END",
     "CLOSED_WINDOW_START",
     "CTI_INSTANT",
     "EDGE",
@@ -132,6 +133,7 @@ RELEASE_ORDER = (SYSTEM_TIME, *ARRIVAL_ORDER)
 WINDOW_STARTS = "starts"  # the starts of every window an admitted row belongs to
 OPEN_WINDOW_STARTS = "open_starts"  # those the governing watermark has not closed
 CLOSED_WINDOW_START = "closed_start"  # the last window of a row that came too late
+CLOSED_WINDOW_END = "closed_stop"  # that window's end
 SCOPE_WATERMARK_END = "governing"  # the scope's governing watermark at the batch end
 
 # ---------------------------------------------------------------- edge events (semantics §7.6)

@@ -95,6 +95,18 @@ class Context:
         return self.watermark_out_of_order, self.watermark_late_arrival
 
     @property
+    def accepts_below_rows(self) -> bool:
+        """Session or sliding windows under ``on_out_of_order = "accept"``: whether an
+        admitted row finds a window open is decided by a pass over the group's rows
+        in arrival order (:mod:`sparktide.spark.windows.latescan`)."""
+        window = self.window
+        return (
+            window is not None
+            and window.type in ("session", "sliding")
+            and self.out_of_order_action == "accept"
+        )
+
+    @property
     def groups(self) -> list[str]:
         """The group-by columns of the window's rows (``g0``, ``g1``...)."""
         assert self.window is not None

@@ -76,16 +76,6 @@ def _check_supported(job: Job) -> None:
             f"{output.format!r} is not yet supported by the Spark engine (it writes JSON "
             'lines); use "jsonl"',
         )
-    window = job.window
-    if (
-        window is not None
-        and window.type in ("sliding", "session")
-        and job.ordering.out_of_order_action == "accept"
-    ):
-        raise ConfigError(
-            "ordering.on_out_of_order",
-            f"'accept' is not yet supported by the Spark engine for {window.type} windows",
-        )
 
 
 class SparkEngine:

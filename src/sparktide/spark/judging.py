@@ -19,6 +19,7 @@ from sparktide.spark.clocks import idle_estimates, import_ctis
 from sparktide.spark.columns import (
     ARRIVAL_ORDER,
     ARRIVAL_TIME,
+    CLOSED_WINDOW_END,
     CLOSED_WINDOW_START,
     CTI_INSTANT,
     EDGE,
@@ -58,6 +59,8 @@ from sparktide.spark.projections import add_record_columns, filter_rows, record_
 from sparktide.spark.punctuation import cti_counted
 from sparktide.spark.sql import field
 from sparktide.spark.windows.assign import assign_windows, paired_edges
+from sparktide.spark.windows.latescan import window_closed_rows
+from sparktide.spark.windows.rows import open_rows
 
 __all__ = ["Judged", "column_present", "judge", "parse", "present_counts", "row_inputs"]
 
@@ -97,7 +100,10 @@ def judge(context: Context, batch: Batch, lines: DataFrame, *, estimates_first: 
     keys_batch = context.store.latest(below=batch.id) if context.timeline.by_key else None
     start = policy.BatchStart(parts, arrival_at_start, keys_batch, clock.get("cti_floor", NEG_INF))
     judged = policy.judged_rows(context, source, start)
-    decided = narrow(context, assign_windows(context, filter_rows(judged, context.job)))
+    decided = assign_windows(context, filter_rows(judged, context.job))
+    if context.accepts_below_rows:  # (session and sliding windows under accept)
+        decided = window_closed_rows(context, decided, *open_rows(context, batch, decided))
+    decided = narrow(context, decided)
     if context.edges:  # pair start and end edges (with the open ones in state)
         batch.paired = batch.keep(paired_edges(context, decided, batch.previous))
         decided = batch.paired.filter("NOT from_state")
@@ -293,10 +299,12 @@ def narrow(context: Context, decided: DataFrame) -> DataFrame:
     its malformed records from here."""
     columns = [FILE, LINE, EVENT_TIME, ARRIVAL_TIME, SYSTEM_TIME, PARTITION, SUBSTREAM_KEY]
     columns += [NEWEST_VALUE, SCOPE, VERDICT, REASON, IS_EARLY, IS_LATE, IS_OUT_OF_ORDER]
-    columns += [WINDOW_STARTS, OPEN_WINDOW_STARTS, CLOSED_WINDOW_START]
+    columns += [WINDOW_STARTS, OPEN_WINDOW_STARTS, CLOSED_WINDOW_START, CLOSED_WINDOW_END]
     columns += [IS_CTI, CTI_INSTANT, END_TIME]
     if context.edges:
         columns += [EDGE, EDGE_ID, GOVERNING_WATERMARK]
+    elif context.accepts_below_rows:  # (a sliding row keeps it: admit_w)
+        columns += [GOVERNING_WATERMARK]
     columns += [ERROR, RAW, RECORD]  # the parsed batch keeps them only where needed
     columns += [name for name, _ in row_inputs(context)]
     columns += [f"_nc{i}" for i in range(len(context.named_columns))]

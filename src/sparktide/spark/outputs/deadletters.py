@@ -7,7 +7,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from sparktide.spark.batch import Batch
-from sparktide.spark.columns import CLOSED_WINDOW_START, RECORD
+from sparktide.spark.columns import CLOSED_WINDOW_END, CLOSED_WINDOW_START, RECORD
 from sparktide.spark.context import Context
 from sparktide.spark.inputs.contract import FULL_TEXT
 from sparktide.spark.inputs.textfiles import split_lines
@@ -50,6 +50,7 @@ def write_dead_letters(
         F.expr(_ORIGINAL).alias("record"),
         "error",
         F.lit(None).cast("bigint").alias(CLOSED_WINDOW_START),
+        F.lit(None).cast("bigint").alias(CLOSED_WINDOW_END),
     )
     if lines is not None:
         assert decided is not None
@@ -61,6 +62,11 @@ def write_dead_letters(
 def _lettered(context: Context, decided: DataFrame, lines: DataFrame) -> DataFrame:
     """The dead-lettered events of the batch, with their record's text."""
     lettered = decided.filter("verdict = 'dead_lettered'")
+    end = (  # (the one-pass plan's rows name the start only: grid windows)
+        F.col(CLOSED_WINDOW_END)
+        if CLOSED_WINDOW_END in decided.columns
+        else F.expr(f"{CLOSED_WINDOW_START} + {_grid_size(context)}").alias(CLOSED_WINDOW_END)
+    )
     if context.window is not None:  # raw lines are kept for malformed records only
         lettered = lettered.drop("raw").join(raw_lines(lines, lettered), ["file", "line"])
     return lettered.select(
@@ -70,6 +76,7 @@ def _lettered(context: Context, decided: DataFrame, lines: DataFrame) -> DataFra
         F.col("raw").alias("record"),  # a well-formed record: JSON text already
         F.lit(None).cast("string").alias("error"),
         CLOSED_WINDOW_START,
+        end,
     )
 
 
@@ -79,9 +86,8 @@ def _record(context: Context) -> str:
     tail = ["'error', error"]
     window = context.window
     if window is not None:
-        size = window.size if window.type in ("tumbling", "hopping") else 0
         tail.append(f"'window_start', {iso(CLOSED_WINDOW_START)}")
-        tail.append(f"'window_end', {iso(f'({CLOSED_WINDOW_START} + {size})')}")
+        tail.append(f"'window_end', {iso(CLOSED_WINDOW_END)}")
     options = "map('ignoreNullFields', 'false')"
     head_json = f"to_json(named_struct({', '.join(head)}), {options})"
     tail_json = f"to_json(named_struct({', '.join(tail)}), {options})"
@@ -89,6 +95,12 @@ def _record(context: Context) -> str:
         f"concat(left({head_json}, length({head_json}) - 1), ',\"record\":', record, ',', "
         f"substr({tail_json}, 2))"
     )
+
+
+def _grid_size(context: Context) -> int:
+    """The size of the job's grid windows (0: a snapshot, or no window)."""
+    window = context.window
+    return window.size if window is not None and window.type in ("tumbling", "hopping") else 0
 
 
 def raw_lines(lines: DataFrame, wanted: DataFrame) -> DataFrame:

@@ -11,6 +11,7 @@ from pyspark.sql import functions as F
 from sparktide.core.windows import spec as reference
 from sparktide.spark.columns import (
     ARRIVAL_ORDER,
+    CLOSED_WINDOW_END,
     CLOSED_WINDOW_START,
     EDGE,
     EDGE_COVERED,
@@ -52,7 +53,8 @@ def assign_windows(context: Context, rows: DataFrame) -> DataFrame:
     """``rows`` with their windows (semantics §6.1, §6.4): :data:`~.WINDOW_STARTS`
     (every window of an admitted row), :data:`~.OPEN_WINDOW_STARTS` (those the governing
     watermark has not closed) and :data:`~.CLOSED_WINDOW_START` (the last window of a
-    row none is open for: then it is dropped or dead-lettered for ``window_closed``).
+    row none is open for: then it is dropped or dead-lettered for ``window_closed``; its
+    end in :data:`~.CLOSED_WINDOW_END`).
     Session and sliding windows are formed later, from the rows
     (:mod:`sparktide.spark.windows.rows`)."""
     w = context.window
@@ -60,7 +62,8 @@ def assign_windows(context: Context, rows: DataFrame) -> DataFrame:
     if w is None or w.type in ("session", "sliding"):
         rows = rows.withColumn(starts, F.expr("CAST(NULL AS ARRAY<BIGINT>)"))
         rows = rows.withColumn(open_starts, F.col(starts))
-        return rows.withColumn(CLOSED_WINDOW_START, F.lit(None).cast("bigint"))
+        rows = rows.withColumn(CLOSED_WINDOW_START, F.lit(None).cast("bigint"))
+        return rows.withColumn(CLOSED_WINDOW_END, F.lit(None).cast("bigint"))
     candidates, end, one = _candidates(context)
     rows = rows.withColumn(starts, F.expr(f"CASE WHEN {_ADMITTED} THEN {candidates} END"))
     if one:
@@ -84,7 +87,9 @@ def assign_windows(context: Context, rows: DataFrame) -> DataFrame:
         F.expr(f"CASE WHEN {REASON} = 'window_closed' THEN {late} ELSE {VERDICT} END"),
     )
     last = f"CASE WHEN {REASON} = 'window_closed' THEN element_at({starts}, -1) END"
-    return rows.withColumn(CLOSED_WINDOW_START, F.expr(last))
+    rows = rows.withColumn(CLOSED_WINDOW_START, F.expr(last))
+    size = 0 if w.type == "snapshot" else w.size
+    return rows.withColumn(CLOSED_WINDOW_END, F.expr(f"{CLOSED_WINDOW_START} + {size}"))
 
 
 def _candidates(context: Context) -> tuple[str, str, bool]:

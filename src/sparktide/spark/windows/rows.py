@@ -24,6 +24,7 @@ from sparktide.job import Window
 from sparktide.spark.batch import Batch
 from sparktide.spark.columns import (
     ADMITTED_KINDS,
+    GOVERNING_WATERMARK,
     RELEASE_ORDER,
     SCOPE,
     SCOPE_WATERMARK_END,
@@ -36,8 +37,16 @@ from sparktide.spark.outputs.records import write_windows
 from sparktide.spark.outputs.text import write_state
 from sparktide.spark.scopes import force, scope_watermarks
 from sparktide.spark.sql import NEG
+from sparktide.spark.windows.latescan import ADMIT_WATERMARK
 
-__all__ = ["marks_schema", "row_windows", "session_windows", "sliding_windows"]
+__all__ = [
+    "marks_schema",
+    "open_rows",
+    "row_windows",
+    "session_windows",
+    "sliding_windows",
+    "window_rows",
+]
 
 ORDER = RELEASE_ORDER
 #: The processing time of a row's scope's last delivery (idle timeout).
@@ -55,8 +64,33 @@ def marks_schema(groups: list[str]) -> T.StructType:
             T.StructField("carry_cut", T.LongType()),
             T.StructField("carry_last", T.LongType()),
             T.StructField("emitted_until", T.LongType()),
+            T.StructField("closed_start", T.LongType()),
+            T.StructField("closed_until", T.LongType()),
         ]
     )
+
+
+def window_rows(context: Context, decided: DataFrame) -> DataFrame:
+    """The admitted rows of a judged batch as session and sliding windows keep them:
+    scope, group values, release order, aggregate inputs; under ``accept``, a sliding
+    row's governing watermark at its admission (:data:`~.ADMIT_WATERMARK`)."""
+    w = context.window
+    assert w is not None
+    admit = []
+    if context.accepts_below_rows and w.type == "sliding":
+        admit = [F.col(GOVERNING_WATERMARK).alias(ADMIT_WATERMARK)]
+    return decided.filter(F.col(VERDICT).isin(*ADMITTED_KINDS)).select(
+        SCOPE, *context.groups, *RELEASE_ORDER, *context.aggregate_inputs, *admit
+    )
+
+
+def open_rows(context: Context, batch: Batch, decided: DataFrame) -> tuple[DataFrame, DataFrame]:
+    """The open rows and the marks the previous batch left (``decided``: the judged
+    batch, for the rows' schema)."""
+    store = context.store
+    schema = window_rows(context, decided).schema
+    state = store.load_table(batch.previous, "rows", schema)
+    return state, store.load_table(batch.previous, "marks", marks_schema(context.groups))
 
 
 def _spec(groups: list[str]) -> str:
@@ -72,12 +106,15 @@ def session_windows(
     due_offset: int,
     closed_end: bool,
     govern: Govern | None = None,
+    *,
+    accept: bool = False,
 ) -> tuple[DataFrame, DataFrame, DataFrame]:
     """Sessions of ``rows`` (state and new rows, with a ``governing`` watermark column).
 
     ``govern`` (the idle timeout) raises the governing watermark of a frame of rows
-    given the column of their window's end. Returns ``(closed rows with
-    window_start/window_end, open rows, new marks)``.
+    given the column of their window's end. With ``accept`` the marks keep each group's
+    last closed session (:mod:`.latescan` refuses a row at or before it). Returns
+    ``(closed rows with window_start/window_end, open rows, new marks)``.
     """
     gap = window.gap
     keys, s = [SCOPE, *groups], SYSTEM_TIME
@@ -113,7 +150,7 @@ def session_windows(
     rows = rows.withColumn("closed", F.expr(f"window_end + {due_offset} <= {SCOPE_WATERMARK_END}"))
     closed = rows.filter("closed")
     still_open = rows.filter("NOT closed")
-    new_marks = _session_marks(closed, marks, keys)
+    new_marks = _session_marks(closed, marks, keys, keep_closed=accept)
     return closed, still_open, new_marks
 
 
@@ -158,19 +195,25 @@ def _cut_at_max_duration(
     return rows
 
 
-def _session_marks(closed: DataFrame, marks: DataFrame, keys: list[str]) -> DataFrame:
+def _session_marks(
+    closed: DataFrame, marks: DataFrame, keys: list[str], *, keep_closed: bool
+) -> DataFrame:
     """The marks after the batch: the last closed piece per group decides the carry
-    (a session cut at a boundary continues in the next piece)."""
+    (a session cut at a boundary continues in the next piece); with ``keep_closed``,
+    its bounds stay too (``closed_start``, ``closed_until``)."""
     last_closed = (
         closed.groupBy(*keys)
-        .agg(F.max(F.struct("window_end", "cut", "piece_last")).alias("lc"))
+        .agg(F.max(F.struct("window_end", "cut", "piece_last", "window_start")).alias("lc"))
         .select(
             *keys,
             F.lit(True).alias("closed_any"),
             F.expr("CASE WHEN lc.cut THEN lc.window_end END").alias("new_cut"),
             F.expr("CASE WHEN lc.cut THEN lc.piece_last END").alias("new_last"),
+            F.expr("lc.window_start").alias("new_start"),
+            F.expr("lc.window_end").alias("new_until"),
         )
     )
+    kept = "closed_any" if keep_closed else "false"
     new_marks = (
         marks.join(last_closed, on=keys, how="full_outer")
         .select(
@@ -178,8 +221,10 @@ def _session_marks(closed: DataFrame, marks: DataFrame, keys: list[str]) -> Data
             F.expr("CASE WHEN closed_any THEN new_cut ELSE carry_cut END").alias("carry_cut"),
             F.expr("CASE WHEN closed_any THEN new_last ELSE carry_last END").alias("carry_last"),
             F.lit(None).cast("bigint").alias("emitted_until"),
+            F.expr(f"CASE WHEN {kept} THEN new_start ELSE closed_start END").alias("closed_start"),
+            F.expr(f"CASE WHEN {kept} THEN new_until ELSE closed_until END").alias("closed_until"),
         )
-        .filter("carry_cut IS NOT NULL")
+        .filter("carry_cut IS NOT NULL OR closed_until IS NOT NULL")
     )
     return new_marks
 
@@ -202,11 +247,20 @@ def sliding_windows(
     keys, s, governing = [SCOPE, *groups], SYSTEM_TIME, SCOPE_WATERMARK_END
     rows = rows.join(marks.select(*keys, "emitted_until"), on=keys, how="left")
     carried = [*keys, governing, *([LAST_DELIVERY] if govern is not None else [])]
+    # under accept a row made only the points its admission's watermark left open,
+    # and counts only in those (semantics §6.9; the reference's SlidingGroup)
+    admitted = ADMIT_WATERMARK in rows.columns
+    made = f" AND p + {due_offset} > {ADMIT_WATERMARK}" if admitted else ""
     points = (
-        rows.select(*carried, "emitted_until", F.col(s).alias("p"))
-        .unionByName(rows.select(*carried, "emitted_until", F.expr(f"{s} + {size}").alias("p")))
+        rows.select(*carried, "emitted_until", *_made_by(admitted), F.col(s).alias("p"))
+        .unionByName(
+            rows.select(
+                *carried, "emitted_until", *_made_by(admitted), F.expr(f"{s} + {size}").alias("p")
+            )
+        )
+        .filter(f"p > coalesce(emitted_until, {NEG}){made}")
+        .drop(*_made_by(admitted))
         .distinct()
-        .filter(f"p > coalesce(emitted_until, {NEG})")
     )
     if govern is not None:  # (the open points are the open windows)
         points = govern(points, "p")
@@ -220,6 +274,8 @@ def sliding_windows(
         )
         .filter(f"r.{s} > q.p - {size} AND r.{s} <= q.p")
     )
+    if admitted:
+        hits = hits.filter(f"q.p + {due_offset} > r.{ADMIT_WATERMARK}")
     closed = hits.select(
         "r.*", F.expr(f"q.p - {size}").alias("window_start"), F.col("q.p").alias("window_end")
     )
@@ -231,6 +287,8 @@ def sliding_windows(
         F.expr("greatest(coalesce(emitted_until, done), coalesce(done, emitted_until))").alias(
             "emitted_until"
         ),
+        F.lit(None).cast("bigint").alias("closed_start"),
+        F.lit(None).cast("bigint").alias("closed_until"),
     )
     keep = (
         rows.join(done, on=keys, how="left")
@@ -238,6 +296,11 @@ def sliding_windows(
         .drop("done", "emitted_until")
     )
     return closed, keep, new_marks
+
+
+def _made_by(admitted: bool) -> list[str]:
+    """The column saying which points a sliding row made (under accept), if any."""
+    return [ADMIT_WATERMARK] if admitted else []
 
 
 def row_windows(context: Context, batch: Batch, decided: DataFrame) -> DataFrame | None:
@@ -248,12 +311,9 @@ def row_windows(context: Context, batch: Batch, decided: DataFrame) -> DataFrame
     w = context.window
     assert w is not None
     groups = context.groups
-    rows = decided.filter(F.col(VERDICT).isin(*ADMITTED_KINDS)).select(
-        SCOPE, *groups, *RELEASE_ORDER, *context.aggregate_inputs
-    )
+    rows = window_rows(context, decided)
     store = context.store
-    state = store.load_table(batch.previous, "rows", rows.schema)
-    marks = store.load_table(batch.previous, "marks", marks_schema(groups))
+    state, marks = open_rows(context, batch, decided)
     every = rows.unionByName(state)
     scope_w, scope_last, table = scope_watermarks(context, batch)
     if table is not None:
@@ -266,8 +326,9 @@ def row_windows(context: Context, batch: Batch, decided: DataFrame) -> DataFrame
         idle = _IdleTimeout(context, batch, offset)
     if w.type == "session":
         closed, still_open, new_marks = session_windows(
-            every, marks, w, groups, offset, context.closed_end, idle
-        )
+            every, marks, w, groups, offset, context.closed_end, idle,
+            accept=context.accepts_below_rows,
+        )  # fmt: skip
     else:
         closed, still_open, new_marks = sliding_windows(every, marks, w, groups, offset, idle)
     keys = [SCOPE, *groups, "window_start", "window_end"]
