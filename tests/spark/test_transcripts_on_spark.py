@@ -37,6 +37,7 @@ from tests.test_transcripts import (
 
 #: semantics §7 (issue 7): punctuation, interval and edge events, several inputs, the hold.
 SPEC7 = (
+    "expression_functions_cast",
     "cti_both",
     "cti_commits_at_once",
     "cti_commits_strictly_before",

@@ -54,7 +54,6 @@ INT64_RANGE = (-(2**63), 2**63 - 1)
 INTEGER = re.compile(r"-?[0-9]+")
 
 
-
 def too_long(number: int, length: int) -> str:
     """The error of line ``number``, ``length`` characters long: over :data:`MAX_LINE_CHARS`."""
     return f"line {number}: too long ({length} characters, the limit is {MAX_LINE_CHARS})"
@@ -63,5 +62,3 @@ def too_long(number: int, length: int) -> str:
 def shown_number(token: str) -> str:
     """A number token as error messages show it: at most 40 characters."""
     return token if len(token) <= 40 else token[:40] + "..."
-
-

@@ -15,8 +15,16 @@ from sparktide.expr import Ref, references
 from sparktide.job import Job
 from sparktide.spark.aggregates import json_text
 from sparktide.spark.columns import (
+    ARRIVAL_TIME,
     EDGE,
+    EDGE_ID,
+    END_TIME,
+    ERROR,
+    EVENT_TIME,
+    IS_CTI,
+    PARTITION,
     REASON,
+    SUBSTREAM_KEY,
     SYSTEM_TIME,
     VERDICT,
 )
@@ -65,21 +73,56 @@ def add_record_columns(parsed: DataFrame, job: Job) -> DataFrame:
     stages, leaves = variant_leaves("_xf", names, variant_field)
     compiled = Compiled("_xe", leaves)
     outputs = []
+    errors = []
     if job.filter is not None:
         value = compiled.value(job.filter.expression)
         outputs.append(f"coalesce({of_kind(value, 'b')}, false) AS {FILTER_COLUMN}")
+        errors.append(value.err)
     for i, projection in enumerate(projections):
         expr = projection.parsed
         if isinstance(expr, Ref):
             text = f"coalesce({json_text(variant_field(expr.name))}, 'null')"
         else:
-            text = json_of(compiled.value(expr))
+            value = compiled.value(expr)
+            text = json_of(value)
+            errors.append(value.err)
         outputs.append(f"{text} AS e{i}")
     frame = parsed
     for stage in stages:
         frame = frame.selectExpr("*", *stage)
     frame = compiled.apply(frame)
-    return frame.selectExpr(*(f"`{c}`" for c in parsed.columns), *outputs)
+    failed = [e for e in errors if e]
+    if not failed:
+        return frame.selectExpr(*(f"`{c}`" for c in parsed.columns), *outputs)
+    return _cast_failures(frame, parsed.columns, outputs, failed)
+
+
+#: The columns a malformed record does not have (semantics §8.2): nulled when a CAST
+#: over the record fails.
+_RECORD_VALUES = (EVENT_TIME, ARRIVAL_TIME, PARTITION, SUBSTREAM_KEY, END_TIME, EDGE, EDGE_ID)
+
+
+def _cast_failures(
+    frame: DataFrame, columns: list[str], outputs: list[str], failed: list[str]
+) -> DataFrame:
+    """A record on which a ``CAST`` of ``[filter]`` or ``[select]`` fails is malformed
+    (semantics §11.13), with the first failure's message as its error, as the reference
+    reader makes it (:func:`sparktide.job.record_casts`): a well-formed record that is
+    not a CTI takes the message; its typed values are dropped as a malformed record's."""
+    message = failed[0] if len(failed) == 1 else f"coalesce({', '.join(failed)})"
+    cti = f"coalesce({IS_CTI}, false)" if IS_CTI in columns else "false"
+    frame = frame.selectExpr(
+        "*", f"CASE WHEN {ERROR} IS NULL AND NOT {cti} THEN {message} END AS _cast_error"
+    )
+    kept = []
+    for c in columns:
+        if c == ERROR:
+            kept.append(f"coalesce({ERROR}, _cast_error) AS {ERROR}")
+        elif c in _RECORD_VALUES:
+            kept.append(f"CASE WHEN _cast_error IS NULL THEN `{c}` END AS `{c}`")
+        else:
+            kept.append(f"`{c}`")
+    return frame.selectExpr(*kept, *outputs)
 
 
 def filter_rows(decided: DataFrame, job: Job) -> DataFrame:
