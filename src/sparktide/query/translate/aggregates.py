@@ -22,6 +22,7 @@ from sparktide.query.translate.context import (
     OTHER_AGGREGATES,
     Context,
     describe,
+    is_scalar,
     is_timestamp,
 )
 from sparktide.query.translate.fields import Fields
@@ -111,7 +112,7 @@ class Aggregates:
             reading.selected.add(column.casefold())
             reading.entries.append((name, E.Ref(reading.grouped[column.casefold()])))
             return
-        if isinstance(expr, Call) and expr.function != "datediff":
+        if isinstance(expr, Call) and not is_scalar(expr):
             reading.aggregates[name] = self.aggregate(expr, source)
             reading.entries.append((name, E.Ref(name)))
             return

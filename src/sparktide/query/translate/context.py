@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from sparktide import expr as E
 from sparktide.errors import QueryError
 from sparktide.query.ast import Call, Column, Expr, FromSource, Literal, Star
 from sparktide.query.bind import Bindings
@@ -22,6 +23,7 @@ __all__ = [
     "Context",
     "describe",
     "is_aggregate",
+    "is_scalar",
     "is_timestamp",
     "source_names",
     "unsupported_call",
@@ -76,6 +78,12 @@ def is_timestamp(expr: Expr) -> bool:
     if isinstance(expr, Call):
         return expr.function == "system.timestamp" and not expr.args and not expr.star
     return isinstance(expr, Column) and expr.name.casefold() == "system.timestamp"
+
+
+def is_scalar(call: Call) -> bool:
+    """Whether ``call`` is a scalar function the expression language has (``DATEDIFF``,
+    ``UPPER``, ``DATEADD`` ...)."""
+    return call.function == "datediff" or call.function.upper() in E.FUNCTIONS
 
 
 def is_aggregate(call: Call) -> bool:
