@@ -121,7 +121,7 @@ def test_pass_through_queries_and_with_steps() -> None:
             "WHERE over the results of the windowed step s",
         ),
         ("SELECT a, * FROM i", "1:11", "SELECT * with other columns"),
-        ("SELECT a AS timestamp FROM i", "1:8", "sparktide writes itself"),
+        ("SELECT a AS type FROM i", "1:8", "sparktide writes itself"),
         ("SELECT System.Timestamp() AS ts FROM i", "1:8", "System.Timestamp() in SELECT"),
         (
             "WITH s AS (SELECT a, b FROM i) SELECT * FROM s",
@@ -262,7 +262,7 @@ def test_pass_through_queries_and_with_steps() -> None:
             "must include the substream key 'd'",
         ),
         (
-            "SELECT COUNT(*) AS window_end FROM i GROUP BY TumblingWindow(s, 5)",
+            "SELECT COUNT(*) AS type FROM i GROUP BY TumblingWindow(s, 5)",
             "1:8",
             "sparktide writes itself",
         ),

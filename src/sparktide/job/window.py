@@ -10,12 +10,14 @@ from sparktide.errors import ConfigError
 from sparktide.expr import Expr, parse_expression
 from sparktide.job.expressions import check_references, no_input_fields, parse_text
 from sparktide.job.values import (
+    OWN_WINDOW_FIELDS,
     RESERVED_WINDOW_COLUMNS,
     WINDOW_BOUNDS,
     check_choice,
     check_column,
     claim_name,
     normalise_duration,
+    own_names,
     set_field,
 )
 from sparktide.time import format_duration
@@ -245,8 +247,22 @@ class Window:
     @property
     def result_columns(self) -> tuple[str, ...]:
         """The columns of a window's result that ``having`` and ``[select]`` read: the
-        group-by columns, the aggregate names, ``window_start`` and ``window_end``."""
-        return (*self.group_by, *(a.name for a in self.aggregates), *WINDOW_BOUNDS)
+        group-by columns, the aggregate names and the window's bounds (as
+        :attr:`own_fields` names them)."""
+        own = self.own_fields
+        return (*self.user_columns, *(own[b] for b in WINDOW_BOUNDS))
+
+    @property
+    def user_columns(self) -> tuple[str, ...]:
+        """The group-by columns and the aggregate names."""
+        return (*self.group_by, *(a.name for a in self.aggregates))
+
+    @property
+    def own_fields(self) -> dict[str, str]:
+        """The names of ``window_start``, ``window_end`` and ``emitted_at`` in the
+        window's result: their own, unless a group-by column or an aggregate has it
+        (then ``sparktide_window_start`` ..., :func:`sparktide.job.values.own_names`)."""
+        return own_names(OWN_WINDOW_FIELDS, self.user_columns)
 
     @property
     def having_expression(self) -> Expr | None:

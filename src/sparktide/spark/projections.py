@@ -154,7 +154,8 @@ def projected_event(job: Job, timestamp: str) -> str:
     """SQL of a released event's JSON text under ``[select]``: the ``e<i>`` columns, then
     ``timestamp`` (``timestamp``: SQL of its ISO text)."""
     members = [f"{sql_string(json.dumps(p.name) + ':')}, e{i}" for i, p in enumerate(job.select)]
-    members.append(f"'\"timestamp\":', concat('\"', {timestamp}, '\"')")
+    key = sql_string(json.dumps(job.event_fields["timestamp"]) + ":")
+    members.append(f"{key}, concat('\"', {timestamp}, '\"')")
     separator = ", ',', "
     return "concat('{', " + separator.join(members) + ", '}')"
 
@@ -246,7 +247,8 @@ def window_projection(
     exprs = [having] if having is not None else []
     exprs += [p.parsed for p in job.select]
     names = list(dict.fromkeys(n for e in exprs for n in references(e)))
-    iso_of = {"window_start": iso(bounds[0]), "window_end": iso(bounds[1])}
+    own, written = window.own_fields, job.window_fields  # (semantics §10.3)
+    iso_of = {own["window_start"]: iso(bounds[0]), own["window_end"]: iso(bounds[1])}
     variant_names = [n for n in names if n not in iso_of]
     stages, leaves = variant_leaves(
         "_hf", variant_names, lambda name: f"try_parse_json({texts[name]})"
@@ -264,8 +266,8 @@ def window_projection(
     fields = None
     if job.select:
         fields = [
-            ("window_start", f"concat('\"', {iso_of['window_start']}, '\"')"),
-            ("window_end", f"concat('\"', {iso_of['window_end']}, '\"')"),
+            (written["window_start"], f"concat('\"', {iso(bounds[0])}, '\"')"),
+            (written["window_end"], f"concat('\"', {iso(bounds[1])}, '\"')"),
         ]
         for i, projection in enumerate(job.select):
             expr = projection.parsed
