@@ -365,7 +365,7 @@ CONFIG_ERRORS: list[tuple[str, dict[str, Any], str]] = [
     ("select-not-text", {"select.x": 1}, "select.x"),
     ("select-bad-name", {"select": {"a b": "n"}}, "select"),
     ("select-like-a-column", {"select.x": "device LIKE device"}, "select.x"),
-    ("select-datediff-unit", {"select.d": "DATEDIFF(fortnight, window_start, window_end)"}, "select.d"),
+    ("select-datediff-unit", {"select.d": "DATEDIFF(fortnight, window_start, t)"}, "select.d"),
     ("select-datediff-arity", {"select.d": "DATEDIFF(minute, window_end)"}, "select.d"),
     ("filter-unknown-function", {"filter.where": "uppr(lane) = 'A'"}, "filter.where"),
     ("having-input-field", {"window.having": "entry.n > 1"}, "window.having"),

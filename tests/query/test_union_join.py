@@ -743,8 +743,7 @@ def test_a_plain_output_binds_one_statement(tmp_path: Path) -> None:
             "COUNT(...) over a JOIN is not supported yet",
         ),
         (
-            "SELECT e.k AS type FROM e JOIN x ON e.k = x.k AND DATEDIFF(s, e, x) "
-            "BETWEEN 0 AND 1",
+            "SELECT e.k AS type FROM e JOIN x ON e.k = x.k AND DATEDIFF(s, e, x) BETWEEN 0 AND 1",
             "1:8",
             "'type' is a name sparktide writes itself",
         ),
