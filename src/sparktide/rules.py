@@ -132,6 +132,15 @@ generated_ctis: CTI generation (§7.3)
     python core.punctuation:generated_ctis
     sql    spark.punctuation:generated_ctis spark.punctuation:generated_ctis_ahead
     numba  spark.punctuation:generated_ctis_scan spark.ctiscan:scan_table
+datediff_calendar: DATEDIFF in years, quarters, months and weeks (§11.11)
+    python expr.functions:datediff_calendar
+    sql    spark.exprfunctions:datediff_calendar
+cast: CAST and TRY_CAST (§11.12)
+    python expr.functions:cast
+    sql    spark.exprfunctions:cast_value
+cast_failure: a CAST that fails over a record makes it malformed (§11.13)
+    python reader.fields:cast_failure_check
+    sql    spark.projections:cast_failures
 """
 
 

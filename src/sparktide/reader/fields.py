@@ -118,7 +118,7 @@ def _check_numbers(fields: dict[str, Any], numeric: frozenset[str]) -> None:
             raise ValueError(f"column {column!r} must be a number")
 
 
-def _check_casts(fields: dict[str, Any], checks: tuple[Expr, ...]) -> None:
+def cast_failure_check(fields: dict[str, Any], checks: tuple[Expr, ...]) -> None:
     """Every expression of ``checks`` evaluates without a failing ``CAST`` (semantics
     §11.13: the record is malformed, with the ``CAST``'s message, rather than the job
     failing as in Stream Analytics)."""
@@ -165,7 +165,7 @@ def _checked(
     end_time = None if cti else _end_time(fields, source, event_time)
     if not cti:
         _check_numbers(fields, numeric)
-        _check_casts(fields, checks)
+        cast_failure_check(fields, checks)
     return {
         "partition": partition,
         "key": key,

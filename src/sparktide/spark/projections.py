@@ -94,7 +94,7 @@ def add_record_columns(parsed: DataFrame, job: Job) -> DataFrame:
     failed = [e for e in errors if e]
     if not failed:
         return frame.selectExpr(*(f"`{c}`" for c in parsed.columns), *outputs)
-    return _cast_failures(frame, parsed.columns, outputs, failed)
+    return cast_failures(frame, parsed.columns, outputs, failed)
 
 
 #: The columns a malformed record does not have (semantics §8.2): nulled when a CAST
@@ -102,7 +102,7 @@ def add_record_columns(parsed: DataFrame, job: Job) -> DataFrame:
 _RECORD_VALUES = (EVENT_TIME, ARRIVAL_TIME, PARTITION, SUBSTREAM_KEY, END_TIME, EDGE, EDGE_ID)
 
 
-def _cast_failures(
+def cast_failures(
     frame: DataFrame, columns: list[str], outputs: list[str], failed: list[str]
 ) -> DataFrame:
     """A record on which a ``CAST`` of ``[filter]`` or ``[select]`` fails is malformed
