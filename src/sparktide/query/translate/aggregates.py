@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from functools import partial
 
 from sparktide import expr as E
+from sparktide.job.values import OWN_WINDOW_FIELDS, own_names
 from sparktide.query.ast import Call, Column, FromSource, Pos, Select, SelectItem, Star
 from sparktide.query.exprs import convert
 from sparktide.query.translate.context import (
@@ -62,6 +63,13 @@ class _Reading:
     project: bool = False  # whether the SELECT needs a [select]
 
 
+#: ``System.Timestamp()`` over a window while the SELECT is read: the window end, whose
+#: name is known once every column is (a user's ``window_end`` keeps its name, and the
+#: window's own end is then ``sparktide_window_end``, semantics §10.3).
+_WINDOW_END = "__system-timestamp__"
+_WINDOW_END_TEXT = E.to_text(E.Ref(_WINDOW_END))
+
+
 class Aggregates:
     """Reads the columns of a statement's windowed SELECT."""
 
@@ -78,13 +86,29 @@ class Aggregates:
             self.item(item, reading, source)
         leaf = partial(self.leaf, reading=reading, group_by=group_by, source=source)
         table: dict[str, str] = {}
+        aliases: dict[str, E.Expr] = {}
         for name, entry in reading.entries:
             if isinstance(entry, SelectItem):
                 entry = convert(entry.expr, leaf, self.refuse, "SELECT")
             table[name] = E.to_text(entry)
+            aliases[name.casefold()] = entry
         having = None
         if select.having is not None:
-            having = E.to_text(convert(select.having.expr, leaf, self.refuse, "HAVING"))
+
+            def having_leaf(node: Column | Call) -> E.Expr:
+                # a SELECT column's name (HAVING Count > 1), as Stream Analytics reads it
+                # when no grouping column has that name: the column's own expression
+                if isinstance(node, Column) and len(node.parts) == 1:
+                    found = aliases.get(node.parts[0].casefold())
+                    if found is not None and node.parts[0].casefold() not in reading.grouped:
+                        return found
+                return leaf(node)
+
+            having = E.to_text(convert(select.having.expr, having_leaf, self.refuse, "HAVING"))
+        own = own_names(OWN_WINDOW_FIELDS, [*group_by, *reading.aggregates])["window_end"]
+        table = {k: v.replace(_WINDOW_END_TEXT, own) for k, v in table.items()}
+        if having is not None:
+            having = having.replace(_WINDOW_END_TEXT, own)
         return WindowColumns(reading.aggregates, self.finish(reading, table, group_by), having)
 
     def item(self, item: SelectItem, reading: _Reading, source: FromSource) -> None:
@@ -102,7 +126,7 @@ class Aggregates:
             )
             if item.alias is not None:
                 name = self.fields.output_name(item, reading.taken)
-                reading.entries.append((name, E.Ref("window_end")))
+                reading.entries.append((name, E.Ref(_WINDOW_END)))
             return
         name = self.fields.output_name(item, reading.taken)
         if isinstance(expr, Column):
@@ -125,7 +149,7 @@ class Aggregates:
         """A column or call in an expression over the window: the window end, a grouped
         column, or an aggregate (named by the SELECT, else invented)."""
         if is_timestamp(node):
-            return E.Ref("window_end")
+            return E.Ref(_WINDOW_END)
         if isinstance(node, Column):
             return E.Ref(reading.grouped[self.grouped(node, reading, source).casefold()])
         spec = self.aggregate(node, source)
