@@ -106,6 +106,8 @@ class Aggregates:
 
             having = E.to_text(convert(select.having.expr, having_leaf, self.refuse, "HAVING"))
         own = own_names(OWN_WINDOW_FIELDS, [*group_by, *reading.aggregates])["window_end"]
+        if own != "window_end" and _WINDOW_END_TEXT in table.values():
+            reading.project = True  # (the records' window_end is the user's column)
         table = {k: v.replace(_WINDOW_END_TEXT, own) for k, v in table.items()}
         if having is not None:
             having = having.replace(_WINDOW_END_TEXT, own)
