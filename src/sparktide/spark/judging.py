@@ -13,7 +13,7 @@ from pyspark.sql import functions as F
 
 from sparktide.core.instants import NEG_INF
 from sparktide.spark import policy
-from sparktide.spark.aggregates import distinct_key, group_inputs, present
+from sparktide.spark.aggregates import derived_column, distinct_key, group_inputs, present
 from sparktide.spark.batch import Batch
 from sparktide.spark.clocks import idle_estimates, import_ctis
 from sparktide.spark.columns import (
@@ -54,7 +54,12 @@ from sparktide.spark.inputs.textfiles import split_lines
 from sparktide.spark.keys import next_keys
 from sparktide.spark.lineshapes import typed_names
 from sparktide.spark.onepass import TYPED
-from sparktide.spark.projections import add_record_columns, filter_rows, record_columns
+from sparktide.spark.projections import (
+    add_record_columns,
+    derived_aggregates,
+    filter_rows,
+    record_columns,
+)
 from sparktide.spark.punctuation import cti_counted
 from sparktide.spark.sql import field
 from sparktide.spark.windows.assign import assign_windows, paired_edges
@@ -123,6 +128,7 @@ def _parsed_for_judging(context: Context, lines: DataFrame) -> DataFrame:
     record variant ``m`` (needed for malformed records only): the values windows read
     are taken out of it here, as narrow typed columns (:func:`row_inputs`)."""
     parsed = add_record_columns(parse(context, lines), context.job)  # [filter], [select]
+    derived = [derived_column(i) for i, _ in derived_aggregates(context.job)]
     keep_raw = RAW if context.window is None else f"CASE WHEN {ERROR} IS NOT NULL THEN {RAW} END"
     absent = {  # semantics §7: CTI rows, intervals, edges
         IS_CTI: "false",
@@ -131,7 +137,7 @@ def _parsed_for_judging(context: Context, lines: DataFrame) -> DataFrame:
         EDGE_ID: "CAST(NULL AS STRING)",
     }
     return parsed.selectExpr(
-        *(c for c in parsed.columns if c not in (RAW, "mtime", "pre_error", RECORD)),
+        *(c for c in parsed.columns if c not in (RAW, "mtime", "pre_error", RECORD, *derived)),
         f"{keep_raw} AS {RAW}",
         f"CASE WHEN {ERROR} IS NOT NULL THEN {RECORD} END AS {RECORD}",
         *(f"{expr} AS {name}" for name, expr in row_inputs(context)),

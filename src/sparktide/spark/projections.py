@@ -13,7 +13,7 @@ from pyspark.sql import functions as F
 
 from sparktide.expr import Ref, references
 from sparktide.job import Job
-from sparktide.spark.aggregates import json_text
+from sparktide.spark.aggregates import derived_column, json_text
 from sparktide.spark.columns import (
     ARRIVAL_TIME,
     EDGE,
@@ -35,6 +35,7 @@ from sparktide.spark.sql import iso, sql_string
 __all__ = [
     "FILTER_COLUMN",
     "add_record_columns",
+    "derived_aggregates",
     "filter_rows",
     "join_projection",
     "projected_event",
@@ -64,11 +65,13 @@ def record_columns(job: Job) -> list[str]:
 def add_record_columns(parsed: DataFrame, job: Job) -> DataFrame:
     """The parsed batch with :func:`record_columns`, computed from the record ``m``
     before it is dropped (only those columns travel on)."""
-    if not record_columns(job):
+    derived = derived_aggregates(job)
+    if not record_columns(job) and not derived:
         return parsed
     projections = job.select if _projects_records(job) else ()
     exprs = [job.filter.expression] if job.filter is not None else []
     exprs += [p.parsed for p in projections]
+    exprs += [a.parsed for _, a in derived]  # type: ignore[misc]
     names = list(dict.fromkeys(n for e in exprs for n in references(e)))
     stages, leaves = variant_leaves("_xf", names, variant_field)
     compiled = Compiled("_xe", leaves)
@@ -87,6 +90,10 @@ def add_record_columns(parsed: DataFrame, job: Job) -> DataFrame:
             text = json_of(value)
             errors.append(value.err)
         outputs.append(f"{text} AS e{i}")
+    for i, aggregate in derived:
+        value = compiled.value(aggregate.parsed)  # type: ignore[arg-type]
+        outputs.append(f"{_derived_variant(value, aggregate.function)} AS {derived_column(i)}")
+        errors.append(value.err)
     frame = parsed
     for stage in stages:
         frame = frame.selectExpr("*", *stage)
@@ -95,6 +102,29 @@ def add_record_columns(parsed: DataFrame, job: Job) -> DataFrame:
     if not failed:
         return frame.selectExpr(*(f"`{c}`" for c in parsed.columns), *outputs)
     return cast_failures(frame, parsed.columns, outputs, failed)
+
+
+def derived_aggregates(job: Job) -> list[tuple[int, Any]]:
+    """The window's aggregates of expressions, with their index (their value is a column
+    of its own, :func:`sparktide.spark.aggregates.derived_column`, read once per row)."""
+    if job.window is None:
+        return []
+    return [(i, a) for i, a in enumerate(job.window.aggregates) if a.expression is not None]
+
+
+def _derived_variant(value: Value, function: str) -> str:
+    """The variant an aggregate of an expression reads, as the reference's
+    :func:`sparktide.core.aggregates.aggregated_value` gives it: the value's JSON
+    (an array or object is null), and for ``sum``/``avg`` numbers only."""
+    if function in ("sum", "avg"):
+        cases = []
+        if value.i:
+            cases.append(f"WHEN {value.i} IS NOT NULL THEN CAST({value.i} AS STRING)")
+        if value.d:
+            cases.append(f"WHEN {value.d} IS NOT NULL THEN CAST({value.d} AS STRING)")
+        text = f"CASE {' '.join(cases)} END" if cases else "CAST(NULL AS STRING)"
+        return f"parse_json({text})"
+    return f"parse_json({json_of(value)})"
 
 
 #: The columns a malformed record does not have (semantics §8.2): nulled when a CAST

@@ -22,7 +22,6 @@ from sparktide.query.translate.context import (
     AGGREGATES,
     OTHER_AGGREGATES,
     Context,
-    describe,
     is_scalar,
     is_timestamp,
 )
@@ -229,11 +228,20 @@ class Aggregates:
         if len(call.args) != 1:
             raise self.refuse(call.pos, f"{call.text[:-2]}(...) takes one column")
         arg = call.args[0]
-        if not isinstance(arg, Column):
-            raise self.refuse(
-                arg.pos,
-                f"an aggregate of {describe(arg)} is not supported yet: aggregate a column",
+        if not isinstance(arg, Column):  # SUM(CAST(Weight AS bigint)), AVG(a * b)
+            inner = convert(
+                arg,
+                lambda n: self.fields.field_leaf(n, source, "an aggregate"),
+                self.refuse,
+                "an aggregate",
             )
+            if call.distinct:
+                if name != "count":
+                    raise self.refuse(
+                        call.pos, f"{call.text[:-2].upper()}(DISTINCT ...) is not supported yet"
+                    )
+                return f"count_distinct({E.to_text(inner)})"
+            return f"{name}({E.to_text(inner)})"
         column = self.fields.column(arg, source)
         if call.distinct:
             if name != "count":
