@@ -218,7 +218,8 @@ class Aggregates:
             raise self.refuse(
                 call.pos,
                 f"{call.text[:-2]}(...) is not supported yet: functions are not translated "
-                "(only DATEDIFF, aggregates of columns and System.Timestamp())",
+                "(only the scalar functions of docs/semantics.md §11.11, aggregates and "
+                "System.Timestamp())",
             )
         name = AGGREGATES[function]
         if call.star:

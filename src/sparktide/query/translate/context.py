@@ -114,5 +114,6 @@ def unsupported_call(call: Call, refuse: Refuse, aggregate_reason: str) -> Query
     return refuse(
         call.pos,
         f"{call.text[:-2]}(...) is not supported yet: functions are not translated "
-        "(only DATEDIFF, aggregates and System.Timestamp())",
+        "(only the scalar functions of docs/semantics.md §11.11, aggregates and "
+        "System.Timestamp())",
     )
