@@ -70,7 +70,7 @@ MISTAKES: list[tuple[str, dict[str, Any], tuple[str, ...]]] = [
     ),
     ("group-by-a-string", {"window.group_by": "device"}, ("window.group_by",)),
     ("group-by-a-number", {"window.group_by": [1]}, ("window.group_by",)),
-    ("group-by-reserved", {"window.group_by": ["window_end"]}, ("window.group_by",)),
+    ("group-by-reserved", {"window.group_by": ["type"]}, ("window.group_by",)),
     # aggregates
     (
         "aggregate-unknown",
