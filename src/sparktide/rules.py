@@ -132,7 +132,7 @@ generated_ctis: CTI generation (§7.3)
     python core.punctuation:generated_ctis
     sql    spark.punctuation:generated_ctis spark.punctuation:generated_ctis_ahead
     numba  spark.punctuation:generated_ctis_scan spark.ctiscan:scan_table
-datediff_calendar: DATEDIFF in years, quarters, months and weeks (§11.11)
+datediff_calendar: DATEDIFF in years, quarters, months and weeks (§11.7)
     python expr.functions:datediff_calendar
     sql    spark.exprfunctions:datediff_calendar
 cast: CAST and TRY_CAST (§11.12)
