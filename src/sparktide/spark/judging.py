@@ -12,6 +12,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from sparktide.core.instants import NEG_INF
+from sparktide.job import record_casts
 from sparktide.spark import policy
 from sparktide.spark.aggregates import derived_column, distinct_key, group_inputs, present
 from sparktide.spark.batch import Batch
@@ -209,7 +210,9 @@ def parse(context: Context, lines: DataFrame) -> DataFrame:
     if job.inputs:
         return _parse_union(job, lines)
     if "text" in lines.columns:
-        if context.explicit or context.intervals or context.edges:  # (unknown to Arrow)
+        # (unknown to Arrow; a CAST that can fail over a record may make a row the Arrow
+        # reader vouched for malformed after it, and its dead letter needs its line)
+        if context.explicit or context.intervals or context.edges or record_casts(job):
             return parse_lines(split_lines(lines), job)
         return parse_files(lines, job)
     if FULL_TEXT in lines.columns:  # (dead letters' text: not parsed, not kept)
