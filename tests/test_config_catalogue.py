@@ -83,7 +83,7 @@ MISTAKES: list[tuple[str, dict[str, Any], tuple[str, ...]]] = [
     ("aggregate-two-columns", {"window.aggregates": {"s": "sum(a, b)"}}, ("window.aggregates.s",)),
     (
         "aggregate-expression",
-        {"window.aggregates": {"s": "sum(value * 2)"}},
+        {"window.aggregates": {"s": "sum(value * )"}},
         ("window.aggregates.s",),
     ),
     ("aggregate-nested", {"window.aggregates": {"s": "sum(max(value))"}}, ("window.aggregates.s",)),
