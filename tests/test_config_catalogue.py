@@ -70,7 +70,7 @@ MISTAKES: list[tuple[str, dict[str, Any], tuple[str, ...]]] = [
     ),
     ("group-by-a-string", {"window.group_by": "device"}, ("window.group_by",)),
     ("group-by-a-number", {"window.group_by": [1]}, ("window.group_by",)),
-    ("group-by-reserved", {"window.group_by": ["window_end"]}, ("window.group_by",)),
+    ("group-by-reserved", {"window.group_by": ["type"]}, ("window.group_by",)),
     # aggregates
     (
         "aggregate-unknown",
@@ -83,7 +83,7 @@ MISTAKES: list[tuple[str, dict[str, Any], tuple[str, ...]]] = [
     ("aggregate-two-columns", {"window.aggregates": {"s": "sum(a, b)"}}, ("window.aggregates.s",)),
     (
         "aggregate-expression",
-        {"window.aggregates": {"s": "sum(value * 2)"}},
+        {"window.aggregates": {"s": "sum(value * )"}},
         ("window.aggregates.s",),
     ),
     ("aggregate-nested", {"window.aggregates": {"s": "sum(max(value))"}}, ("window.aggregates.s",)),

@@ -626,15 +626,15 @@ def test_select_over_a_join_reads_qualified_fields_and_the_timestamp(tmp_path):
             "'Entry' is not an input of the join (entry or exit; names are case-sensitive)",
         ),
         ({"p": "other.plate + 1"}, "select.p", "'other' is not an input of the join"),
-        ({"timestamp": "entry.t"}, "select.timestamp", "'timestamp' is a name sparktide"),
+        ({"type": "entry.t"}, "select.type", "'type' is a name sparktide"),
         (
-            {"d": "DATEDIFF(month, entry.t, exit.t)"},
+            {"d": "DATEDIFF(fortnight, entry.t, exit.t)"},
             "select.d",
-            "DATEDIFF(month, ...): the "
-            "unit is day (dd, d), hour (hh), minute (mi, n), second (ss, s), millisecond (ms) "
-            "or microsecond (mcs)",
+            "DATEDIFF(fortnight, ...): the date part is year (yy, yyyy), quarter (qq, q), month "
+            "(mm, m), dayofyear (dy, y), week (wk, ww), weekday (dw, w), day (dd, d), hour (hh), "
+            "minute (mi, n), second (ss, s), millisecond (ms) or microsecond (mcs)",
         ),
-        ({"d": "upper(entry.plate)"}, "select.d", "unknown function upper(...)"),
+        ({"d": "uppr(entry.plate)"}, "select.d", "unknown function uppr(...)"),
         (
             {"d": "entry.plate.x"},
             "select.d",
@@ -696,8 +696,8 @@ def test_filter_having_and_select_load_and_build_the_same_job(tmp_path):
     # without a window, [select] reads the record's fields; 'timestamp' is sparktide's
     data = mutate(BASE_JOB, {"window": DELETE, "select": {"v2": "value * 2", "id": "id"}})
     assert [p.name for p in Job.from_dict(data).select] == ["v2", "id"]
-    with pytest.raises(ConfigError, match=r"^select\.timestamp: 'timestamp' is a name"):
-        Job.from_dict(mutate(data, {"select.timestamp": "t"}))
+    with pytest.raises(ConfigError, match=r"^select\.type: 'type' is a name"):
+        Job.from_dict(mutate(data, {"select.type": "t"}))
 
 
 def test_python_api_validates_expressions():

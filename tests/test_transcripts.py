@@ -18,7 +18,7 @@ import pytest
 
 from sparktide.core.engine import Result, simulate
 from sparktide.core.records import InputRecord, jsonable
-from sparktide.job import Job
+from sparktide.job import Job, record_casts
 from sparktide.reader import parse_fields
 from sparktide.time import parse_duration, parse_instant
 
@@ -92,6 +92,7 @@ def build_records(rows: list[Any], job: Job) -> list[InputRecord]:
                 sources[name] if name is not None else job.source,
                 raw=json.dumps(jsonable(fields)),
                 punctuation=job.punctuation,
+                checks=record_casts(job),
             )
             if name is not None and not record.malformed:
                 record.partition = f"{name}/{record.partition}"  # as reader.job_records
@@ -113,7 +114,9 @@ def _raw_line(seq: int, text: str, job: Job) -> InputRecord:
         return InputRecord(
             seq, None, raw=text, error=f"expected a JSON object, got {type(value).__name__}"
         )
-    return parse_fields(seq, value, job.source, raw=text, punctuation=job.punctuation)
+    return parse_fields(
+        seq, value, job.source, raw=text, punctuation=job.punctuation, checks=record_casts(job)
+    )
 
 
 def run_options(run: dict[str, Any]) -> dict[str, Any]:

@@ -138,6 +138,15 @@ column_present: an input record holds a value in a column the job names (§8.4)
     python core.diagnostics:ColumnPresence.column_present
     sql    spark.judging:column_present
     arrow  spark.onepass.tally:column_present_counts
+datediff_calendar: DATEDIFF in years, quarters, months and weeks (§11.7)
+    python expr.functions:datediff_calendar
+    sql    spark.exprfunctions:datediff_calendar
+cast: CAST and TRY_CAST (§11.12)
+    python expr.functions:cast
+    sql    spark.exprfunctions:cast_value
+cast_failure: a CAST that fails over a record makes it malformed (§11.13)
+    python reader.fields:cast_failure_check
+    sql    spark.projections:cast_failures
 """
 
 

@@ -283,7 +283,7 @@ def test_stage_refusals(stages: str, position: str, message: str) -> None:
         (
             {
                 "interval": {"size": 1, "unit": "second"},
-                "pipeline": [{"$group": {"_id": "$g", "window_end": {"$sum": 1}}}],
+                "pipeline": [{"$group": {"_id": "$g", "type": {"$sum": 1}}}],
             },
             "sparktide writes itself",
         ),

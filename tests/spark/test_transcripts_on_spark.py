@@ -37,6 +37,9 @@ from tests.test_transcripts import (
 
 #: semantics §7 (issue 7): punctuation, interval and edge events, several inputs, the hold.
 SPEC7 = (
+    "expression_functions_cast",
+    "names_user_window_columns",
+    "names_user_event_columns",
     "cti_both",
     "cti_commits_at_once",
     "cti_commits_strictly_before",

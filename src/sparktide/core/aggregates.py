@@ -17,9 +17,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from sparktide.core.records import value_key
+from sparktide.expr import OTHER, evaluate, value_of
 from sparktide.job import Aggregate
 
-__all__ = ["Accumulator", "accumulate"]
+__all__ = ["Accumulator", "accumulate", "aggregated_value"]
 
 OrderKey = tuple[int, int, int]
 #: Integers outside this range are summed as floats (Spark reads them as decimals).
@@ -63,10 +64,13 @@ class Accumulator:
         state = self._state
         for i, aggregate in enumerate(self._aggregates):
             function = aggregate.function
-            if aggregate.column is None:  # count(*)
+            if aggregate.expression is not None:
+                value = aggregated_value(aggregate, fields)
+            elif aggregate.column is None:  # count(*)
                 state[i] += 1
                 continue
-            value = fields.get(aggregate.column)
+            else:
+                value = fields.get(aggregate.column)
             if function in ("first", "last"):
                 current = state[i]
                 if (
@@ -99,6 +103,23 @@ class Accumulator:
         for aggregate, state in zip(self._aggregates, self._state, strict=True):
             out[aggregate.name] = _final(aggregate.function, state)
         return out
+
+
+def aggregated_value(aggregate: Aggregate, fields: dict[str, Any]) -> Any:
+    """The value an aggregate of an expression adds for one record (semantics §6.12):
+    the expression's value (a ``CAST`` that fails is null here: the reader has already
+    made such a record malformed); an array or object is null, and for ``sum`` and
+    ``avg`` so is anything but a number."""
+    expr = aggregate.parsed
+    assert expr is not None
+    value = evaluate(expr, lambda name: value_of(fields.get(name)))
+    if value is OTHER:
+        return None
+    if aggregate.function in ("sum", "avg") and (
+        isinstance(value, bool) or not isinstance(value, (int, float))
+    ):
+        return None
+    return value
 
 
 def _initial(function: str) -> Any:

@@ -31,15 +31,16 @@ def event_record(job: Job, event: Admitted) -> dict[str, Any]:
     intervals = job.source.intervals
     fields = event.record.fields or {}
     out: dict[str, Any] = {"type": "event"}
+    own = job.event_fields
     if job.select:
         out.update(project(job, lambda name: fields.get(name)))
     else:
         reserved = INTERVAL_RESERVED if intervals else EVENT_RESERVED
         for name, value in fields.items():
             out[f"input_{name}" if name in reserved or name == "type" else name] = jsonable(value)
-    out["timestamp"] = time_or_none(event.timestamp)
+    out[own["timestamp"]] = time_or_none(event.timestamp)
     if intervals:
-        out["end_timestamp"] = time_or_none(event.record.end_time)
+        out[own["end_timestamp"]] = time_or_none(event.record.end_time)
     return out
 
 
@@ -51,7 +52,7 @@ def join_record(job: Job, record: dict[str, Any]) -> dict[str, Any]:
     return {
         "type": "event",
         **project(job, lambda key: _match_value(record, key)),
-        "timestamp": record["timestamp"],
+        job.event_fields["timestamp"]: record["timestamp"],
     }
 
 
@@ -88,11 +89,13 @@ def window_result(job: Job, record: dict[str, Any], having: Expr | None) -> dict
         return None
     if not job.select:
         return record
+    assert job.window is not None
+    result, written = job.window.own_fields, job.window_fields
     out: dict[str, Any] = {
         "type": "window",
-        "window_start": record["window_start"],
-        "window_end": record["window_end"],
+        written["window_start"]: record[result["window_start"]],
+        written["window_end"]: record[result["window_end"]],
     }
     out.update(project(job, record.get))
-    out["emitted_at"] = record.get("emitted_at")
+    out[written["emitted_at"]] = record.get(result["emitted_at"])
     return out

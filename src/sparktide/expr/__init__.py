@@ -4,7 +4,9 @@ A small SQL subset (grammar ``expr/expr.lark``, LALR(1), parsed by lark): column
 (``speed``, ``[lane-id]``, and ``input.field`` for the records of a join), numbers,
 ``'strings'``, ``true``/``false``/``null``, ``= <> != < <= > >=``, ``AND OR NOT``,
 ``+ - * / %``, unary minus, ``IS [NOT] NULL``, ``[NOT] IN (...)``,
-``[NOT] BETWEEN a AND b``, ``[NOT] LIKE 'pattern'`` and ``DATEDIFF(unit, start, end)``.
+``[NOT] BETWEEN a AND b``, ``[NOT] LIKE 'pattern'``, ``DATEDIFF(unit, start, end)``, Stream
+Analytics' scalar functions (:data:`FUNCTIONS`, :mod:`~sparktide.expr.functions`),
+``CASE`` and ``CAST``/``TRY_CAST`` (``docs/semantics.md`` §11.11-§11.13).
 
 The values are those of JSON, with SQL's three-valued logic (``docs/semantics.md``):
 

@@ -8,11 +8,13 @@ import math
 import re
 from typing import Any
 
-from sparktide.expr import nodes
+from sparktide.expr import functions, nodes
 from sparktide.expr.walk import desugar
 from sparktide.time import instant_or_problem
 
-__all__ = ["datediff", "evaluate", "like_regex", "passes", "value_of"]
+__all__ = ["ConversionError", "datediff", "evaluate", "like_regex", "passes", "value_of"]
+
+ConversionError = functions.ConversionError
 
 
 def value_of(value: Any) -> Any:
@@ -119,34 +121,76 @@ def like_regex(pattern: str) -> re.Pattern[str]:
     return re.compile("".join(parts), re.DOTALL)
 
 
-def evaluate(expr: nodes.Expr, lookup: Any) -> Any:
+def evaluate(expr: nodes.Expr, lookup: Any, *, strict: bool = False) -> Any:
     """The value of ``expr`` (see the module docstring), with ``lookup(name)`` giving a
     column's value as :func:`value_of` reads it (``name``: :attr:`Ref.key`).
 
     Returns ``None`` (null), a ``bool``, an ``int``, a ``float``, a ``str`` or
-    :data:`OTHER`.
+    :data:`OTHER`. A ``CAST`` that fails is null unless ``strict``.
+
+    Raises
+    ------
+    ConversionError
+        With ``strict``, at the first ``CAST`` (left to right, only the taken branch of a
+        ``CASE``) that cannot convert its value.
     """
-    if isinstance(expr, nodes.Ref):
-        return lookup(expr.key)
-    if isinstance(expr, nodes.Lit):
-        return value_of(expr.value)
-    if isinstance(expr, nodes.DateDiff):
-        start = _instant(evaluate(expr.start, lookup))
-        end = _instant(evaluate(expr.end, lookup))
-        return None if start is None or end is None else datediff(expr.micros, start, end)
-    if isinstance(expr, nodes.Unary):
-        value = evaluate(expr.operand, lookup)
-        if expr.op == "NOT":
-            truth = _truth(value)
-            return None if truth is None else not truth
-        if isinstance(value, int) and not isinstance(value, bool):
-            return -value if -value <= nodes.INT64[1] else None
-        return -value if isinstance(value, float) else None
-    if isinstance(expr, nodes.Binary):
+    return _Evaluator(lookup, strict).value(expr)
+
+
+class _Evaluator:
+    def __init__(self, lookup: Any, strict: bool) -> None:
+        self.lookup = lookup
+        self.strict = strict
+
+    def value(self, expr: nodes.Expr) -> Any:
+        if isinstance(expr, nodes.Ref):
+            return self.lookup(expr.key)
+        if isinstance(expr, nodes.Lit):
+            return value_of(expr.value)
+        if isinstance(expr, nodes.DateDiff):
+            start = _instant(self.value(expr.start))
+            end = _instant(self.value(expr.end))
+            if start is None or end is None:
+                return None
+            if expr.unit in nodes.CALENDAR_UNITS:
+                return functions.datediff_calendar(expr.unit, start, end)
+            return datediff(expr.micros, start, end)
+        if isinstance(expr, nodes.Func):
+            return functions.call(expr, [self.value(a) for a in expr.args])
+        if isinstance(expr, nodes.Cast):
+            operand = self.value(expr.operand)
+            return functions.cast(operand, expr.type, expr.safe or not self.strict)
+        if isinstance(expr, nodes.Case):
+            for condition, result in expr.whens:
+                if self.value(condition) is True:
+                    return self.value(result)
+            return None if expr.default is None else self.value(expr.default)
+        if isinstance(expr, nodes.Unary):
+            value = self.value(expr.operand)
+            if expr.op == "NOT":
+                truth = _truth(value)
+                return None if truth is None else not truth
+            if isinstance(value, int) and not isinstance(value, bool):
+                return -value if -value <= nodes.INT64[1] else None
+            return -value if isinstance(value, float) else None
+        if isinstance(expr, nodes.Binary):
+            return self.binary(expr)
+        if isinstance(expr, nodes.IsNull):
+            result = self.value(expr.operand) is None
+            return not result if expr.negated else result
+        if isinstance(expr, nodes.Like):
+            value = self.value(expr.operand)
+            if not isinstance(value, str):
+                return None
+            matched = like_regex(expr.pattern).fullmatch(value) is not None
+            return not matched if expr.negated else matched
+        return self.value(desugar(expr))  # IN, BETWEEN
+
+    def binary(self, expr: nodes.Binary) -> Any:
         op = expr.op
         if op in ("AND", "OR"):
-            a = _truth(evaluate(expr.left, lookup))
-            b = _truth(evaluate(expr.right, lookup))
+            a = _truth(self.value(expr.left))
+            b = _truth(self.value(expr.right))
             if op == "AND":
                 if a is False or b is False:
                     return False
@@ -154,20 +198,10 @@ def evaluate(expr: nodes.Expr, lookup: Any) -> Any:
             if a is True or b is True:
                 return True
             return None if a is None or b is None else False
-        a, b = evaluate(expr.left, lookup), evaluate(expr.right, lookup)
+        a, b = self.value(expr.left), self.value(expr.right)
         if op in nodes.COMPARISONS:
             return _compare(op, a, b)
         return _arith(op, a, b)
-    if isinstance(expr, nodes.IsNull):
-        result = evaluate(expr.operand, lookup) is None
-        return not result if expr.negated else result
-    if isinstance(expr, nodes.Like):
-        value = evaluate(expr.operand, lookup)
-        if not isinstance(value, str):
-            return None
-        matched = like_regex(expr.pattern).fullmatch(value) is not None
-        return not matched if expr.negated else matched
-    return evaluate(desugar(expr), lookup)  # IN, BETWEEN
 
 
 def passes(expr: nodes.Expr, fields: dict[str, Any]) -> bool:

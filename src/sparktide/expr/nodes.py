@@ -14,14 +14,22 @@ from sparktide.time import DAY, HOUR, MILLISECOND, MINUTE, SECOND
 
 __all__ = [
     "ARITHMETIC",
+    "CALENDAR_UNITS",
+    "CAST_TYPES",
     "COMPARISONS",
     "DATEDIFF_UNITS",
+    "DATE_PARTS",
+    "FUNCTIONS",
     "INT64",
     "OTHER",
+    "UNIT_FUNCTIONS",
     "Between",
     "Binary",
+    "Case",
+    "Cast",
     "DateDiff",
     "Expr",
+    "Func",
     "In",
     "IsNull",
     "Like",
@@ -44,6 +52,66 @@ DATEDIFF_UNITS: dict[str, tuple[str, int]] = {
     **dict.fromkeys(("millisecond", "ms"), ("millisecond", MILLISECOND)),
     **dict.fromkeys(("microsecond", "mcs"), ("microsecond", 1)),
 }
+
+
+#: The date parts of ``DATEPART``, ``DATENAME`` and ``DATEADD``, and ``DATEDIFF``'s
+#: calendar units: Stream Analytics' names and abbreviations (any case) → the canonical
+#: name (the fixed-length ones are :data:`DATEDIFF_UNITS` too).
+DATE_PARTS: dict[str, str] = {
+    **dict.fromkeys(("year", "yy", "yyyy"), "year"),
+    **dict.fromkeys(("quarter", "qq", "q"), "quarter"),
+    **dict.fromkeys(("month", "mm", "m"), "month"),
+    **dict.fromkeys(("dayofyear", "dy", "y"), "dayofyear"),
+    **dict.fromkeys(("week", "wk", "ww"), "week"),
+    **dict.fromkeys(("weekday", "dw", "w"), "weekday"),
+    **{k: v[0] for k, v in DATEDIFF_UNITS.items()},
+}
+#: The units whose boundaries are the calendar's, not multiples of a length.
+CALENDAR_UNITS = ("year", "quarter", "month", "week")
+#: ``CAST``'s target types (any case) → the canonical name.
+CAST_TYPES: dict[str, str] = {
+    "bigint": "bigint",
+    "float": "float",
+    "nvarchar(max)": "nvarchar(max)",
+    "datetime": "datetime",
+    "bit": "bit",
+}
+#: The scalar functions (canonical upper-case name → (fewest, most) arguments; ``-1``:
+#: no limit). ``DATEADD``, ``DATEPART`` and ``DATENAME`` take a date part first, held
+#: in :attr:`Func.unit` (not counted here).
+FUNCTIONS: dict[str, tuple[int, int]] = {
+    "ABS": (1, 1),
+    "CEILING": (1, 1),
+    "FLOOR": (1, 1),
+    "ROUND": (2, 2),
+    "POWER": (2, 2),
+    "SQRT": (1, 1),
+    "SQUARE": (1, 1),
+    "EXP": (1, 1),
+    "SIGN": (1, 1),
+    "CONCAT": (2, -1),
+    "LEN": (1, 1),
+    "LOWER": (1, 1),
+    "UPPER": (1, 1),
+    "SUBSTRING": (3, 3),
+    "REPLACE": (3, 3),
+    "CHARINDEX": (2, 3),
+    "PATINDEX": (2, 2),
+    "REGEXMATCH": (2, 2),
+    "LTRIM": (1, 1),
+    "RTRIM": (1, 1),
+    "TRIM": (1, 1),
+    "DATEADD": (2, 2),
+    "DATEPART": (1, 1),
+    "DATENAME": (1, 1),
+    "DAY": (1, 1),
+    "MONTH": (1, 1),
+    "YEAR": (1, 1),
+    "DATEFROMPARTS": (3, 3),
+    "DATETIMEFROMPARTS": (7, 7),
+}
+#: Functions that take a date part as their first argument.
+UNIT_FUNCTIONS = ("DATEADD", "DATEPART", "DATENAME")
 
 
 class _Other:
@@ -151,8 +219,37 @@ class DateDiff:
 
     @property
     def micros(self) -> int:
-        """The unit's length in microseconds."""
-        return DATEDIFF_UNITS[self.unit][1]
+        """The unit's length in microseconds (0 for :data:`CALENDAR_UNITS`)."""
+        return DATEDIFF_UNITS[self.unit][1] if self.unit in DATEDIFF_UNITS else 0
 
 
-Expr = Ref | Lit | Unary | Binary | IsNull | In | Between | Like | DateDiff
+@dataclass(frozen=True)
+class Func:
+    """A scalar function call, ``name(args)`` (``name``: a key of :data:`FUNCTIONS`);
+    ``unit`` is the canonical date part of ``DATEADD``, ``DATEPART`` and ``DATENAME``."""
+
+    name: str
+    args: tuple[Expr, ...]
+    unit: str | None = None
+
+
+@dataclass(frozen=True)
+class Case:
+    """``CASE WHEN c THEN r ... [ELSE d] END``; the simple form ``CASE x WHEN v THEN r``
+    is held with ``x = v`` as each condition."""
+
+    whens: tuple[tuple[Expr, Expr], ...]
+    default: Expr | None = None
+
+
+@dataclass(frozen=True)
+class Cast:
+    """``CAST(x AS type)`` (``safe``: ``TRY_CAST``, null where a ``CAST`` fails);
+    ``type``: a value of :data:`CAST_TYPES`."""
+
+    operand: Expr
+    type: str
+    safe: bool = False
+
+
+Expr = Ref | Lit | Unary | Binary | IsNull | In | Between | Like | DateDiff | Func | Case | Cast

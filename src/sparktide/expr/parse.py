@@ -22,7 +22,9 @@ __all__ = ["parse_expression"]
 
 _COLUMN = re.compile(r"[A-Za-z_][A-Za-z0-9_\-]*\Z")
 _UNIT_HELP = (
-    "day (dd, d), hour (hh), minute (mi, n), second (ss, s), millisecond (ms) or microsecond (mcs)"
+    "year (yy, yyyy), quarter (qq, q), month (mm, m), dayofyear (dy, y), week (wk, ww), "
+    "weekday (dw, w), day (dd, d), hour (hh), minute (mi, n), second (ss, s), "
+    "millisecond (ms) or microsecond (mcs)"
 )
 
 
@@ -84,11 +86,56 @@ class _Build(Transformer[Token, nodes.Expr]):
     def call(self, items: list[Any]) -> nodes.Expr:
         token, *args = items
         function = str(token)
-        if function.lower() != "datediff":
+        name = function.upper()
+        if name == "DATEDIFF":
+            return self._datediff(token, args)
+        if name not in nodes.FUNCTIONS:
             raise self.fail(
                 token,
-                f"unknown function {function}(...); the one function is DATEDIFF(unit, start, end)",
+                f"unknown function {function}(...); the functions are DATEDIFF, "
+                + ", ".join(nodes.FUNCTIONS),
             )
+        unit = None
+        if name in nodes.UNIT_FUNCTIONS:
+            if not args:
+                raise self.fail(token, f"{name}(...) takes a date part first, as {name}(day, ...)")
+            unit = self._unit(token, name, args[0], nodes.DATE_PARTS)
+            args = args[1:]
+        low, high = nodes.FUNCTIONS[name]
+        if len(args) < low or (high >= 0 and len(args) > high):
+            wanted = (
+                str(low) if low == high else f"{low} or more" if high < 0 else f"{low} to {high}"
+            )
+            raise self.fail(
+                token,
+                f"{name}(...) takes {wanted} argument{'' if wanted == '1' else 's'}"
+                + (" after its date part" if unit else "")
+                + f"; got {len(args)}",
+            )
+        if name == "ROUND" and not _integer_literal(args[1]):
+            raise self.fail(token, "ROUND(x, length): the length is an integer number")
+        if name in ("PATINDEX", "REGEXMATCH"):
+            _check_pattern(self, token, name, args[1 if name == "REGEXMATCH" else 0])
+        if unit in ("dayofyear", "weekday") and name == "DATEADD":
+            unit = "day"  # as SQL Server: both add days
+        return nodes.Func(name, tuple(args), unit)
+
+    def _unit(self, token: Token, name: str, unit: Any, table: dict[str, Any]) -> Any:
+        found = (
+            table.get(unit.name.lower())
+            if isinstance(unit, nodes.Ref) and unit.input is None
+            else None
+        )
+        if found is None:
+            raise self.fail(
+                token,
+                f"{name}({to_text(unit)}, ...): the date part is {_UNIT_HELP}, written as a bare "
+                f"word ({name}(minute, ...))",
+            )
+        return found
+
+    def _datediff(self, token: Token, args: list[Any]) -> nodes.Expr:
+        function = str(token)
         if len(args) != 3:
             raise self.fail(
                 token,
@@ -96,19 +143,46 @@ class _Build(Transformer[Token, nodes.Expr]):
                 f"got {len(args)} argument{'' if len(args) == 1 else 's'}",
             )
         unit, start, end = args
-        found = (
-            nodes.DATEDIFF_UNITS.get(unit.name.lower())
-            if isinstance(unit, nodes.Ref) and unit.input is None
-            else None
-        )
+        part = self._unit(token, "DATEDIFF", unit, nodes.DATE_PARTS)
+        if part in ("dayofyear", "weekday"):
+            part = "day"  # as SQL Server: both count day boundaries
+        return nodes.DateDiff(part, start, end)
+
+    def case(self, items: list[Any]) -> nodes.Expr:
+        operand = None
+        whens: list[tuple[nodes.Expr, nodes.Expr]] = []
+        default = None
+        else_seen = False
+        for item in items[1:]:
+            if isinstance(item, Token):
+                else_seen = else_seen or item.type == "ELSE"
+                continue
+            if isinstance(item, tuple):
+                whens.append(item)
+            elif else_seen:
+                default = item
+            else:
+                operand = item
+        if operand is not None:
+            whens = [(nodes.Binary("=", operand, value), result) for value, result in whens]
+        return nodes.Case(tuple(whens), default)
+
+    def when(self, items: list[Any]) -> tuple[nodes.Expr, nodes.Expr]:
+        return (items[1], items[3])
+
+    def type_name(self, items: list[Token]) -> str:
+        text = str(items[0]) if len(items) == 1 else f"{items[0]}({items[1]})"
+        found = nodes.CAST_TYPES.get(text.lower())
         if found is None:
-            shown = to_text(unit)
             raise self.fail(
-                token,
-                f"DATEDIFF({shown}, ...): the unit is {_UNIT_HELP}, written as a bare word "
-                "(DATEDIFF(minute, start, end))",
+                items[0],
+                f"CAST to {text} is not supported; the types are " + ", ".join(nodes.CAST_TYPES),
             )
-        return nodes.DateDiff(found[0], start, end)
+        return found
+
+    def cast(self, items: list[Any]) -> nodes.Expr:
+        keyword, operand, _, type_ = items
+        return nodes.Cast(operand, type_, safe=str(keyword).upper() == "TRY_CAST")
 
     def sign(self, items: list[Any]) -> nodes.Expr:
         op, operand = items
@@ -155,6 +229,31 @@ class _Build(Transformer[Token, nodes.Expr]):
         negated, rest = self._negated(items)
         operand, _, *values = rest
         return nodes.In(operand, tuple(values), negated)
+
+
+def _integer_literal(expr: Any) -> bool:
+    if isinstance(expr, nodes.Unary) and expr.op == "-":
+        expr = expr.operand
+    return isinstance(expr, nodes.Lit) and type(expr.value) is int
+
+
+def _check_pattern(build: _Build, token: Token, name: str, pattern: Any) -> None:
+    """``PATINDEX`` and ``REGEXMATCH`` take a 'string' pattern (a regular expression both
+    engines read alike: no lookbehind, named groups or inline flags)."""
+    if not isinstance(pattern, nodes.Lit) or not isinstance(pattern.value, str):
+        raise build.fail(token, f"{name}(...) takes a 'string' pattern")
+    if name == "REGEXMATCH":
+        text = pattern.value
+        if any(mark in text for mark in ("(?", "\\p", "\\P", "\\Q", "\\Z", "\\A", "[[")):
+            raise build.fail(
+                token,
+                f"REGEXMATCH pattern {text!r}: groups with (?...), \\p, \\Q, \\A, \\Z and "
+                "nested classes are not supported (both engines must read it alike)",
+            )
+        try:
+            re.compile(text)
+        except re.error as exc:
+            raise build.fail(token, f"REGEXMATCH pattern {text!r} is not valid: {exc}") from None
 
 
 @functools.lru_cache(maxsize=256)

@@ -10,7 +10,10 @@ from sparktide.expr import nodes
 __all__ = ["to_text"]
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
-_KEYWORDS = {"and", "or", "not", "between", "is", "null", "like", "in", "true", "false"}
+_KEYWORDS = {
+    *("and", "or", "not", "between", "is", "null", "like", "in", "true", "false"),
+    *("case", "when", "then", "else", "end", "cast", "try_cast", "as"),
+}
 _LEVEL = {"OR": 1, "AND": 2, "NOT": 3, "cmp": 4, "+": 5, "-": 5, "*": 6, "/": 6, "%": 6}
 
 
@@ -58,6 +61,16 @@ def to_text(expr: nodes.Expr) -> str:
         return f"DATEDIFF({expr.unit}, {to_text(expr.start)}, {to_text(expr.end)})"
     if isinstance(expr, nodes.Lit):
         return _literal(expr.value)
+    if isinstance(expr, nodes.Func):
+        args = [expr.unit] if expr.unit is not None else []
+        args += [to_text(a) for a in expr.args]
+        return f"{expr.name}({', '.join(args)})"
+    if isinstance(expr, nodes.Cast):
+        return f"{'TRY_CAST' if expr.safe else 'CAST'}({to_text(expr.operand)} AS {expr.type})"
+    if isinstance(expr, nodes.Case):
+        whens = " ".join(f"WHEN {to_text(c)} THEN {to_text(r)}" for c, r in expr.whens)
+        default = f" ELSE {to_text(expr.default)}" if expr.default is not None else ""
+        return f"CASE {whens}{default} END"
     if isinstance(expr, nodes.Unary):
         if expr.op == "NOT":
             return f"NOT {_wrap(expr.operand, 3)}"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sparktide.expr import nodes
 
-__all__ = ["desugar", "ref_nodes", "references"]
+__all__ = ["casts", "desugar", "ref_nodes", "references"]
 
 
 def references(expr: nodes.Expr) -> list[str]:
@@ -38,9 +38,54 @@ def ref_nodes(expr: nodes.Expr) -> list[nodes.Ref]:
             walk(node.operand)
             walk(node.low)
             walk(node.high)
+        elif isinstance(node, nodes.Func):
+            for arg in node.args:
+                walk(arg)
+        elif isinstance(node, nodes.Cast):
+            walk(node.operand)
+        elif isinstance(node, nodes.Case):
+            for condition, result in node.whens:
+                walk(condition)
+                walk(result)
+            if node.default is not None:
+                walk(node.default)
 
     walk(expr)
     return list(out)
+
+
+def casts(expr: nodes.Expr) -> bool:
+    """Whether ``expr`` holds a ``CAST`` that can fail (not ``TRY_CAST``)."""
+    found = False
+
+    def walk(node: nodes.Expr) -> None:
+        nonlocal found
+        if isinstance(node, nodes.Cast) and not node.safe:
+            found = True
+        for child in _children(node):
+            walk(child)
+
+    walk(expr)
+    return found
+
+
+def _children(node: nodes.Expr) -> list[nodes.Expr]:
+    if isinstance(node, nodes.DateDiff):
+        return [node.start, node.end]
+    if isinstance(node, (nodes.Unary, nodes.IsNull, nodes.Like, nodes.Cast)):
+        return [node.operand]
+    if isinstance(node, nodes.Binary):
+        return [node.left, node.right]
+    if isinstance(node, nodes.In):
+        return [node.operand, *node.items]
+    if isinstance(node, nodes.Between):
+        return [node.operand, node.low, node.high]
+    if isinstance(node, nodes.Func):
+        return list(node.args)
+    if isinstance(node, nodes.Case):
+        out = [x for pair in node.whens for x in pair]
+        return out + ([node.default] if node.default is not None else [])
+    return []
 
 
 def desugar(expr: nodes.Expr) -> nodes.Expr:
@@ -64,6 +109,13 @@ def desugar(expr: nodes.Expr) -> nodes.Expr:
         return nodes.Unary("NOT", inner) if expr.negated else inner
     if isinstance(expr, nodes.DateDiff):
         return nodes.DateDiff(expr.unit, desugar(expr.start), desugar(expr.end))
+    if isinstance(expr, nodes.Func):
+        return nodes.Func(expr.name, tuple(desugar(a) for a in expr.args), expr.unit)
+    if isinstance(expr, nodes.Cast):
+        return nodes.Cast(desugar(expr.operand), expr.type, expr.safe)
+    if isinstance(expr, nodes.Case):
+        whens = tuple((desugar(c), desugar(r)) for c, r in expr.whens)
+        return nodes.Case(whens, None if expr.default is None else desugar(expr.default))
     if isinstance(expr, nodes.Between):
         operand = desugar(expr.operand)
         inner = nodes.Binary(

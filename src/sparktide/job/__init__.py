@@ -22,7 +22,7 @@ The package, one module per idea:
   TOML tables, and reading a job file.
 """
 
-from sparktide.job.expressions import Filter, Projection, expression_fields
+from sparktide.job.expressions import Filter, Projection, expression_fields, record_casts
 from sparktide.job.files import load_job
 from sparktide.job.files import read_toml as _read_toml  # noqa: F401 (sparktide.query.bind)
 from sparktide.job.join import Join
@@ -52,6 +52,7 @@ __all__ = [
     "expression_fields",
     "input_of",
     "load_job",
+    "record_casts",
     "reference_input",
     "union_partition",
 ]

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from sparktide.errors import ConfigError
-from sparktide.expr import Expr, parse_expression, ref_nodes, references
+from sparktide.expr import Expr, casts, parse_expression, ref_nodes, references
 from sparktide.job.values import check_column
 
 if TYPE_CHECKING:
@@ -26,6 +26,7 @@ __all__ = [
     "expression_fields",
     "no_input_fields",
     "parse_text",
+    "record_casts",
 ]
 
 
@@ -150,4 +151,20 @@ def expression_fields(job: Job) -> list[str]:
     exprs = [job.filter.expression] if job.filter is not None else []
     if job.window is None and job.join is None:
         exprs += [p.parsed for p in job.select]
+    if job.window is not None:
+        exprs += [a.parsed for a in job.window.aggregates if a.parsed is not None]
     return list(dict.fromkeys(name for e in exprs for name in references(e)))
+
+
+def record_casts(job: Job) -> tuple[Expr, ...]:
+    """The expressions the job evaluates over each input record that hold a ``CAST``
+    that can fail: ``[filter] where``, then ``[select]`` in a job without a window or a
+    join, or the window's aggregates of expressions, in that order. A record on which
+    one fails is malformed (semantics §11.13); elsewhere (``having``, a window's or a
+    join's ``[select]``) a failed ``CAST`` is null."""
+    exprs = [job.filter.expression] if job.filter is not None else []
+    if job.window is None and job.join is None:
+        exprs += [p.parsed for p in job.select]
+    if job.window is not None:
+        exprs += [a.parsed for a in job.window.aggregates if a.parsed is not None]
+    return tuple(e for e in exprs if casts(e))

@@ -21,6 +21,7 @@ from sparktide.job.output import Output
 from sparktide.job.punctuation import Punctuation
 from sparktide.job.source import Reference, Source, union_partition
 from sparktide.job.tables import job_tables
+from sparktide.job.values import OWN_EVENT_FIELDS, OWN_WINDOW_FIELDS, own_names
 from sparktide.job.window import Window
 
 __all__ = ["Job"]
@@ -79,6 +80,23 @@ class Job:
     def edges(self) -> bool:
         """True when the events are edge events (``source.edge``, semantics §7)."""
         return self.source.edge is not None
+
+    @property
+    def window_fields(self) -> dict[str, str]:
+        """The names ``window_start``, ``window_end`` and ``emitted_at`` take in the
+        window records written: their own unless a column of the record (a ``[select]``
+        column; without ``[select]``, a group-by column or an aggregate) has it (then
+        ``sparktide_window_start`` ..., semantics §10.3)."""
+        assert self.window is not None
+        taken = [p.name for p in self.select] if self.select else self.window.user_columns
+        return own_names(OWN_WINDOW_FIELDS, taken)
+
+    @property
+    def event_fields(self) -> dict[str, str]:
+        """The names ``timestamp`` and ``end_timestamp`` take in event records (a
+        released event's or a join's match's): their own unless a ``[select]`` column
+        has it (then ``sparktide_timestamp``, semantics §10.3)."""
+        return own_names(OWN_EVENT_FIELDS, [p.name for p in self.select])
 
     @property
     def numeric_columns(self) -> frozenset[str]:

@@ -18,6 +18,9 @@ from sparktide.time import parse_duration
 __all__ = [
     "COLUMN_NAME",
     "MAX_DURATION",
+    "OWN_EVENT_FIELDS",
+    "OWN_PREFIX",
+    "OWN_WINDOW_FIELDS",
     "RESERVED_EVENT_COLUMNS",
     "RESERVED_WINDOW_COLUMNS",
     "WINDOW_BOUNDS",
@@ -27,6 +30,7 @@ __all__ = [
     "claim_name",
     "normalise_duration",
     "normalise_signed_duration",
+    "own_names",
     "set_field",
 ]
 
@@ -37,12 +41,36 @@ MAX_DURATION = 36500 * 86_400_000_000
 #: Path characters that Spark (Hadoop) would not take literally, and control characters.
 _PATH_CHARACTERS = re.compile(r"[\x00-\x1f\x7f:*?\[\]{}\\]")
 #: Names sparktide itself writes into window records.
-RESERVED_WINDOW_COLUMNS = ("window_start", "window_end", "emitted_at", "type")
-#: Names sparktide itself writes into event records.
-RESERVED_EVENT_COLUMNS = ("timestamp", "type")
+#: Output names a user's column cannot take: ``type`` is the kind of every record
+#: ``simulate`` prints. Sparktide's other fields give way instead (:func:`own_names`).
+RESERVED_WINDOW_COLUMNS = ("type",)
+#: ... of event records.
+RESERVED_EVENT_COLUMNS = ("type",)
+#: The fields sparktide writes into window records itself.
+OWN_WINDOW_FIELDS = ("window_start", "window_end", "emitted_at")
+#: ... into event records (``end_timestamp``: interval events).
+OWN_EVENT_FIELDS = ("timestamp", "end_timestamp")
+#: What a field of sparktide's own takes in front of its name when a user's column of
+#: the same record has that name (``sparktide_window_start``).
+OWN_PREFIX = "sparktide_"
 #: Columns of a window's result that ``having`` and ``[select]`` may read besides the
 #: group-by columns and the aggregates.
 WINDOW_BOUNDS = ("window_start", "window_end")
+
+
+def own_names(own: tuple[str, ...], taken: Any) -> dict[str, str]:
+    """The names sparktide's ``own`` fields take in a record whose user columns are
+    ``taken``: a user's column keeps its name, and a field of sparktide's own with the
+    same name takes :data:`OWN_PREFIX` in front (as many times as needed)."""
+    used = set(taken)
+    out = {}
+    for name in own:
+        written = name
+        while written in used:
+            written = OWN_PREFIX + written
+        out[name] = written
+        used.add(written)
+    return out
 
 
 def set_field(obj: object, name: str, value: Any) -> None:

@@ -7,15 +7,17 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from sparktide.errors import ConfigError
-from sparktide.expr import Expr, parse_expression
+from sparktide.expr import Expr, Ref, parse_expression, to_text
 from sparktide.job.expressions import check_references, no_input_fields, parse_text
 from sparktide.job.values import (
+    OWN_WINDOW_FIELDS,
     RESERVED_WINDOW_COLUMNS,
     WINDOW_BOUNDS,
     check_choice,
     check_column,
     claim_name,
     normalise_duration,
+    own_names,
     set_field,
 )
 from sparktide.time import format_duration
@@ -48,6 +50,7 @@ AGGREGATE_FUNCTIONS = (
     "collect_list",
     "count_distinct",
 )
+_AGGREGATE_CALL = re.compile(r"\s*([A-Za-z_]+)\s*\((.*)\)\s*\Z", re.DOTALL)
 AGGREGATE_TEXT = re.compile(r"\s*([A-Za-z_]+)\s*\(\s*(\*|[A-Za-z_][A-Za-z0-9_\-]*)\s*\)\s*\Z")
 #: The most windows one event may fall into (hopping: size / hop).
 MAX_WINDOWS_PER_EVENT = 10_000
@@ -64,28 +67,66 @@ class Aggregate:
     function
         One of :data:`AGGREGATE_FUNCTIONS`.
     column
-        The input column, or ``None`` for ``count(*)``.
+        The input column, or ``None`` for ``count(*)`` and an expression.
+    expression
+        An expression over the record's fields (:mod:`sparktide.expr`) aggregated in
+        place of a column, such as ``"CAST(weight AS bigint)"`` (semantics §6.12).
     """
 
     name: str
     function: str
     column: str | None = None
+    expression: str | None = None
 
     def __post_init__(self) -> None:
         key = f"window.aggregates.{self.name}"
         check_column(self.name, key, optional=False)
         check_choice(self.function, AGGREGATE_FUNCTIONS, key)
+        if self.expression is not None:
+            if self.column is not None:
+                raise ConfigError(key, "takes a column or an expression, not both")
+            no_input_fields(parse_text(self.expression, key), key)
+            return
         if self.column is None and self.function != "count":
             raise ConfigError(key, f"{self.function}(*) is not allowed; name a column")
         check_column(self.column, key)
+
+    @property
+    def parsed(self) -> Expr | None:
+        """The parsed expression (``None`` for a column or ``count(*)``)."""
+        if self.expression is None:
+            return None
+        return parse_expression(self.expression, f"window.aggregates.{self.name}")
 
     @classmethod
     def parse(cls, name: str, text: Any) -> Aggregate:
         """Parse ``"sum(value)"`` or ``"count(*)"`` by a strict grammar (no SQL, no eval)."""
         key = f"window.aggregates.{name}"
         match = AGGREGATE_TEXT.match(text) if isinstance(text, str) else None
-        if match is None:
-            raise ConfigError(key, f"expected FUNCTION(column) or count(*), got {text!r}")
+        call = _AGGREGATE_CALL.match(text) if isinstance(text, str) and match is None else None
+        if match is None and call is None:
+            raise ConfigError(
+                key, f"expected FUNCTION(column), FUNCTION(expression) or count(*), got {text!r}"
+            )
+        if call is not None:  # an expression: "sum(CAST(weight AS bigint))"
+            function = call.group(1).lower()
+            if function not in AGGREGATE_FUNCTIONS:
+                raise ConfigError(
+                    key,
+                    f"unknown aggregate {function!r}; use one of {', '.join(AGGREGATE_FUNCTIONS)}",
+                )
+            try:
+                inner = parse_text(call.group(2), key)
+            except ConfigError as exc:
+                raise ConfigError(
+                    key,
+                    f"expected FUNCTION(column), FUNCTION(expression) or count(*), got "
+                    f"{text!r}: {str(exc).split(': ', 1)[-1]}",
+                ) from None
+            if isinstance(inner, Ref) and inner.input is None:
+                return cls(name, function, inner.name)
+            return cls(name, function, expression=to_text(inner))
+        assert match is not None
         function, column = match.group(1).lower(), match.group(2)
         if function not in AGGREGATE_FUNCTIONS:
             raise ConfigError(
@@ -95,7 +136,7 @@ class Aggregate:
         return cls(name, function, None if column == "*" else column)
 
     def __str__(self) -> str:
-        return f"{self.function}({self.column or '*'})"
+        return f"{self.function}({self.expression or self.column or '*'})"
 
 
 @dataclass(frozen=True)
@@ -245,8 +286,22 @@ class Window:
     @property
     def result_columns(self) -> tuple[str, ...]:
         """The columns of a window's result that ``having`` and ``[select]`` read: the
-        group-by columns, the aggregate names, ``window_start`` and ``window_end``."""
-        return (*self.group_by, *(a.name for a in self.aggregates), *WINDOW_BOUNDS)
+        group-by columns, the aggregate names and the window's bounds (as
+        :attr:`own_fields` names them)."""
+        own = self.own_fields
+        return (*self.user_columns, *(own[b] for b in WINDOW_BOUNDS))
+
+    @property
+    def user_columns(self) -> tuple[str, ...]:
+        """The group-by columns and the aggregate names."""
+        return (*self.group_by, *(a.name for a in self.aggregates))
+
+    @property
+    def own_fields(self) -> dict[str, str]:
+        """The names of ``window_start``, ``window_end`` and ``emitted_at`` in the
+        window's result: their own, unless a group-by column or an aggregate has it
+        (then ``sparktide_window_start`` ..., :func:`sparktide.job.values.own_names`)."""
+        return own_names(OWN_WINDOW_FIELDS, self.user_columns)
 
     @property
     def having_expression(self) -> Expr | None:

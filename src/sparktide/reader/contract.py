@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from sparktide.expr.functions import shown_text
+
 __all__ = [
     "CSV_FIELD",
     "CSV_QUOTED",
@@ -51,8 +53,6 @@ INT64_RANGE = (-(2**63), 2**63 - 1)
 #: An integer's text: CSV cells and partition ids of this form are integers.
 INTEGER = re.compile(r"-?[0-9]+")
 
-_UNPRINTABLE = re.compile(r"[^ -~]")
-
 
 def too_long(number: int, length: int) -> str:
     """The error of line ``number``, ``length`` characters long: over :data:`MAX_LINE_CHARS`."""
@@ -62,10 +62,3 @@ def too_long(number: int, length: int) -> str:
 def shown_number(token: str) -> str:
     """A number token as error messages show it: at most 40 characters."""
     return token if len(token) <= 40 else token[:40] + "..."
-
-
-def shown_text(text: str) -> str:
-    """A text value as error messages show it (both engines alike): every character
-    outside printable ASCII as ``?``, at most 60 characters."""
-    text = _UNPRINTABLE.sub("?", text)
-    return text if len(text) <= 60 else text[:60] + "..."

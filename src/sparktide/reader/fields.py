@@ -11,6 +11,7 @@ from datetime import datetime
 from typing import Any
 
 from sparktide.core.records import InputRecord
+from sparktide.expr import ConversionError, Expr, evaluate, value_of
 from sparktide.job import Punctuation, Source
 from sparktide.reader.contract import INT64_RANGE, INTEGER, shown_text
 from sparktide.time import from_datetime, instant_or_problem
@@ -117,12 +118,24 @@ def _check_numbers(fields: dict[str, Any], numeric: frozenset[str]) -> None:
             raise ValueError(f"column {column!r} must be a number")
 
 
+def cast_failure_check(fields: dict[str, Any], checks: tuple[Expr, ...]) -> None:
+    """Every expression of ``checks`` evaluates without a failing ``CAST`` (semantics
+    §11.13: the record is malformed, with the ``CAST``'s message, rather than the job
+    failing as in Stream Analytics)."""
+    for expr in checks:
+        try:
+            evaluate(expr, lambda name: value_of(fields.get(name)), strict=True)
+        except ConversionError as exc:
+            raise ValueError(str(exc)) from None
+
+
 def _checked(
     fields: dict[str, Any],
     source: Source,
     default_arrival: int | None,
     numeric: frozenset[str],
     cti: bool,
+    checks: tuple[Expr, ...] = (),
 ) -> dict[str, Any]:
     """The record's attributes from ``fields``, checked in :func:`parse_fields`' order.
 
@@ -152,6 +165,7 @@ def _checked(
     end_time = None if cti else _end_time(fields, source, event_time)
     if not cti:
         _check_numbers(fields, numeric)
+        cast_failure_check(fields, checks)
     return {
         "partition": partition,
         "key": key,
@@ -173,6 +187,7 @@ def parse_fields(
     raw: str | None = None,
     numeric: frozenset[str] = frozenset(),
     punctuation: Punctuation | None = None,
+    checks: tuple[Expr, ...] = (),
 ) -> InputRecord:
     """Turn one row's fields into an :class:`InputRecord` (malformed if anything is wrong).
 
@@ -191,6 +206,9 @@ def parse_fields(
         The raw text, kept for dead letters.
     numeric
         Columns that must hold a number or null.
+    checks
+        Expressions the job evaluates over each record (:func:`sparktide.job.record_casts`):
+        a ``CAST`` in them that fails makes the record malformed.
     punctuation
         The job's CTI settings: a row marked as a CTI becomes a CTI record (its key may be
         missing: it then punctuates every substream; no end time or numeric check).
@@ -201,7 +219,7 @@ def parse_fields(
     """
     cti = punctuation is not None and punctuation.is_cti(fields)
     try:
-        checked = _checked(fields, source, default_arrival, numeric, cti)
+        checked = _checked(fields, source, default_arrival, numeric, cti, checks)
     except ValueError as exc:
         return InputRecord(seq, fields, raw=raw, error=str(exc))
     return InputRecord(seq, fields, raw=raw, cti=cti, **checked)

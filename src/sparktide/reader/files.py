@@ -15,7 +15,8 @@ from typing import Any
 
 from sparktide.core.records import InputRecord
 from sparktide.errors import InputError
-from sparktide.job import Job, Punctuation, Reference, Source, union_partition
+from sparktide.expr import Expr
+from sparktide.job import Job, Punctuation, Reference, Source, record_casts, union_partition
 from sparktide.reader.contract import Row
 from sparktide.reader.csv import csv_rows
 from sparktide.reader.fields import parse_fields
@@ -95,7 +96,10 @@ def iter_job_records(job: Job) -> Iterator[InputRecord]:
     seq = 0
     for name, source in sorted(job.input_sources, key=lambda item: item[0] or ""):
         for record in iter_records(
-            source, numeric=job.numeric_columns, punctuation=job.punctuation
+            source,
+            numeric=job.numeric_columns,
+            punctuation=job.punctuation,
+            checks=record_casts(job),
         ):
             record.seq = seq
             seq += 1
@@ -111,6 +115,7 @@ def iter_records(
     *,
     numeric: frozenset[str] = frozenset(),
     punctuation: Punctuation | None = None,
+    checks: tuple[Expr, ...] = (),
 ) -> Iterator[InputRecord]:
     """The records of ``source`` one at a time, as :func:`read_records` reads them.
 
@@ -135,6 +140,7 @@ def iter_records(
                         raw=raw,
                         numeric=numeric,
                         punctuation=punctuation,
+                        checks=checks,
                     )
                 record.file, record.line = file.name, line
                 seq += 1

@@ -21,6 +21,7 @@ from sparktide.spark.sql import field
 __all__ = [
     "INTEGRAL_FLOAT",
     "AggregatePlan",
+    "derived_column",
     "distinct_key",
     "group_inputs",
     "json_text",
@@ -100,9 +101,19 @@ def present(v: str) -> str:
     return f"({v} IS NOT NULL AND schema_of_variant({v}) <> 'VOID')"
 
 
-def _value(column: str) -> tuple[str, str, str]:
-    v = field(column)
+def _value(v: str) -> tuple[str, str, str]:
+    """The variant an aggregate reads (SQL), whether it holds a value, its JSON text."""
     return v, present(v), json_text(v)
+
+
+#: The column of the variant an aggregate of an expression reads: its value, computed
+#: right after parsing (:func:`sparktide.spark.projections.add_record_columns`).
+DERIVED = "dv"
+
+
+def derived_column(index: int) -> str:
+    """The variant column of the aggregate at ``index`` when it aggregates an expression."""
+    return f"{DERIVED}{index}"
 
 
 def group_inputs(columns: tuple[str, ...] | list[str]) -> list[tuple[str, str]]:
@@ -119,13 +130,14 @@ def plan_aggregates(aggregates: tuple[Aggregate, ...]) -> list[AggregatePlan]:
     plans = []
     for i, aggregate in enumerate(aggregates):
         p = f"p{i}"
-        if aggregate.column is None:  # count(*)
+        if aggregate.column is None and aggregate.expression is None:  # count(*)
             plans.append(_count_rows(p))
             continue
         builder = _BUILDERS.get(aggregate.function)
         if builder is None:  # pragma: no cover - the job grammar allows nothing else
             raise ValueError(f"unknown aggregate {aggregate.function!r}")
-        plans.append(builder(p, aggregate.function, aggregate.column))
+        v = derived_column(i) if aggregate.expression is not None else field(aggregate.column)
+        plans.append(builder(p, aggregate.function, v))
     return plans
 
 

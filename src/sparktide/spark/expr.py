@@ -46,56 +46,31 @@ from typing import Any
 from pyspark.sql import DataFrame
 
 from sparktide.expr import desugar, nodes
+from sparktide.spark.exprfunctions import (
+    MAKE_TIMES,
+    TIME_ARGUMENT,
+    cast_value,
+    datediff_calendar,
+    floor_div,
+    scalar,
+)
+from sparktide.spark.exprvalues import (
+    Value,
+    both,
+    finite,
+    first_error,
+    number,
+    of_kind,
+)
 from sparktide.spark.inputs.sqlvalues import instant_of
-from sparktide.spark.sql import sql_string
+from sparktide.spark.sql import iso, sql_string
 
 __all__ = ["Compiled", "Value", "json_of", "of_kind", "variant_leaves"]
 
-_MAX_DOUBLE = "1.7976931348623157E308D"
-_NULL = {
-    "i": "CAST(NULL AS BIGINT)",
-    "d": "CAST(NULL AS DOUBLE)",
-    "s": "CAST(NULL AS STRING)",
-    "b": "CAST(NULL AS BOOLEAN)",
-}
 _SQL_OP = {"=": "=", "<>": "<>", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
-
-
-@dataclass(frozen=True)
-class Value:
-    """SQL of one expression value, by kind (``None``: never of that kind)."""
-
-    i: str | None = None
-    d: str | None = None
-    s: str | None = None
-    b: str | None = None
-    null: str = "false"
-    level: int = 0  # the projection that computes it (0: leaves)
-
-    def parts(self) -> dict[str, str]:
-        """The kinds it can have, with their SQL."""
-        return {k: v for k, v in (("i", self.i), ("d", self.d), ("s", self.s), ("b", self.b)) if v}
-
-
-def of_kind(value: Value, kind: str) -> str:
-    return getattr(value, kind) or _NULL[kind]
-
-
-def _number(value: Value) -> str | None:
-    """The value as a double when it is a number (``None`` if it never is)."""
-    if value.i and value.d:
-        return f"coalesce(CAST({value.i} AS DOUBLE), {value.d})"
-    if value.i:
-        return f"CAST({value.i} AS DOUBLE)"
-    return value.d
-
-
-def _finite(sql: str) -> str:
-    return f"CASE WHEN ({sql}) BETWEEN -{_MAX_DOUBLE} AND {_MAX_DOUBLE} THEN ({sql}) END"
-
-
-def _both(a: str, b: str) -> str:
-    return f"({a} IS NOT NULL AND {b} IS NOT NULL)"
+_number = number
+_finite = finite
+_both = both
 
 
 def json_of(value: Value) -> str:
@@ -144,7 +119,15 @@ class Compiled:
             name = f"{self.prefix}{n}_{kind}"
             self.stages[level - 1].append(f"{sql} AS {name}")
             names[kind] = name
-        return Value(level=level, null=_null_of(names), **names)
+        null = _null_of(names)
+        if value.explicit_null:
+            null = f"{self.prefix}{n}_n"
+            self.stages[level - 1].append(f"({value.null}) AS {null}")
+        err = None
+        if value.err:
+            err = f"{self.prefix}{n}_e"
+            self.stages[level - 1].append(f"{value.err} AS {err}")
+        return Value(level=level, null=null, err=err, **names)
 
     def value(self, expr: nodes.Expr) -> Value:
         """The value of ``expr`` (its parts may name columns of :attr:`stages`)."""
@@ -157,6 +140,18 @@ class Compiled:
             return _literal(expr.value)
         if isinstance(expr, nodes.DateDiff):
             return self._datediff(expr)
+        if isinstance(expr, nodes.Func):
+            return self._func(expr)
+        if isinstance(expr, nodes.Cast):
+            operand = self._value(expr.operand)
+            made, failure = cast_value(operand, expr.type)
+            err = None if expr.safe else failure
+            made = Value(**made.parts(), err=first_error(operand, Value(err=err)))
+            if expr.type == "datetime":
+                return self._as_text(self._made(made, operand.level))
+            return self._made(made, operand.level)
+        if isinstance(expr, nodes.Case):
+            return self._case(expr)
         if isinstance(expr, nodes.Unary):
             operand = self._value(expr.operand)
             if expr.op == "NOT":
@@ -166,15 +161,15 @@ class Compiled:
                     i=f"try_subtract(CAST(0 AS BIGINT), {operand.i})" if operand.i else None,
                     d=f"(- {operand.d})" if operand.d else None,
                 )
-            return self._made(made, operand.level)
+            return self._made(made, operand.level, operand)
         if isinstance(expr, nodes.IsNull):
             operand = self._value(expr.operand)
-            return self._made(Value(b=operand.null), operand.level)
+            return self._made(Value(b=operand.null), operand.level, operand)
         if isinstance(expr, nodes.Like):
             operand = self._value(expr.operand)
             pattern = sql_string(expr.pattern.replace("\\", "\\\\"))
             made = Value(b=f"({operand.s} LIKE {pattern})" if operand.s else None)
-            return self._made(made, operand.level)
+            return self._made(made, operand.level, operand)
         assert isinstance(expr, nodes.Binary)
         a, b = self._value(expr.left), self._value(expr.right)
         level = max(a.level, b.level)
@@ -185,25 +180,86 @@ class Compiled:
         else:
             assert expr.op in nodes.ARITHMETIC
             made = _arith(expr.op, a, b)
-        return self._made(made, level)
+        return self._made(made, level, a, b)
 
     def _datediff(self, expr: nodes.DateDiff) -> Value:
         """``DATEDIFF``: the instants of both texts (each computed once, into a column of
         its own), then the difference of their floor divisions by the unit."""
         start, end = self._value(expr.start), self._value(expr.end)
+        err = first_error(start, end)
         if not (start.s and end.s):  # never a text: always null
-            return Value(null="true")
+            return self._made(Value(err=err), max(start.level, end.level))
         a = self._made(Value(i=instant_of(start.s)), start.level)
         b = self._made(Value(i=instant_of(end.s)), end.level)
         assert a.i and b.i
-        unit = expr.micros
-        made = Value(i=f"({_floor_div(b.i, unit)} - {_floor_div(a.i, unit)})")
+        if expr.unit in nodes.CALENDAR_UNITS:
+            made = Value(i=datediff_calendar(expr.unit, a.i, b.i), err=err)
+        else:
+            unit = expr.micros
+            made = Value(i=f"({floor_div(b.i, unit)} - {floor_div(a.i, unit)})", err=err)
         return self._made(made, max(a.level, b.level))
 
-    def _made(self, value: Value, child_level: int) -> Value:
+    def _func(self, expr: nodes.Func) -> Value:
+        """A scalar function: its arguments, the instant of its time argument (computed
+        into a column of its own), then :func:`~sparktide.spark.exprfunctions.scalar`."""
+        args = [self._value(a) for a in expr.args]
+        level = max((a.level for a in args), default=0)
+        instant = None
+        at = TIME_ARGUMENT.get(expr.name)
+        if at is not None and args[at].s:
+            kept = self._made(Value(i=instant_of(args[at].s)), args[at].level)
+            instant, level = kept.i, max(level, kept.level)
+        made = scalar(expr, args, instant)
+        made = Value(**made.parts(), err=first_error(*args))
+        if expr.name in MAKE_TIMES:
+            return self._as_text(self._made(made, level))
+        return self._made(made, level)
+
+    def _as_text(self, instant: Value) -> Value:
+        """An instant (in a column) as ISO text."""
+        if not instant.i:
+            return instant
+        return self._made(Value(s=iso(instant.i), err=instant.err), instant.level)
+
+    def _case(self, expr: nodes.Case) -> Value:
+        """``CASE``: each kind's value from the first true condition's result; its
+        nullness kept apart (a result may be an array or object); a failed ``CAST``
+        counts in the conditions evaluated and the branch taken only."""
+        conditions = [self._value(c) for c, _ in expr.whens]
+        results = [self._value(r) for _, r in expr.whens]
+        default = self._value(expr.default) if expr.default is not None else Value(null="true")
+        every = [*conditions, *results, default]
+        level = max(v.level for v in every)
+        truths = [f"coalesce({of_kind(c, 'b')}, false)" if c.b else "false" for c in conditions]
+        parts = {}
+        for kind in ("i", "d", "s", "b"):
+            if any(getattr(v, kind) for v in [*results, default]):
+                whens = " ".join(
+                    f"WHEN {t} THEN {of_kind(r, kind)}"
+                    for t, r in zip(truths, results, strict=True)
+                )
+                parts[kind] = f"CASE {whens} ELSE {of_kind(default, kind)} END"
+        null_whens = " ".join(
+            f"WHEN {t} THEN {r.null}" for t, r in zip(truths, results, strict=True)
+        )
+        null = f"CASE {null_whens} ELSE {default.null} END"
+        err = default.err or "CAST(NULL AS STRING)"
+        if any(v.err for v in every):
+            for c, t, r in reversed(list(zip(conditions, truths, results, strict=True))):
+                taken = f"CASE WHEN {t} THEN {r.err or 'CAST(NULL AS STRING)'} ELSE {err} END"
+                err = f"coalesce({c.err}, {taken})" if c.err else taken
+        else:
+            err = None
+        made = Value(**parts, null=null, err=err, explicit_null=True)
+        return self._keep(made, level + 1)
+
+    def _made(self, value: Value, child_level: int, *children: Value) -> Value:
+        err = value.err or first_error(*children)
         if not value.parts():
+            if err:  # null, but the CAST that failed on the way still counts
+                return self._keep(Value(b="CAST(NULL AS BOOLEAN)", err=err), child_level + 1)
             return Value(null="true")
-        return self._keep(value, child_level + 1)
+        return self._keep(Value(**value.parts(), err=err), child_level + 1)
 
     def apply(self, frame: DataFrame) -> DataFrame:
         """``frame`` with every column of :attr:`stages` added."""
@@ -211,15 +267,6 @@ class Compiled:
             if stage:
                 frame = frame.selectExpr("*", *stage)
         return frame
-
-
-def _floor_div(sql: str, unit: int) -> str:
-    """``floor(sql / unit)`` of a ``BIGINT`` in integers (``div`` truncates towards zero;
-    taking the non-negative remainder off first makes it a floor)."""
-    if unit == 1:
-        return sql
-    u = f"CAST({unit} AS BIGINT)"
-    return f"(({sql} - pmod({sql}, {u})) div {u})"
 
 
 def _null_of(names: dict[str, str | None]) -> str:

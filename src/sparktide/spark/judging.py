@@ -12,8 +12,9 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from sparktide.core.instants import NEG_INF
+from sparktide.job import record_casts
 from sparktide.spark import policy
-from sparktide.spark.aggregates import distinct_key, group_inputs, present
+from sparktide.spark.aggregates import derived_column, distinct_key, group_inputs, present
 from sparktide.spark.batch import Batch
 from sparktide.spark.clocks import idle_estimates, import_ctis
 from sparktide.spark.columns import (
@@ -55,7 +56,12 @@ from sparktide.spark.inputs.textfiles import split_lines
 from sparktide.spark.keys import next_keys
 from sparktide.spark.lineshapes import typed_names
 from sparktide.spark.onepass import TYPED
-from sparktide.spark.projections import add_record_columns, filter_rows, record_columns
+from sparktide.spark.projections import (
+    add_record_columns,
+    derived_aggregates,
+    filter_rows,
+    record_columns,
+)
 from sparktide.spark.punctuation import cti_counted
 from sparktide.spark.sql import field
 from sparktide.spark.windows.assign import assign_windows, paired_edges
@@ -138,6 +144,7 @@ def _parsed_for_judging(context: Context, lines: DataFrame, stream: bool) -> Dat
     are taken out of it here, as narrow typed columns (:func:`row_inputs`), and so are
     the flags of :func:`column_present` (``stream``: the partition is the stream's)."""
     parsed = add_record_columns(parse(context, lines), context.job)  # [filter], [select]
+    derived = [derived_column(i) for i, _ in derived_aggregates(context.job)]
     keep_raw = RAW if context.window is None else f"CASE WHEN {ERROR} IS NOT NULL THEN {RAW} END"
     absent = {  # semantics §7: CTI rows, intervals, edges
         IS_CTI: "false",
@@ -146,7 +153,7 @@ def _parsed_for_judging(context: Context, lines: DataFrame, stream: bool) -> Dat
         EDGE_ID: "CAST(NULL AS STRING)",
     }
     return parsed.selectExpr(
-        *(c for c in parsed.columns if c not in (RAW, "mtime", "pre_error", RECORD)),
+        *(c for c in parsed.columns if c not in (RAW, "mtime", "pre_error", RECORD, *derived)),
         f"{keep_raw} AS {RAW}",
         f"CASE WHEN {ERROR} IS NOT NULL THEN {RECORD} END AS {RECORD}",
         *(f"{expr} AS {name}" for name, expr in row_inputs(context)),
@@ -257,7 +264,9 @@ def parse(context: Context, lines: DataFrame) -> DataFrame:
     if job.inputs:
         return _parse_union(job, lines)
     if "text" in lines.columns:
-        if context.explicit or context.intervals or context.edges:  # (unknown to Arrow)
+        # (unknown to Arrow; a CAST that can fail over a record may make a row the Arrow
+        # reader vouched for malformed after it, and its dead letter needs its line)
+        if context.explicit or context.intervals or context.edges or record_casts(job):
             return parse_lines(split_lines(lines), job)
         return parse_files(lines, job)
     if FULL_TEXT in lines.columns:  # (dead letters' text: not parsed, not kept)

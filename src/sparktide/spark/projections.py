@@ -13,10 +13,18 @@ from pyspark.sql import functions as F
 
 from sparktide.expr import Ref, references
 from sparktide.job import Job
-from sparktide.spark.aggregates import json_text
+from sparktide.spark.aggregates import derived_column, json_text
 from sparktide.spark.columns import (
+    ARRIVAL_TIME,
     EDGE,
+    EDGE_ID,
+    END_TIME,
+    ERROR,
+    EVENT_TIME,
+    IS_CTI,
+    PARTITION,
     REASON,
+    SUBSTREAM_KEY,
     SYSTEM_TIME,
     VERDICT,
 )
@@ -27,6 +35,7 @@ from sparktide.spark.sql import iso, sql_string
 __all__ = [
     "FILTER_COLUMN",
     "add_record_columns",
+    "derived_aggregates",
     "filter_rows",
     "join_projection",
     "projected_event",
@@ -56,30 +65,94 @@ def record_columns(job: Job) -> list[str]:
 def add_record_columns(parsed: DataFrame, job: Job) -> DataFrame:
     """The parsed batch with :func:`record_columns`, computed from the record ``m``
     before it is dropped (only those columns travel on)."""
-    if not record_columns(job):
+    derived = derived_aggregates(job)
+    if not record_columns(job) and not derived:
         return parsed
     projections = job.select if _projects_records(job) else ()
     exprs = [job.filter.expression] if job.filter is not None else []
     exprs += [p.parsed for p in projections]
+    exprs += [a.parsed for _, a in derived]  # type: ignore[misc]
     names = list(dict.fromkeys(n for e in exprs for n in references(e)))
     stages, leaves = variant_leaves("_xf", names, variant_field)
     compiled = Compiled("_xe", leaves)
     outputs = []
+    errors = []
     if job.filter is not None:
         value = compiled.value(job.filter.expression)
         outputs.append(f"coalesce({of_kind(value, 'b')}, false) AS {FILTER_COLUMN}")
+        errors.append(value.err)
     for i, projection in enumerate(projections):
         expr = projection.parsed
         if isinstance(expr, Ref):
             text = f"coalesce({json_text(variant_field(expr.name))}, 'null')"
         else:
-            text = json_of(compiled.value(expr))
+            value = compiled.value(expr)
+            text = json_of(value)
+            errors.append(value.err)
         outputs.append(f"{text} AS e{i}")
+    for i, aggregate in derived:
+        value = compiled.value(aggregate.parsed)  # type: ignore[arg-type]
+        outputs.append(f"{_derived_variant(value, aggregate.function)} AS {derived_column(i)}")
+        errors.append(value.err)
     frame = parsed
     for stage in stages:
         frame = frame.selectExpr("*", *stage)
     frame = compiled.apply(frame)
-    return frame.selectExpr(*(f"`{c}`" for c in parsed.columns), *outputs)
+    failed = [e for e in errors if e]
+    if not failed:
+        return frame.selectExpr(*(f"`{c}`" for c in parsed.columns), *outputs)
+    return cast_failures(frame, parsed.columns, outputs, failed)
+
+
+def derived_aggregates(job: Job) -> list[tuple[int, Any]]:
+    """The window's aggregates of expressions, with their index (their value is a column
+    of its own, :func:`sparktide.spark.aggregates.derived_column`, read once per row)."""
+    if job.window is None:
+        return []
+    return [(i, a) for i, a in enumerate(job.window.aggregates) if a.expression is not None]
+
+
+def _derived_variant(value: Value, function: str) -> str:
+    """The variant an aggregate of an expression reads, as the reference's
+    :func:`sparktide.core.aggregates.aggregated_value` gives it: the value's JSON
+    (an array or object is null), and for ``sum``/``avg`` numbers only."""
+    if function in ("sum", "avg"):
+        cases = []
+        if value.i:
+            cases.append(f"WHEN {value.i} IS NOT NULL THEN CAST({value.i} AS STRING)")
+        if value.d:
+            cases.append(f"WHEN {value.d} IS NOT NULL THEN CAST({value.d} AS STRING)")
+        text = f"CASE {' '.join(cases)} END" if cases else "CAST(NULL AS STRING)"
+        return f"parse_json({text})"
+    return f"parse_json({json_of(value)})"
+
+
+#: The columns a malformed record does not have (semantics §8.2): nulled when a CAST
+#: over the record fails.
+_RECORD_VALUES = (EVENT_TIME, ARRIVAL_TIME, PARTITION, SUBSTREAM_KEY, END_TIME, EDGE, EDGE_ID)
+
+
+def cast_failures(
+    frame: DataFrame, columns: list[str], outputs: list[str], failed: list[str]
+) -> DataFrame:
+    """A record on which a ``CAST`` of ``[filter]`` or ``[select]`` fails is malformed
+    (semantics §11.13), with the first failure's message as its error, as the reference
+    reader makes it (:func:`sparktide.job.record_casts`): a well-formed record that is
+    not a CTI takes the message; its typed values are dropped as a malformed record's."""
+    message = failed[0] if len(failed) == 1 else f"coalesce({', '.join(failed)})"
+    cti = f"coalesce({IS_CTI}, false)" if IS_CTI in columns else "false"
+    frame = frame.selectExpr(
+        "*", f"CASE WHEN {ERROR} IS NULL AND NOT {cti} THEN {message} END AS _cast_error"
+    )
+    kept = []
+    for c in columns:
+        if c == ERROR:
+            kept.append(f"coalesce({ERROR}, _cast_error) AS {ERROR}")
+        elif c in _RECORD_VALUES:
+            kept.append(f"CASE WHEN _cast_error IS NULL THEN `{c}` END AS `{c}`")
+        else:
+            kept.append(f"`{c}`")
+    return frame.selectExpr(*kept, *outputs)
 
 
 def filter_rows(decided: DataFrame, job: Job) -> DataFrame:
@@ -111,7 +184,8 @@ def projected_event(job: Job, timestamp: str) -> str:
     """SQL of a released event's JSON text under ``[select]``: the ``e<i>`` columns, then
     ``timestamp`` (``timestamp``: SQL of its ISO text)."""
     members = [f"{sql_string(json.dumps(p.name) + ':')}, e{i}" for i, p in enumerate(job.select)]
-    members.append(f"'\"timestamp\":', concat('\"', {timestamp}, '\"')")
+    key = sql_string(json.dumps(job.event_fields["timestamp"]) + ":")
+    members.append(f"{key}, concat('\"', {timestamp}, '\"')")
     separator = ", ',', "
     return "concat('{', " + separator.join(members) + ", '}')"
 
@@ -203,7 +277,8 @@ def window_projection(
     exprs = [having] if having is not None else []
     exprs += [p.parsed for p in job.select]
     names = list(dict.fromkeys(n for e in exprs for n in references(e)))
-    iso_of = {"window_start": iso(bounds[0]), "window_end": iso(bounds[1])}
+    own, written = window.own_fields, job.window_fields  # (semantics §10.3)
+    iso_of = {own["window_start"]: iso(bounds[0]), own["window_end"]: iso(bounds[1])}
     variant_names = [n for n in names if n not in iso_of]
     stages, leaves = variant_leaves(
         "_hf", variant_names, lambda name: f"try_parse_json({texts[name]})"
@@ -221,8 +296,8 @@ def window_projection(
     fields = None
     if job.select:
         fields = [
-            ("window_start", f"concat('\"', {iso_of['window_start']}, '\"')"),
-            ("window_end", f"concat('\"', {iso_of['window_end']}, '\"')"),
+            (written["window_start"], f"concat('\"', {iso(bounds[0])}, '\"')"),
+            (written["window_end"], f"concat('\"', {iso(bounds[1])}, '\"')"),
         ]
         for i, projection in enumerate(job.select):
             expr = projection.parsed

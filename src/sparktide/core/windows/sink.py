@@ -190,15 +190,16 @@ class WindowOperator(EdgeEvents, IdleTimers):
 
     def _emit_sorted(self, closed: list[tuple[Any, ...]], now: int) -> None:
         closed.sort(key=lambda c: c[:4])
+        own = self.spec.window.own_fields  # (a user's column keeps its name, semantics §10.3)
         for end, start, _, _, key, values in closed:
             record: dict[str, Any] = {"type": "window"}
             for column, value in zip(self.spec.group_by, key, strict=True):
                 record[column] = jsonable(value)
-            record["window_start"] = time_or_none(start)
-            record["window_end"] = time_or_none(end)
+            record[own["window_start"]] = time_or_none(start)
+            record[own["window_end"]] = time_or_none(end)
             for name, value in values.items():
                 record[name] = jsonable(value)
-            record["emitted_at"] = time_or_none(now)
+            record[own["emitted_at"]] = time_or_none(now)
             self._emit(record)
 
 

@@ -133,16 +133,31 @@ class ExpressionRules:
         return Operation("IN", tuple(values), position(values[0]), self._negated(children) + "IN")
 
     def cast(self, children: list[Any]) -> Operation:
-        return Operation("CAST", (children[1],), position(children[0]), "CAST")
+        """``CAST(x AS type)`` / ``TRY_CAST``: the operator is ``"CAST <type>"`` or
+        ``"TRY_CAST <type>"``, the type in lower case (``nvarchar(max)``)."""
+        keyword = str(children[0]).upper()
+        return Operation("CAST", (children[1],), position(children[0]), f"{keyword} {children[3]}")
+
+    def type_name(self, children: list[Any]) -> str:
+        names = [str(c).lower() for c in children]
+        return names[0] if len(names) == 1 else f"{names[0]}({names[1]})"
 
     def case(self, children: list[Any]) -> Operation:
+        """``CASE [x] WHEN ... THEN ... [ELSE ...] END``: operands ``[x,] w1, t1, ...
+        [, else]``; the operator says which are there (``"CASE"``, ``"CASE x"``,
+        ``"CASE ELSE"``, ``"CASE x ELSE"``)."""
         operands: list[Expr] = []
+        simple = has_else = False
         for child in children[1:]:
             if isinstance(child, tuple):
                 operands.extend(child)
-            elif not isinstance(child, Token):
+            elif isinstance(child, Token):
+                has_else = has_else or child.type == "ELSE"
+            else:
+                simple = simple or not operands
                 operands.append(child)
-        return Operation("CASE", tuple(operands), position(children[0]), "CASE")
+        operator = "CASE" + (" x" if simple else "") + (" ELSE" if has_else else "")
+        return Operation("CASE", tuple(operands), position(children[0]), operator)
 
     def when(self, children: list[Any]) -> tuple[Expr, Expr]:
         return (children[1], children[3])

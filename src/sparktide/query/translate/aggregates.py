@@ -15,13 +15,14 @@ from dataclasses import dataclass, field
 from functools import partial
 
 from sparktide import expr as E
+from sparktide.job.values import OWN_WINDOW_FIELDS, own_names
 from sparktide.query.ast import Call, Column, FromSource, Pos, Select, SelectItem, Star
 from sparktide.query.exprs import convert
 from sparktide.query.translate.context import (
     AGGREGATES,
     OTHER_AGGREGATES,
     Context,
-    describe,
+    is_scalar,
     is_timestamp,
 )
 from sparktide.query.translate.fields import Fields
@@ -61,6 +62,13 @@ class _Reading:
     project: bool = False  # whether the SELECT needs a [select]
 
 
+#: ``System.Timestamp()`` over a window while the SELECT is read: the window end, whose
+#: name is known once every column is (a user's ``window_end`` keeps its name, and the
+#: window's own end is then ``sparktide_window_end``, semantics §10.3).
+_WINDOW_END = "__system-timestamp__"
+_WINDOW_END_TEXT = E.to_text(E.Ref(_WINDOW_END))
+
+
 class Aggregates:
     """Reads the columns of a statement's windowed SELECT."""
 
@@ -77,13 +85,31 @@ class Aggregates:
             self.item(item, reading, source)
         leaf = partial(self.leaf, reading=reading, group_by=group_by, source=source)
         table: dict[str, str] = {}
+        aliases: dict[str, E.Expr] = {}
         for name, entry in reading.entries:
             if isinstance(entry, SelectItem):
                 entry = convert(entry.expr, leaf, self.refuse, "SELECT")
             table[name] = E.to_text(entry)
+            aliases[name.casefold()] = entry
         having = None
         if select.having is not None:
-            having = E.to_text(convert(select.having.expr, leaf, self.refuse, "HAVING"))
+
+            def having_leaf(node: Column | Call) -> E.Expr:
+                # a SELECT column's name (HAVING Count > 1), as Stream Analytics reads it
+                # when no grouping column has that name: the column's own expression
+                if isinstance(node, Column) and len(node.parts) == 1:
+                    found = aliases.get(node.parts[0].casefold())
+                    if found is not None and node.parts[0].casefold() not in reading.grouped:
+                        return found
+                return leaf(node)
+
+            having = E.to_text(convert(select.having.expr, having_leaf, self.refuse, "HAVING"))
+        own = own_names(OWN_WINDOW_FIELDS, [*group_by, *reading.aggregates])["window_end"]
+        if own != "window_end" and _WINDOW_END_TEXT in table.values():
+            reading.project = True  # (the records' window_end is the user's column)
+        table = {k: v.replace(_WINDOW_END_TEXT, own) for k, v in table.items()}
+        if having is not None:
+            having = having.replace(_WINDOW_END_TEXT, own)
         return WindowColumns(reading.aggregates, self.finish(reading, table, group_by), having)
 
     def item(self, item: SelectItem, reading: _Reading, source: FromSource) -> None:
@@ -101,7 +127,7 @@ class Aggregates:
             )
             if item.alias is not None:
                 name = self.fields.output_name(item, reading.taken)
-                reading.entries.append((name, E.Ref("window_end")))
+                reading.entries.append((name, E.Ref(_WINDOW_END)))
             return
         name = self.fields.output_name(item, reading.taken)
         if isinstance(expr, Column):
@@ -111,7 +137,7 @@ class Aggregates:
             reading.selected.add(column.casefold())
             reading.entries.append((name, E.Ref(reading.grouped[column.casefold()])))
             return
-        if isinstance(expr, Call) and expr.function != "datediff":
+        if isinstance(expr, Call) and not is_scalar(expr):
             reading.aggregates[name] = self.aggregate(expr, source)
             reading.entries.append((name, E.Ref(name)))
             return
@@ -124,7 +150,7 @@ class Aggregates:
         """A column or call in an expression over the window: the window end, a grouped
         column, or an aggregate (named by the SELECT, else invented)."""
         if is_timestamp(node):
-            return E.Ref("window_end")
+            return E.Ref(_WINDOW_END)
         if isinstance(node, Column):
             return E.Ref(reading.grouped[self.grouped(node, reading, source).casefold()])
         spec = self.aggregate(node, source)
@@ -192,7 +218,8 @@ class Aggregates:
             raise self.refuse(
                 call.pos,
                 f"{call.text[:-2]}(...) is not supported yet: functions are not translated "
-                "(only DATEDIFF, aggregates of columns and System.Timestamp())",
+                "(only the scalar functions of docs/semantics.md §11.11, aggregates and "
+                "System.Timestamp())",
             )
         name = AGGREGATES[function]
         if call.star:
@@ -202,11 +229,20 @@ class Aggregates:
         if len(call.args) != 1:
             raise self.refuse(call.pos, f"{call.text[:-2]}(...) takes one column")
         arg = call.args[0]
-        if not isinstance(arg, Column):
-            raise self.refuse(
-                arg.pos,
-                f"an aggregate of {describe(arg)} is not supported yet: aggregate a column",
+        if not isinstance(arg, Column):  # SUM(CAST(Weight AS bigint)), AVG(a * b)
+            inner = convert(
+                arg,
+                lambda n: self.fields.field_leaf(n, source, "an aggregate"),
+                self.refuse,
+                "an aggregate",
             )
+            if call.distinct:
+                if name != "count":
+                    raise self.refuse(
+                        call.pos, f"{call.text[:-2].upper()}(DISTINCT ...) is not supported yet"
+                    )
+                return f"count_distinct({E.to_text(inner)})"
+            return f"{name}({E.to_text(inner)})"
         column = self.fields.column(arg, source)
         if call.distinct:
             if name != "count":

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from sparktide import expr as E
 from sparktide.errors import QueryError
 from sparktide.query.ast import Call, Column, Expr, FromSource, Literal, Star
 from sparktide.query.bind import Bindings
@@ -22,6 +23,7 @@ __all__ = [
     "Context",
     "describe",
     "is_aggregate",
+    "is_scalar",
     "is_timestamp",
     "source_names",
     "unsupported_call",
@@ -78,6 +80,12 @@ def is_timestamp(expr: Expr) -> bool:
     return isinstance(expr, Column) and expr.name.casefold() == "system.timestamp"
 
 
+def is_scalar(call: Call) -> bool:
+    """Whether ``call`` is a scalar function the expression language has (``DATEDIFF``,
+    ``UPPER``, ``DATEADD`` ...)."""
+    return call.function == "datediff" or call.function.upper() in E.FUNCTIONS
+
+
 def is_aggregate(call: Call) -> bool:
     """Whether ``call`` is a Stream Analytics aggregate, computed or not."""
     return call.function in AGGREGATES or call.function in OTHER_AGGREGATES
@@ -106,5 +114,6 @@ def unsupported_call(call: Call, refuse: Refuse, aggregate_reason: str) -> Query
     return refuse(
         call.pos,
         f"{call.text[:-2]}(...) is not supported yet: functions are not translated "
-        "(only DATEDIFF, aggregates and System.Timestamp())",
+        "(only the scalar functions of docs/semantics.md §11.11, aggregates and "
+        "System.Timestamp())",
     )

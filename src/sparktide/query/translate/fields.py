@@ -18,6 +18,7 @@ from sparktide.query.exprs import Leaf, convert
 from sparktide.query.refusal import Refuse, check_column
 from sparktide.query.translate.context import (
     describe,
+    is_scalar,
     is_timestamp,
     source_names,
     unsupported_call,
@@ -107,7 +108,7 @@ class Fields:
             return self.field_leaf(node, source, "SELECT")
 
         def functions_first(item: SelectItem) -> None:
-            if isinstance(item.expr, Call) and item.expr.function != "datediff":
+            if isinstance(item.expr, Call) and not is_scalar(item.expr):
                 leaf(item.expr)  # refuses it
 
         return self.event_columns(select, leaf, functions_first)

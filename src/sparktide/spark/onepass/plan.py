@@ -29,7 +29,7 @@ def fusable(job: Job) -> bool:
     JSONL files, Parquet rows or broker lines; one timeline per partition, or per key
     (substreams); no union, no imports; the ordering policy with ``adjust`` or ``drop``
     (nothing it decides is dead-lettered); no CTIs, intervals or edges; tumbling or
-    hopping windows whose aggregates are ``count``, ``sum`` or ``avg``; no ``[filter]``,
+    hopping windows whose aggregates are ``count``, ``sum`` or ``avg`` of a column; no ``[filter]``,
     ``[select]``, ``having`` or join. The engine also requires that the policy need no
     other partition's clock (``SparkEngine._fused``), except for substreams, whose
     input arrival clock the tasks compute (or guess, and the engine checks)."""
@@ -49,7 +49,10 @@ def fusable(job: Job) -> bool:
         and window is not None
         and window.type in ("tumbling", "hopping")
         and window.having is None
-        and all(a.function in ("count", "sum", "avg") for a in window.aggregates)
+        and all(
+            a.function in ("count", "sum", "avg") and a.expression is None
+            for a in window.aggregates
+        )
     )
 
 

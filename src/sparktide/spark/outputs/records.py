@@ -138,7 +138,8 @@ def window_lines(
     parts: list[pa.Array | str] = []
     for name, column in zip(window.group_by, groups, strict=True):
         parts += [json.dumps(name) + ":", closed.column(column).combine_chunks()]
-    for key, column in (("window_start", "start"), ("window_end", "end")):
+    own = window.own_fields  # (a user's column keeps its name, semantics §10.3)
+    for key, column in ((own["window_start"], "start"), (own["window_end"], "end")):
         instants = closed.column(column).combine_chunks()
         unique = pc.unique(instants)  # (few: the batch's window bounds)
         texts = [f'"{format_instant(v)}"' for v in unique.to_pylist()]
@@ -150,7 +151,7 @@ def window_lines(
     for aggregate, names in zip(window.aggregates, partials, strict=True):
         text = _aggregate_text(aggregate.function, names, closed, spark_doubles)
         parts += [json.dumps(aggregate.name) + ":", text]
-    parts += ['"emitted_at":', f'"{format_instant(now)}"']
+    parts += [json.dumps(own["emitted_at"]) + ":", f'"{format_instant(now)}"']
     pieces: list[pa.Array | str] = ["{"]
     for i in range(0, len(parts), 2):
         pieces += ["," if i else "", parts[i], parts[i + 1]]
@@ -254,8 +255,9 @@ def write_windows(context: Context, batch: Batch, closed: DataFrame, groups: lis
     # The record is put together from the values' JSON text: through a variant
     # (parse_json) a float such as 21.0 would be written as 21.
     fields = [(column, name) for name, column in zip(groups, w.group_by, strict=True)]
-    fields.append(("window_start", f"concat('\"', {iso('start')}, '\"')"))
-    fields.append(("window_end", f"concat('\"', {iso('end')}, '\"')"))
+    own = w.own_fields  # (a user's column keeps its name, semantics §10.3)
+    fields.append((own["window_start"], f"concat('\"', {iso('start')}, '\"')"))
+    fields.append((own["window_end"], f"concat('\"', {iso('end')}, '\"')"))
     for aggregate, plan in zip(w.aggregates, context.aggregates, strict=True):
         fields.append((aggregate.name, f"coalesce({plan.final}, 'null')"))
     kept = None
@@ -271,7 +273,8 @@ def write_windows(context: Context, batch: Batch, closed: DataFrame, groups: lis
             failed = closed.agg(F.count_if(~F.col(having)).alias("n")).collect()[0]["n"]
             batch.count("windows_filtered", failed)
             closed = closed.filter(having)
-    fields.append(("emitted_at", f"concat('\"', {iso(lit_us(batch.now))}, '\"')"))
+    emitted_at = context.job.window_fields["emitted_at"]
+    fields.append((emitted_at, f"concat('\"', {iso(lit_us(batch.now))}, '\"')"))
     out = closed.select(*ordered("end", "start", "scope", *groups), _record(fields))
     write_text(batch, out, context.job.output.path, "windows_emitted")
     if kept is not None:

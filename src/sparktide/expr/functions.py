@@ -1,0 +1,483 @@
+"""The reference engine's scalar functions and casts (Stream Analytics' built-in
+functions, ``docs/semantics.md`` §11.11–§11.13).
+
+Every function is null-propagating unless it says otherwise, takes the kinds it names
+and gives null for any other kind (a string function of a number is null: no implicit
+conversion but ``CONCAT``'s). Times are ISO-8601 text with a zone, read as sparktide
+reads every time; a time a function makes is written in UTC, as records write times.
+``sparktide.spark.exprfunctions`` compiles the same rules to Spark SQL.
+"""
+
+from __future__ import annotations
+
+import calendar
+import decimal
+import math
+import re
+from collections.abc import Callable
+from typing import Any
+
+from sparktide.expr import nodes
+from sparktide.time import DAY, HOUR, MINUTE, SECOND, format_instant, instant_or_problem
+
+__all__ = [
+    "MONTH_NAMES",
+    "WEEKDAY_NAMES",
+    "ConversionError",
+    "call",
+    "cast",
+    "date_part",
+    "datediff_calendar",
+    "java_double_text",
+    "patindex_regex",
+    "shown_text",
+]
+
+MONTH_NAMES = tuple(calendar.month_name[1:])
+#: Sunday first: ``DATEPART(weekday, t)`` is 1 on a Sunday (SQL Server's default).
+WEEKDAY_NAMES = ("Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday")
+_FIRST = -62135596800 * SECOND  # 0001-01-01T00:00:00Z
+_LAST = 253402300799999999  # 9999-12-31T23:59:59.999999Z
+_BIGINT_TEXT = re.compile(r" *[+-]?[0-9]+ *\Z")
+_FLOAT_TEXT = re.compile(r" *[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)? *\Z")
+
+
+_UNPRINTABLE = re.compile(r"[^ -~]")
+
+
+def shown_text(text: str) -> str:
+    """A text value as error messages show it (both engines alike): every character
+    outside printable ASCII as ``?``, at most 60 characters (the reader's messages and
+    ``CAST``'s)."""
+    text = _UNPRINTABLE.sub("?", text)
+    return text if len(text) <= 60 else text[:60] + "..."
+
+
+class ConversionError(ValueError):
+    """A ``CAST`` that cannot convert its value (``TRY_CAST`` gives null instead)."""
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _int64(value: int) -> int | None:
+    return value if nodes.INT64[0] <= value <= nodes.INT64[1] else None
+
+
+def _finite(value: float) -> float | None:
+    return value if math.isfinite(value) else None
+
+
+def java_double_text(value: float) -> str:
+    """A double as text, as Java's ``Double.toString`` (and so Spark's ``CAST(d AS
+    STRING)``) writes it: ``1.5``, ``100.0``, ``1.0E7``, ``1.0E-4``."""
+    if value == 0:
+        return "-0.0" if math.copysign(1.0, value) < 0 else "0.0"
+    sign = "-" if value < 0 else ""
+    _, digit_tuple, exponent = decimal.Decimal(repr(abs(value))).as_tuple()
+    digits = "".join(map(str, digit_tuple)).rstrip("0") or "0"
+    point = len("".join(map(str, digit_tuple))) + int(exponent) - 1  # scientific exponent
+    if 1e-3 <= abs(value) < 1e7:
+        if point >= 0:
+            whole = digits[: point + 1].ljust(point + 1, "0")
+            return f"{sign}{whole}.{digits[point + 1 :] or '0'}"
+        return f"{sign}0.{'0' * (-point - 1)}{digits}"
+    return f"{sign}{digits[0]}.{digits[1:] or '0'}E{point}"
+
+
+def _text(value: Any) -> str | None:
+    """A value as ``CAST(... AS nvarchar(max))`` and ``CONCAT`` write it (``None`` for
+    an array or object)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return value
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return java_double_text(value)
+    return None
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int):
+        return "an integer"
+    if isinstance(value, float):
+        return "a float"
+    return "an array or object"
+
+
+def cast(value: Any, type_: str, safe: bool) -> Any:
+    """``CAST(value AS type_)`` (``TRY_CAST`` when ``safe``: null where it fails).
+
+    Raises
+    ------
+    ConversionError
+        When the value cannot be converted and ``safe`` is false.
+    """
+    if value is None:
+        return None
+    result = _convert(value, type_)
+    if isinstance(result, _Failure):
+        if safe:
+            return None
+        raise ConversionError(f"CAST to {type_}: {result.why}")
+    return result
+
+
+class _Failure:
+    def __init__(self, why: str) -> None:
+        self.why = why
+
+
+def _not_a(value: Any, type_: str) -> _Failure:
+    if isinstance(value, str):
+        return _Failure(f"'{shown_text(value)}' is not a {type_}")
+    return _Failure(f"{_kind(value)} is not a {type_}")
+
+
+def _convert(value: Any, type_: str) -> Any:
+    if type_ == "bigint":
+        if isinstance(value, bool):
+            return int(value)
+        if _is_int(value):
+            return value
+        if isinstance(value, float):
+            truncated = math.trunc(value)
+            if _int64(truncated) is None:
+                return _Failure("a float beyond the range of bigint")
+            return truncated
+        if isinstance(value, str) and _BIGINT_TEXT.match(value):
+            number = int(value.strip(" "))
+            return number if _int64(number) is not None else _not_a(value, type_)
+        return _not_a(value, type_)
+    if type_ == "float":
+        if isinstance(value, bool):
+            return 1.0 if value else 0.0
+        if _is_number(value):
+            return float(value)
+        if isinstance(value, str) and _FLOAT_TEXT.match(value):
+            number = float(value.strip(" "))
+            return number if math.isfinite(number) else _not_a(value, type_)
+        return _not_a(value, type_)
+    if type_ == "nvarchar(max)":
+        text = _text(value)
+        return text if text is not None else _not_a(value, type_)
+    if type_ == "datetime":
+        if isinstance(value, str):
+            instant = instant_or_problem(value)
+            if isinstance(instant, int):
+                return format_instant(instant)
+        return _not_a(value, type_)
+    assert type_ == "bit"
+    if isinstance(value, bool):
+        return value
+    if _is_number(value):
+        return value != 0
+    if isinstance(value, str):
+        word = value.strip(" ").lower()
+        if word in ("true", "1"):
+            return True
+        if word in ("false", "0"):
+            return False
+    return _not_a(value, type_)
+
+
+# ------------------------------------------------------------------------- dates
+def _instant(value: Any) -> int | None:
+    if not isinstance(value, str):
+        return None
+    instant = instant_or_problem(value)
+    return instant if isinstance(instant, int) else None
+
+
+def _civil(instant: int) -> tuple[int, int, int]:
+    """The UTC (year, month, day) of an instant."""
+    import datetime as dt
+
+    day = dt.date(1970, 1, 1) + dt.timedelta(days=instant // DAY)
+    return day.year, day.month, day.day
+
+
+def _days(year: int, month: int, day: int) -> int:
+    import datetime as dt
+
+    return (dt.date(year, month, day) - dt.date(1970, 1, 1)).days
+
+
+def date_part(unit: str, instant: int) -> int:
+    """``DATEPART(unit, t)`` of an instant (UTC): weeks start on Sunday, week 1 holds
+    January 1st, weekdays count from Sunday = 1 (SQL Server's defaults)."""
+    year, month, day = _civil(instant)
+    days = instant // DAY
+    of_day = instant - days * DAY
+    if unit == "year":
+        return year
+    if unit == "quarter":
+        return (month - 1) // 3 + 1
+    if unit == "month":
+        return month
+    if unit == "day":
+        return day
+    weekday = (days + 4) % 7 + 1  # 1970-01-01 was a Thursday (5)
+    dayofyear = days - _days(year, 1, 1) + 1
+    if unit == "dayofyear":
+        return dayofyear
+    if unit == "weekday":
+        return weekday
+    if unit == "week":
+        first = (_days(year, 1, 1) + 4) % 7 + 1
+        return (dayofyear + first - 2) // 7 + 1
+    if unit == "hour":
+        return of_day // HOUR
+    if unit == "minute":
+        return of_day % HOUR // MINUTE
+    if unit == "second":
+        return of_day % MINUTE // SECOND
+    if unit == "millisecond":
+        return of_day % SECOND // 1000
+    assert unit == "microsecond"
+    return of_day % SECOND
+
+
+def datediff_calendar(unit: str, start: int, end: int) -> int:
+    """``DATEDIFF`` in a calendar unit: the year, quarter, month or week (starting on
+    Sunday) boundaries crossed from ``start`` to ``end``."""
+    if unit == "week":
+        return (end // DAY + 4) // 7 - (start // DAY + 4) // 7
+    (y1, m1, _), (y2, m2, _) = _civil(start), _civil(end)
+    if unit == "year":
+        return y2 - y1
+    if unit == "quarter":
+        return (y2 * 4 + (m2 - 1) // 3) - (y1 * 4 + (m1 - 1) // 3)
+    return (y2 * 12 + m2) - (y1 * 12 + m1)
+
+
+def _in_range(instant: int | None) -> str | None:
+    if instant is None or not _FIRST <= instant <= _LAST:
+        return None
+    return format_instant(instant)
+
+
+def _dateadd(unit: str, number: Any, time: Any) -> str | None:
+    instant = _instant(time)
+    if instant is None or not _is_int(number):
+        return None
+    if unit in nodes.DATEDIFF_UNITS or unit == "week":
+        length = DAY * 7 if unit == "week" else nodes.DATEDIFF_UNITS[unit][1]
+        return _in_range(instant + number * length)
+    months = number * {"year": 12, "quarter": 3, "month": 1}[unit]
+    if abs(months) > 120000:
+        return None
+    year, month, day = _civil(instant)
+    of_day = instant - (instant // DAY) * DAY
+    year, month0 = divmod(year * 12 + month - 1 + months, 12)
+    if not 1 <= year <= 9999:
+        return None
+    day = min(day, calendar.monthrange(year, month0 + 1)[1])
+    return _in_range(_days(year, month0 + 1, day) * DAY + of_day)
+
+
+def _from_parts(parts: list[Any]) -> str | None:
+    if not all(_is_int(p) for p in parts):
+        return None
+    year, month, day, *rest = parts
+    hour, minute, second, milli = rest or (0, 0, 0, 0)
+    if not (1 <= year <= 9999 and 1 <= month <= 12):
+        return None
+    if not 1 <= day <= calendar.monthrange(year, month)[1]:
+        return None
+    if not (0 <= hour <= 23 and 0 <= minute <= 59 and 0 <= second <= 59 and 0 <= milli <= 999):
+        return None
+    days = _days(year, month, day)
+    return format_instant(
+        days * DAY + hour * HOUR + minute * MINUTE + second * SECOND + milli * 1000
+    )
+
+
+# ----------------------------------------------------------------------- strings
+def patindex_regex(pattern: str, java: bool = False) -> str:
+    """The regular expression of a ``PATINDEX`` pattern: ``%`` any text, ``_`` one
+    character, anchored at a side without ``%`` (Python's syntax, or Java's)."""
+    core = pattern
+    start = not core.startswith("%")
+    end = not core.endswith("%") or core == "%"
+    core = core[0 if start else 1 :]
+    core = core[: len(core) - (0 if end else 1)] if core else core
+    parts = []
+    for char in core:
+        if char == "%":
+            parts.append(".*")
+        elif char == "_":
+            parts.append(".")
+        elif char.isascii() and char.isalnum():
+            parts.append(char)
+        else:
+            parts.append(f"\\x{{{ord(char):x}}}" if java else re.escape(char))
+    return (
+        "(?s)"
+        + ("\\A" if start else "")
+        + "".join(parts)
+        + (("\\z" if java else "\\Z") if end else "")
+    )
+
+
+def _position(match: re.Match[str] | None) -> int:
+    return 0 if match is None else match.start() + 1
+
+
+def _round(value: Any, length: int) -> Any:
+    if _is_int(value):
+        if length >= 0:
+            return value
+        step = 10**-length
+        magnitude = (abs(value) + step // 2) // step * step
+        return _int64(-magnitude if value < 0 else magnitude)
+    if not isinstance(value, float):
+        return None
+    context = decimal.Context(prec=1000, rounding=decimal.ROUND_HALF_UP)
+    rounded = decimal.Decimal(repr(value)).quantize(
+        decimal.Decimal(1).scaleb(-length), context=context
+    )
+    result = float(rounded)
+    return _finite(result) if result != 0 else 0.0
+
+
+def _float_of(function: Callable[[float], float]) -> Callable[[Any], float | None]:
+    def apply(value: Any) -> float | None:
+        if not _is_number(value):
+            return None
+        try:
+            return _finite(function(float(value)))
+        except (ValueError, OverflowError):
+            return None
+
+    return apply
+
+
+def _strings(function: Callable[..., Any]) -> Callable[..., Any]:
+    def apply(*args: Any) -> Any:
+        return function(*args) if all(isinstance(a, str) for a in args) else None
+
+    return apply
+
+
+def _substring(text: Any, start: Any, length: Any) -> str | None:
+    if not (isinstance(text, str) and _is_int(start) and _is_int(length)) or length < 0:
+        return None
+    return text[max(start, 1) - 1 : max(start + length - 1, 0)]
+
+
+def _charindex(find: Any, text: Any, start: Any = 1) -> int | None:
+    if not (isinstance(find, str) and isinstance(text, str) and _is_int(start)):
+        return None
+    if find == "":
+        return 0
+    return text.find(find, max(start, 1) - 1) + 1 if start <= len(text) else 0
+
+
+def _concat(*args: Any) -> str | None:
+    texts = [("" if a is None else _text(a)) for a in args]
+    return None if any(t is None for t in texts) else "".join(texts)  # type: ignore[arg-type]
+
+
+def _abs(value: Any) -> Any:
+    if _is_int(value):
+        return _int64(abs(value))
+    return abs(value) if isinstance(value, float) else None
+
+
+def _ceiling_floor(up: bool) -> Callable[[Any], Any]:
+    def apply(value: Any) -> Any:
+        if _is_int(value):
+            return value
+        if not isinstance(value, float):
+            return None
+        return float(math.ceil(value) if up else math.floor(value))
+
+    return apply
+
+
+def _sign(value: Any) -> Any:
+    if _is_int(value):
+        return (value > 0) - (value < 0)
+    return float((value > 0) - (value < 0)) if isinstance(value, float) else None
+
+
+def _power(base: Any, exponent: Any) -> float | None:
+    if not (_is_number(base) and _is_number(exponent)):
+        return None
+    try:
+        return _finite(math.pow(float(base), float(exponent)))
+    except (ValueError, OverflowError, ZeroDivisionError):
+        return None
+
+
+_SIMPLE: dict[str, Callable[..., Any]] = {
+    "ABS": _abs,
+    "CEILING": _ceiling_floor(True),
+    "FLOOR": _ceiling_floor(False),
+    "POWER": _power,
+    "SQRT": _float_of(math.sqrt),
+    "SQUARE": _float_of(lambda x: x * x),
+    "EXP": _float_of(math.exp),
+    "SIGN": _sign,
+    "CONCAT": _concat,
+    "LEN": _strings(lambda s: len(s.rstrip(" "))),
+    "LOWER": _strings(str.lower),
+    "UPPER": _strings(str.upper),
+    "SUBSTRING": _substring,
+    "REPLACE": _strings(lambda s, f, r: s if f == "" else s.replace(f, r)),
+    "CHARINDEX": _charindex,
+    "LTRIM": _strings(lambda s: s.lstrip(" ")),
+    "RTRIM": _strings(lambda s: s.rstrip(" ")),
+    "TRIM": _strings(lambda s: s.strip(" ")),
+    "DATEFROMPARTS": lambda *parts: _from_parts(list(parts)),
+    "DATETIMEFROMPARTS": lambda *parts: _from_parts(list(parts)),
+}
+
+
+def call(func: nodes.Func, args: list[Any]) -> Any:
+    """The value of the scalar function ``func`` of the argument values ``args``."""
+    name = func.name
+    if name in _SIMPLE:
+        return _SIMPLE[name](*args)
+    if name == "ROUND":
+        return _round(args[0], _literal_int(func.args[1]))
+    if name in ("PATINDEX", "REGEXMATCH"):
+        text = args[0 if name == "REGEXMATCH" else 1]
+        if not isinstance(text, str):
+            return None
+        if name == "PATINDEX":
+            return _position(re.search(patindex_regex(func.args[0].value), text))  # type: ignore[union-attr]
+        pattern = func.args[1].value  # type: ignore[union-attr]
+        return _position(re.search(pattern, text, re.IGNORECASE))
+    if name == "DATEADD":
+        return _dateadd(func.unit, args[0], args[1])  # type: ignore[arg-type]
+    instant = _instant(args[0])
+    if instant is None:
+        return None
+    if name in ("DAY", "MONTH", "YEAR"):
+        return date_part(name.lower(), instant)
+    part = date_part(func.unit, instant)  # type: ignore[arg-type]
+    if name == "DATEPART":
+        return part
+    if func.unit == "month":
+        return MONTH_NAMES[part - 1]
+    if func.unit == "weekday":
+        return WEEKDAY_NAMES[part - 1]
+    return str(part)
+
+
+def _literal_int(expr: nodes.Expr) -> int:
+    if isinstance(expr, nodes.Unary):
+        return -_literal_int(expr.operand)
+    assert isinstance(expr, nodes.Lit)
+    return int(expr.value)
