@@ -116,9 +116,9 @@ def check_frame(job: Job, schema: T.StructType) -> None:
             raise bad(f"window.aggregates.{aggregate.name}", aggregate.column, kind, "not a number")
 
 
-def instants(frame: DataFrame, job: Job) -> tuple[DataFrame, str]:
-    """``frame`` with its time columns as ``TIMESTAMP`` (text left as it is), and the
-    SQL of a row's early dead letter: a time number that is no representable instant."""
+def instants(frame: DataFrame, job: Job) -> DataFrame:
+    """``frame`` with its time columns as ``TIMESTAMP`` (text left as it is), and a row's
+    early dead letter (``META[3]``): a time number that is no representable instant."""
     errors = []
     types = {f.name: f.dataType for f in frame.schema.fields}
     replaced: dict[str, F.Column] = {}
@@ -145,7 +145,8 @@ def instants(frame: DataFrame, job: Job) -> tuple[DataFrame, str]:
             micros = f"CASE WHEN {micros} {INSTANT_RANGE} THEN {micros} END"
         replaced[name] = F.expr(f"timestamp_micros({micros})")
     pre_error = f"coalesce({', '.join(errors)})" if errors else "CAST(NULL AS STRING)"
-    return frame.withColumns(replaced) if replaced else frame, pre_error
+    frame = frame.withColumn(META[3], F.expr(pre_error))  # (of the columns as they came)
+    return frame.withColumns(replaced) if replaced else frame
 
 
 def _epoch_micros(column: str, kind: T.DataType, unit: str) -> str:
@@ -200,13 +201,13 @@ def typed_lines(frame: DataFrame, job: Job, now: int | None) -> DataFrame:
     ``source.arrival_time``, semantics §1.1)."""
     frame = _partitions_as_text(frame, job)
     frame = frame.withColumn(META[1], F.monotonically_increasing_id() + 1)
-    frame, pre_error = instants(frame, job)
-    data = [c for c in frame.columns if c != META[1]]
+    frame = instants(frame, job)
+    data = [c for c in frame.columns if c not in (META[1], META[3])]
     frame = frame.selectExpr(
         *(f"`{c.replace('`', '``')}`" for c in data),
         f"{sql_string(STREAM_FILE)} AS {META[0]}",
         META[1],
         f"CAST({'NULL' if now is None else now} AS BIGINT) AS {META[2]}",
-        f"{pre_error} AS {META[3]}",
+        META[3],
     )
     return typed_rows(frame, job)
