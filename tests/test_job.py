@@ -785,3 +785,12 @@ def test_a_join_of_two_streams_needs_between_and_is_inner(tmp_path):
         with pytest.raises(ConfigError) as info:
             Job.from_dict(_join(**join), base_dir=tmp_path)
         assert info.value.key == key, info.value
+
+
+def test_time_unit_names_the_unit_of_epoch_numbers(tmp_path):
+    """``source.time_unit``: s, ms, us or ns (a typed stream's epoch-number times)."""
+    job = Job.from_dict({"source": {"path": "in", "time_unit": "ms"}}, base_dir=tmp_path)
+    assert job.source.time_unit == "ms"
+    with pytest.raises(ConfigError) as error:
+        Job.from_dict({"source": {"path": "in", "time_unit": "min"}}, base_dir=tmp_path)
+    assert error.value.key == "source.time_unit"

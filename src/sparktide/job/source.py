@@ -18,9 +18,11 @@ from sparktide.job.values import (
     normalise_signed_duration,
 )
 
-__all__ = ["SOURCE_FORMATS", "Reference", "Source", "input_of", "union_partition"]
+__all__ = ["SOURCE_FORMATS", "TIME_UNITS", "Reference", "Source", "input_of", "union_partition"]
 
 SOURCE_FORMATS = ("jsonl", "csv", "parquet")
+#: The units of epoch-number time columns of a typed stream (``source.time_unit``).
+TIME_UNITS = ("s", "ms", "us", "ns")
 
 
 @dataclass(frozen=True)
@@ -64,6 +66,10 @@ class Source:
     edge_id
         Column with the id that pairs a start edge with its end edge (a string or an
         integer, unique among the open edges of a timeline). Both or neither.
+    time_unit
+        The unit (``s``, ``ms``, ``us``, ``ns``) of time columns that hold epoch numbers
+        in a typed stream (``start(spark, job, frame)``, semantics §1.4); ``None``: such
+        a column is a configuration error. Text inputs (JSON lines, CSV) take ISO text.
     import_ctis
         In a union (``[inputs.<name>]``): the name of another input whose watermark this
         one takes at every observation instant (semantics §7, imported CTIs), so a slow input
@@ -84,6 +90,7 @@ class Source:
     edge: str | None = None
     edge_id: str | None = None
     import_ctis: str | None = None
+    time_unit: str | None = None
 
     @property
     def intervals(self) -> bool:
@@ -125,6 +132,8 @@ class Source:
         normalise_signed_duration(self, "shift", "source.shift")
         normalise_duration(self, "duration", "source.duration", allow_none=True, positive=True)
         check_choice(self.format, SOURCE_FORMATS, "source.format")
+        if self.time_unit is not None:
+            check_choice(self.time_unit, TIME_UNITS, "source.time_unit")
         for name in (
             "timestamp_by",
             "arrival_time",

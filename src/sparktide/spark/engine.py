@@ -134,6 +134,13 @@ class SparkEngine:
             batch.release_kept()
             self.store.clear_spill()
 
+    def batch_time(self, batch_id: int) -> int:
+        """The processing time of batch ``batch_id``: journaled, or chosen and journaled
+        now (the same :meth:`process` then reads)."""
+        return self.store.processing_time(
+            batch_id, None if self._clock is None else self._clock(batch_id)
+        )
+
     def _start(self, batch: Batch, now: int | None) -> None:
         """The batch's previous state, clock state and processing time (journaled)."""
         store, batch_id = self.store, batch.id

@@ -17,6 +17,7 @@ from pyspark.sql.streaming import DataStreamWriter
 from sparktide.errors import ConfigError, RunError
 from sparktide.job import Job
 from sparktide.spark.engine import SparkEngine
+from sparktide.spark.inputs.typedframe import ROW, check_frame, is_typed, typed_lines, wrapped
 from sparktide.spark.publish import publish_metrics
 from sparktide.spark.query import BatchGate, SparktideQuery
 from sparktide.spark.session import local_session, method_limit_for
@@ -53,9 +54,11 @@ def start(
     job
         The job (its ``[output]`` directories are written).
     files
-        A streaming DataFrame of whole files (``file``, ``text``, ``mtime``), or of
-        lines (``file``, ``line``, ``raw``, ``mtime``, e.g. from :func:`broker_lines`);
-        by default the job's own source directory.
+        A streaming DataFrame of typed columns (a Parquet or Delta table stream, Kafka's
+        records after ``from_json``, the rate source...: the job's ``[source]`` columns
+        by name, checked against its schema here), of whole files (``file``, ``text``,
+        ``mtime``), or of lines (``file``, ``line``, ``raw``, ``mtime``, e.g. from
+        :func:`broker_lines`); by default the job's own source directory.
     once
         Process what is there and stop (available-now trigger).
     max_files_per_trigger
@@ -76,8 +79,12 @@ def start(
     ------
     ConfigError
         ``output.checkpoint`` is in use by another run, or was written by a job with
-        another window or input layout.
+        another window or input layout; a column the job reads is missing from a
+        typed frame, or of a type it cannot read as such.
     """
+    if files is not None and is_typed(files):
+        check_frame(job, files.schema)  # (before anything is locked or started)
+        files = wrapped(files)
     method_limit_for(spark)
     engine = SparkEngine(spark, job, clock=clock)
     engine.on_metrics = on_metrics
@@ -167,7 +174,7 @@ def _batch_function(
         with gate.batch() as may_run:
             if may_run:
                 try:
-                    engine.process(batch_lines(frame, job), batch_id)
+                    engine.process(_lines(engine, frame, batch_id), batch_id)
                     return
                 except Exception:
                     if not started or started[0].isActive:
@@ -180,6 +187,16 @@ def _batch_function(
         ) from None
 
     return batch
+
+
+def _lines(engine: SparkEngine, frame: DataFrame, batch_id: int) -> DataFrame:
+    """A micro-batch as the engine's input: a typed frame's rows (:data:`ROW`), arriving
+    at the batch's processing time unless the job names an arrival column, or lines."""
+    job = engine.job
+    if ROW not in frame.columns:
+        return batch_lines(frame, job)
+    now = None if job.source.arrival_time is not None else engine.batch_time(batch_id)
+    return typed_lines(frame.select(f"{ROW}.*"), job, now)
 
 
 #: What the errors of file systems that cannot be written say (Python's and Hadoop's).

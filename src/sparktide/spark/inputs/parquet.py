@@ -26,7 +26,7 @@ from sparktide.spark.inputs.textfiles import glob_escape
 from sparktide.spark.onepass import TYPED, TYPED_TEXT, fusable, typed_columns
 from sparktide.spark.sql import iso, sql_string
 
-__all__ = ["parquet_rows"]
+__all__ = ["META", "parquet_rows", "typed_rows"]
 
 
 def parquet_rows(files: DataFrame, job: Job | None = None) -> DataFrame:
@@ -124,21 +124,39 @@ def _parquet_schema(spark: SparkSession, path: str) -> str | None:
         return None
 
 
+#: The hidden columns :func:`typed_rows` reads each row's file, line, modification time
+#: and early dead letter from (a frame's own columns are all data).
+META = ("__st_file", "__st_line", "__st_mtime", "__st_pre_error")
+
+
 def _parquet_lines(frame: DataFrame, job: Job | None = None) -> DataFrame:
     """Rows of Parquet files read with one schema as JSON-object lines (with ``job``,
-    the typed route's columns too: :func:`~.parquettyped.vouched_values`).
+    the typed route's columns too): :func:`typed_rows`, each row's place from
+    ``_metadata``."""
+    return typed_rows(
+        frame.selectExpr(
+            "*",
+            f"url_decode(replace(_metadata.file_name, '+', '%2B')) AS {META[0]}",
+            f"CAST(_metadata.row_index + 1 AS BIGINT) AS {META[1]}",
+            f"unix_micros(_metadata.file_modification_time) AS {META[2]}",
+            f"CAST(NULL AS STRING) AS {META[3]}",
+        ),
+        job,
+    )
 
-    The file's column names are data: they reach SQL only as string expressions
+
+def typed_rows(frame: DataFrame, job: Job | None = None) -> DataFrame:
+    """Typed rows as JSON-object lines (with ``job``, the typed route's columns too:
+    :func:`~.parquettyped.vouched_values`); the columns of :data:`META`, last in
+    ``frame``, give each row's ``file``, ``line``, ``mtime`` and ``pre_error``.
+
+    The row's column names are data: they reach SQL only as string expressions
     (:func:`~sparktide.spark.sql.sql_string`); the columns are renamed by position
     (``c0``, ``c1``, ...) before any SQL refers to them."""
-    fields = frame.schema.fields
+    fields = [f for f in frame.schema.fields if f.name not in META]
     names = [f"c{i}" for i in range(len(fields))]
-    frame = frame.toDF(*names).selectExpr(  # toDF renames by position, parsing nothing
-        "*",
-        "url_decode(replace(_metadata.file_name, '+', '%2B')) AS _file",
-        "CAST(_metadata.row_index + 1 AS BIGINT) AS _line",
-        "unix_micros(_metadata.file_modification_time) AS _mtime",
-    )
+    assert tuple(frame.columns[len(fields) :]) == META
+    frame = frame.toDF(*names, "_file", "_line", "_mtime", "_pre_error")  # (by position)
     columns = []
     values: dict[str, str] = {}
     for item, column in zip(fields, names, strict=True):
@@ -148,14 +166,14 @@ def _parquet_lines(frame: DataFrame, job: Job | None = None) -> DataFrame:
             column = _naive_iso(column)
         columns.append(f"{sql_string(item.name)}, {column}")
         values.setdefault(item.name, column)
-    raw = f"to_json(named_struct({', '.join(columns)}), {JSON_OPTIONS})"
+    raw = f"to_json(named_struct({', '.join(columns)}), {JSON_OPTIONS})" if columns else "'{}'"
     if job is None:
         return frame.selectExpr(
             "_file AS file",
             "_line AS line",
             f"{raw} AS raw",
             "_mtime AS mtime",
-            "CAST(NULL AS STRING) AS pre_error",
+            "_pre_error AS pre_error",
         )
     typed = frame.selectExpr("*", *vouched_values(job, list(fields), names, values))
     kernel = [] if not fusable(job) else kernel_inputs(job, list(fields), names)
@@ -170,13 +188,16 @@ def _parquet_lines(frame: DataFrame, job: Job | None = None) -> DataFrame:
         "_line AS line",
         f"{text} AS raw",
         "_mtime AS mtime",
-        "CAST(NULL AS STRING) AS pre_error",
-        *(n for n, _ in VOUCHED_COLUMNS),
+        "_pre_error AS pre_error",
+        # (an early dead letter is never vouched for)
+        *(f"{n} AND _pre_error IS NULL AS {n}" if n == VOUCHED else n for n, _ in VOUCHED_COLUMNS),
         f"{raw} AS {FULL_TEXT}",
         # (the kernel's text: computed here, in the CASE, where a reference to FULL_TEXT
         # would compute that for every row)
         *(
-            f"CASE WHEN {TYPED} THEN NULL ELSE {raw} END AS {n}" if n == TYPED_TEXT else n
+            f"CASE WHEN {TYPED} THEN NULL ELSE {raw} END AS {n}"
+            if n == TYPED_TEXT
+            else (f"{n} AND _pre_error IS NULL AS {n}" if n == TYPED else n)
             for n, _ in (typed_columns(job) if kernel else [])
         ),
     )
