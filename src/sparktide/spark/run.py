@@ -17,6 +17,7 @@ from pyspark.sql.streaming import DataStreamWriter
 from sparktide.errors import ConfigError, RunError
 from sparktide.job import Job
 from sparktide.spark.engine import SparkEngine
+from sparktide.spark.foreach import BatchResults, ForeachBatch
 from sparktide.spark.publish import publish_metrics
 from sparktide.spark.query import BatchGate, SparktideQuery
 from sparktide.spark.session import local_session, method_limit_for
@@ -29,7 +30,7 @@ from sparktide.spark.ticks import (
     without_ticks,
 )
 
-__all__ = ["run_job", "start"]
+__all__ = ["BatchResults", "run_job", "start"]
 
 
 def start(
@@ -43,6 +44,7 @@ def start(
     clock: Callable[[int], int] | None = None,
     on_metrics: Callable[[dict[str, Any]], None] | None = None,
     flush_on_stop: bool | None = None,
+    foreach_batch: ForeachBatch | None = None,
 ) -> SparktideQuery:
     """Start ``job`` on Spark and return its query (a :class:`StreamingQuery`).
 
@@ -71,6 +73,14 @@ def start(
         Whether ``query.stop()`` (and the end of a ``once`` run, with
         :func:`run_job`) closes every window and releases every held event; by default
         ``[output] flush_on_stop``. ``query.flush()`` does it at any time.
+    foreach_batch
+        Called as ``foreach_batch(batch_id, results)`` once per micro-batch (and per
+        flush) with its records as Spark DataFrames (:class:`BatchResults`), after
+        sparktide wrote its own outputs and before it commits the batch: after a crash
+        the same batch id may come again with the same records, so write idempotently
+        by ``(batch_id, results.flush)`` (docs/outputs.md, *Your own sink*). The job's
+        ``[output] path`` and ``dead_letter`` are still written when set, and may be
+        left out.
 
     Raises
     ------
@@ -81,6 +91,7 @@ def start(
     method_limit_for(spark)
     engine = SparkEngine(spark, job, clock=clock)
     engine.on_metrics = on_metrics
+    engine.foreach_batch = foreach_batch
     _take_checkpoint(engine)
     if files is None:
         files = file_lines(spark, job, max_files_per_trigger=max_files_per_trigger)
