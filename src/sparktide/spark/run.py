@@ -280,6 +280,7 @@ def run_job(
     trigger: str | None = None,
     publish: bool = True,
     on_metrics: Callable[[dict[str, Any]], None] | None = None,
+    foreach_batch: ForeachBatch | None = None,
 ) -> dict[str, Any] | None:
     """Run ``job`` until it is done (``once``) or stopped (Ctrl-C, SIGTERM); return the
     last metrics record.
@@ -305,6 +306,9 @@ def run_job(
         Also publish the metrics as Spark observed metrics (:func:`publish_metrics`).
     on_metrics
         Called with each micro-batch's metrics record (and the flush's).
+    foreach_batch
+        Called with each micro-batch's id and records (and the flush's), as by
+        :func:`start`.
     """
     if job.output.checkpoint is None:
         raise ConfigError("output.checkpoint", "is required to run on Spark")
@@ -320,6 +324,7 @@ def run_job(
         processing_time=trigger,
         on_metrics=on_metrics,
         flush_on_stop=flush or job.output.flush_on_stop,
+        foreach_batch=foreach_batch,
     )
     publisher = None
     try:

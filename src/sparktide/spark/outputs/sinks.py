@@ -31,6 +31,7 @@ from sparktide.spark.context import Context
 from sparktide.spark.outputs.records import write_lines
 from sparktide.spark.outputs.typed import (
     RESULTS,
+    TIME_TYPE,
     load_pinned,
     pin,
     records_table,
@@ -73,9 +74,11 @@ def hand_over(
         where = f"output.{'path' if kind == RESULTS else 'dead_letter'}"
         root = context.store.root
         pinned = load_pinned(root, kind)
-        typed, schema = pin(records_table(lines), pinned, where)
+        typed, schema = pin(records_table(lines, where), pinned, where)
         if schema != pinned and len(schema):
             save_pinned(root, kind, schema)
+    if not len(typed.schema) and kind == RESULTS:  # (no record yet: the times)
+        typed = _no_records(context)
     batch.outputs[kind] = typed
     if directory is None or fmt == "jsonl":
         return
@@ -85,6 +88,15 @@ def hand_over(
         _write_delta(typed, directory, batch)
     else:  # (the job model allows no other)
         raise ConfigError("output.format", f"unknown format {fmt!r}")
+
+
+def _no_records(context: Context) -> pa.Table:
+    """The results of a batch without records before any batch had some: no rows, the
+    columns every record will have (the window bounds and ``emitted_at``, or the
+    ``timestamp``), so that a reader of an output still without records finds a schema.
+    (Not pinned: with ``[select]`` the records may have other names.)"""
+    names = ("window_start", "window_end", "emitted_at") if context.window else ("timestamp",)
+    return pa.schema([(name, TIME_TYPE) for name in names]).empty_table()
 
 
 def _ended(lines: pa.Array) -> pa.Array:
@@ -104,7 +116,7 @@ def _write_parquet(table: pa.Table, directory: str, label: str) -> None:
     ``directory``/``_common_metadata``, where Spark takes a dataset's schema from."""
     root = Path(_local(directory))
     root.mkdir(parents=True, exist_ok=True)
-    if len(table.schema):
+    if len(table.schema) and (table.num_rows or not (root / "_common_metadata").exists()):
         tmp = root / "._common_metadata.tmp"
         pq.write_metadata(table.schema, tmp)
         os.replace(tmp, root / "_common_metadata")

@@ -28,8 +28,8 @@ import pyarrow.json as pj
 from sparktide.errors import RunError
 
 __all__ = [
-    "RESULTS",
     "DEAD_LETTERS",
+    "RESULTS",
     "TIME_TYPE",
     "dead_letter_schema",
     "load_pinned",
@@ -60,22 +60,38 @@ def dead_letter_schema(windowed: bool) -> pa.Schema:
     return pa.schema(fields)
 
 
-def records_table(lines: pa.Array) -> pa.Table:
+def records_table(lines: pa.Array, where: str = "output.path") -> pa.Table:
     """The JSON records ``lines`` (one object each, with or without a final newline) as
     a table: the first record's field order, times (:data:`_TIME_FIELDS` the records
     hold) as :data:`TIME_TYPE`, other types inferred; an all-null column is left out
-    (it has no type yet)."""
+    (it has no type yet). ``where`` names the output in errors."""
     if len(lines) == 0:
         return pa.table({})
     data = _text(lines)
     first = lines[0].as_py()
-    order = list(json.loads(first))
-    explicit = pa.schema([(name, TIME_TYPE) for name in _TIME_FIELDS if name in order])
+    record = json.loads(first)
+    order = list(record)
+    # times as times; the other strings as strings (Arrow would read ISO-looking text as
+    # a timestamp of the precision the first block shows: the text is the record's)
+    explicit = pa.schema(
+        [(name, TIME_TYPE) for name in _TIME_FIELDS if name in record]
+        + [
+            (n, pa.string())
+            for n, v in record.items()
+            if isinstance(v, str) and n not in _TIME_FIELDS
+        ]
+    )
     options = pj.ParseOptions(explicit_schema=explicit, unexpected_field_behavior="infer")
     block = max(1 << 20, min(len(data) + 1, 1 << 28))
-    table = pj.read_json(
-        io.BytesIO(data), read_options=pj.ReadOptions(block_size=block), parse_options=options
-    )
+    try:
+        table = pj.read_json(
+            io.BytesIO(data), read_options=pj.ReadOptions(block_size=block), parse_options=options
+        )
+    except pa.ArrowInvalid as exc:
+        raise RunError(
+            f"{where}: the batch's records cannot be typed ({exc}): a field holds values of "
+            'two JSON types in one batch. Make them one type, or write format = "jsonl"'
+        ) from None
     names = order + [n for n in table.column_names if n not in order]
     table = table.select(names)
     return table.select([n for n in names if not pa.types.is_null(table.schema.field(n).type)])
