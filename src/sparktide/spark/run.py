@@ -74,13 +74,9 @@ def start(
         :func:`run_job`) closes every window and releases every held event; by default
         ``[output] flush_on_stop``. ``query.flush()`` does it at any time.
     foreach_batch
-        Called as ``foreach_batch(batch_id, results)`` once per micro-batch (and per
-        flush) with its records as Spark DataFrames (:class:`BatchResults`), after
-        sparktide wrote its own outputs and before it commits the batch: after a crash
-        the same batch id may come again with the same records, so write idempotently
-        by ``(batch_id, results.flush)`` (docs/outputs.md, *Your own sink*). The job's
-        ``[output] path`` and ``dead_letter`` are still written when set, and may be
-        left out.
+        ``foreach_batch(batch_id, results)`` per micro-batch and flush, its records as
+        DataFrames (:class:`BatchResults`), before the batch commits: a crash may hand
+        a batch again, so write by ``(batch_id, results.flush)`` (docs/outputs.md).
 
     Raises
     ------
