@@ -170,7 +170,6 @@ FILES: list[tuple[str, str | bytes, tuple[str, ...]]] = [
 RUN_ONLY: list[tuple[str, dict[str, Any], list[str], tuple[str, ...]]] = [
     ("no-output-path", {"output.path": DELETE}, [], ("output.path", "required")),
     ("no-checkpoint", {"output.checkpoint": DELETE}, [], ("output.checkpoint", "required")),
-    ("output-parquet", {"output.format": "parquet"}, [], ("output.format", "jsonl")),
     (
         "session-accept",
         {

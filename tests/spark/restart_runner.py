@@ -53,6 +53,46 @@ CASES: dict[str, dict[str, Any]] = {
 }
 
 
+#: Cases that write the tumbling case's records to another sink: its format, and whether
+#: a ``foreach_batch`` callback also writes each batch to ``out/callback`` (test_crash_matrix.py).
+SINKS: dict[str, tuple[str, bool]] = {
+    "parquet_callback": ("parquet", True),
+    "delta": ("delta", False),
+}
+
+
+def job_of(jobdir: Path, case: str) -> tuple[Any, Any]:
+    """The job of ``case`` reading ``jobdir/in``, and its ``foreach_batch`` callback."""
+    import dataclasses
+
+    fmt, callback = SINKS.get(case, ("jsonl", False))
+    job = job_for(jobdir, CASES["tumbling" if case in SINKS else case])
+    job = dataclasses.replace(job, output=dataclasses.replace(job.output, format=fmt))
+    return job, (callback_writer(jobdir / "out" / "callback") if callback else None)
+
+
+def callback_writer(directory: Path) -> Any:
+    """A ``foreach_batch`` callback that writes each batch's records, idempotently by
+    ``(batch_id, flush)``: one JSON file per batch, replaced whole (a rename)."""
+
+    def write(batch_id: int, results: Any) -> None:
+        def rows(frame: Any) -> list[str]:
+            return sorted(
+                json.dumps(r.asDict(), sort_keys=True, default=str) for r in frame.collect()
+            )
+
+        directory.mkdir(parents=True, exist_ok=True)
+        target = directory / f"batch={batch_id:09d}-flush={int(results.flush)}.json"
+        tmp = target.with_name(f".{target.name}.tmp")
+        text = {"results": rows(results.results), "dead_letters": rows(results.dead_letters)}
+        tmp.write_text(json.dumps(text, indent=1))
+        os.replace(tmp, target)
+        if _armed.get("point") == "callback" and _current["batch"] == _armed.get("batch"):
+            _die("callback", batch_id)
+
+    return write
+
+
 def write_input(directory: Path, *, seed: int) -> None:
     """``FILES`` files of a two-partition stream; partition 1 is silent in some files."""
     write_stream(directory, seed=seed, events=150, files=FILES, partitions=2, devices=4)
@@ -91,6 +131,8 @@ POINTS = {
     "dead_letters": "the batch's state is begun; its outputs are about to be written",
     "windows": "dead letters written; the window (or release) step is about to start",
     "outputs": "the batch's window results (or released events) were just written",
+    "sink": "a typed output (parquet, delta) of the batch's results was just written",
+    "callback": "the foreach_batch callback wrote the batch; it has not returned",
     "state_tables": "the batch's state tables were written; its clock is not",
     "clock": "the batch's clock state is written, its _COMMITTED marker is not",
     "committed": "the batch's state is committed; its metrics are not written",
@@ -98,6 +140,7 @@ POINTS = {
     "batch_done": "the batch function returned; Spark has not logged the batch as done",
 }
 _current: dict[str, int | None] = {"batch": None}
+_armed: dict[str, Any] = {}
 
 
 def _die(point: str, batch: int) -> None:
@@ -120,6 +163,7 @@ def arm(point: str, batch: int) -> None:
     from sparktide.spark.windows import fold as fold_module
     from sparktide.spark.windows import rows as rows_module
 
+    _armed.update(point=point, batch=batch)
     engine_cls = engine_module.SparkEngine
     store_cls = state_module.StateStore
 
@@ -179,6 +223,14 @@ def arm(point: str, batch: int) -> None:
                     _die(point, batch)
 
             owner.write_text = functools.partial(released, _write=owner.write_text)
+    hand_over = engine_module.hand_over
+
+    def handed(*args: Any, **kwargs: Any) -> None:
+        hand_over(*args, **kwargs)
+        if point == "sink" and args[2] == "results" and here():
+            _die(point, batch)
+
+    engine_module.hand_over = handed
     write = state_module._atomic_write
 
     def atomic(path: Path, text: str) -> None:
@@ -194,7 +246,7 @@ def arm(point: str, batch: int) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("jobdir", type=Path)
-    parser.add_argument("case", choices=sorted(CASES))
+    parser.add_argument("case", choices=sorted([*CASES, *SINKS]))
     parser.add_argument("--poison", default="", help="comma-separated batch ids")
     parser.add_argument(
         "--kill-at", metavar="POINT@BATCH", help=f"SIGKILL at a point: {', '.join(POINTS)}"
@@ -208,7 +260,7 @@ def main(argv: list[str] | None = None) -> int:
         arm(point, int(batch))
 
     poison = {int(b) for b in args.poison.split(",") if b}
-    job = job_for(args.jobdir, CASES[args.case])
+    job, callback = job_of(args.jobdir, args.case)
     run_job(
         job,
         once=True,
@@ -217,6 +269,7 @@ def main(argv: list[str] | None = None) -> int:
         max_files_per_trigger=1,
         clock=poisoned(poison),
         publish=False,
+        foreach_batch=callback,
     )
     print("done", flush=True)
     return 0

@@ -15,11 +15,13 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.spark.restart_runner import FILES, POINTS
+from sparktide.spark import run_job
+from tests.spark.restart_runner import FILES, POINTS, SINKS, job_of
 from tests.spark.streams import clock, file_batches
 from tests.spark.test_restart import (
     SEEDS,
@@ -52,6 +54,23 @@ FULL: dict[str, list[tuple[str, int]]] = {
         ("state_tables", 3),
         ("clock", 4),
     ],
+    # the typed sinks and the callback (restart_runner.SINKS): killed after the typed
+    # write, inside the callback, and at the steps after them
+    "parquet_callback": [
+        ("dead_letters", 1),
+        ("sink", 1),
+        ("callback", 2),
+        ("clock", 3),
+        ("committed", 4),
+        ("batch_done", 5),
+    ],
+    "delta": [
+        ("windows", 1),
+        ("sink", 2),
+        ("state_tables", 3),
+        ("committed", 4),
+        ("metrics", 5),
+    ],
 }
 
 
@@ -63,6 +82,9 @@ FULL: dict[str, list[tuple[str, int]]] = {
 QUICK: dict[str, list[tuple[str, int]]] = {
     "tumbling": [("reading", 0), ("batch_done", 5)],
     "release": [("state_tables", 3)],
+    # a Delta commit the state does not know of; a callback killed once it wrote
+    "delta": [("sink", 2)],
+    "parquet_callback": [("callback", 2)],
 }
 MATRIX = FULL if os.environ.get("SPARKTIDE_CRASH_MATRIX") == "full" else QUICK
 
@@ -74,7 +96,7 @@ def test_the_matrix_covers_every_point():
 
 
 @pytest.mark.jvm(10)  # a child JVM per kill and one to finish
-@pytest.mark.parametrize("case", sorted(MATRIX))
+@pytest.mark.parametrize("case", sorted(c for c in MATRIX if c not in SINKS))
 def test_killed_at_every_point_and_restarted_matches_uninterrupted(spark, tmp_path, case):
     ref_dir, kill_dir = tmp_path / "reference", tmp_path / "killed"
     for directory in (ref_dir, kill_dir):
@@ -114,3 +136,80 @@ def _accounted(out: Any) -> None:
     last = json.loads(sorted((out / "metrics").glob("batch=*.jsonl"))[-1].read_text())
     settled = last["admitted"] + sum(last["dropped"].values()) + sum(last["dead_lettered"].values())
     assert settled == last["input"] > 0
+
+
+@pytest.mark.jvm(10)  # a child JVM per kill and one to finish
+@pytest.mark.parametrize("case", sorted(c for c in MATRIX if c in SINKS))
+def test_each_sink_killed_and_restarted_matches_uninterrupted(spark, tmp_path, case):
+    """The typed outputs (parquet, delta) and a callback writing by batch id hold
+    exactly an uninterrupted run's records after kills at the matrix's points."""
+    ref_dir, kill_dir = tmp_path / "reference", tmp_path / "killed"
+    for directory in (ref_dir, kill_dir):
+        write_input(directory / "in", seed=SEEDS["tumbling"])
+    journaled: dict[int, bytes] = {}
+    reached: list[str] = []
+    for run, (point, batch) in enumerate(MATRIX[case]):
+        child = Child(kill_dir, case, run, set(journaled), kill_at=f"{point}@{batch}")
+        if run == 0:
+            job, callback = job_of(ref_dir, case)
+            run_job(
+                job,
+                once=True,
+                spark=spark,
+                max_files_per_trigger=1,
+                clock=clock,
+                publish=False,
+                foreach_batch=callback,
+            )
+        reached.append(child.killed_itself())
+        journaled.update(journal(kill_dir / "out"))
+    Child(kill_dir, case, len(MATRIX[case]), set(journaled)).finish()
+    print(f"\n{case}: {len(reached)} kill points survived\n  " + "\n  ".join(reached))
+
+    ref_out, kill_out = ref_dir / "out", kill_dir / "out"
+    assert file_batches(str(kill_out / "checkpoint")) == file_batches(str(ref_out / "checkpoint"))
+    fmt, callback = SINKS[case]
+    for kind in ("results", "dead_letter"):
+        want, got = _sink_records(ref_out / kind, fmt), _sink_records(kill_out / kind, fmt)
+        if kind == "results":
+            assert sum(len(r) for r in want.values()) > 20
+        assert got == want, kind
+    if callback:
+        names = sorted(p.name for p in (ref_out / "callback").glob("*.json"))
+        assert names == [f"batch={b:09d}-flush=0.json" for b in range(FILES)]
+        for name in names:
+            assert (kill_out / "callback" / name).read_text() == (
+                ref_out / "callback" / name
+            ).read_text(), name
+        assert not list((kill_out / "callback").glob(".*"))
+    assert metrics(kill_out) == metrics(ref_out)
+    now = journal(kill_out)
+    for b, text in journaled.items():
+        assert now[b] == text, f"journal entry of batch {b} rewritten"
+    _accounted(kill_out)
+
+
+def _sink_records(directory: Path, fmt: str) -> dict[Any, list[str]]:
+    """A typed output's records: per ``batch=/flush=`` directory (parquet), or per
+    ``(batch, flush)`` columns of the Delta table, with the number of commits."""
+    import pyarrow.parquet as pq
+
+    def text(rows: list[dict[str, Any]]) -> list[str]:
+        return [json.dumps(r, sort_keys=True, default=str) for r in rows]
+
+    if fmt == "parquet":
+        schema = pq.read_schema(directory / "_common_metadata")
+        out: dict[Any, list[str]] = {"_schema": [str(schema)]}
+        for leaf in sorted(directory.glob("batch=*/flush=*")):
+            out[leaf.relative_to(directory).as_posix()] = text(
+                pq.read_table(leaf / "part-00000.parquet").to_pylist()
+            )
+        return out
+    from deltalake import DeltaTable
+
+    table = DeltaTable(str(directory))
+    per: dict[Any, list[str]] = {"_txn": [str(table.transaction_version("sparktide"))]}
+    per["_commits"] = [str(len(table.history()))]
+    for row in table.to_pyarrow_table().to_pylist():
+        per.setdefault((row["batch"], row["flush"]), []).append(json.dumps(row, default=str))
+    return {k: sorted(v) for k, v in per.items()}

@@ -9,7 +9,7 @@ from sparktide.job.values import check_choice, check_path
 
 __all__ = ["OUTPUT_FORMATS", "Output"]
 
-OUTPUT_FORMATS = ("jsonl", "parquet")
+OUTPUT_FORMATS = ("jsonl", "parquet", "delta")
 
 
 @dataclass(frozen=True)
@@ -21,7 +21,7 @@ class Output:
     path
         Directory for window (or ordered event) records.
     format
-        ``jsonl`` or ``parquet``.
+        ``jsonl``, ``parquet`` or ``delta`` (docs/outputs.md).
     dead_letter
         Directory for dead letters.
     metrics

@@ -5,6 +5,7 @@ Use :func:`start` to run a job on a streaming DataFrame of files and get a
 """
 
 from sparktide.spark.engine import SparkEngine
+from sparktide.spark.foreach import BatchResults
 from sparktide.spark.inputs.textfiles import split_lines
 from sparktide.spark.publish import publish_metrics
 from sparktide.spark.query import SparktideQuery
@@ -13,6 +14,7 @@ from sparktide.spark.session import local_session
 from sparktide.spark.sources import broker_lines, file_lines
 
 __all__ = [
+    "BatchResults",
     "SparkEngine",
     "SparktideQuery",
     "broker_lines",

@@ -7,6 +7,7 @@ it wrote (records by counter, state table sizes) to it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import pyarrow as pa
@@ -41,6 +42,15 @@ class Batch:
     paired: DataFrame | None = None  # the batch with its edges paired
     merged_on: str | None = None  # where open windows merged (metrics)
     kept: list[DataFrame] = field(default_factory=list)  # frames computed once (keep)
+    #: Records are collected to the driver and written from there (a typed format or a
+    #: callback: :mod:`sparktide.spark.outputs.sinks`), rather than written by Spark
+    collect: bool = False
+    callback: bool = False  # a ``foreach_batch`` callback takes the batch's records
+    #: The batch's records by kind (``results``, ``dead_letters``), typed, when collected
+    outputs: dict[str, pa.Table] = field(default_factory=dict)
+    #: Where collected records go: ``sink(kind, directory, lines, typed)``
+    #: (:func:`sparktide.spark.outputs.sinks.hand_over` bound to the batch)
+    sink: Callable[[str, str | None, pa.Array, pa.Table | None], None] | None = None
 
     @property
     def metrics_name(self) -> str:

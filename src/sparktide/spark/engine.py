@@ -30,6 +30,7 @@ from sparktide.job import Job
 from sparktide.spark import clocks
 from sparktide.spark.batch import Batch
 from sparktide.spark.context import Context
+from sparktide.spark.foreach import ForeachBatch, batch_results
 from sparktide.spark.keys import forced_keys_frame, write_keys
 from sparktide.spark.onepass import counter_column
 from sparktide.spark.outputs.deadletters import write_dead_letters
@@ -42,6 +43,7 @@ from sparktide.spark.outputs.metrics import (
     write_metrics,
 )
 from sparktide.spark.outputs.release import release
+from sparktide.spark.outputs.sinks import hand_over
 from sparktide.spark.routes import Judgement, judge_batch
 from sparktide.spark.taskpass import TaskMemory
 from sparktide.spark.windows.fold import fold_windows
@@ -58,8 +60,9 @@ def check_job(job: Job) -> None:
     Raises
     ------
     ConfigError
-        Naming the key: ``output.path`` or ``output.checkpoint`` missing, an output
-        format or window option the Spark engine does not support yet.
+        Naming the key: ``output.path`` or ``output.checkpoint`` missing, ``delta``
+        output without the deltalake package, or a window option the Spark engine does
+        not support yet.
     """
     if job.output.path is None:
         raise ConfigError("output.path", "is required to run on Spark")
@@ -70,12 +73,14 @@ def _check_supported(job: Job) -> None:
     output = job.output
     if output.checkpoint is None:
         raise ConfigError("output.checkpoint", "is required to run on Spark")
-    if output.format != "jsonl":
-        raise ConfigError(
-            "output.format",
-            f"{output.format!r} is not yet supported by the Spark engine (it writes JSON "
-            'lines); use "jsonl"',
-        )
+    if output.format == "delta":
+        try:
+            import deltalake  # noqa: F401
+        except ImportError:
+            raise ConfigError(
+                "output.format",
+                '"delta" needs the deltalake package: pip install "sparktide[delta]"',
+            ) from None
 
 
 class SparkEngine:
@@ -111,6 +116,8 @@ class SparkEngine:
         self.on_metrics: Callable[[dict[str, Any]], None] | None = None
         #: The partitions the last batch reported silent (logged when they fell silent).
         self._silent: set[Any] = set()
+        #: Called with each batch's id and records (``start(..., foreach_batch=)``).
+        self.foreach_batch: ForeachBatch | None = None
 
     def process(
         self, lines: DataFrame, batch_id: int, now: int | None = None, *, flush: bool = False
@@ -124,6 +131,7 @@ class SparkEngine:
         every governing watermark is taken as +infinity. Returns the metrics record.
         """
         batch = Batch(batch_id, flush)
+        self._collecting(batch)
         try:
             self._start(batch, now)
             judgement = judge_batch(self.context, self.memory, batch, lines)
@@ -140,6 +148,19 @@ class SparkEngine:
         return self.store.processing_time(
             batch_id, None if self._clock is None else self._clock(batch_id)
         )
+
+    def _collecting(self, batch: Batch) -> None:
+        """Whether ``batch`` collects its records to the driver (a typed format, or a
+        callback to hand them to) and where it hands them (:func:`hand_over`)."""
+        batch.callback = self.foreach_batch is not None
+        batch.collect = batch.callback or self.job.output.format != "jsonl"
+        if batch.collect:
+            context = self.context
+
+            def sink(kind: str, directory: str | None, lines: Any, typed: Any) -> None:
+                hand_over(context, batch, kind, directory, lines=lines, typed=typed)
+
+            batch.sink = sink
 
     def _start(self, batch: Batch, now: int | None) -> None:
         """The batch's previous state, clock state and processing time (journaled)."""
@@ -206,7 +227,6 @@ class SparkEngine:
         for name, value in batch.written.items():
             written[name] = written.get(name, 0) + value
         clock["flushed"] = flush
-        self.store.commit(batch.id, clocks.clock_json(clock), replace=flush)
         metrics = metrics_record(self.context, clock, batch.now, batch.id)
         metrics["flushed"] = flush
         metrics.update(batch.gauges)  # state sizes: open windows, held events, keys
@@ -219,6 +239,9 @@ class SparkEngine:
         metrics["diagnostics"] = diagnostics(
             self.context, clock, summary, batch.now, metrics["this_batch"], judgement.present
         )
+        if self.foreach_batch is not None:  # (before the commit: see docs/outputs.md)
+            self.foreach_batch(batch.id, batch_results(self.spark, batch.outputs, metrics, flush))
+        self.store.commit(batch.id, clocks.clock_json(clock), replace=flush)
         write_metrics(self.job, metrics, batch.metrics_name)
         if not flush:  # (a flush repeats the last batch's)
             self._warn(batch.id, metrics["diagnostics"])

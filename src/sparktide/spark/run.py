@@ -18,6 +18,7 @@ from sparktide.errors import ConfigError, RunError
 from sparktide.job import Job
 from sparktide.spark.engine import SparkEngine
 from sparktide.spark.inputs.typedframe import ROW, check_frame, is_typed, typed_lines, wrapped
+from sparktide.spark.foreach import BatchResults, ForeachBatch
 from sparktide.spark.publish import publish_metrics
 from sparktide.spark.query import BatchGate, SparktideQuery
 from sparktide.spark.session import local_session, method_limit_for
@@ -30,7 +31,7 @@ from sparktide.spark.ticks import (
     without_ticks,
 )
 
-__all__ = ["run_job", "start"]
+__all__ = ["BatchResults", "run_job", "start"]
 
 
 def start(
@@ -44,6 +45,7 @@ def start(
     clock: Callable[[int], int] | None = None,
     on_metrics: Callable[[dict[str, Any]], None] | None = None,
     flush_on_stop: bool | None = None,
+    foreach_batch: ForeachBatch | None = None,
 ) -> SparktideQuery:
     """Start ``job`` on Spark and return its query (a :class:`StreamingQuery`).
 
@@ -74,6 +76,10 @@ def start(
         Whether ``query.stop()`` (and the end of a ``once`` run, with
         :func:`run_job`) closes every window and releases every held event; by default
         ``[output] flush_on_stop``. ``query.flush()`` does it at any time.
+    foreach_batch
+        ``foreach_batch(batch_id, results)`` per micro-batch and flush, its records as
+        DataFrames (:class:`BatchResults`), before the batch commits: a crash may hand
+        a batch again, so write by ``(batch_id, results.flush)`` (docs/outputs.md).
 
     Raises
     ------
@@ -88,6 +94,7 @@ def start(
     method_limit_for(spark)
     engine = SparkEngine(spark, job, clock=clock)
     engine.on_metrics = on_metrics
+    engine.foreach_batch = foreach_batch
     _take_checkpoint(engine)
     if files is None:
         files = file_lines(spark, job, max_files_per_trigger=max_files_per_trigger)
@@ -286,6 +293,7 @@ def run_job(
     trigger: str | None = None,
     publish: bool = True,
     on_metrics: Callable[[dict[str, Any]], None] | None = None,
+    foreach_batch: ForeachBatch | None = None,
 ) -> dict[str, Any] | None:
     """Run ``job`` until it is done (``once``) or stopped (Ctrl-C, SIGTERM); return the
     last metrics record.
@@ -311,6 +319,9 @@ def run_job(
         Also publish the metrics as Spark observed metrics (:func:`publish_metrics`).
     on_metrics
         Called with each micro-batch's metrics record (and the flush's).
+    foreach_batch
+        Called with each micro-batch's id and records (and the flush's), as by
+        :func:`start`.
     """
     if job.output.checkpoint is None:
         raise ConfigError("output.checkpoint", "is required to run on Spark")
@@ -326,6 +337,7 @@ def run_job(
         processing_time=trigger,
         on_metrics=on_metrics,
         flush_on_stop=flush or job.output.flush_on_stop,
+        foreach_batch=foreach_batch,
     )
     publisher = None
     try:

@@ -337,6 +337,7 @@ def _paths_and_ordering(job: Job) -> dict[str, Any]:
     for name in ("path", "dead_letter"):
         value = getattr(output, name)
         out[f"output.{name}"] = None if value is None else str(value)
+    out["output.format"] = output.format  # (the outputs' batches are of one format)
     # (the default metrics directory, as sparktide.spark.outputs.metrics places it)
     default = f"{output.checkpoint}/sparktide/metrics"
     out["output.metrics"] = str(output.metrics) if output.metrics is not None else default

@@ -3,7 +3,8 @@ the record as it came and, for closed windows, the window it missed."""
 
 from __future__ import annotations
 
-from pyspark.sql import DataFrame
+import pyarrow as pa
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from sparktide.spark.batch import Batch
@@ -11,7 +12,8 @@ from sparktide.spark.columns import CLOSED_WINDOW_END, CLOSED_WINDOW_START, RECO
 from sparktide.spark.context import Context
 from sparktide.spark.inputs.contract import FULL_TEXT
 from sparktide.spark.inputs.textfiles import split_lines
-from sparktide.spark.outputs.text import empty_directory, ordered, write_text
+from sparktide.spark.outputs.text import collect_sorted, empty_directory, ordered, write_text
+from sparktide.spark.outputs.typed import DEAD_LETTERS, dead_letter_schema
 from sparktide.spark.sql import iso
 
 __all__ = ["raw_lines", "write_dead_letters"]
@@ -38,10 +40,14 @@ def write_dead_letters(
     ``lines``, the batch's input, when there are any: with windows their raw lines are
     not kept, so they are looked up there by file and line)."""
     directory = context.job.output.dead_letter
-    if directory is None:
+    if directory is None and not batch.callback:
         return
     if lines is None and not malformed_count:  # nothing to write: no Spark job
-        empty_directory(context.spark, f"{directory}/{batch.label}")
+        if batch.sink is not None:
+            schema = dead_letter_schema(context.window is not None)
+            batch.sink(DEAD_LETTERS, directory, pa.array([], pa.string()), schema.empty_table())
+        elif directory is not None:
+            empty_directory(context.spark, f"{directory}/{batch.label}")
         return
     rows = parsed.filter("error IS NOT NULL").select(
         "file",
@@ -55,8 +61,29 @@ def write_dead_letters(
     if lines is not None:
         assert decided is not None
         rows = rows.unionByName(_lettered(context, decided, lines))
-    out = rows.select(*ordered("file", "line"), F.expr(_record(context)).alias("value"))
-    write_text(batch, out, directory)
+    if batch.sink is None:
+        out = rows.select(*ordered("file", "line"), F.expr(_record(context)).alias("value"))
+        write_text(batch, out, directory)
+        return
+    # collected: the JSON text and the typed columns in one Spark job
+    value = F.expr(_record(context)).alias("value")
+    both = rows.select(*ordered("file", "line"), value, *_typed_columns(context))
+    got = collect_sorted(both, ["_o0", "_o1"])
+    schema = dead_letter_schema(context.window is not None)
+    table = pa.Table.from_arrays([got.column(f.name).cast(f.type) for f in schema], schema=schema)
+    batch.sink(DEAD_LETTERS, directory, got.column("value").combine_chunks(), table)
+
+
+def _typed_columns(context: Context) -> list[Column]:
+    """A dead letter's typed columns (:func:`.dead_letter_schema`), from its row."""
+    columns = [F.col(n) for n in ("file", "line", "reason", "record", "error")]
+    window = context.window
+    if window is not None:
+        size = window.size if window.type in ("tumbling", "hopping") else 0
+        start = F.col(CLOSED_WINDOW_START)
+        columns.append(F.timestamp_micros(start).alias("window_start"))
+        columns.append(F.timestamp_micros(start + F.lit(size)).alias("window_end"))
+    return columns
 
 
 def _lettered(context: Context, decided: DataFrame, lines: DataFrame) -> DataFrame:

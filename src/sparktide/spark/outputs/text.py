@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pyarrow as pa
 from pyspark.sql import Column, DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
@@ -13,6 +14,7 @@ from sparktide.spark.state import StateStore
 
 __all__ = [
     "NO_RECORDS",
+    "collect_sorted",
     "empty_directory",
     "ordered",
     "state_schema",
@@ -51,10 +53,20 @@ def write_text(
     (observed by the write itself: no job).
 
     One partition sorted locally, rather than a global ``orderBy`` then
-    ``coalesce(1)``: the same single ordered file without the range-sampling job."""
-    if directory is None:
+    ``coalesce(1)``: the same single ordered file without the range-sampling job.
+
+    When the batch collects its records (``batch.sink``: a typed format or a callback),
+    they are collected to the driver in that order and handed to the sink instead."""
+    if directory is None and not batch.callback:
         return
     order = sorted((c for c in frame.columns if c.startswith("_o")), key=lambda c: int(c[2:]))
+    if batch.sink is not None:
+        lines = collect_sorted(frame, order).column("value").combine_chunks()
+        batch.sink("results", directory, lines, None)
+        if counter is not None:
+            batch.count(counter, len(lines))
+        return
+    assert directory is not None
     observation = Observation() if counter is not None else None
     if observation is not None:
         frame = frame.observe(observation, F.count(F.lit(1)).alias("n"))
@@ -68,6 +80,13 @@ def write_text(
     _name_jsonl(frame.sparkSession, f"{directory}/{batch.label}")
     if observation is not None and counter is not None:
         batch.count(counter, _observed_count(observation))
+
+
+def collect_sorted(frame: DataFrame, order: list[str]) -> pa.Table:
+    """``frame`` without its ``order`` columns, collected as Arrow sorted by them (one
+    partition sorted locally, as :func:`write_text` writes)."""
+    kept = [c for c in frame.columns if c not in order]
+    return frame.repartition(1).sortWithinPartitions(*order).select(*kept).toArrow()
 
 
 def write_state(

@@ -50,13 +50,16 @@ def merge_on_driver(
     context.store.write_arrow(still_open, batch.id, "windows")
     batch.gauges["open_windows"] = still_open.num_rows
     path = context.job.output.path
-    if path is None:  # (as write_text)
+    if path is None and not batch.callback:  # (as write_text)
         return
     ended = merged.filter(pa.array(closed)).append_column("end", pa.array(end[closed], pa.int64()))
     names = [tuple(name for name, _ in plan.partial) for plan in context.aggregates]
     doubles = functools.partial(spark_doubles, context.spark)
     lines = window_lines(ended, w, names, batch.now, doubles)
-    write_lines(lines, f"{path}/{batch.label}")
+    if batch.sink is not None:  # (a typed format or a callback)
+        batch.sink("results", path, lines, None)
+    else:
+        write_lines(lines, f"{path}/{batch.label}")
     batch.count("windows_emitted", len(lines))
 
 
