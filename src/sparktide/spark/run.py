@@ -17,8 +17,8 @@ from pyspark.sql.streaming import DataStreamWriter
 from sparktide.errors import ConfigError, RunError
 from sparktide.job import Job
 from sparktide.spark.engine import SparkEngine
-from sparktide.spark.inputs.typedframe import ROW, check_frame, is_typed, typed_lines, wrapped
 from sparktide.spark.foreach import BatchResults, ForeachBatch
+from sparktide.spark.inputs.typedframe import ROW, check_frame, is_typed, typed_lines, wrapped
 from sparktide.spark.publish import publish_metrics
 from sparktide.spark.query import BatchGate, SparktideQuery
 from sparktide.spark.session import local_session, method_limit_for
@@ -56,11 +56,10 @@ def start(
     job
         The job (its ``[output]`` directories are written).
     files
-        A streaming DataFrame of typed columns (a Parquet or Delta table stream, Kafka's
-        records after ``from_json``, the rate source...: the job's ``[source]`` columns
-        by name, checked against its schema here), of whole files (``file``, ``text``,
-        ``mtime``), or of lines (``file``, ``line``, ``raw``, ``mtime``, e.g. from
-        :func:`broker_lines`); by default the job's own source directory.
+        A streaming DataFrame of typed columns (a table stream, Kafka after
+        ``from_json``, the rate source: the ``[source]`` columns, checked here), of whole
+        files (``file``, ``text``, ``mtime``) or of lines (``file``, ``line``, ``raw``,
+        ``mtime``: :func:`broker_lines`); by default the job's source directory.
     once
         Process what is there and stop (available-now trigger).
     max_files_per_trigger
@@ -85,17 +84,12 @@ def start(
     ------
     ConfigError
         ``output.checkpoint`` is in use by another run, or was written by a job with
-        another window or input layout; a column the job reads is missing from a
-        typed frame, or of a type it cannot read as such.
+        another window or input layout; a typed frame lacks a column the job reads.
     """
     if files is not None and is_typed(files):
         check_frame(job, files.schema)  # (before anything is locked or started)
         files = wrapped(files)
-    method_limit_for(spark)
-    engine = SparkEngine(spark, job, clock=clock)
-    engine.on_metrics = on_metrics
-    engine.foreach_batch = foreach_batch
-    _take_checkpoint(engine)
+    engine = _engine(spark, job, clock, on_metrics, foreach_batch)
     if files is None:
         files = file_lines(spark, job, max_files_per_trigger=max_files_per_trigger)
     ticking = ticks_fit(job.output.checkpoint)  # type: ignore[arg-type]
@@ -120,6 +114,22 @@ def start(
     started.append(query)
     _RUNS[engine.store.root] = query
     return query
+
+
+def _engine(
+    spark: SparkSession,
+    job: Job,
+    clock: Callable[[int], int] | None,
+    on_metrics: Callable[[dict[str, Any]], None] | None,
+    foreach_batch: ForeachBatch | None,
+) -> SparkEngine:
+    """The job's engine with its callbacks, its checkpoint taken (locked, checked)."""
+    method_limit_for(spark)
+    engine = SparkEngine(spark, job, clock=clock)
+    engine.on_metrics = on_metrics
+    engine.foreach_batch = foreach_batch
+    _take_checkpoint(engine)
+    return engine
 
 
 def _writer(
