@@ -170,18 +170,6 @@ FILES: list[tuple[str, str | bytes, tuple[str, ...]]] = [
 RUN_ONLY: list[tuple[str, dict[str, Any], list[str], tuple[str, ...]]] = [
     ("no-output-path", {"output.path": DELETE}, [], ("output.path", "required")),
     ("no-checkpoint", {"output.checkpoint": DELETE}, [], ("output.checkpoint", "required")),
-    (
-        "session-accept",
-        {
-            "window.type": "session",
-            "window.size": DELETE,
-            "window.gap": "30s",
-            "window.idle_timeout": DELETE,
-            "ordering.on_out_of_order": "accept",
-        },
-        [],
-        ("ordering.on_out_of_order", "session"),
-    ),
     ("trigger-unit", {}, ["--trigger", "5 sec"], ("--trigger", "5 sec")),
     ("trigger-zero", {}, ["--trigger", "0s"], ("--trigger",)),
     ("max-files-zero", {}, ["--max-files-per-trigger", "0"], ("--max-files-per-trigger",)),
