@@ -1,7 +1,8 @@
 """The whole job (semantics §10): its tables, and what the engines ask of them.
 
 A job is four tables: ``[source]``, ``[ordering]``, ``[window]`` (optional) and
-``[output]``, and optionally ``[punctuation]``, ``[join]``, ``[filter]``, ``[select]`` and ``[analytic.<name>]``.
+``[output]``, and optionally ``[punctuation]``, ``[join]``, ``[filter]``, ``[select]``
+and ``[analytic.<name>]``.
 Each is a frozen dataclass that validates itself on construction, so the Python API, the
 TOML file and the command line build the very same objects; the rules between tables
 are :mod:`sparktide.job.rules`.
