@@ -217,7 +217,8 @@ def _one_column(
     latest = ", ".join(f"{c} DESC" for c in ("_src", *_ORDER))
     rank = f"row_number() OVER (PARTITION BY {SCOPE}, {key}, {when} ORDER BY {latest})"
     both = batch.keep(both.withColumn("_prev", F.expr(previous)).withColumn("_rank", F.expr(rank)))
-    out = both.filter("_src = 1").withColumn(f"an{k}", F.expr(analytic_value(analytic, k, "_prev")))
+    column = f"coalesce({analytic_value(analytic, k, '_prev')}, 'null')"
+    out = both.filter("_src = 1").withColumn(f"an{k}", F.expr(column))
     out = out.drop("_src", "_prev", "_rank")
     expired = analytic_expired(analytic, SYSTEM_TIME, watermark)
     kept_next = both.filter(f"{when} AND _rank <= {analytic.depth} AND NOT {expired}").select(
