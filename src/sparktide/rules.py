@@ -132,6 +132,12 @@ generated_ctis: CTI generation (§7.3)
     python core.punctuation:generated_ctis
     sql    spark.punctuation:generated_ctis spark.punctuation:generated_ctis_ahead
     numba  spark.punctuation:generated_ctis_scan spark.ctiscan:scan_table
+analytic_value: analytic columns: LAG, LAST, ISFIRST (§11.11)
+    python core.analytic:analytic_value
+    sql    spark.analytic:analytic_value
+analytic_expired: analytic columns: a kept event the watermark left behind (§11.11)
+    python core.analytic:analytic_expired
+    sql    spark.analytic:analytic_expired
 """
 
 

@@ -1,4 +1,4 @@
-"""Analytic columns (LAG, LAST, ISFIRST; semantics §11) on Spark: the reference engine's
+"""Analytic columns (LAG, LAST, ISFIRST; semantics §11.11) on Spark: the reference engine's
 records, across micro-batches (state carried in the checkpoint) and restarts."""
 
 from __future__ import annotations

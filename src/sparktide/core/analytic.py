@@ -1,4 +1,4 @@
-"""Analytic columns (``LAG``, ``LAST``, ``ISFIRST``; semantics §11) in the reference
+"""Analytic columns (``LAG``, ``LAST``, ``ISFIRST``; semantics §11.11) in the reference
 engine: computed for each released event, in release order, from what the earlier
 released events of its scope and partition left.
 
@@ -20,7 +20,13 @@ from sparktide.expr import Ref, evaluate, value_of
 from sparktide.expr.nodes import OTHER, Expr
 from sparktide.job import Analytic, Job
 
-__all__ = ["AnalyticColumns", "analytic_expired", "analytic_key", "period_start"]
+__all__ = [
+    "AnalyticColumns",
+    "analytic_expired",
+    "analytic_key",
+    "analytic_value",
+    "period_start",
+]
 
 
 def period_start(timestamp: int, period: int) -> int:
@@ -52,6 +58,36 @@ def analytic_key(value: Any) -> Any:
     if isinstance(value, float):
         return ("d", value, math.copysign(1.0, value))
     return ("s", value)
+
+
+def analytic_value(
+    analytic: Analytic,
+    kept: deque[tuple[int, Any]] | None,
+    timestamp: int,
+    *,
+    matches: bool,
+    current: Any,
+    default: Any,
+) -> Any:
+    """The value of ``analytic`` for an event at ``timestamp`` (``matches``: whether its
+    ``when`` holds; ``current``: its looked-up value; ``default``: its default), given
+    ``kept``, the latest matching events before it (oldest first).
+
+    ``isfirst`` is 1 when the event matches and the latest kept event is in another
+    period; ``last`` is the current value when the event matches; otherwise (and for
+    ``lag``) the ``offset``-th latest kept event's value, if at most ``limit_duration``
+    before the event, else the default."""
+    if analytic.function == "isfirst":
+        period: int = analytic.period  # type: ignore[assignment]
+        same = bool(kept) and period_start(kept[-1][0], period) == period_start(timestamp, period)  # type: ignore[index]
+        return 1 if matches and not same else 0
+    if analytic.function == "last" and matches:
+        return current
+    if kept and len(kept) >= analytic.depth:
+        seen, value = kept[-analytic.depth]
+        if seen >= timestamp - analytic.limit_duration:  # type: ignore[operator]
+            return value
+    return default
 
 
 def _raw(expr: Expr, fields: dict[str, Any]) -> Any:
@@ -86,47 +122,19 @@ class AnalyticColumns:
             kept = state.get((scope, key))
             when = analytic.when_expression
             matches = when is None or evaluate(when, lookup) is True
-            if analytic.function == "isfirst":
-                first = matches and (
-                    not kept
-                    or period_start(kept[-1][0], analytic.period)
-                    != period_start(timestamp, analytic.period)  # type: ignore[arg-type]
-                )
-                out[analytic.name] = 1 if first else 0
-                current = None
-            else:
+            current = None
+            if analytic.function != "isfirst":
                 current = _raw(analytic.value_expression, fields)  # type: ignore[arg-type]
-                out[analytic.name] = self._looked_up(
-                    analytic, kept, timestamp, matches, current, fields
-                )
+            default = analytic.default_expression
+            fallback = None if default is None else _raw(default, fields)
+            out[analytic.name] = analytic_value(
+                analytic, kept, timestamp, matches=matches, current=current, default=fallback
+            )
             if matches:
                 if kept is None:
                     kept = state[(scope, key)] = deque(maxlen=analytic.depth)
                 kept.append((timestamp, current))
         return out
-
-    @staticmethod
-    def _looked_up(
-        analytic: Analytic,
-        kept: deque[tuple[int, Any]] | None,
-        timestamp: int,
-        matches: bool,
-        current: Any,
-        fields: dict[str, Any],
-    ) -> Any:
-        """``last``: the current event when it matches; else (and for ``lag``) the
-        ``offset``-th latest kept event, if within ``limit_duration``; else the default."""
-        if analytic.function == "last" and matches:
-            return current
-        found = None
-        if kept and len(kept) >= analytic.depth:
-            entry = kept[-analytic.depth]
-            if entry[0] >= timestamp - analytic.limit_duration:  # type: ignore[operator]
-                found = entry
-        if found is not None:
-            return found[1]
-        default = analytic.default_expression
-        return None if default is None else _raw(default, fields)
 
     def evict(self, scope: Any, watermark: int, *, every_scope: bool = False) -> None:
         """Drop what ``scope``'s watermark (every scope's, with ``every_scope``) has left

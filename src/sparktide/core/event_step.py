@@ -99,7 +99,7 @@ class EventStep:
             CtiGenerator(punctuation) if punctuation is not None and punctuation.generated else None
         )
         self.where = job.filter.expression if job.filter is not None else None
-        # With analytic columns the filter reads them, so it runs at release (semantics §11).
+        # With analytic columns the filter reads them, so it runs at release (semantics §11.11).
         self.admission_where = None if job.analytics else self.where
 
     def run(self, record: InputRecord) -> Case:

@@ -1,5 +1,5 @@
 """``[analytic.<name>]``: Stream Analytics' analytic functions ``LAG``, ``LAST`` and
-``ISFIRST`` (semantics §11), as named columns the job's ``[filter]`` and ``[select]`` read.
+``ISFIRST`` (semantics §11.11), as named columns the job's ``[filter]`` and ``[select]`` read.
 
 Each table names one column::
 
@@ -38,7 +38,7 @@ ANALYTIC_FUNCTIONS = ("lag", "last", "isfirst")
 
 @dataclass(frozen=True)
 class Analytic:
-    """One analytic column (``[analytic.<name>]``, semantics §11).
+    """One analytic column (``[analytic.<name>]``, semantics §11.11).
 
     Parameters
     ----------

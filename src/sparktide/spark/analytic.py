@@ -1,4 +1,4 @@
-"""Analytic columns (``LAG``, ``LAST``, ``ISFIRST``; semantics §11) on Spark: the same
+"""Analytic columns (``LAG``, ``LAST``, ``ISFIRST``; semantics §11.11) on Spark: the same
 values as :mod:`sparktide.core.analytic`, computed per batch with window functions.
 
 - **At admission** (:func:`admission_columns`, right after parsing) each event's inputs

@@ -56,7 +56,7 @@ def release(context: Context, batch: Batch, decided: DataFrame) -> None:
         ready = rows.filter("ready")
         if job.references:
             out = meet(context, ready)
-        elif job.analytics:  # the columns, then [filter] and [select] (semantics §11)
+        elif job.analytics:  # the columns, then [filter] and [select] (semantics §11.11)
             ready = analytic_release(context, batch, ready, scope_w, table)
             value = F.expr(_event_record(context)).alias("value")
             out = ready.select(*ordered(*RELEASE_ORDER), value)
