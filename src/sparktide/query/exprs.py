@@ -118,7 +118,7 @@ def _datediff(call: Call, go: Callable[[Expr], E.Expr], refuse: Any, clause: str
                     "ISO-8601 text with a zone, such as '2026-03-01T09:00:00Z'",
                 )
         elif not isinstance(time, (Column, Call)) or (
-            isinstance(time, Call) and time.function != "system.timestamp"
+            isinstance(time, Call) and time.function not in ("system.timestamp", "lag", "last")
         ):
             what = (
                 f"{time.text[:-2]}(...)"
@@ -130,7 +130,7 @@ def _datediff(call: Call, go: Callable[[Expr], E.Expr], refuse: Any, clause: str
             raise refuse(
                 _pos(time),
                 f"DATEDIFF of {what} is not supported yet: its times are columns, "
-                "System.Timestamp() or 'ISO-8601 text'",
+                "System.Timestamp(), LAG(...) or LAST(...) OVER (...), or 'ISO-8601 text'",
             )
         converted.append(go(time))
     return E.DateDiff(found[0], converted[0], converted[1])
