@@ -147,6 +147,12 @@ cast: CAST and TRY_CAST (§11.12)
 cast_failure: a CAST that fails over a record makes it malformed (§11.13)
     python reader.fields:cast_failure_check
     sql    spark.projections:cast_failures
+analytic_value: analytic columns: LAG, LAST, ISFIRST (§11.11)
+    python core.analytic:analytic_value
+    sql    spark.analytic:analytic_value
+analytic_expired: analytic columns: a kept event the watermark left behind (§11.11)
+    python core.analytic:analytic_expired
+    sql    spark.analytic:analytic_expired
 """
 
 

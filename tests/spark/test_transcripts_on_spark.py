@@ -35,11 +35,13 @@ from tests.test_transcripts import (
     record_mismatches,
 )
 
-#: semantics §7 (issue 7): punctuation, interval and edge events, several inputs, the hold.
+#: semantics §7 (issue 7): punctuation, interval and edge events, several inputs, the hold;
+#: and the analytic columns of semantics §11.11.
 SPEC7 = (
     "expression_functions_cast",
     "names_user_window_columns",
     "names_user_event_columns",
+    "analytic_lag_isfirst_last",
     "cti_both",
     "cti_commits_at_once",
     "cti_commits_strictly_before",

@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from sparktide.core.analytic import AnalyticColumns
 from sparktide.core.clocks import Clocks
 from sparktide.core.counts import Counts
 from sparktide.core.diagnostics import ColumnPresence
@@ -44,6 +45,7 @@ from sparktide.core.result import (
 from sparktide.core.sink import Admitted, Sink
 from sparktide.core.watermark import PartitionClock, Timeline
 from sparktide.core.windows import WindowOperator
+from sparktide.expr import passes
 from sparktide.job import Job
 
 __all__ = ["ReferenceEngine", "Result", "simulate"]
@@ -83,6 +85,8 @@ class ReferenceEngine:
         self.presence = ColumnPresence(job)
         self.having = job.window.having_expression if job.window is not None else None
         self.windows_filtered = 0
+        self.events_filtered = 0  # stopped by [filter] at release (analytic columns)
+        self.analytics = AnalyticColumns(job) if job.analytics else None
         self.flushed_watermark: int | None = None  # the job's watermark before a flush
         self.flushed_timelines: dict[Any, int] = {}  # ... and each timeline's
         self.sink: Sink = self._make_sink()
@@ -109,6 +113,13 @@ class ReferenceEngine:
                 force=self.force_watermark,
             )
         strict = self.job.punctuation is not None  # CTIs commit strictly before them (§7.1)
+        if self.analytics is not None:
+            return OrderedRelease(
+                self._emit_analytic,
+                shared_floor=self.substreams,
+                strict=strict,
+                on_watermark=self.analytics.evict_at,
+            )
         return OrderedRelease(self._emit_event, shared_floor=self.substreams, strict=strict)
 
     # ------------------------------------------------------------------ the clocks' state
@@ -231,6 +242,17 @@ class ReferenceEngine:
     # ------------------------------------------------------------------ outputs
     def _emit_event(self, event: Admitted, now: int) -> None:
         self.result.events.append(event_record(self.job, event))
+
+    def _emit_analytic(self, event: Admitted, now: int) -> None:
+        """A released event of a job with analytic columns: the columns, then
+        ``[filter]`` (which reads them; semantics §11.11), then its record."""
+        assert self.analytics is not None
+        fields = event.record.fields or {}
+        values = self.analytics.values(event.scope, event.timestamp, fields)
+        if self.step.where is not None and not passes(self.step.where, {**fields, **values}):
+            self.events_filtered += 1
+            return
+        self.result.events.append(event_record(self.job, event, values))
 
     def _emit_join(self, record: dict[str, Any], now: int) -> None:
         self.result.events.append(join_record(self.job, record))

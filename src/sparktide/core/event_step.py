@@ -99,6 +99,8 @@ class EventStep:
             CtiGenerator(punctuation) if punctuation is not None and punctuation.generated else None
         )
         self.where = job.filter.expression if job.filter is not None else None
+        # With analytic columns the filter reads them, so it runs at release (semantics §11.11).
+        self.admission_where = None if job.analytics else self.where
 
     def run(self, record: InputRecord) -> Case:
         """Deliver, judge, filter, place and punctuate the event ``record``."""
@@ -148,7 +150,8 @@ class EventStep:
 
     def _filtered(self, record: InputRecord) -> bool:
         """Whether the job's ``[filter]`` stops ``record`` (an event the policy admitted)."""
-        return self.where is not None and not passes(self.where, record.fields or {})
+        where = self.admission_where
+        return where is not None and not passes(where, record.fields or {})
 
     def _filter_out(self, case: Case, timeline: Timeline) -> None:
         """The filter runs after the policy: the event moved its timeline, then stops."""

@@ -32,6 +32,8 @@ def metrics_record(engine: ReferenceEngine) -> dict[str, Any]:
     record["windows_emitted"] = len(engine.result.windows)
     if engine.having is not None:
         record["windows_filtered"] = engine.windows_filtered
+    if job.analytics and job.filter is not None:
+        record["events_filtered"] = engine.events_filtered
     record["released"] = len(engine.result.events)
     record["held"] = sink.held
     record["open_windows"] = sink.open_windows()

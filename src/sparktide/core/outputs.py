@@ -25,15 +25,19 @@ EVENT_RESERVED = ("timestamp",)
 INTERVAL_RESERVED = ("timestamp", "end_timestamp")
 
 
-def event_record(job: Job, event: Admitted) -> dict[str, Any]:
-    """The ``event`` record of a released event: its fields (or ``[select]``'s columns),
-    its ``timestamp`` and, for interval events, its ``end_timestamp``."""
+def event_record(
+    job: Job, event: Admitted, analytic: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """The ``event`` record of a released event: its fields (or ``[select]``'s columns,
+    which read the ``analytic`` columns too, over fields of the same name), its
+    ``timestamp`` and, for interval events, its ``end_timestamp``."""
     intervals = job.source.intervals
     fields = event.record.fields or {}
     out: dict[str, Any] = {"type": "event"}
     own = job.event_fields
     if job.select:
-        out.update(project(job, lambda name: fields.get(name)))
+        seen = {**fields, **analytic} if analytic else fields
+        out.update(project(job, lambda name: seen.get(name)))
     else:
         reserved = INTERVAL_RESERVED if intervals else EVENT_RESERVED
         for name, value in fields.items():

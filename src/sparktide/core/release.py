@@ -47,12 +47,22 @@ class OrderedRelease(Windowless):
     strict
         True where CTIs make the watermark: release waits until it has passed an
         event's timestamp (:func:`release_ready`).
+    on_watermark
+        Called with ``(scope, watermark, every_scope)`` after each release the watermark
+        of a scope (or, with ``every_scope``, of every scope) allowed (analytic columns
+        drop what it left behind).
     """
 
     def __init__(
-        self, emit: Callable[[Admitted, int], None], *, shared_floor: bool, strict: bool = False
+        self,
+        emit: Callable[[Admitted, int], None],
+        *,
+        shared_floor: bool,
+        strict: bool = False,
+        on_watermark: Callable[[Any, int, bool], None] | None = None,
     ) -> None:
         self._emit = emit
+        self._on_watermark = on_watermark
         self._strict = strict
         self._heaps: dict[Any, list[tuple[int, int, int, Admitted]]] = {}
         self._all: list[tuple[int, int, int, Admitted]] | None = [] if shared_floor else None
@@ -76,6 +86,8 @@ class OrderedRelease(Windowless):
             event = heapq.heappop(heap)[3]
             if not event.done:
                 self._release(event, now)
+        if self._on_watermark is not None:
+            self._on_watermark(scope, watermark, False)
 
     def advance_floor(self, floor: int, now: int) -> None:
         """Every scope's watermark reached ``floor`` (substreams)."""
@@ -84,6 +96,8 @@ class OrderedRelease(Windowless):
             event = heapq.heappop(heap)[3]
             if not event.done:
                 self._release(event, now)
+        if self._on_watermark is not None:
+            self._on_watermark(None, floor, True)
 
     def flush(self, now: int) -> None:
         """End of input: release everything still held, in timestamp order."""

@@ -15,6 +15,7 @@ The package, one module per idea:
 - :mod:`~sparktide.job.window`: ``[window]`` and its aggregates;
 - :mod:`~sparktide.job.join`: ``[join]``;
 - :mod:`~sparktide.job.expressions`: ``[filter]``, ``[select]`` and the names they read;
+- :mod:`~sparktide.job.analytic`: ``[analytic.<name>]``, the analytic columns;
 - :mod:`~sparktide.job.output`: ``[output]``;
 - :mod:`~sparktide.job.model`: the whole :class:`Job`, and :mod:`~sparktide.job.rules`,
   the rules between its tables;
@@ -22,6 +23,7 @@ The package, one module per idea:
   TOML tables, and reading a job file.
 """
 
+from sparktide.job.analytic import ANALYTIC_FUNCTIONS, Analytic
 from sparktide.job.expressions import Filter, Projection, expression_fields, record_casts
 from sparktide.job.files import load_job
 from sparktide.job.files import read_toml as _read_toml  # noqa: F401 (sparktide.query.bind)
@@ -38,7 +40,9 @@ from sparktide.job.window import AGGREGATE_FUNCTIONS, Aggregate, Window
 
 __all__ = [
     "AGGREGATE_FUNCTIONS",
+    "ANALYTIC_FUNCTIONS",
     "Aggregate",
+    "Analytic",
     "Filter",
     "Job",
     "Join",

@@ -147,13 +147,17 @@ class Projection:
 
 def expression_fields(job: Job) -> list[str]:
     """The record fields the job's expressions read: ``[filter] where`` and, in a job
-    without a window or a join, ``[select]`` (over a join it reads the matches)."""
+    without a window or a join, ``[select]`` (over a join it reads the matches), and the
+    analytic columns' expressions (whose names are not fields)."""
     exprs = [job.filter.expression] if job.filter is not None else []
     if job.window is None and job.join is None:
         exprs += [p.parsed for p in job.select]
     if job.window is not None:
         exprs += [a.parsed for a in job.window.aggregates if a.parsed is not None]
-    return list(dict.fromkeys(name for e in exprs for name in references(e)))
+    analytic_names = {analytic.name for analytic in job.analytics}
+    names = [n for e in exprs for n in references(e) if n not in analytic_names]
+    names += [n for a in job.analytics for e in a.expressions() for n in references(e)]
+    return list(dict.fromkeys(names))
 
 
 def record_casts(job: Job) -> tuple[Expr, ...]:

@@ -1,7 +1,8 @@
 """The whole job (semantics §10): its tables, and what the engines ask of them.
 
 A job is four tables: ``[source]``, ``[ordering]``, ``[window]`` (optional) and
-``[output]``, and optionally ``[punctuation]``, ``[join]``, ``[filter]`` and ``[select]``.
+``[output]``, and optionally ``[punctuation]``, ``[join]``, ``[filter]``, ``[select]``
+and ``[analytic.<name>]``.
 Each is a frozen dataclass that validates itself on construction, so the Python API, the
 TOML file and the command line build the very same objects; the rules between tables
 are :mod:`sparktide.job.rules`.
@@ -14,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from sparktide.job import rules
+from sparktide.job.analytic import Analytic, check_analytics
 from sparktide.job.expressions import Filter, Projection
 from sparktide.job.join import Join
 from sparktide.job.ordering import Ordering
@@ -48,6 +50,7 @@ class Job:
     filter: Filter | None = None
     select: tuple[Projection, ...] = ()
     references: tuple[tuple[str, Reference], ...] = ()
+    analytics: tuple[Analytic, ...] = ()
 
     def __post_init__(self) -> None:
         rules.check_inputs(self)
@@ -55,6 +58,7 @@ class Job:
         rules.check_punctuation(self)
         rules.check_select(self)
         rules.check_timelines(self)
+        check_analytics(self)
 
     @property
     def declared_partitions(self) -> list[Any]:

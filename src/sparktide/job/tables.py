@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from sparktide.errors import ConfigError
+from sparktide.job.analytic import Analytic
 from sparktide.job.expressions import Filter, Projection
 from sparktide.job.join import Join
 from sparktide.job.ordering import Ordering
@@ -174,6 +175,7 @@ def job_tables(data: dict[str, Any], base_dir: Path | str | None = None) -> dict
         "filter": job_filter,
         "select": _select(data),
         "references": tuple(references),
+        "analytics": _analytics(data),
     }
 
 
@@ -186,7 +188,7 @@ def _check_top_level(data: Any) -> None:
         raise ConfigError(
             key, "binds the names of a query: run it with --query FILE (docs/query.md)"
         )
-    _check_keys(data, (*_TABLES, "filter", "select"), "")
+    _check_keys(data, (*_TABLES, "filter", "select", "analytic"), "")
     if "source" in data and "inputs" in data:
         raise ConfigError("inputs", "cannot be combined with [source]: a union names each input")
     if "source" not in data and "inputs" not in data:
@@ -276,3 +278,28 @@ def _select(data: dict[str, Any]) -> tuple[Projection, ...]:
             )
         select.append(Projection(name, text))
     return tuple(select)
+
+
+def _analytics(data: dict[str, Any]) -> tuple[Analytic, ...]:
+    """``[analytic.<name>]``: one analytic column per table, in file order."""
+    tables = _table(data, "analytic")
+    out = []
+    for name, table in tables.items():
+        if not isinstance(table, dict):
+            raise ConfigError(f"analytic.{name}", f"must be a table, got {table!r}")
+        table = dict(table)
+        if "name" in table:
+            raise ConfigError(
+                f"analytic.{name}.name", "unknown key (the table's name is the column's)"
+            )
+        for key in ("limit_duration", "period"):
+            value = table.get(key)
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                raise ConfigError(
+                    f"analytic.{name}.{key}",
+                    f'write durations as text with a unit, e.g. "{value}s" (got {value!r})',
+                )
+        if isinstance(table.get("partition_by"), list):
+            table["partition_by"] = tuple(table["partition_by"])
+        out.append(_build(Analytic, {"name": name, **table}, f"analytic.{name}"))
+    return tuple(out)

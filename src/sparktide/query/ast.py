@@ -22,6 +22,7 @@ __all__ = [
     "Join",
     "Literal",
     "Operation",
+    "Over",
     "Pos",
     "Query",
     "Select",
@@ -72,6 +73,18 @@ class Literal:
 
 
 @dataclass(frozen=True)
+class Over:
+    """The ``OVER (...)`` of an analytic function (or of ``SessionWindow``):
+    ``PARTITION BY`` expressions, ``LIMIT DURATION(unit, length)`` as ``(unit, length,
+    position)``, ``WHEN`` condition."""
+
+    partition_by: tuple[Any, ...]
+    limit: tuple[str, Any, Pos] | None
+    when: Any | None
+    pos: Pos
+
+
+@dataclass(frozen=True)
 class Call:
     """A function call: ``COUNT(*)``, ``COUNT(DISTINCT x)``, ``System.Timestamp()``,
     ``DATEDIFF(minute, a, b)`` ...
@@ -93,6 +106,7 @@ class Call:
     pos: Pos
     star: bool = False
     distinct: bool = False
+    over: Over | None = None
 
     @property
     def function(self) -> str:

@@ -150,6 +150,19 @@ def job_to_toml(job: Job, comments: tuple[str, ...] | list[str] = ()) -> str:
         lines.append(f"aggregates = {{ {aggregates} }}" if aggregates else "aggregates = {}")
         if window.having is not None:
             lines.append(f"having = {_value('', window.having)}")
+    for analytic in job.analytics:  # (semantics §11.11)
+        lines.append("")
+        lines.append(f"[analytic.{_key(analytic.name)}]")
+        for key in ("function", "value", "offset", "default", "partition_by"):
+            value = getattr(analytic, key)
+            if value is not None and value != () and not (key == "offset" and value == 1):
+                lines.append(f"{key} = {_value('', value)}")
+        for key in ("limit_duration", "period"):
+            value = getattr(analytic, key)
+            if value is not None:
+                lines.append(f"{key} = {json.dumps(format_duration(value))}")
+        if analytic.when is not None:
+            lines.append(f"when = {_value('', analytic.when)}")
     if job.filter is not None:
         lines.append("")
         lines += ["[filter]", f"where = {_value('', job.filter.where)}"]

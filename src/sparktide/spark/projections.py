@@ -14,6 +14,7 @@ from pyspark.sql import functions as F
 from sparktide.expr import Ref, references
 from sparktide.job import Job
 from sparktide.spark.aggregates import derived_column, json_text
+from sparktide.spark.analytic import admission_columns, admission_names
 from sparktide.spark.columns import (
     ARRIVAL_TIME,
     EDGE,
@@ -56,6 +57,8 @@ def _projects_records(job: Job) -> bool:
 def record_columns(job: Job) -> list[str]:
     """The columns :func:`add_record_columns` adds: the filter's verdict, and each
     projected column's JSON text (``e<i>``) in a job without a window or a join."""
+    if job.analytics:  # [filter] and [select] run at release (sparktide.spark.analytic)
+        return admission_names(job)
     out = [FILTER_COLUMN] if job.filter is not None else []
     if _projects_records(job):
         out += [f"e{i}" for i in range(len(job.select))]
@@ -68,6 +71,8 @@ def add_record_columns(parsed: DataFrame, job: Job) -> DataFrame:
     derived = derived_aggregates(job)
     if not record_columns(job) and not derived:
         return parsed
+    if job.analytics:
+        return admission_columns(parsed, job)
     projections = job.select if _projects_records(job) else ()
     exprs = [job.filter.expression] if job.filter is not None else []
     exprs += [p.parsed for p in projections]
@@ -159,7 +164,7 @@ def filter_rows(decided: DataFrame, job: Job) -> DataFrame:
     """Judged rows after ``[filter]``: an event the policy admitted that fails the filter
     is dropped with reason ``filtered`` and has no system timestamp for the windows (its
     policy columns, which moved its timeline, stay as they are)."""
-    if job.filter is None:
+    if job.filter is None or job.analytics:  # (with analytic columns: at release)
         return decided
     stopped = f"({VERDICT} IN ('accepted', 'adjusted') AND NOT {FILTER_COLUMN})"
     if job.edges:  # an end edge has no payload of its own: it ends what passed

@@ -7,13 +7,14 @@ translator decides what it runs.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from decimal import Decimal
 from typing import Any
 
 from lark import Token
 
 from sparktide.query.asaql.positions import Ident, identifier, keyword, position
-from sparktide.query.ast import Call, Column, Expr, Literal, Operation
+from sparktide.query.ast import Call, Column, Expr, Literal, Operation, Over
 
 __all__ = ["ExpressionRules"]
 
@@ -64,6 +65,45 @@ class ExpressionRules:
             kind, values = children[1]
             star, distinct, args = kind == "star", kind == "distinct", tuple(values)
         return Call(tuple(str(p) for p in parts), args, parts[0].pos, star=star, distinct=distinct)
+
+    def over_call(self, children: list[Any]) -> Call:
+        over = children[-1]
+        return replace(self.call(children[:-1]), over=over)
+
+    def over_name(self, children: list[Any]) -> Call:
+        """``name OVER (...)``: not a function; read as a call so that its refusal names
+        its place (OVER applies to SessionWindow and analytic functions)."""
+        parts = children[0]
+        return Call(tuple(str(p) for p in parts), (), parts[0].pos, over=children[-1])
+
+    def over(self, children: list[Any]) -> Over:
+        partition: tuple[Expr, ...] = ()
+        limit = when = None
+        for child in children[1:]:
+            if isinstance(child, tuple) and child and child[0] == "partition":
+                partition = child[1]
+            elif isinstance(child, tuple) and child and child[0] == "limit":
+                limit = child[1:]
+            elif isinstance(child, tuple) and child and child[0] == "when":
+                when = child[1]
+        return Over(partition, limit, when, position(children[0]))  # type: ignore[arg-type]
+
+    def over_partition(self, children: list[Any]) -> tuple[str, tuple[Expr, ...]]:
+        return ("partition", tuple(c for c in children if not isinstance(c, Token)))
+
+    def over_limit(self, children: list[Any]) -> tuple[Any, ...]:
+        keyword_token, word, unit, length = children
+        if str(word).casefold() != "duration":
+            raise ValueError(f"{word.pos.line}:{word.pos.column}: expected DURATION")
+        return (
+            "limit",
+            str(unit),
+            int(str(length)) if str(length).isdigit() else Decimal(str(length)),
+            position(keyword_token),
+        )
+
+    def over_when(self, children: list[Any]) -> tuple[str, Expr]:
+        return ("when", children[1])
 
     def star_arg(self, children: list[Any]) -> tuple[str, list[Expr]]:
         return ("star", [])

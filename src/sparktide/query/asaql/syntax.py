@@ -66,11 +66,17 @@ def syntax_error(exc: UnexpectedInput, source: str, text: str) -> QueryError:
         )
     assert isinstance(exc, UnexpectedToken)
     token = exc.token
+    hint = ""
+    if token.type == "OVER":  # (OVER follows a call: SessionWindow(...), LAG(...) ...)
+        hint = (
+            " (OVER (PARTITION BY ...) applies to SessionWindow only, and to the analytic "
+            "functions LAG, LAST and ISFIRST)"
+        )
     return QueryError(
         source,
         line,
         column,
-        f"unexpected {str(token)!r}{_expected(exc.expected)}",
+        f"unexpected {str(token)!r}{_expected(exc.expected)}{hint}",
     )
 
 

@@ -10,7 +10,7 @@ are recognised and checked here, as they are met
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from lark import Token, Transformer
@@ -19,6 +19,7 @@ from sparktide.query.asaql.expressions import ExpressionRules
 from sparktide.query.asaql.positions import Ident, position
 from sparktide.query.asaql.windows import WindowReader
 from sparktide.query.ast import (
+    Call,
     Clause,
     Column,
     FromSource,
@@ -124,12 +125,21 @@ class TreeBuilder(ExpressionRules, Transformer):  # type: ignore[type-arg]
 
     def group_item(self, children: list[Any]) -> GroupItem:
         expr = children[0]
-        over = tuple(c for c in children[1:] if isinstance(c, Column))
+        over: tuple[Column, ...] = ()
+        if isinstance(expr, Call) and expr.over is not None:  # SessionWindow(...) OVER (...)
+            spec = expr.over
+            if spec.limit is not None or spec.when is not None:
+                raise self.refuse(spec.pos, "OVER in GROUP BY takes PARTITION BY only")
+            for column in spec.partition_by:
+                if not isinstance(column, Column):
+                    raise self.refuse(position(column), "PARTITION BY in GROUP BY names columns")
+            over = tuple(spec.partition_by)
+            expr = replace(expr, over=None)
+            window = self.windows.window(expr, over)
+            if window is None:
+                raise self.refuse(spec.pos, "OVER (PARTITION BY ...) applies to SessionWindow only")
+            return GroupItem(expr, position(expr), window, over)
         window = self.windows.window(expr, over)
-        if over and window is None:
-            raise self.refuse(
-                position(children[1]), "OVER (PARTITION BY ...) applies to SessionWindow only"
-            )
         return GroupItem(expr, position(expr), window, over)
 
     def group_by(self, children: list[Any]) -> tuple[Pos, tuple[GroupItem, ...]]:

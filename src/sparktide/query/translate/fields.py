@@ -16,6 +16,7 @@ from sparktide.job import RESERVED_EVENT_COLUMNS, RESERVED_WINDOW_COLUMNS
 from sparktide.query.ast import Call, Column, Expr, FromSource, Pos, Select, SelectItem, Star
 from sparktide.query.exprs import Leaf, convert
 from sparktide.query.refusal import Refuse, check_column
+from sparktide.query.translate.analytic import ANALYTIC_CALLS, AnalyticColumns
 from sparktide.query.translate.context import (
     describe,
     is_scalar,
@@ -33,6 +34,7 @@ class Fields:
 
     def __init__(self, refuse: Refuse) -> None:
         self.refuse = refuse
+        self.analytics = AnalyticColumns(refuse)
 
     def column(self, expr: Column, source: FromSource, what: str = "column") -> str:
         """A plain column of ``source``: ``x``, or ``alias.x`` / ``input.x``."""
@@ -57,6 +59,8 @@ class Fields:
             )
         if isinstance(node, Column):
             return E.Ref(self.column(node, source))
+        if node.function in ANALYTIC_CALLS:  # LAG, LAST, ISFIRST (semantics §11.11)
+            return self.analytics.column(node, lambda n: self.field_leaf(n, source, clause), clause)
         raise unsupported_call(
             node,
             self.refuse,

@@ -55,6 +55,8 @@ def metrics_record(context: Context, clock: ClockState, now: int, batch_id: int)
     record["windows_emitted"] = written.get("windows_emitted", 0)
     if window is not None and window.having is not None:
         record["windows_filtered"] = written.get("windows_filtered", 0)
+    if context.job.analytics and context.job.filter is not None:  # (semantics §11.11)
+        record["events_filtered"] = written.get("events_filtered", 0)
     record["released"] = written.get("released", 0)
     record["processing_time"] = time_or_none(now)
     record["watermark"] = time_or_none(watermark)
@@ -86,6 +88,8 @@ def batch_counts(
     out["windows_emitted"] = batch.written.get("windows_emitted", 0)
     if context.window is not None and context.window.having is not None:
         out["windows_filtered"] = batch.written.get("windows_filtered", 0)
+    if context.job.analytics and context.job.filter is not None:
+        out["events_filtered"] = batch.written.get("events_filtered", 0)
     out["released"] = batch.written.get("released", 0)
     return out
 

@@ -8,6 +8,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from sparktide.spark.aggregates import INTEGRAL_FLOAT
+from sparktide.spark.analytic import analytic_release, held_value
 from sparktide.spark.batch import Batch
 from sparktide.spark.columns import (
     ADMITTED_KINDS,
@@ -41,8 +42,9 @@ def release(context: Context, batch: Batch, decided: DataFrame) -> None:
     and those held from earlier), hold the others; with reference data, each released
     event meets the table (:func:`sparktide.spark.outputs.join.meet`)."""
     job = context.job
+    value = held_value(job) if job.analytics else _event_record(context)
     admitted = decided.filter(F.col(VERDICT).isin(*ADMITTED_KINDS)).select(
-        SCOPE, *RELEASE_ORDER, F.expr(_event_record(context)).alias("value")
+        SCOPE, *RELEASE_ORDER, F.expr(value).alias("value")
     )
     held = context.store.load_table(batch.previous, "held", HELD_SCHEMA)
     rows = admitted.unionByName(held)
@@ -54,6 +56,10 @@ def release(context: Context, batch: Batch, decided: DataFrame) -> None:
         ready = rows.filter("ready")
         if job.references:
             out = meet(context, ready)
+        elif job.analytics:  # the columns, then [filter] and [select] (semantics §11.11)
+            ready = analytic_release(context, batch, ready, scope_w, table)
+            value = F.expr(_event_record(context)).alias("value")
+            out = ready.select(*ordered(*RELEASE_ORDER), value)
         else:
             out = ready.select(*ordered(*RELEASE_ORDER), "value")
         write_text(batch, out, job.output.path, "released")

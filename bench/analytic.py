@@ -1,0 +1,115 @@
+"""Benchmark: an ISFIRST/LAG job on Spark against plain Spark's windowed aggregation of
+the same data (events/s). A measurement, not a test: nothing here asserts on timings.
+
+The data and the plain query are those of ``bench/spark_vs_plain.py`` (JSONL telemetry,
+``--keys`` devices; plain Spark: ``withWatermark`` 5 s, ``groupBy(window(1 minute),
+device).agg(count, avg)``, available-now trigger, parquet sink). The sparktide job has
+Stream Analytics' ordering defaults, no window, and two analytic columns per device
+(semantics §11.11) written with every event:
+
+    ISFIRST(minute, 1) OVER (PARTITION BY device)
+    LAG(value) OVER (PARTITION BY device LIMIT DURATION(minute, 1))
+
+Usage::
+
+    .venv/bin/python bench/analytic.py --events 200000 --keys 10000 --batches 4
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+import spark_vs_plain as base
+
+
+def analytic_job(data: Path, work: Path) -> Any:
+    from sparktide.job import Job
+
+    return Job.from_dict(
+        {
+            "source": {
+                "path": str(data),
+                "timestamp_by": "event_time",
+                "arrival_time": "arrival_time",
+            },
+            "analytic": {
+                "first": {"function": "isfirst", "period": "1m", "partition_by": ["device"]},
+                "prev": {
+                    "function": "lag",
+                    "value": "value",
+                    "partition_by": ["device"],
+                    "limit_duration": "1m",
+                },
+            },
+            "select": {"device": "device", "value": "value", "first": "first", "prev": "prev"},
+            "output": {
+                "path": "out/results",
+                "dead_letter": "out/dead_letter",
+                "metrics": "out/metrics",
+                "checkpoint": "out/checkpoint",
+            },
+        },
+        base_dir=work,
+    )
+
+
+def run_analytic(spark: Any, data: Path, work: Path, per_trigger: int) -> dict:
+    from sparktide.spark import run_job
+
+    job = analytic_job(data, work)
+    base.jvm_gc(spark)
+    start = time.perf_counter()
+    metrics = run_job(
+        job, once=True, flush=False, spark=spark, max_files_per_trigger=per_trigger, publish=False
+    )
+    seconds = time.perf_counter() - start
+    assert metrics is not None
+    return {"seconds": seconds, "released": metrics["released"], "input": metrics["input"]}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--events", type=int, default=200_000)
+    parser.add_argument("--keys", type=int, default=10_000)
+    parser.add_argument("--batches", type=int, default=4)
+    parser.add_argument("--cores", type=int, default=2)
+    args = parser.parse_args(argv)
+    root = Path(tempfile.mkdtemp(prefix="sparktide-analytic-"))
+    try:
+        data = root / "data"
+        base.generate(
+            data, events=args.events, keys=args.keys, files=args.batches, rate=10_000, seed=7
+        )
+        spark = base.session(args.cores)
+        plain = base.run_plain(spark, data, root / "plain", 1, "parquet")
+        mine = run_analytic(spark, data, root / "analytic", 1)
+        report = {
+            "events": args.events,
+            "keys": args.keys,
+            "batches": args.batches,
+            "plain_events_per_s": args.events / plain["seconds"],
+            "analytic_events_per_s": args.events / mine["seconds"],
+            "ratio": plain["seconds"] / mine["seconds"],
+            "analytic": mine,
+            "plain_seconds": plain["seconds"],
+        }
+        print(json.dumps(report, indent=2))
+        out = Path(__file__).parent / "results"
+        out.mkdir(exist_ok=True)
+        (out / "analytic.json").write_text(json.dumps(report, indent=2) + "\n")
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,221 @@
+"""``[analytic.<name>]``: Stream Analytics' analytic functions ``LAG``, ``LAST`` and
+``ISFIRST`` (semantics §11.11), as named columns the job's ``[filter]`` and ``[select]`` read.
+
+Each table names one column::
+
+    [analytic.previous_make]
+    function = "lag"              # lag, last or isfirst
+    value = "Make"                # lag, last: the expression whose value is looked up
+    offset = 1                    # lag: how many matching events back (1 or more)
+    default = "'none'"            # lag, last: the value when there is none (else null)
+    partition_by = ["Make"]       # expressions: look only at events with the same values
+    limit_duration = "1m"         # lag, last: how far back from the current event
+    when = "Weight < 20000"       # only events where this is true are looked at
+    period = "10m"                # isfirst: the tumbling periods it ranks events in
+
+The columns are computed at ordered release, event by event in release order, before
+``[filter]``: a column's name hides an input field of the same name in ``[filter]`` and
+``[select]``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from sparktide.errors import ConfigError
+from sparktide.expr import Expr, parse_expression
+from sparktide.job.values import check_column, normalise_duration, set_field
+
+if TYPE_CHECKING:
+    from sparktide.job.model import Job
+
+__all__ = ["ANALYTIC_FUNCTIONS", "Analytic", "check_analytics"]
+
+#: The analytic functions, by their job-file name.
+ANALYTIC_FUNCTIONS = ("lag", "last", "isfirst")
+
+
+@dataclass(frozen=True)
+class Analytic:
+    """One analytic column (``[analytic.<name>]``, semantics §11.11).
+
+    Parameters
+    ----------
+    name
+        The column's name, read by ``[filter]`` and ``[select]``.
+    function
+        ``lag`` (the value of the ``offset``-th previous matching event), ``last`` (of the
+        latest matching event, the current one included) or ``isfirst`` (1 when the event
+        is the first matching one of its ``period``, else 0).
+    value
+        ``lag``, ``last``: the expression evaluated on the event looked up.
+    offset
+        ``lag``: how many matching events back, at least 1.
+    default
+        ``lag``, ``last``: the expression (over the current event) given when no matching
+        event is found; null when omitted.
+    partition_by
+        Expressions: only events with equal values (SQL equality of their kinds) are
+        looked at.
+    limit_duration
+        ``lag``, ``last`` (required): a matching event counts only while its timestamp is
+        at least the current event's minus this duration.
+    when
+        A condition: only events where it is true are looked at.
+    period
+        ``isfirst`` (required): the size of the periods, aligned like tumbling windows.
+    """
+
+    name: str
+    function: str
+    value: str | None = None
+    offset: int = 1
+    default: str | None = None
+    partition_by: tuple[str, ...] = ()
+    limit_duration: int | str | None = None
+    when: str | None = None
+    period: int | str | None = None
+
+    def __post_init__(self) -> None:
+        key = f"analytic.{self.name}"
+        check_column(self.name, key, optional=False)
+        if self.function not in ANALYTIC_FUNCTIONS:
+            raise ConfigError(
+                f"{key}.function",
+                f"must be one of {', '.join(ANALYTIC_FUNCTIONS)}; got {self.function!r}",
+            )
+        if isinstance(self.partition_by, str) or not isinstance(self.partition_by, list | tuple):
+            raise ConfigError(
+                f"{key}.partition_by", f"must be a list of expressions, got {self.partition_by!r}"
+            )
+        set_field(self, "partition_by", tuple(self.partition_by))
+        for i, text in enumerate(self.partition_by):
+            _parse(text, f"{key}.partition_by[{i}]")
+        if self.when is not None:
+            _parse(self.when, f"{key}.when")
+        if self.function == "isfirst":
+            self._check_isfirst(key)
+        else:
+            self._check_lookup(key)
+
+    def _check_isfirst(self, key: str) -> None:
+        for name in ("value", "default", "limit_duration"):
+            if getattr(self, name) is not None:
+                raise ConfigError(f"{key}.{name}", "isfirst takes period, partition_by and when")
+        if self.offset != 1:
+            raise ConfigError(f"{key}.offset", "isfirst takes period, partition_by and when")
+        normalise_duration(self, "period", f"{key}.period", positive=True)
+
+    def _check_lookup(self, key: str) -> None:
+        if self.period is not None:
+            raise ConfigError(f"{key}.period", f"{self.function} takes limit_duration, not period")
+        if self.value is None:
+            raise ConfigError(f"{key}.value", "is required")
+        _parse(self.value, f"{key}.value")
+        if self.default is not None:
+            _parse(self.default, f"{key}.default")
+        normalise_duration(self, "limit_duration", f"{key}.limit_duration", positive=True)
+        if isinstance(self.offset, bool) or not isinstance(self.offset, int) or self.offset < 1:
+            raise ConfigError(
+                f"{key}.offset", f"must be an integer of 1 or more, got {self.offset!r}"
+            )
+        if self.function == "last" and self.offset != 1:
+            raise ConfigError(f"{key}.offset", "last takes no offset (it is lag with offset 0)")
+
+    @property
+    def value_expression(self) -> Expr | None:
+        """The parsed ``value``."""
+        return None if self.value is None else _parse(self.value, f"analytic.{self.name}.value")
+
+    @property
+    def default_expression(self) -> Expr | None:
+        """The parsed ``default``."""
+        if self.default is None:
+            return None
+        return _parse(self.default, f"analytic.{self.name}.default")
+
+    @property
+    def when_expression(self) -> Expr | None:
+        """The parsed ``when``."""
+        return None if self.when is None else _parse(self.when, f"analytic.{self.name}.when")
+
+    @property
+    def partition_expressions(self) -> tuple[Expr, ...]:
+        """The parsed ``partition_by``."""
+        return tuple(
+            _parse(t, f"analytic.{self.name}.partition_by[{i}]")
+            for i, t in enumerate(self.partition_by)
+        )
+
+    @property
+    def depth(self) -> int:
+        """How many matching events the column keeps per partition: ``offset`` for
+        ``lag``, one for ``last`` and ``isfirst``."""
+        return self.offset if self.function == "lag" else 1
+
+    @property
+    def horizon(self) -> int:
+        """How far behind the watermark a kept event can still matter: ``limit_duration``,
+        or ``period`` for ``isfirst`` (an event in a period the watermark has left)."""
+        return self.period if self.function == "isfirst" else self.limit_duration  # type: ignore[return-value]
+
+    def expressions(self) -> list[Expr]:
+        """Every expression of the column (the fields they read are read at admission)."""
+        out = [*self.partition_expressions]
+        for expr in (self.value_expression, self.default_expression, self.when_expression):
+            if expr is not None:
+                out.append(expr)
+        return out
+
+
+def _parse(text: Any, key: str) -> Expr:
+    if not isinstance(text, str):
+        raise ConfigError(key, f'expected an expression as text, such as "speed", got {text!r}')
+    return parse_expression(text, key)
+
+
+def check_analytics(job: Job) -> None:
+    """Analytic columns: distinct names, in a job that releases events in timestamp order
+    (no window, no join, out-of-order events not accepted behind the watermark), reading
+    plain fields."""
+    analytics = job.analytics
+    if isinstance(analytics, (str, dict)) or not isinstance(analytics, (list, tuple)):
+        raise ConfigError("analytic", f"must be a list of Analytic objects, got {analytics!r}")
+    set_field(job, "analytics", tuple(analytics))
+    if not analytics:
+        return
+    seen: set[str] = set()
+    for analytic in analytics:
+        if not isinstance(analytic, Analytic):
+            raise ConfigError("analytic", f"expected Analytic objects, got {analytic!r}")
+        if analytic.name in seen:
+            raise ConfigError(f"analytic.{analytic.name}", "is named twice")
+        seen.add(analytic.name)
+        for expr in analytic.expressions():
+            _plain_fields(expr, f"analytic.{analytic.name}")
+    where = (
+        "a window" if job.window is not None else "a join" if job.join or job.references else None
+    )
+    if where is not None:
+        raise ConfigError(
+            "analytic",
+            f"analytic columns are computed at ordered release, which a job with {where} "
+            "does not have (not supported yet)",
+        )
+    if job.ordering.out_of_order_action == "accept":
+        raise ConfigError(
+            "analytic",
+            "analytic columns read events in timestamp order, which "
+            "ordering.on_out_of_order = 'accept' does not keep",
+        )
+    if job.edges or job.source.intervals:
+        raise ConfigError("analytic", "analytic columns read point events only")
+
+
+def _plain_fields(expr: Expr, key: str) -> None:
+    from sparktide.expr import ref_nodes
+
+    for ref in ref_nodes(expr):
+        if ref.input is not None:
+            raise ConfigError(key, f"{ref.key!r}: an analytic column reads the event's own fields")

@@ -1,0 +1,92 @@
+"""``LAG``, ``LAST`` and ``ISFIRST`` of a query → ``[analytic.<name>]`` tables
+(semantics §11.11): each call becomes a named column that ``[filter]`` and ``[select]``
+read (``_lag1``, ``_last2``, ``_isfirst3``: the names of a query's analytic columns)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from decimal import Decimal
+from typing import Any
+
+from sparktide import expr as E
+from sparktide.query.ast import Call, Literal
+from sparktide.query.exprs import convert
+from sparktide.query.refusal import Refuse
+
+__all__ = ["ANALYTIC_CALLS", "AnalyticColumns"]
+
+#: The analytic functions, as a query names them (any case).
+ANALYTIC_CALLS = ("lag", "last", "isfirst")
+
+
+class AnalyticColumns:
+    """The analytic columns a statement's expressions call, in order of use."""
+
+    def __init__(self, refuse: Refuse) -> None:
+        self.refuse = refuse
+        self.tables: dict[str, dict[str, Any]] = {}
+
+    def column(self, call: Call, field: Callable[[Any], E.Expr], clause: str) -> E.Expr:
+        """The column of the analytic ``call`` (``field``: reads the input's fields)."""
+        function = call.function
+        if call.star or call.distinct:
+            raise self.refuse(call.pos, f"{call.text[:-2]}(*) is not supported yet")
+
+        def text(node: Any) -> str:
+            return E.to_text(convert(node, field, self.refuse, clause))
+
+        over = call.over
+        table: dict[str, Any] = {"function": function}
+        args = list(call.args)
+        if function == "isfirst":
+            table["period"] = self._duration(args, call, "ISFIRST(unit, length)")
+        else:
+            if not 1 <= len(args) <= (3 if function == "lag" else 2):
+                raise self.refuse(call.pos, f"{function.upper()}: wrong number of arguments")
+            table["value"] = text(args[0])
+            if function == "lag" and len(args) > 1:
+                offset = args[1]
+                if not (isinstance(offset, Literal) and isinstance(offset.value, int)):
+                    raise self.refuse(offset.pos, "LAG's offset is an integer of 1 or more")
+                table["offset"] = offset.value
+            if len(args) > (2 if function == "lag" else 1):
+                table["default"] = text(args[-1])
+            if over is None or over.limit is None:
+                raise self.refuse(
+                    call.pos, f"{function.upper()} needs OVER (LIMIT DURATION(unit, length))"
+                )
+        if over is not None:
+            if over.partition_by:
+                table["partition_by"] = [text(e) for e in over.partition_by]
+            if over.limit is not None:
+                if function == "isfirst":
+                    raise self.refuse(over.limit[2], "ISFIRST takes no LIMIT DURATION")
+                unit, length, pos = over.limit
+                table["limit_duration"] = self._micros(unit, length, pos)
+            if over.when is not None:
+                table["when"] = text(over.when)
+        for name, known in self.tables.items():  # the same call twice is one column
+            if known == table:
+                return E.Ref(name)
+        name = f"_{function}{len(self.tables) + 1}"
+        self.tables[name] = table
+        return E.Ref(name)
+
+    def _duration(self, args: list[Any], call: Call, shape: str) -> str:
+        if len(args) != 2 or not isinstance(args[1], Literal):
+            raise self.refuse(call.pos, f"{shape} takes a unit and a length")
+        unit = args[0]
+        name = unit.parts[0] if hasattr(unit, "parts") and len(unit.parts) == 1 else ""
+        return self._micros(name, args[1].value, call.pos)
+
+    def _micros(self, unit: str, length: Any, pos: Any) -> str:
+        found = E.DATEDIFF_UNITS.get(unit.lower())
+        if found is None:
+            raise self.refuse(
+                pos,
+                f"{unit!r} is not a unit: day, hour, minute, second, millisecond, microsecond",
+            )
+        micros = Decimal(str(length)) * found[1]
+        if micros <= 0 or micros != int(micros):
+            raise self.refuse(pos, f"the duration {length} {unit} is not a positive whole µs")
+        return f"{int(micros)}us"
