@@ -23,6 +23,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from sparktide.core.diagnostics import check_columns
 from sparktide.errors import ConfigError
 from sparktide.job import Job
 from sparktide.spark.inputs.contract import INSTANT_RANGE
@@ -104,6 +105,7 @@ def check_frame(job: Job, schema: T.StructType) -> None:
     for key, name in (("source.edge", source.edge), ("source.edge_id", source.edge_id)):
         if name is not None:
             column(key, name)
+    check_columns(job, types)  # (every other named column: filter, select, join keys)
     if job.window is None:
         return
     for name in job.window.group_by:
