@@ -141,21 +141,18 @@ def test_every_generated_cti_delay_runs_on_spark(ordering, punctuation, source):
         {"type": "sliding", "size": "10s"},
     ],
 )
-def test_session_and_sliding_windows_take_an_idle_timeout_on_spark(window):
+def test_session_and_sliding_windows_take_idle_timeout_and_accept_on_spark(window):
     """``idle_timeout`` runs on Spark for every window kind (issue 29.8; the behaviour:
     tests/spark/test_differential.py ``*-idle-timeout``, window_*_idle_timeout.toml);
-    ``accept`` for these two kinds is still refused, naming the key."""
-    from sparktide.errors import ConfigError
-
+    ``accept`` for these two kinds too (tests/spark/test_differential.py ``*-accept-*``,
+    window_*_accept.toml)."""
     tables = {
         "source": {"path": "in/", "timestamp_by": "t"},
         "window": {**window, "idle_timeout": "30s", "aggregates": {"n": "count(*)"}},
         "output": {"path": "out/", "checkpoint": "cp/"},
     }
     check_job(Job.from_dict(tables))
-    accepted = Job.from_dict(dict(tables, ordering={"on_out_of_order": "accept"}))
-    with pytest.raises(ConfigError, match=r"ordering\.on_out_of_order"):
-        check_job(accepted)
+    check_job(Job.from_dict(dict(tables, ordering={"on_out_of_order": "accept"})))
 
 
 def test_a_stopped_query_flushes_when_the_job_says_so(spark, tmp_path):
