@@ -92,6 +92,14 @@ def _jit_sessions() -> Callable[..., Any]:
     _cut_after = _jit_cut_after()
 
     @numba.njit(cache=False)
+    def _session_end(start, last, gap, m, offset):
+        """A session's end: ``gap`` after its last row, cut at ``max_duration``."""
+        end = last + gap
+        if m > 0:
+            end = min(end, _cut_after(start, m, offset))
+        return end
+
+    @numba.njit(cache=False)
     def _sessions(ts, count, gap, m, offset, closed, carry_cut, carry_last, out):
         """Split the ``count`` sorted open rows into sessions (as
         :func:`sparktide.core.windows.session.session_windows`): ``out[k] = (start, end,
@@ -131,22 +139,12 @@ def _jit_sessions() -> Callable[..., Any]:
                         first = i
                 last = t
             else:
-                end = last + gap
-                if m > 0:
-                    c = _cut_after(start, m, offset)
-                    if c < end:
-                        end = c
-                out[n_out, 0], out[n_out, 1] = start, end
+                out[n_out, 0], out[n_out, 1] = start, _session_end(start, last, gap, m, offset)
                 out[n_out, 2], out[n_out, 3] = first, i - 1
                 n_out += 1
                 start, last, first = t, t, i
         if first >= 0:
-            end = last + gap
-            if m > 0:
-                c = _cut_after(start, m, offset)
-                if c < end:
-                    end = c
-            out[n_out, 0], out[n_out, 1] = start, end
+            out[n_out, 0], out[n_out, 1] = start, _session_end(start, last, gap, m, offset)
             out[n_out, 2], out[n_out, 3] = first, count - 1
             n_out += 1
         return n_out
