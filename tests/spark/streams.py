@@ -21,6 +21,24 @@ BATCH0 = parse_instant("2026-03-01T09:30:00Z")
 BATCH_STEP = 7 * SECOND
 
 
+def metrics_of_once_run(spark: Any, job: Job) -> list[dict[str, Any]]:
+    """Run ``job`` once on Spark, a file per micro-batch, on :func:`clock`; its metrics
+    records in batch order (nothing published)."""
+    from sparktide.spark import run_job
+
+    records: list[dict[str, Any]] = []
+    run_job(
+        job,
+        once=True,
+        spark=spark,
+        max_files_per_trigger=1,
+        clock=clock,
+        on_metrics=records.append,
+        publish=False,
+    )
+    return records
+
+
 def clock(batch_id: int) -> int:
     """The processing-time schedule both engines are given."""
     return BATCH0 + batch_id * BATCH_STEP

@@ -14,7 +14,7 @@ from sparktide.job import Job
 from sparktide.reader import job_records
 from sparktide.spark import run_job
 from sparktide.time import SECOND, format_instant, parse_instant
-from tests.spark.streams import BASE, clock, file_batches, job_for, reference
+from tests.spark.streams import BASE, clock, file_batches, job_for, metrics_of_once_run, reference
 
 
 def _write_rows(directory: Path, files: list[list[dict]]) -> None:
@@ -224,16 +224,7 @@ def test_output_watermark_of_substreams_follows_the_floor(spark, tmp_path):
             },
         },
     )
-    records: list[dict] = []
-    run_job(
-        job,
-        once=True,
-        spark=spark,
-        max_files_per_trigger=1,
-        clock=clock,
-        on_metrics=records.append,
-        publish=False,
-    )
+    records = metrics_of_once_run(spark, job)
     batches = file_batches(job.output.checkpoint)
     assert [r["batch"] for r in records] == [0, 1, 2]
     at = [format_instant(BASE + s * second) for s in (15, 28, 35)]
@@ -252,16 +243,7 @@ def test_a_misspelled_time_column_is_a_diagnostic_of_each_batch(spark, tmp_path)
     dead-lettered as malformed, and each batch's metrics say so, as ``simulate``'s do."""
     _write(tmp_path / "in")
     job = job_for(tmp_path, {"source": {"partition": "p", "timestamp_by": "event_tme"}})
-    records: list[dict] = []
-    run_job(
-        job,
-        once=True,
-        spark=spark,
-        max_files_per_trigger=1,
-        clock=clock,
-        on_metrics=records.append,
-        publish=False,
-    )
+    records = metrics_of_once_run(spark, job)
     assert [r["this_batch"]["dead_lettered"] for r in records] == [{"malformed": 6}] * 3
     for record in records:
         (only,) = [d for d in record["diagnostics"] if d["kind"] == "all_dead_lettered"]

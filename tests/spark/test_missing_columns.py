@@ -10,9 +10,8 @@ from pathlib import Path
 from sparktide.core.engine import simulate
 from sparktide.job import Job
 from sparktide.reader import job_records
-from sparktide.spark import run_job
 from sparktide.time import SECOND, format_instant
-from tests.spark.streams import BASE, clock, file_batches, job_for
+from tests.spark.streams import BASE, clock, file_batches, job_for, metrics_of_once_run
 
 
 def _write(directory: Path) -> None:
@@ -41,16 +40,7 @@ def _missing(diagnostics: list[dict]) -> list[dict]:
 def _run(spark, tmp_path: Path, tables: dict) -> tuple[Job, list[dict]]:
     _write(tmp_path / "in")
     job = job_for(tmp_path, tables)
-    records: list[dict] = []
-    run_job(
-        job,
-        once=True,
-        spark=spark,
-        max_files_per_trigger=1,
-        clock=clock,
-        on_metrics=records.append,
-        publish=False,
-    )
+    records = metrics_of_once_run(spark, job)
     return job, records
 
 
