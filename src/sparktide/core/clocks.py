@@ -57,10 +57,12 @@ class Clocks:
         ordering, punctuation = job.ordering, job.punctuation
         self.substreams = job.source.over is not None
         self.partitioned = ordering.partitioned
-        only_cti = punctuation is not None and punctuation.watermark == "cti"
-        # The watermark's heuristic terms (semantics §4), absent when only CTIs move it.
-        self.out_of_order_term = None if only_cti else ordering.out_of_order
-        self.late_term = None if only_cti else ordering.late_arrival
+        self.only_cti = punctuation is not None and punctuation.watermark == "cti"
+        # The watermark's heuristic terms (semantics §4), absent when only CTIs move it;
+        # each input's own in a union (semantics §7.8); the job's for substreams.
+        self.out_of_order_term, self.late_term = self._terms(job.ordering)
+        self.input_terms = {n: self._terms(p.ordering) for n, p in job.policies.items()}
+        self.union = bool(job.inputs)
         self.imports = job.imports
         self.partitions: dict[Any, PartitionClock] = {}
         self.timelines: dict[Any, Timeline] = {}
@@ -98,8 +100,20 @@ class Clocks:
             return record.partition
         return None
 
+    def _terms(self, ordering: Any) -> tuple[int | None, int | None]:
+        """The terms (O, L) of a timeline under ``ordering`` (none when only CTIs count)."""
+        if self.only_cti:
+            return None, None
+        return ordering.out_of_order, ordering.late_arrival
+
+    def input_name(self, pid: Any) -> str:
+        """The input partition ``pid`` belongs to (``""`` for a job with one source)."""
+        return input_of(pid) if self.union else ""
+
     def _new_timeline(self, key: Any) -> Timeline:
-        return Timeline(key, self.out_of_order_term, self.late_term)
+        if self.substreams:
+            return Timeline(key, self.out_of_order_term, self.late_term)
+        return Timeline(key, *self.input_terms[self.input_name(key)])
 
     def _clock_of(self, timeline: Timeline) -> int:
         """The arrival clock of ``timeline``: its partition's, or the input's (substreams)."""

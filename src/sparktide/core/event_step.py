@@ -91,13 +91,20 @@ class EventStep:
         self.job = job
         self.clocks = clocks
         self.counts = counts
-        self.policy = OrderingPolicy(job.ordering, arrival_mode=not job.event_time_mode)
+        arrival_mode = not job.event_time_mode
+        self.policy = OrderingPolicy(job.ordering, arrival_mode=arrival_mode)
         late = job.ordering.late_arrival
         self.late_input: LateInput | None = LateInput(late) if late is not None else None
-        punctuation = job.punctuation
-        self.generator = (
-            CtiGenerator(punctuation) if punctuation is not None and punctuation.generated else None
-        )
+        # Each input's own policy and CTI generator (semantics §7.8), by input name.
+        self.policies = {
+            name: OrderingPolicy(p.ordering, arrival_mode=arrival_mode)
+            for name, p in job.policies.items()
+        }
+        self.generators = {
+            name: CtiGenerator(p.punctuation)
+            for name, p in job.policies.items()
+            if p.punctuation is not None and p.punctuation.generated
+        }
         self.where = job.filter.expression if job.filter is not None else None
         # With analytic columns the filter reads them, so it runs at release (semantics §11.11).
         self.admission_where = None if job.analytics else self.where
@@ -116,7 +123,7 @@ class EventStep:
             self._place_edge(record, case, timeline)
         elif case.timestamp is not None:
             self._admit(record, case, timeline)
-        if self.generator is not None:
+        if self.generators:
             self._generate(record, timeline, newest_before)
         return case
 
@@ -124,7 +131,8 @@ class EventStep:
         """The ordering policy's verdict (counting its reasons; noting late input)."""
         arrival: int = record.arrival_time  # type: ignore[assignment]
         event_time: int = record.event_time  # type: ignore[assignment]
-        judgement = self.policy.judge(event_time, arrival, watermark)
+        policy = self.policies[self.clocks.input_name(record.partition)]
+        judgement = policy.judge(event_time, arrival, watermark)
         reasons = judgement.reasons
         for reason in reasons:
             self.counts.add(record.partition, reason)
@@ -209,12 +217,11 @@ class EventStep:
         """Generated CTIs: the generator may punctuate the timeline after this event. An
         end edge counts for neither N nor T (semantics §7.3; StreamInsight counts start
         edges only)."""
-        if record.edge == "end":
+        generator = self.generators.get(self.clocks.input_name(record.partition))
+        if record.edge == "end" or generator is None:
             return
         timeline.events += 1
-        generated = self.generator.after_event(  # type: ignore[union-attr]
-            timeline.events, newest_before, timeline.newest
-        )
+        generated = generator.after_event(timeline.events, newest_before, timeline.newest)
         if generated is not None:
             self.counts.add(record.partition, "ctis_generated")
             if timeline.punctuate(generated):

@@ -20,6 +20,7 @@ from sparktide.job.expressions import Filter, Projection
 from sparktide.job.join import Join
 from sparktide.job.ordering import Ordering
 from sparktide.job.output import Output
+from sparktide.job.perinput import InputPolicy, input_policies
 from sparktide.job.punctuation import Punctuation
 from sparktide.job.source import Reference, Source, union_partition
 from sparktide.job.tables import job_tables
@@ -51,11 +52,15 @@ class Job:
     select: tuple[Projection, ...] = ()
     references: tuple[tuple[str, Reference], ...] = ()
     analytics: tuple[Analytic, ...] = ()
+    _policies: dict[str, InputPolicy] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     def __post_init__(self) -> None:
         rules.check_inputs(self)
         rules.check_join(self)
         rules.check_punctuation(self)
+        object.__setattr__(self, "_policies", input_policies(self))
         rules.check_select(self)
         rules.check_timelines(self)
         check_analytics(self)
@@ -74,6 +79,22 @@ class Job:
     def input_sources(self) -> tuple[tuple[str | None, Source], ...]:
         """``(name, source)`` of every input: ``((None, source),)`` for one plain source."""
         return self.inputs or ((None, self.source),)
+
+    @property
+    def policies(self) -> dict[str, InputPolicy]:
+        """Every input's ordering and punctuation, the job-wide tables with the input's
+        overrides (``[inputs.<name>.ordering]``, semantics §7.8), by input name; ``""``
+        for a job with one ``[source]``."""
+        return self._policies
+
+    def policy_of(self, name: str | None) -> InputPolicy:
+        """The settings of input ``name`` (``None`` or ``""``: a job with one ``[source]``)."""
+        return self._policies[name or ""]
+
+    @property
+    def per_input(self) -> bool:
+        """Whether the inputs' ordering or punctuation differ (semantics §7.8)."""
+        return len(set(self._policies.values())) > 1
 
     @property
     def imports(self) -> dict[str, str]:

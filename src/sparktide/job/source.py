@@ -10,12 +10,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from sparktide.errors import ConfigError
+from sparktide.job.perinput import overrides
 from sparktide.job.values import (
     check_choice,
     check_column,
     check_path,
     normalise_duration,
     normalise_signed_duration,
+    set_field,
 )
 
 __all__ = ["SOURCE_FORMATS", "TIME_UNITS", "Reference", "Source", "input_of", "union_partition"]
@@ -74,6 +76,11 @@ class Source:
         In a union (``[inputs.<name>]``): the name of another input whose watermark this
         one takes at every observation instant (semantics §7, imported CTIs), so a slow input
         (reference data) does not hold the union back.
+    ordering, punctuation
+        In a union or a join (``[inputs.<name>.ordering]``, ``[inputs.<name>.punctuation]``):
+        this input's overrides of the job-wide ``[ordering]`` and ``[punctuation]``, a
+        table (dict) of their keys (semantics §7.8, :mod:`sparktide.job.perinput`);
+        stored as ``(key, value)`` pairs, empty when the input has none.
     """
 
     path: str
@@ -91,6 +98,8 @@ class Source:
     edge_id: str | None = None
     import_ctis: str | None = None
     time_unit: str | None = None
+    ordering: Any = None
+    punctuation: Any = None
 
     @property
     def intervals(self) -> bool:
@@ -129,6 +138,8 @@ class Source:
 
     def __post_init__(self) -> None:
         check_path(self.path, "source.path", optional=False)
+        for table in ("ordering", "punctuation"):
+            set_field(self, table, overrides(getattr(self, table), f"source.{table}"))
         normalise_signed_duration(self, "shift", "source.shift")
         normalise_duration(self, "duration", "source.duration", allow_none=True, positive=True)
         check_choice(self.format, SOURCE_FORMATS, "source.format")

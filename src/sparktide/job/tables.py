@@ -77,6 +77,10 @@ def _check_duration_strings(data: dict[str, Any]) -> None:
     inputs = data.get("inputs")
     if isinstance(inputs, dict):  # a union's inputs: the keys of [source]
         tables += [(f"inputs.{n}", t, _DURATION_KEYS["source"]) for n, t in inputs.items()]
+        for n, t in inputs.items():  # per-input ordering and punctuation (semantics §7.8)
+            for sub in ("ordering", "punctuation"):
+                if isinstance(t, dict):
+                    tables.append((f"inputs.{n}.{sub}", t.get(sub), _DURATION_KEYS[sub]))
     for table, values, keys in tables:
         if not isinstance(values, dict):
             continue
