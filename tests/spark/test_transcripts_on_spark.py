@@ -62,6 +62,7 @@ SPEC7 = (
     "reference_data_lookup",
     "union_import_ctis",
     "union_merged",
+    "union_per_input_policy",
     "window_hopping_hold",
 )
 

@@ -13,6 +13,7 @@ one partition's values.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,6 +28,7 @@ from sparktide.spark.counters import add_counters
 __all__ = [
     "ClockState",
     "PartitionClock",
+    "Terms",
     "clock_json",
     "close_batch",
     "governing_watermark_floor",
@@ -35,6 +37,7 @@ __all__ = [
     "initial_clock",
     "load_clock",
     "raise_job_watermark",
+    "terms_of",
 ]
 
 #: The clock state of a batch: JSON fields, ``partitions`` holding :class:`PartitionClock`.
@@ -135,16 +138,27 @@ def governing_watermark_floor(arrival: int, clock: ClockState, late_arrival: int
     return max(base, clock.get("cti_floor", NEG_INF))
 
 
+#: A partition watermark's heuristic terms (out-of-order, late; ``None``: absent): one
+#: pair for every partition, or a function of the partition id (per-input settings).
+Terms = tuple[int | None, int | None] | Callable[[str], tuple[int | None, int | None]]
+
+
+def terms_of(terms: Terms, pid: str) -> tuple[int | None, int | None]:
+    """The terms of partition ``pid``'s watermark (semantics §4.1, §7.8)."""
+    return terms(pid) if callable(terms) else terms
+
+
 def idle_estimates(
     clock: ClockState,
     delivering: dict[str, Any],
     now: int,
-    terms: tuple[int | None, int | None] | None,
+    terms: Terms | None,
 ) -> int:
     """Idle estimates for the partitions that deliver nothing at ``now`` (semantics §4);
     partitions seen for the first time get their entry. With ``terms`` (the watermark's
     out-of-order and late terms; ``None`` for substreams, whose partitions keep no
-    watermark) the estimated partitions' watermarks are refreshed. Returns the input's
+    watermark; a function of the partition id where inputs have their own, semantics
+    §7.8) the estimated partitions' watermarks are refreshed. Returns the input's
     arrival clock at the start of the batch (the maximum over partitions)."""
     parts: dict[str, PartitionClock] = clock["partitions"]
     for pid, part in parts.items():
@@ -152,7 +166,7 @@ def idle_estimates(
             continue
         part.arrival = part.idle_estimate(now)
         if terms is not None:
-            part.watermark = part.timeline_watermark(part.arrival, *terms)
+            part.watermark = part.timeline_watermark(part.arrival, *terms_of(terms, pid))
     for pid in delivering:
         parts.setdefault(pid, PartitionClock())
     return max([clock["arrival"], *(p.arrival for p in parts.values())])
@@ -178,7 +192,7 @@ def close_batch(
     *,
     arrival_at_start: int,
     now: int,
-    terms: tuple[int | None, int | None] | None,
+    terms: Terms | None,
     malformed: int,
 ) -> int:
     """The clocks at the end of a batch: the delivering partitions' arrivals, each
@@ -204,8 +218,8 @@ def close_batch(
             clock["cti_floor"] = max(clock.get("cti_floor", NEG_INF), row["max_y"])
     add_counters(clock["counters"], summary)
     if terms is not None:
-        for part in parts.values():
-            part.watermark = part.timeline_watermark(part.arrival, *terms)
+        for pid, part in parts.items():
+            part.watermark = part.timeline_watermark(part.arrival, *terms_of(terms, pid))
     clock["arrival"] = arrival_at_end
     clock["malformed"] = clock.get("malformed", 0) + malformed
     clock["processing_time"] = now

@@ -4,14 +4,17 @@ job's settings, named once (the job's lifetime; a batch's own facts are in
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass, field
+from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 
 from sparktide.core.diagnostics import NamedColumn, named_columns
-from sparktide.job import Job, Window
+from sparktide.job import Job, Ordering, Punctuation, Window, input_of
 from sparktide.spark.aggregates import AggregatePlan, plan_aggregates
+from sparktide.spark.clocks import Terms
 from sparktide.spark.plans import scans_ctis
 from sparktide.spark.state import StateStore
 from sparktide.spark.timelines import Timeline
@@ -26,6 +29,12 @@ class Context:
     ``watermark_out_of_order`` and ``watermark_late_arrival`` are the watermark's
     heuristic terms (semantics §4): the out-of-order bound O and the late bound L, absent
     (``None``) when only CTIs move the watermark.
+
+    The policy's settings (``early_arrival`` ... ``punctuation``) are the job-wide
+    ones; where the inputs of a union or a join have their own (semantics §7.8),
+    :meth:`for_input` is the same context with one input's, and
+    :func:`sparktide.spark.perinput.by_input` makes the SQL of a rule a ``CASE`` on the
+    row's input. ``generated`` and ``scans_ctis`` are then true when any input's are.
     """
 
     spark: SparkSession
@@ -52,29 +61,25 @@ class Context:
     reference: DataFrame | None = None  # the reference data's DataFrame, once built
     #: The input columns the job names (``missing_column``), in :func:`named_columns` order
     named_columns: list[NamedColumn] = field(default_factory=list)
+    #: The CTI settings (``None``: no ``[punctuation]``): the job's, or one input's
+    punctuation: Punctuation | None = None
+    #: The inputs' contexts by name (:meth:`for_input`), when their settings differ
+    inputs: dict[str, Context] = field(default_factory=dict)
 
     @classmethod
     def of(cls, spark: SparkSession, job: Job) -> Context:
         """The context of ``job`` (its reference data read now: a table that cannot
         be read stops the run here, as it stops simulate)."""
         assert job.output.checkpoint is not None
-        ordering, window, punctuation = job.ordering, job.window, job.punctuation
-        only_cti = punctuation is not None and punctuation.watermark == "cti"
-        return cls(
+        window, punctuation = job.window, job.punctuation
+        context = cls(
             spark=spark,
             job=job,
             store=StateStore(spark, job.output.checkpoint),
             timeline=Timeline.of(job),
             window=window,
-            early_arrival=ordering.early_arrival,
-            late_arrival=ordering.late_arrival,
-            out_of_order=ordering.out_of_order,
-            late_drop=ordering.action == "drop",
-            out_of_order_action=ordering.out_of_order_action,
-            watermark_out_of_order=None if only_cti else ordering.out_of_order,
-            watermark_late_arrival=None if only_cti else ordering.late_arrival,
+            **_settings(job.ordering, punctuation),  # type: ignore[arg-type]
             explicit=punctuation is not None and punctuation.explicit,
-            generated=punctuation is not None and punctuation.generated,
             intervals=job.source.intervals,
             edges=bool(job.edges),
             scans_ctis=scans_ctis(job),
@@ -84,14 +89,35 @@ class Context:
             aggregates=plan_aggregates(window.aggregates) if window else [],
             reference_rows=_read_reference(job) if job.references else [],
             named_columns=named_columns(job),
+            punctuation=punctuation,
         )
+        if job.per_input:
+            context.inputs = {
+                name: dataclasses.replace(
+                    context, **_settings(p.ordering, p.punctuation), punctuation=p.punctuation
+                )
+                for name, p in job.policies.items()
+            }
+            context.generated = any(c.generated for c in context.inputs.values())
+        return context
+
+    def for_input(self, name: str) -> Context:
+        """This context with input ``name``'s ordering and punctuation (semantics §7.8)."""
+        return self.inputs.get(name, self)
+
+    def terms_of(self, pid: str) -> tuple[int | None, int | None]:
+        """The watermark's heuristic terms (O, L) of partition ``pid``: its input's."""
+        context = self.for_input(input_of(pid)) if self.inputs else self
+        return context.watermark_out_of_order, context.watermark_late_arrival
 
     @property
-    def watermark_terms(self) -> tuple[int | None, int | None] | None:
+    def watermark_terms(self) -> Terms | None:
         """The terms a partition's watermark refresh reads (out-of-order, late), or
         ``None`` for substreams, whose partitions keep no watermark."""
         if not self.timeline.partition_watermarks:
             return None
+        if self.inputs:  # (each input's own, semantics §7.8)
+            return self.terms_of
         return self.watermark_out_of_order, self.watermark_late_arrival
 
     @property
@@ -116,6 +142,21 @@ class Context:
     def aggregate_inputs(self) -> list[str]:
         """The columns the aggregates read."""
         return [name for plan in self.aggregates for name, _ in plan.inputs]
+
+
+def _settings(ordering: Ordering, punctuation: Punctuation | None) -> dict[str, Any]:
+    """The policy's settings of a context under ``ordering`` and ``punctuation``."""
+    only_cti = punctuation is not None and punctuation.watermark == "cti"
+    return {
+        "early_arrival": ordering.early_arrival,
+        "late_arrival": ordering.late_arrival,
+        "out_of_order": ordering.out_of_order,
+        "late_drop": ordering.action == "drop",
+        "out_of_order_action": ordering.out_of_order_action,
+        "watermark_out_of_order": None if only_cti else ordering.out_of_order,
+        "watermark_late_arrival": None if only_cti else ordering.late_arrival,
+        "generated": punctuation is not None and punctuation.generated,
+    }
 
 
 def _read_reference(job: Job) -> list[tuple[int, str]]:

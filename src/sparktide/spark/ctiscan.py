@@ -31,6 +31,7 @@ import numpy as np
 import pyarrow as pa
 
 from sparktide.core.instants import NEG_INF
+from sparktide.job import input_of
 from sparktide.spark.columns import (
     END_TIME,
     EVENTS_AT_START,
@@ -173,18 +174,20 @@ def scan_kernel(
     delay: int,
     every_events: int | None,
     every: int | None,
+    by_input: dict[str, dict[str, Any]] | None = None,
 ) -> Callable[[pa.Table], pa.Table]:
     """:func:`scan_table` with the job's parameters bound, for ``applyInArrow`` (which
-    reads its type hints to choose the whole-group form)."""
+    reads its type hints to choose the whole-group form). ``by_input``: the parameters
+    of each input with its own settings (semantics §7.8), chosen once per timeline by
+    the input its id (``keys[0]``, ``<input>/<partition>``) names."""
+    default = {"adjust": adjust, "delay": delay, "every_events": every_events, "every": every}
+    inputs = by_input or {}
 
     def kernel(table: pa.Table) -> pa.Table:
-        return scan_table(
-            table,
-            keys=keys,
-            adjust=adjust,
-            delay=delay,
-            every_events=every_events,
-            every=every,
-        )
+        parameters = default
+        if inputs and table.num_rows:
+            timeline = table.column(keys[0])[0].as_py()
+            parameters = inputs.get(input_of(timeline), default)
+        return scan_table(table, keys=keys, **parameters)
 
     return kernel

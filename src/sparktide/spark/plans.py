@@ -22,7 +22,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from sparktide.job import Job
+from sparktide.job import Job, Ordering, Punctuation
 from sparktide.spark.onepass import fusable
 from sparktide.spark.timelines import Timeline
 
@@ -124,7 +124,7 @@ def estimates_first(job: Job) -> bool:
         return True
     punctuation = job.punctuation
     only_cti = punctuation is not None and punctuation.watermark == "cti"
-    no_bound = only_cti or job.ordering.out_of_order is None
+    no_bound = only_cti or any(p.ordering.out_of_order is None for p in job.policies.values())
     return timeline.job_watermark and (job.ordering.out_of_order_action == "accept" or no_bound)
 
 
@@ -133,17 +133,40 @@ def scans_ctis(job: Job) -> bool:
     (:mod:`sparktide.spark.ctiscan`) rather than in closed form: a negative delay that
     decides which events move the newest timestamp — below ``-1us`` with out-of-order
     events dropped or dead-lettered, or under ``adjust`` with CTIs every period or with
-    interval events (``docs/design.md``, *CTIs and interval events*)."""
-    punctuation = job.punctuation
+    interval events (``docs/design.md``, *CTIs and interval events*). Inputs with their
+    own settings (semantics §7.8): when any input's CTIs need the pass, or any input's
+    the unrolled form (:func:`~sparktide.spark.punctuation.generated_ctis_ahead`, one
+    form for a whole batch), every timeline takes the pass with its input's parameters."""
+    policies = job.policies.values()
+    if any(_scans(job, p.ordering, p.punctuation) for p in policies):
+        return True
+    return job.per_input and any(_ahead(p.ordering, p.punctuation) for p in policies)
+
+
+def _generation_ahead(punctuation: Punctuation | None) -> int | None:
+    """How far above the newest timestamp generated CTIs are (``None``: none generated)."""
     if punctuation is None or not punctuation.generated:
+        return None
+    return -(punctuation.delay or 0)  # type: ignore[operator]
+
+
+def _scans(job: Job, ordering: Ordering, punctuation: Punctuation | None) -> bool:
+    """Whether CTIs generated under ``ordering`` and ``punctuation`` need the pass."""
+    ahead = _generation_ahead(punctuation)
+    if ahead is None:
         return False
-    ahead: int = -(punctuation.delay or 0)  # type: ignore[operator]
-    action = job.ordering.out_of_order_action
+    action = ordering.out_of_order_action
     if action in ("drop", "dead_letter"):
         return ahead > 1
     return (
-        action == "adjust" and ahead > 0 and (punctuation.every is not None or job.source.intervals)
+        action == "adjust" and ahead > 0 and (punctuation.every is not None or job.source.intervals)  # type: ignore[union-attr]
     )
+
+
+def _ahead(ordering: Ordering, punctuation: Punctuation | None) -> bool:
+    """Whether generated CTIs take the unrolled form (a negative delay under ``adjust``)."""
+    ahead = _generation_ahead(punctuation)
+    return ahead is not None and ahead > 0 and ordering.out_of_order_action == "adjust"
 
 
 def windows_on(job: Job, *, flushing: bool, keys_on_driver: bool, rows: int) -> tuple[str, str]:

@@ -30,7 +30,6 @@ name of its reference (:mod:`sparktide.core.policy`, :mod:`sparktide.core.waterm
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
@@ -73,6 +72,7 @@ from sparktide.spark.columns import (
 )
 from sparktide.spark.context import Context
 from sparktide.spark.keys import KEYS_SCHEMA
+from sparktide.spark.perinput import by_input
 from sparktide.spark.punctuation import generated_ctis, generated_ctis_scan
 from sparktide.spark.sql import NEG, lit_us, sql_string
 
@@ -208,31 +208,40 @@ def _checks(context: Context) -> bool:
 def early_verdict(context: Context, rows: DataFrame) -> DataFrame:
     """The early verdict (semantics §3.2), :data:`~.IS_EARLY`: an event whose event time
     is ahead of its arrival time by more than the early tolerance."""
-    bound = context.early_arrival
-    early = "false"
-    if bound is not None and _checks(context):
-        early = f"({EVENT_TIME} - {ARRIVAL_TIME} > {bound})"
-    return rows.withColumn(IS_EARLY, F.expr(f"NOT {IS_CTI} AND {early}"))
+
+    def early(c: Context) -> str:
+        bound = c.early_arrival
+        if bound is not None and _checks(c):
+            return f"({EVENT_TIME} - {ARRIVAL_TIME} > {bound})"
+        return "false"
+
+    return rows.withColumn(IS_EARLY, F.expr(f"NOT {IS_CTI} AND {by_input(context, early)}"))
 
 
 def late_verdict(context: Context, rows: DataFrame) -> DataFrame:
     """The late verdict (semantics §3.3), :data:`~.IS_LATE`: an event whose arrival time
     is ahead of its event time by more than the late tolerance."""
-    bound = context.late_arrival
-    late = "false"
-    if bound is not None and _checks(context):
-        late = f"({ARRIVAL_TIME} - {EVENT_TIME} > {bound})"
-    return rows.withColumn(IS_LATE, F.expr(f"NOT {IS_CTI} AND {late}"))
+
+    def late(c: Context) -> str:
+        bound = c.late_arrival
+        if bound is not None and _checks(c):
+            return f"({ARRIVAL_TIME} - {EVENT_TIME} > {bound})"
+        return "false"
+
+    return rows.withColumn(IS_LATE, F.expr(f"NOT {IS_CTI} AND {by_input(context, late)}"))
 
 
 def late_adjusted(context: Context, rows: DataFrame) -> DataFrame:
     """The timestamp after the late rule (semantics §3.3), :data:`~.CLAMPED_TIME`: a late
     event's arrival time minus the late tolerance, else its event time."""
-    bound = context.late_arrival
-    if bound is None:
-        return rows.withColumn(CLAMPED_TIME, F.expr(EVENT_TIME))
-    clamped = f"CASE WHEN {IS_LATE} THEN {ARRIVAL_TIME} - {bound} ELSE {EVENT_TIME} END"
-    return rows.withColumn(CLAMPED_TIME, F.expr(clamped))
+
+    def clamped(c: Context) -> str:
+        bound = c.late_arrival
+        if bound is None:
+            return EVENT_TIME
+        return f"CASE WHEN {IS_LATE} THEN {ARRIVAL_TIME} - {bound} ELSE {EVENT_TIME} END"
+
+    return rows.withColumn(CLAMPED_TIME, F.expr(by_input(context, clamped)))
 
 
 def timeline_watermark_floor(context: Context, rows: DataFrame, order: str) -> DataFrame:
@@ -240,11 +249,14 @@ def timeline_watermark_floor(context: Context, rows: DataFrame, order: str) -> D
     arrival floor :data:`~.ARRIVAL_FLOOR` (the arrival clock at the row minus the late
     term) and the timeline's explicit CTIs before the row
     :data:`~.EXPLICIT_CTIS_BEFORE`."""
-    late_term = context.watermark_late_arrival
-    floor = NEG
-    if late_term is not None:
-        floor = f"(greatest({ARRIVAL_CLOCK_AT_START}, {ARRIVAL_TIME}) - {late_term})"
-    rows = rows.withColumn(ARRIVAL_FLOOR, F.expr(floor))
+
+    def floor(c: Context) -> str:
+        late_term = c.watermark_late_arrival
+        if late_term is None:
+            return NEG
+        return f"(greatest({ARRIVAL_CLOCK_AT_START}, {ARRIVAL_TIME}) - {late_term})"
+
+    rows = rows.withColumn(ARRIVAL_FLOOR, F.expr(by_input(context, floor)))
     explicit = NEG
     if context.explicit:
         explicit = f"max(CASE WHEN {IS_CTI} THEN {EVENT_TIME} END) OVER ({order} {_BEFORE})"
@@ -278,7 +290,7 @@ def newest_timestamp(context: Context, rows: DataFrame, timeline: str, order: st
     :data:`~.NEWEST_VALUE`, its running maximum before each row :data:`~.NEWEST_BEFORE`
     (from the batch start's), the row's own CTI :data:`~.CTI_INSTANT` and the generated
     CTIs before it :data:`~.GENERATED_CTIS_BEFORE`."""
-    rows = rows.withColumn(NEWEST_VALUE, F.expr(_newest_value(context)))
+    rows = rows.withColumn(NEWEST_VALUE, F.expr(by_input(context, _newest_value)))
     if context.scans_ctis:  # the newest values and generated CTIs from one compiled pass
         rows = generated_ctis_scan(context, rows, timeline)
     before = f"OVER ({order} {_BEFORE})"
@@ -294,24 +306,32 @@ def timeline_watermark(context: Context, rows: DataFrame) -> DataFrame:
     """The timeline's watermark before the row (semantics §4.1),
     :data:`~.WATERMARK_BEFORE`: its clocks and CTIs, the generated CTIs and the newest
     timestamp minus the out-of-order bound."""
-    delay = context.watermark_out_of_order
-    newest_term = f", {NEWEST_BEFORE} - {delay}" if delay is not None else ""
-    watermark = f"greatest({_THRESHOLD}, {GENERATED_CTIS_BEFORE}{newest_term})"
-    return rows.withColumn(WATERMARK_BEFORE, F.expr(watermark))
+
+    def watermark(c: Context) -> str:
+        delay = c.watermark_out_of_order
+        newest_term = f", {NEWEST_BEFORE} - {delay}" if delay is not None else ""
+        return f"greatest({_THRESHOLD}, {GENERATED_CTIS_BEFORE}{newest_term})"
+
+    return rows.withColumn(WATERMARK_BEFORE, F.expr(by_input(context, watermark)))
 
 
 def out_of_order_verdict(context: Context, rows: DataFrame) -> DataFrame:
     """The out-of-order verdict (semantics §3.4), :data:`~.IS_OUT_OF_ORDER`; the system
     timestamp :data:`~.SYSTEM_TIME`, the row's :data:`~.VERDICT` and its :data:`~.REASON`."""
-    gone, action = _gone(context), context.out_of_order_action
+
     g, w, s = CLAMPED_TIME, WATERMARK_BEFORE, SYSTEM_TIME
-    ooo = f"(NOT ({gone}) AND {g} < {w})" if _checks(context) else "false"
-    rows = rows.withColumn(IS_OUT_OF_ORDER, F.expr(ooo))
-    s_ooo = {"adjust": w, "accept": g}.get(action, "CAST(NULL AS BIGINT)")
-    system_time = f"CASE WHEN {gone} THEN NULL WHEN {IS_OUT_OF_ORDER} THEN {s_ooo} ELSE {g} END"
-    rows = rows.withColumn(s, F.expr(system_time))
-    rows = rows.withColumn(VERDICT, F.expr(_verdict(context)))
-    rows = rows.withColumn(REASON, F.expr(_reason(context)))
+
+    def ooo(c: Context) -> str:
+        return f"(NOT ({_gone(c)}) AND {g} < {w})" if _checks(c) else "false"
+
+    def system_time(c: Context) -> str:
+        s_ooo = {"adjust": w, "accept": g}.get(c.out_of_order_action, "CAST(NULL AS BIGINT)")
+        return f"CASE WHEN {_gone(c)} THEN NULL WHEN {IS_OUT_OF_ORDER} THEN {s_ooo} ELSE {g} END"
+
+    rows = rows.withColumn(IS_OUT_OF_ORDER, F.expr(by_input(context, ooo)))
+    rows = rows.withColumn(s, F.expr(by_input(context, system_time)))
+    rows = rows.withColumn(VERDICT, F.expr(by_input(context, _verdict)))
+    rows = rows.withColumn(REASON, F.expr(by_input(context, _reason)))
     if context.intervals:
         dropped = f"CASE WHEN {VERDICT} = 'dropped' THEN NULL ELSE {s} END"
         rows = rows.withColumn(s, F.expr(dropped))
@@ -366,25 +386,34 @@ def governing_watermark(
     rows = rows.withColumn(SCOPE, scope)
     if not timeline.job_watermark:
         return rows.withColumn(GOVERNING_WATERMARK, own)
-    delay = context.watermark_out_of_order
-    if not (context.out_of_order_action == "accept" or delay is None):
+    unbounded = any(c.watermark_out_of_order is None for c in _contexts(context))
+    if not (context.out_of_order_action == "accept" or unbounded):
         return rows.withColumn(GOVERNING_WATERMARK, F.expr(NEG))
     if len(parts) == 1:  # the one partition's watermark is the job's
         return rows.withColumn(GOVERNING_WATERMARK, own)
-    return _job_watermark_by_row(rows, parts, delay)
+    return _job_watermark_by_row(context, rows, parts)
+
+
+def _contexts(context: Context) -> list[Context]:
+    """The contexts of every input's settings (the job's alone without per-input ones)."""
+    return list(context.inputs.values()) or [context]
 
 
 def _job_watermark_by_row(
-    rows: DataFrame, parts: dict[str, PartitionClock], delay: Any
+    context: Context, rows: DataFrame, parts: dict[str, PartitionClock]
 ) -> DataFrame:
     """:data:`~.GOVERNING_WATERMARK` for merged timelines whose watermarks move within the
     batch: the minimum over partitions of each partition's watermark just after its
     last row before this one (its own CTI or generated one too)."""
-    newest_after = ""
-    if delay is not None:
-        newest_after = f", greatest({NEWEST_BEFORE}, {NEWEST_VALUE}) - {delay}"
-    after = f"greatest({WATERMARK_BEFORE}, {CTI_INSTANT}{newest_after})"
-    rows = rows.withColumn(WATERMARK_AFTER, F.expr(after))
+
+    def after(c: Context) -> str:
+        delay = c.watermark_out_of_order
+        newest_after = ""
+        if delay is not None:
+            newest_after = f", greatest({NEWEST_BEFORE}, {NEWEST_VALUE}) - {delay}"
+        return f"greatest({WATERMARK_BEFORE}, {CTI_INSTANT}{newest_after})"
+
+    rows = rows.withColumn(WATERMARK_AFTER, F.expr(by_input(context, after)))
     columns = []
     for i, (pid, part) in enumerate(sorted(parts.items())):
         this = f"{PARTITION} = {sql_string(pid)}"

@@ -11,6 +11,8 @@ where no closed form is known (:func:`generated_ctis_scan`, the numba kernel of
 
 from __future__ import annotations
 
+from typing import Any
+
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
@@ -33,6 +35,7 @@ from sparktide.spark.columns import (
 )
 from sparktide.spark.context import Context
 from sparktide.spark.ctiscan import SCAN_OUTPUT, scan_kernel
+from sparktide.spark.perinput import by_input
 from sparktide.spark.sql import NEG
 
 __all__ = ["cti_counted", "generated_ctis", "generated_ctis_ahead", "generated_ctis_scan"]
@@ -60,32 +63,48 @@ def generated_ctis(context: Context, rows: DataFrame, order: str, before: str) -
     so the newest timestamp — a running maximum of :data:`~.NEWEST_VALUE` — does not
     depend on them and everything stays in closed form; so it does under ``accept``
     (the newest value is the clamped time). A negative delay under ``adjust``:
-    :func:`generated_ctis_ahead`."""
-    punctuation = context.job.punctuation
-    assert punctuation is not None
-    delay = punctuation.delay
+    :func:`generated_ctis_ahead`. Inputs with their own punctuation (semantics §7.8):
+    each column a ``CASE`` on the row's input (:func:`~sparktide.spark.perinput.by_input`);
+    an input that generates nothing has no CTI due."""
     newest = _NEWEST_AFTER
-    instant = (
-        f"CASE WHEN {IS_CTI} THEN {EVENT_TIME} WHEN {GENERATES_CTI} THEN {newest} - {delay} END"
-    )
+
+    def instant(c: Context) -> str:
+        if not c.generated:
+            return f"CASE WHEN {IS_CTI} THEN {EVENT_TIME} END"
+        delay = c.punctuation.delay  # type: ignore[union-attr]
+        return (
+            f"CASE WHEN {IS_CTI} THEN {EVENT_TIME} WHEN {GENERATES_CTI} THEN {newest} - {delay} END"
+        )
+
     if context.scans_ctis:  # (which events generate, and the CTIs before, were scanned)
-        return rows.withColumn(CTI_INSTANT, F.expr(instant))
-    if delay < 0 and context.out_of_order_action == "adjust":  # type: ignore[operator]
+        return rows.withColumn(CTI_INSTANT, F.expr(by_input(context, instant)))
+    punctuation = context.punctuation
+    assert punctuation is not None
+    if not context.inputs and punctuation.delay < 0 and context.out_of_order_action == "adjust":  # type: ignore[operator]
         return generated_ctis_ahead(context, rows, order, before)
-    counted = cti_counted(context)
-    generates = f"{counted} AND {ERROR} IS NULL AND {newest} > {NEG} AND {_due(context, order)}"
-    rows = rows.withColumn(GENERATES_CTI, F.expr(generates))
-    rows = rows.withColumn(CTI_INSTANT, F.expr(instant))
-    generated = f"CASE WHEN {GENERATES_CTI} THEN {newest} - {delay} END"
-    return rows.withColumn(
-        GENERATED_CTIS_BEFORE, F.expr(f"coalesce(max({generated}) {before}, {NEG})")
-    )
+
+    def generates(c: Context) -> str:
+        if not c.generated:
+            return "false"
+        counted = cti_counted(c)
+        return f"{counted} AND {ERROR} IS NULL AND {newest} > {NEG} AND {_due(c, order)}"
+
+    def generated(c: Context) -> str:
+        if not c.generated:
+            return NEG
+        delay = c.punctuation.delay  # type: ignore[union-attr]
+        ctis = f"CASE WHEN {GENERATES_CTI} THEN {newest} - {delay} END"
+        return f"coalesce(max({ctis}) {before}, {NEG})"
+
+    rows = rows.withColumn(GENERATES_CTI, F.expr(by_input(context, generates)))
+    rows = rows.withColumn(CTI_INSTANT, F.expr(by_input(context, instant)))
+    return rows.withColumn(GENERATED_CTIS_BEFORE, F.expr(by_input(context, generated)))
 
 
 def _due(context: Context, order: str) -> str:
     """SQL: whether a generated CTI is due after the row: the timeline's N-th event, or
     the newest timestamp entering a new period."""
-    punctuation = context.job.punctuation
+    punctuation = context.punctuation
     assert punctuation is not None
     newest, before = _NEWEST_AFTER, NEWEST_BEFORE
     if punctuation.every_events is not None:
@@ -108,9 +127,10 @@ def generated_ctis_scan(context: Context, rows: DataFrame, timeline: str) -> Dat
     compiled pass over each timeline's rows in arrival order.
 
     The pass reads a few narrow columns; its results join the rows back by timeline
-    and rank (null-safe: keyless CTIs have no substream key)."""
-    punctuation = context.job.punctuation
-    assert punctuation is not None
+    and rank (null-safe: keyless CTIs have no substream key). Inputs with their own
+    settings (semantics §7.8): each timeline is one partition of one input, whose
+    parameters the kernel takes by the timeline's id; an input that generates nothing
+    has no row a CTI may follow."""
     counted = cti_counted(context)
     rows = rows.withColumn(
         "_rank",
@@ -121,17 +141,22 @@ def generated_ctis_scan(context: Context, rows: DataFrame, timeline: str) -> Dat
         F.col("_rank").alias("_rk"),
         NEWEST_VALUE,
         F.expr(f"coalesce({counted}, false)").alias("_counted"),  # (as _due counts)
-        F.expr(f"coalesce({counted} AND {ERROR} IS NULL, false)").alias("_may"),
+        F.expr(
+            by_input(
+                context,
+                lambda c: (
+                    f"coalesce({counted} AND {ERROR} IS NULL, false)" if c.generated else "false"
+                ),
+            )
+        ).alias("_may"),
         END_TIME,
         NEWEST_AT_START,
         EVENTS_AT_START,
     )
     kernel = scan_kernel(
         keys=("_tl", "_rk"),
-        adjust=context.out_of_order_action == "adjust",
-        delay=punctuation.delay,  # type: ignore[arg-type]
-        every_events=punctuation.every_events,
-        every=punctuation.every,  # type: ignore[arg-type]
+        **_scan_parameters(context),
+        by_input={name: _scan_parameters(c) for name, c in context.inputs.items()},
     )
     schema = T.StructType(
         [
@@ -148,6 +173,19 @@ def generated_ctis_scan(context: Context, rows: DataFrame, timeline: str) -> Dat
     )
 
 
+def _scan_parameters(context: Context) -> dict[str, Any]:
+    """The compiled pass's parameters under ``context``'s settings (an input that
+    generates nothing: any, no row may generate)."""
+    punctuation = context.punctuation
+    generated = punctuation is not None and punctuation.generated
+    return {
+        "adjust": context.out_of_order_action == "adjust",
+        "delay": punctuation.delay if generated else 0,  # type: ignore[union-attr]
+        "every_events": punctuation.every_events if generated else 1,  # type: ignore[union-attr]
+        "every": punctuation.every if generated else None,  # type: ignore[union-attr]
+    }
+
+
 def generated_ctis_ahead(context: Context, rows: DataFrame, order: str, before: str) -> DataFrame:
     """Generated CTIs every N events with a negative delay ``−δ`` under ``adjust``.
 
@@ -162,7 +200,7 @@ def generated_ctis_ahead(context: Context, rows: DataFrame, order: str, before: 
     gives the newest timestamp after every row; :data:`~.NEWEST_BEFORE` and
     :data:`~.NEWEST_VALUE` are replaced by it (before and after the row), so the rest
     of the policy reads it unchanged."""
-    punctuation = context.job.punctuation
+    punctuation = context.punctuation
     assert punctuation is not None
     ahead = -punctuation.delay  # type: ignore[operator]
     h, gen = NEWEST_VALUE, GENERATES_CTI
