@@ -282,7 +282,8 @@ def _parse_union(job: Any, lines: DataFrame) -> DataFrame:
         lines = lines.withColumn("input", F.lit(None).cast("string"))
     out = None
     for name, source in job.inputs:
-        one = dataclasses.replace(source, import_ctis=None)  # (a union's key)
+        # (a union's keys: the view is a job with one source)
+        one = dataclasses.replace(source, import_ctis=None, ordering=None, punctuation=None)
         view = dataclasses.replace(job, source=one, inputs=(), join=None, references=(), select=())
         parsed = parse_lines(lines.filter(F.col("input") == name).drop("input"), view)
         columns = [FILE, LINE, RAW, "mtime", "pre_error", ERROR, RECORD, EVENT_TIME, ARRIVAL_TIME]
