@@ -34,6 +34,7 @@ from pyspark.sql.types import StructType
 
 from sparktide.errors import ConfigError
 from sparktide.job import Job
+from sparktide.job.perinput import INPUT_ORDERING_KEYS
 
 __all__ = ["StateStore"]
 
@@ -343,6 +344,10 @@ def _paths_and_ordering(job: Job) -> dict[str, Any]:
     out["output.metrics"] = str(output.metrics) if output.metrics is not None else default
     for item in dataclasses.fields(job.ordering):
         out[f"ordering.{item.name}"] = getattr(job.ordering, item.name)
+    for name, _ in job.inputs:  # each input's own policy (semantics §7.8)
+        ordering = job.policy_of(name).ordering
+        for key in INPUT_ORDERING_KEYS:
+            out[f"input.{name}.ordering.{key}"] = getattr(ordering, key)
     return out
 
 

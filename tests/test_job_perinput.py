@@ -1,0 +1,140 @@
+"""``[inputs.<name>.ordering]`` and ``[inputs.<name>.punctuation]`` (semantics §7.8): what
+an input may set for itself, what stays job-wide, and errors naming the key."""
+
+from __future__ import annotations
+
+import pytest
+
+from sparktide.errors import ConfigError
+from sparktide.job import Job, Ordering, Punctuation, Source
+from sparktide.time import SECOND
+
+
+def _union(north: dict | None = None, south: dict | None = None, **tables: object) -> dict:
+    return {
+        "inputs": {
+            "north": {"path": "n/", "timestamp_by": "t", **(north or {})},
+            "south": {"path": "s/", "timestamp_by": "t", **(south or {})},
+        },
+        **tables,
+    }
+
+
+def test_each_input_starts_from_the_job_wide_tables(tmp_path):
+    job = Job.from_dict(
+        _union(
+            north={
+                "ordering": {"late_arrival": "10s", "action": "drop"},
+                "punctuation": {"every_events": 2, "delay": "-1us"},
+            },
+            ordering={"late_arrival": "2s", "out_of_order": "1s"},
+            punctuation={"every": "5s", "delay": "1s"},
+        ),
+        base_dir=tmp_path,
+    )
+    north, south = job.policy_of("north"), job.policy_of("south")
+    assert north.ordering == Ordering(late_arrival=10 * SECOND, out_of_order=SECOND, action="drop")
+    assert south.ordering == job.ordering
+    # every_events replaces the job's every (the two are alternatives); delay is the input's
+    assert north.punctuation == Punctuation(every_events=2, delay=-1)
+    assert south.punctuation == job.punctuation
+    assert job.per_input
+
+
+def test_an_input_keeps_the_job_wide_delay_and_mode(tmp_path):
+    job = Job.from_dict(
+        _union(
+            south={"punctuation": {"every_events": 7}},
+            punctuation={"every_events": 3, "delay": "-1us", "watermark": "both"},
+        ),
+        base_dir=tmp_path,
+    )
+    assert job.policy_of("south").punctuation == Punctuation(
+        every_events=7, delay=-1, watermark="both"
+    )
+
+
+def test_restating_the_job_wide_values_is_no_per_input_setting(tmp_path):
+    job = Job.from_dict(
+        _union(north={"ordering": {"late_arrival": "5s"}}, ordering={"late_arrival": "5s"}),
+        base_dir=tmp_path,
+    )
+    assert not job.per_input
+
+
+def test_a_join_may_judge_each_side_by_its_own_policy(tmp_path):
+    data = _union(
+        north={"ordering": {"late_arrival": "1m"}},
+        join={"left": "north", "right": "south", "on": ["plate"], "between": ["0s", "1m"]},
+    )
+    job = Job.from_dict(data, base_dir=tmp_path)
+    assert job.policy_of("north").ordering.late_arrival == 60 * SECOND
+
+
+@pytest.mark.parametrize(
+    ("data", "key"),
+    [
+        (_union(north={"ordering": {"partitioned": True}}), "inputs.north.ordering.partitioned"),
+        (_union(north={"ordering": {"lateness": "1s"}}), "inputs.north.ordering.lateness"),
+        (_union(north={"ordering": {"late_arrival": 10}}), "inputs.north.ordering.late_arrival"),
+        (_union(north={"ordering": {"late_arrival": "-1s"}}), "inputs.north.ordering.late_arrival"),
+        (_union(south={"ordering": {"action": "keep"}}), "inputs.south.ordering.action"),
+        (_union(north={"ordering": "drop"}), "inputs.north.ordering"),
+        (
+            _union(north={"ordering": {"on_out_of_order": "accept"}}),
+            "inputs.north.ordering.on_out_of_order",
+        ),
+        (
+            _union(
+                north={"ordering": {"on_out_of_order": "drop"}},
+                ordering={"on_out_of_order": "accept"},
+            ),
+            "inputs.north.ordering.on_out_of_order",
+        ),
+        (_union(north={"punctuation": {"every_events": 2}}), "inputs.north.punctuation"),
+        (
+            _union(north={"punctuation": {"watermark": "both"}}, punctuation={"every_events": 1}),
+            "inputs.north.punctuation.watermark",
+        ),
+        (
+            _union(north={"punctuation": {"column": "k"}}, punctuation={"every_events": 1}),
+            "inputs.north.punctuation.column",
+        ),
+        (
+            _union(north={"punctuation": {"every_events": 0}}, punctuation={"every_events": 1}),
+            "inputs.north.punctuation.every_events",
+        ),
+        (
+            _union(north={"punctuation": {"every": 5}}, punctuation={"every_events": 1}),
+            "inputs.north.punctuation.every",
+        ),
+        (
+            _union(
+                north={"punctuation": {"delay": "1s"}},
+                punctuation={"column": "kind", "value": "cti"},
+            ),
+            "inputs.north.punctuation.delay",
+        ),
+        (
+            _union(
+                north={"over": "device", "ordering": {"late_arrival": "1s"}},
+                south={"over": "device"},
+            ),
+            "inputs.north.ordering",
+        ),
+        ({"source": {"path": "x", "ordering": {"late_arrival": "1s"}}}, "source.ordering"),
+    ],
+)
+def test_per_input_errors_name_the_key(tmp_path, data, key):
+    with pytest.raises(ConfigError) as info:
+        Job.from_dict(data, base_dir=tmp_path)
+    assert info.value.key == key, info.value
+
+
+def test_the_python_api_takes_a_dict_per_input():
+    north = Source(path="n/", timestamp_by="t", ordering={"action": "drop"})
+    south = Source(path="s/", timestamp_by="t")
+    job = Job(source=north, inputs=(("north", north), ("south", south)))
+    assert north.ordering == (("action", "drop"),)
+    assert job.policy_of("north").ordering.action == "drop"
+    assert job.policy_of("south").ordering.action == "adjust"
