@@ -47,8 +47,9 @@ __all__ = [
     "load_bindings",
 ]
 
-#: Keys of an ``[inputs.<name>]`` table: those of ``[source]``.
-INPUT_KEYS = tuple(f.name for f in fields(Source))
+#: Keys of an ``[inputs.<name>]`` table: those of ``[source]`` but per-input ordering and
+#: punctuation (Stream Analytics' policies are job-wide; semantics §7.8).
+INPUT_KEYS = tuple(f.name for f in fields(Source) if f.name not in ("ordering", "punctuation"))
 #: Keys of an ``[outputs.<name>]`` table: those of ``[output]``.
 OUTPUT_KEYS = tuple(f.name for f in fields(Output))
 #: Keys of ``[window]`` a query's job file may set: what the query languages cannot say.
