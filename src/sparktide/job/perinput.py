@@ -10,6 +10,7 @@ job-wide (:data:`JOB_WIDE_ORDERING`, :data:`JOB_WIDE_PUNCTUATION`).
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -94,6 +95,12 @@ class InputPolicy:
         return hash((self.ordering, self.punctuation))
 
 
+def _unknown(key: str, allowed: tuple[str, ...]) -> str:
+    """The message for an unknown key, with the closest known key as a hint."""
+    hint = difflib.get_close_matches(key, list(allowed), n=1, cutoff=0.6)
+    return "unknown key" + (f" (did you mean {hint[0]!r}?)" if hint else "")
+
+
 def _rekey(exc: ConfigError, table: str, prefix: str) -> ConfigError:
     """``exc`` naming ``<prefix>.<key>`` instead of ``<table>.<key>``."""
     key = exc.key
@@ -108,7 +115,7 @@ def _input_ordering(job: Job, name: str, pairs: tuple[tuple[str, Any], ...]) -> 
         if key in JOB_WIDE_ORDERING:
             raise ConfigError(f"{prefix}.{key}", "is job-wide: " + JOB_WIDE_ORDERING[key])
         if key not in INPUT_ORDERING_KEYS:
-            raise ConfigError(f"{prefix}.{key}", "unknown key")
+            raise ConfigError(f"{prefix}.{key}", _unknown(key, INPUT_ORDERING_KEYS))
     try:
         ordering = replace(job.ordering, **dict(pairs))
     except ConfigError as exc:
@@ -134,7 +141,7 @@ def _input_punctuation(
         if key in JOB_WIDE_PUNCTUATION:
             raise ConfigError(f"{prefix}.{key}", "is job-wide: " + JOB_WIDE_PUNCTUATION[key])
         if key not in INPUT_PUNCTUATION_KEYS:
-            raise ConfigError(f"{prefix}.{key}", "unknown key")
+            raise ConfigError(f"{prefix}.{key}", _unknown(key, INPUT_PUNCTUATION_KEYS))
     base = job.punctuation
     if base is None:
         raise ConfigError(
