@@ -186,3 +186,20 @@ def test_replace_keeps_the_job_wide_tables_the_default() -> None:
     assert job.policy_of("a").ordering == job.ordering
     assert job.policy_of("b").ordering == replace(job.ordering, action="drop")
     assert job.per_input
+
+
+def test_the_late_input_diagnostic_names_the_inputs_own_tolerance() -> None:
+    job = union(
+        Ordering(late_arrival=None),
+        None,
+        {"b": {"ordering": {"late_arrival": 10 * SECOND}}},
+    )
+    scenario = [
+        ("a", {"id": 0, "p": 0, "a": iso(BASE + 60 * SECOND), "t": iso(BASE)}),
+        ("b", {"id": 1, "p": 0, "a": iso(BASE + 60 * SECOND), "t": iso(BASE)}),
+    ]
+    result = simulate(job, union_records(job, scenario), flush=True)
+    (late,) = [d for d in result.metrics["diagnostics"] if d["kind"] == "late_input"]
+    assert late["count"] == 1
+    assert late["example"]["partition"] == "b/0"
+    assert "late_arrival 10s" in late["message"]

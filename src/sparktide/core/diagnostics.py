@@ -52,7 +52,8 @@ class LateInput:
     """Late input events seen in one interval: count, processing-time range, one example.
 
     ``observe`` is called for each late input event in arrival order; the first one
-    observed is the example.
+    observed is the example. ``late_arrival`` is the tolerance the message names: the
+    example's own input's where inputs have their own (semantics §7.8).
     """
 
     late_arrival: int
@@ -71,15 +72,19 @@ class LateInput:
         file: str | None,
         line: int | None,
         count: int = 1,
+        late_arrival: int | None = None,
     ) -> None:
         """Count a late input event (or ``count`` late events arriving at ``processing``,
-        this one the first in arrival order)."""
+        this one the first in arrival order), judged late by ``late_arrival`` (``None``:
+        the job's)."""
         self.count += count
         if self.first_processing is None or processing < self.first_processing:
             self.first_processing = processing
         if self.last_processing is None or processing > self.last_processing:
             self.last_processing = processing
         if self.example is None:
+            if late_arrival is not None:
+                self.late_arrival = late_arrival
             self.example = {
                 "partition": partition,
                 "file": file,

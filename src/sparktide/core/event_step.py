@@ -93,7 +93,9 @@ class EventStep:
         self.counts = counts
         arrival_mode = not job.event_time_mode
         self.policy = OrderingPolicy(job.ordering, arrival_mode=arrival_mode)
-        late = job.ordering.late_arrival
+        lates = [job.ordering.late_arrival]
+        lates += [p.ordering.late_arrival for p in job.policies.values()]
+        late = next((bound for bound in lates if bound is not None), None)
         self.late_input: LateInput | None = LateInput(late) if late is not None else None
         # Each input's own policy and CTI generator (semantics §7.8), by input name.
         self.policies = {
@@ -144,6 +146,7 @@ class EventStep:
                 arrival_time=arrival,
                 file=record.file,
                 line=record.line,
+                late_arrival=policy.late,
             )
         case = Case(
             watermark, cti, judgement.verdict, judgement.timestamp, reasons, judgement.outcome

@@ -105,9 +105,13 @@ class Context:
         """This context with input ``name``'s ordering and punctuation (semantics §7.8)."""
         return self.inputs.get(name, self)
 
+    def of_partition(self, pid: str) -> Context:
+        """The context of partition ``pid``'s input (this one without per-input settings)."""
+        return self.for_input(input_of(pid)) if self.inputs else self
+
     def terms_of(self, pid: str) -> tuple[int | None, int | None]:
         """The watermark's heuristic terms (O, L) of partition ``pid``: its input's."""
-        context = self.for_input(input_of(pid)) if self.inputs else self
+        context = self.of_partition(pid)
         return context.watermark_out_of_order, context.watermark_late_arrival
 
     @property

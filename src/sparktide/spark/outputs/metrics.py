@@ -107,7 +107,8 @@ def diagnostics(
     and ``missing_column`` (``present``: per named column, the input records holding a
     value; None when not counted)."""
     out: list[dict[str, Any]] = []
-    late_bound = context.late_arrival
+    bounds = [context.late_arrival] + [c.late_arrival for c in context.inputs.values()]
+    late_bound = next((bound for bound in bounds if bound is not None), None)
     if late_bound is not None:
         late = LateInput(late_bound)
         examples = sorted(
@@ -125,6 +126,7 @@ def diagnostics(
                 arrival_time=a,
                 file=file,
                 line=line,
+                late_arrival=context.of_partition(pid).late_arrival,
             )
         diagnostic = late.diagnostic()
         if diagnostic is not None:
