@@ -12,11 +12,15 @@ two sides judge lateness differently and generate CTIs differently.
 
 from __future__ import annotations
 
+import json
 import zlib
+from pathlib import Path
 
 import pytest
 
+from sparktide.job import input_of
 from sparktide.spark.plans import scans_ctis
+from sparktide.time import format_duration
 from tests.spark.streams import job_for, write_stream
 from tests.spark.test_differential import run_matching_reference
 
@@ -85,3 +89,15 @@ def test_per_input_settings_match_reference(spark, tmp_path, case):
     assert job.per_input
     assert scans_ctis(job) == (case == "union-release-scanned")
     run_matching_reference(spark, job, files_per_batch=2)
+    # a batch's late_input diagnostic names its example's own input's tolerance
+    named = 0
+    for path in sorted(Path(job.output.metrics).glob("*.jsonl")):
+        for line in path.read_text().splitlines():
+            for found in json.loads(line).get("diagnostics", []):
+                if found["kind"] != "late_input":
+                    continue
+                name = input_of(found["example"]["partition"])
+                bound = job.policy_of(name).ordering.late_arrival
+                assert f"late_arrival {format_duration(bound)})" in found["message"], found
+                named += 1
+    assert named
