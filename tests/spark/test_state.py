@@ -131,3 +131,38 @@ def test_a_table_written_on_the_driver_is_read_back_as_its_file_holds(spark, tmp
     pq.write_table(table(6), path)
     assert store.load_arrow(1, "windows", schema).equals(table(6))
     assert len(reads) == 3
+
+
+def test_a_checkpoint_records_every_inputs_own_policy(spark, tmp_path):
+    # semantics §7.8: a run whose input judges by another policy is refused, naming it
+    import json
+
+    import pytest
+
+    from sparktide.errors import ConfigError
+    from sparktide.job import Job
+
+    def job(north_late: str) -> Job:
+        return Job.from_dict(
+            {
+                "inputs": {
+                    "north": {
+                        "path": "n",
+                        "timestamp_by": "t",
+                        "ordering": {"late_arrival": north_late},
+                    },
+                    "south": {"path": "s", "timestamp_by": "t"},
+                },
+                "output": {"path": "out", "checkpoint": "checkpoint"},
+            },
+            base_dir=tmp_path,
+        )
+
+    store = StateStore(spark, str(tmp_path / "checkpoint"))
+    store.check_job(job("10s"))
+    shape = json.loads((store.root / "job.json").read_text())
+    assert shape["input.north.ordering.late_arrival"] == 10_000_000
+    assert shape["input.south.ordering.late_arrival"] == 5_000_000
+    store.check_job(job("10s"))
+    with pytest.raises(ConfigError, match=r"input\.north\.ordering\.late_arrival was 10000000"):
+        store.check_job(job("20s"))
