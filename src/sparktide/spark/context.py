@@ -52,6 +52,10 @@ class Context:
     reference: DataFrame | None = None  # the reference data's DataFrame, once built
     #: The input columns the job names (``missing_column``), in :func:`named_columns` order
     named_columns: list[NamedColumn] = field(default_factory=list)
+    #: The output start time (semantics §12), if the run has one: no result before it
+    output_start: int | None = None
+    #: The arrival time before which events are skipped (``None``: read everything)
+    read_point: int | None = None
 
     @classmethod
     def of(cls, spark: SparkSession, job: Job) -> Context:
