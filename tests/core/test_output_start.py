@@ -15,6 +15,7 @@ import dataclasses
 import json
 from typing import Any
 
+import pytest
 from hypothesis import event, given, note, settings
 from hypothesis import strategies as st
 
@@ -30,6 +31,7 @@ from tests.core.test_window_properties import (
     Scenario,
     general_scenarios,
 )
+from tests.test_transcripts import PATHS, build_job, build_records, load, run_options
 
 ADMITTED = ("accepted", "adjusted")
 
@@ -128,3 +130,46 @@ def test_released_events_from_the_start_time_equal_a_run_from_the_beginning(
     job = dataclasses.replace(scenario.job, window=None)
     released = Scenario(job, scenario.events, scenario.flush, scenario.until)
     check_repeatable(released, data.draw(start_points(released)))
+
+
+# ------------------------------------------------------------------ every transcript
+def _transcript_results(job: Job, result: Result, start: int | None) -> dict[str, list[Any]]:
+    """The results a transcript's run writes (from ``start`` on): window records by
+    their end, events (released ones, a join's matches) by their timestamp."""
+    if job.window is not None:
+        return _results(job, result, start)
+    name = job.event_fields["timestamp"]
+    events = result.events
+    if start is not None:
+        events = [e for e in events if parse_instant(e[name]) >= start]
+    return {"windows": [], "events": events}
+
+
+@pytest.mark.parametrize("early", [None, SECOND], ids=["as_written", "early_1s"])
+@pytest.mark.parametrize("path", PATHS, ids=[p.stem for p in PATHS])
+def test_every_transcript_from_any_start_time(path, early) -> None:
+    """Each worked example (joins, unions, analytic columns, CTIs, lifetimes, every
+    window...) started at each of its event and arrival times, and 1 µs after them,
+    writes what it writes over the whole input from there on; also with an early-arrival
+    limit of 1 s (both runs), which puts the read point inside the input."""
+    data = load(path)
+    job = build_job(data["job"])
+    if job.references:
+        pytest.skip("reference data is read from a file the transcript runner writes")
+    if early is not None:
+        job = dataclasses.replace(
+            job, ordering=dataclasses.replace(job.ordering, early_arrival=early)
+        )
+    options = run_options({k: v for k, v in data["run"].items() if k != "output_start_time"})
+    rows = data["run"]["input"]
+    records = build_records(rows, job)
+    full = simulate(job, build_records(rows, job), **options)
+    times = {r.arrival_time for r in records if not r.malformed}
+    times |= {r.event_time for r in records if not r.malformed}
+    for start in sorted(t + d for t in times if t is not None for d in (0, 1)):
+        started = simulate(job, build_records(rows, job), **options, output_start=start)
+        got = _transcript_results(job, started, None)
+        point = read_point(job, start)
+        assert got == _transcript_results(job, full, start), (
+            f"start {format_instant(start)}, read point {format_instant(point)}"
+        )

@@ -64,14 +64,14 @@ def look_back(job: Job) -> int | None:
     - a join of two streams: the larger bound of ``between``;
     - interval events: no bound with an ``end_time`` column or edge events (an interval may
       last any time), else their ``duration`` more;
-    - generated CTIs: no bound (they count the events from the start of the input);
+    - punctuation: no bound (a CTI may lie anywhere ahead of its arrival, and an event
+      adjusted to it takes its time; generated CTIs count the events from the start);
     - without any of these (ordered release, reference data): 0.
     """
     window = job.window
     if job.edges or any(s.end_time is not None for _, s in job.input_sources):
         return None
-    punctuation = job.punctuation
-    if punctuation is not None and punctuation.generated:
+    if job.punctuation is not None:
         return None
     spans = [0]
     if window is not None:
