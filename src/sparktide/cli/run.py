@@ -93,13 +93,16 @@ def _check_options(args: argparse.Namespace, job_count: int) -> str | None:
     return spark_trigger(args.trigger) if args.trigger is not None else None
 
 
-def _check_jobs(jobs: list[tuple[dict[str, Any] | None, Job]]) -> None:
-    """Check every job and its inputs, before a Spark session starts."""
+def _check_jobs(jobs: list[tuple[dict[str, Any] | None, Job]], start: str | int | None) -> None:
+    """Check every job, its inputs and the output start time against its checkpoint,
+    before a Spark session starts."""
     from sparktide.spark.engine import check_job
+    from sparktide.spark.outputstart import check_output_start
     from sparktide.spark.sources import check_watchable
 
     for _, job in jobs:
         check_job(job)
+        check_output_start(job, start, OUTPUT_START)
         for name, source in job.input_sources:
             check_watchable(source.path, f"inputs.{name}.path" if name else "source.path")
         for name, reference in job.references:  # (read whole once Spark has started)
@@ -114,7 +117,7 @@ def execute(args: argparse.Namespace, out: TextIO) -> int:
     jobs = load_jobs(args)
     trigger = _check_options(args, len(jobs))
     start = output_start(args)
-    _check_jobs(jobs)
+    _check_jobs(jobs, start)
     from sparktide.progress import RunProgress
     from sparktide.spark.run import run_job
 
