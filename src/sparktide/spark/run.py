@@ -361,8 +361,7 @@ def run_job(
     on_metrics
         Called with each micro-batch's metrics record (and the flush's).
     foreach_batch
-        Called with each micro-batch's id and records (and the flush's), as by
-        :func:`start`.
+        Called with each micro-batch's id and records (and the flush's), as by :func:`start`.
     output_start_time
         Write results from this time on, as by :func:`start` (semantics §12).
     """
