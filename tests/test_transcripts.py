@@ -28,7 +28,7 @@ PATHS = sorted(TRANSCRIPTS.glob("*.toml"))
 #: Written in an expectation where the record holds ``null`` (TOML has no null).
 NULL = "<null>"
 TOP_KEYS = ("description", "job", "run", "expect")
-RUN_KEYS = ("input", "until", "tick", "flush", "reference")
+RUN_KEYS = ("input", "until", "tick", "flush", "reference", "output_start_time")
 EXPECT_KEYS = ("decisions", "events", "windows", "dead_letters", "metrics")
 PLACEHOLDER_PATH = "-"
 
@@ -120,7 +120,7 @@ def _raw_line(seq: int, text: str, job: Job) -> InputRecord:
 
 
 def run_options(run: dict[str, Any]) -> dict[str, Any]:
-    """``until``, ``tick`` and ``flush`` for :func:`simulate`."""
+    """``until``, ``tick``, ``flush`` and ``output_start`` for :func:`simulate`."""
     options: dict[str, Any] = {"flush": run.get("flush", True)}
     if not isinstance(options["flush"], bool):
         raise TranscriptError("run.flush must be true or false")
@@ -129,6 +129,9 @@ def run_options(run: dict[str, Any]) -> dict[str, Any]:
         options["until"] = parse_instant(until if isinstance(until, str) else _iso(until))
     if "tick" in run:
         options["tick"] = parse_duration(run["tick"])
+    if "output_start_time" in run:  # a time, or "now" (semantics §12)
+        start = run["output_start_time"]
+        options["output_start"] = start if isinstance(start, str) else _iso(start)
     return options
 
 

@@ -153,6 +153,12 @@ analytic_value: analytic columns: LAG, LAST, ISFIRST (§11.11)
 analytic_expired: analytic columns: a kept event the watermark left behind (§11.11)
     python core.analytic:analytic_expired
     sql    spark.analytic:analytic_expired
+before_start_verdict: output start: an event that arrived before the read point is skipped (§12.2)
+    python core.policy:before_start_verdict
+    sql    spark.policy:before_start_verdict
+written_from_start: output start: a result is written from the start time on (§12.3)
+    python core.release:written_from_start
+    sql    spark.scopes:written_from_start
 """
 
 

@@ -64,6 +64,7 @@ SPEC7 = (
     "union_merged",
     "union_per_input_policy",
     "window_hopping_hold",
+    "output_start_time",
 )
 
 #: Session and sliding windows (semantics §6.2, §6.3), the windows computed from their rows.
@@ -164,6 +165,7 @@ def test_transcript_on_spark(spark, tmp_path: Path, name: str) -> None:
         max_files_per_trigger=1 if per_row else None,
         clock=clock,
         publish=False,
+        output_start_time=data["run"].get("output_start_time"),
     )
     assert metrics is not None
     expect = normalise(data["expect"])

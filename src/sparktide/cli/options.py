@@ -19,6 +19,8 @@ __all__ = [
     "job_argument",
     "load_jobs",
     "output_format",
+    "output_start",
+    "output_start_option",
     "query_option",
     "statement_label",
     "text_option",
@@ -108,6 +110,33 @@ def time_options(command: argparse.ArgumentParser, *, no_flush_help: str) -> Non
         help="also observe time at every multiple of DURATION (idle estimates, timers)",
     )
     command.add_argument("--no-flush", dest="flush", action="store_false", help=no_flush_help)
+
+
+def output_start_option(command: argparse.ArgumentParser) -> None:
+    """Add ``--output-start-time TIME|now|last-stopped`` (checked when the command runs)."""
+    command.add_argument(
+        "--output-start-time",
+        metavar="TIME|now|last-stopped",
+        help="write results from TIME on, exactly as a run from the beginning would "
+        "(events arriving before the derived read point are skipped; docs/semantics.md §12)",
+    )
+
+
+#: The option's name in errors.
+OUTPUT_START = "--output-start-time"
+
+
+def output_start(args: argparse.Namespace) -> str | int | None:
+    """The ``--output-start-time`` value: ``now``, ``last-stopped`` or microseconds.
+
+    Raises
+    ------
+    ConfigError
+        Naming ``--output-start-time``, when it is none of these.
+    """
+    from sparktide.job.start import output_start_option as check
+
+    return check(args.output_start_time, OUTPUT_START)
 
 
 def load_jobs(args: argparse.Namespace) -> list[tuple[dict[str, Any] | None, Job]]:

@@ -11,7 +11,15 @@ import re
 from pathlib import Path
 from typing import Any, TextIO
 
-from sparktide.cli.options import job_argument, load_jobs, query_option, write_jsonl
+from sparktide.cli.options import (
+    OUTPUT_START,
+    job_argument,
+    load_jobs,
+    output_start,
+    output_start_option,
+    query_option,
+    write_jsonl,
+)
 from sparktide.errors import ConfigError, InputError, SparktideError
 from sparktide.job import Job
 from sparktide.time import parse_duration
@@ -42,6 +50,7 @@ def add_options(command: argparse.ArgumentParser) -> None:
     command.add_argument(
         "--trigger", metavar="INTERVAL", help="processing-time trigger, e.g. '10 seconds'"
     )
+    output_start_option(command)
 
 
 def spark_trigger(text: str) -> str:
@@ -84,13 +93,16 @@ def _check_options(args: argparse.Namespace, job_count: int) -> str | None:
     return spark_trigger(args.trigger) if args.trigger is not None else None
 
 
-def _check_jobs(jobs: list[tuple[dict[str, Any] | None, Job]]) -> None:
-    """Check every job and its inputs, before a Spark session starts."""
+def _check_jobs(jobs: list[tuple[dict[str, Any] | None, Job]], start: str | int | None) -> None:
+    """Check every job, its inputs and the output start time against its checkpoint,
+    before a Spark session starts."""
     from sparktide.spark.engine import check_job
+    from sparktide.spark.outputstart import check_output_start
     from sparktide.spark.sources import check_watchable
 
     for _, job in jobs:
         check_job(job)
+        check_output_start(job, start, OUTPUT_START)
         for name, source in job.input_sources:
             check_watchable(source.path, f"inputs.{name}.path" if name else "source.path")
         for name, reference in job.references:  # (read whole once Spark has started)
@@ -104,20 +116,27 @@ def execute(args: argparse.Namespace, out: TextIO) -> int:
     """Run ``run``; returns the exit code."""
     jobs = load_jobs(args)
     trigger = _check_options(args, len(jobs))
-    _check_jobs(jobs)
+    start = output_start(args)
+    _check_jobs(jobs, start)
     from sparktide.progress import RunProgress
     from sparktide.spark.run import run_job
 
     for label, job in jobs:
         with RunProgress() as progress:
-            metrics = run_job(
-                job,
-                once=args.once,
-                flush=args.flush,
-                max_files_per_trigger=args.max_files_per_trigger,
-                trigger=trigger,
-                on_metrics=progress,
-            )
+            try:
+                metrics = run_job(
+                    job,
+                    once=args.once,
+                    flush=args.flush,
+                    max_files_per_trigger=args.max_files_per_trigger,
+                    trigger=trigger,
+                    on_metrics=progress,
+                    output_start_time=start,
+                )
+            except ConfigError as exc:  # (named as the command line names it)
+                if exc.key != "output_start_time":
+                    raise
+                raise ConfigError(OUTPUT_START, exc.message) from None
         if label is not None:
             write_jsonl([label], out)
         if metrics is not None:

@@ -6,6 +6,7 @@ import argparse
 from typing import TextIO
 
 from sparktide.cli import options
+from sparktide.errors import ConfigError
 
 __all__ = ["add_options", "execute"]
 
@@ -25,6 +26,7 @@ def add_options(command: argparse.ArgumentParser) -> None:
     options.time_options(
         command, no_flush_help="leave open windows open and held events held at the end"
     )
+    options.output_start_option(command)
 
 
 def execute(args: argparse.Namespace, out: TextIO) -> int:
@@ -33,10 +35,22 @@ def execute(args: argparse.Namespace, out: TextIO) -> int:
     from sparktide.reader import job_records
 
     fmt = options.output_format(args.format, out)
+    start = options.output_start(args)
+    if start == "last-stopped":
+        raise ConfigError(
+            options.OUTPUT_START,
+            "'last-stopped' resumes a run's checkpoint, and simulate keeps none: give a time",
+        )
     for label, job in options.load_jobs(args):
         records = job_records(job)
         result = simulate(
-            job, records, until=args.until, tick=args.tick, flush=args.flush, explain=args.explain
+            job,
+            records,
+            until=args.until,
+            tick=args.tick,
+            flush=args.flush,
+            explain=args.explain,
+            output_start=start,
         )
         if fmt == "jsonl":
             options.write_jsonl([label] if label is not None else [], out)

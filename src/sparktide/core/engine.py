@@ -31,9 +31,9 @@ from sparktide.core.event_step import Case, EventStep
 from sparktide.core.instants import observation_instants
 from sparktide.core.metrics import metrics_record, run_diagnostics
 from sparktide.core.outputs import event_record, join_record, window_result
-from sparktide.core.policy import ACCEPTED, ADJUSTED, DROPPED
+from sparktide.core.policy import ACCEPTED, ADJUSTED, DROPPED, SKIPPED
 from sparktide.core.records import InputRecord, time_or_none
-from sparktide.core.release import OrderedRelease
+from sparktide.core.release import OrderedRelease, written_from_start
 from sparktide.core.result import (
     PUNCTUATION,
     Result,
@@ -45,8 +45,11 @@ from sparktide.core.result import (
 from sparktide.core.sink import Admitted, Sink
 from sparktide.core.watermark import PartitionClock, Timeline
 from sparktide.core.windows import WindowOperator
+from sparktide.errors import ConfigError
 from sparktide.expr import passes
 from sparktide.job import Job
+from sparktide.job.start import LAST_STOPPED, NOW, output_start_option, read_point
+from sparktide.time import parse_instant
 
 __all__ = ["ReferenceEngine", "Result", "simulate"]
 
@@ -61,6 +64,11 @@ class ReferenceEngine:
     explain
         Keep one ``decision`` record per input record (``--explain``). Without it the
         engine skips building them.
+    output_start
+        The output start time (semantics §12): an instant (microseconds or its text) or
+        ``"now"`` (the first observation instant). Events that arrived before its read
+        point are skipped, and results before it are not written. ``"last-stopped"`` is
+        refused: the reference engine keeps no checkpoint of a previous run.
 
     Examples
     --------
@@ -71,7 +79,9 @@ class ReferenceEngine:
     0
     """
 
-    def __init__(self, job: Job, *, explain: bool = True) -> None:
+    def __init__(
+        self, job: Job, *, explain: bool = True, output_start: int | str | None = None
+    ) -> None:
         self.job = job
         self.explain = explain
         self.clocks = Clocks(job)
@@ -95,6 +105,37 @@ class ReferenceEngine:
         self.policy = self.step.policy
         for pid in job.declared_partitions:
             self.clocks.partition(pid)
+        self._start_option = output_start_option(output_start)
+        if self._start_option == LAST_STOPPED:
+            raise ConfigError(
+                "output_start_time",
+                "'last-stopped' needs a previous run's checkpoint; simulate keeps none "
+                "(give the time instead)",
+            )
+        #: The output start time (semantics §12), once known (``now``: the first instant)
+        self.output_start: int | None = None
+        #: The arrival time before which events are skipped (``None``: read everything)
+        self.read_point: int | None = None
+        if isinstance(self._start_option, int):
+            self._begin_output(self._start_option)
+
+    def _begin_output(self, now: int) -> None:
+        """The first observation instant: the output start time and its read point."""
+        option = self._start_option
+        if option is None or self.output_start is not None:
+            return
+        start: int = now if option == NOW else option  # type: ignore[assignment]
+        self.output_start = start
+        self.read_point = self.policy.read_point = read_point(self.job, start)
+
+    def _before_start(self, timestamp: int | str | None) -> bool:
+        """Whether a result at ``timestamp`` (microseconds or its text) comes before the
+        output start time, and so is not written (:func:`written_from_start`)."""
+        if timestamp is None:
+            return False
+        if isinstance(timestamp, str):
+            timestamp = parse_instant(timestamp)
+        return not written_from_start(timestamp, self.output_start)
 
     def _make_sink(self) -> Sink:
         if self.job.references:  # a join with reference data: released events meet rows
@@ -179,6 +220,7 @@ class ReferenceEngine:
         clocks.now = now
         if self.started is None:
             self.started = now
+            self._begin_output(now)
         delivering = {r.partition for r in records}
         for pid in delivering:  # a partition delivering for the first time holds the job back
             clocks.partition(pid)
@@ -198,9 +240,13 @@ class ReferenceEngine:
         if record.cti:
             self._punctuation(record)
             return
+        case = self.step.run(record)
+        if case.verdict == SKIPPED:  # not read: counted apart, by its reason (§12.2)
+            if self.explain:
+                self.result.decisions.append(event_decision(self.job, record, case))
+            return
         self.counts.add(record.partition, "input")
         self.presence.column_present(record.fields, event=True)
-        case = self.step.run(record)
         self._account(record, case)
         if self.explain:
             self.result.decisions.append(event_decision(self.job, record, case))
@@ -241,6 +287,8 @@ class ReferenceEngine:
 
     # ------------------------------------------------------------------ outputs
     def _emit_event(self, event: Admitted, now: int) -> None:
+        if self._before_start(event.timestamp):
+            return
         self.result.events.append(event_record(self.job, event))
 
     def _emit_analytic(self, event: Admitted, now: int) -> None:
@@ -252,12 +300,18 @@ class ReferenceEngine:
         if self.step.where is not None and not passes(self.step.where, {**fields, **values}):
             self.events_filtered += 1
             return
+        if self._before_start(event.timestamp):
+            return
         self.result.events.append(event_record(self.job, event, values))
 
     def _emit_join(self, record: dict[str, Any], now: int) -> None:
+        if self._before_start(record["timestamp"]):
+            return
         self.result.events.append(join_record(self.job, record))
 
     def _emit_window(self, record: dict[str, Any]) -> None:
+        if self._before_start(record[self.job.window_fields["window_end"]]):
+            return
         if self.having is not None or self.job.select:
             shown = window_result(self.job, record, self.having)
             if shown is None:
@@ -349,6 +403,7 @@ def simulate(
     flush: bool = True,
     timers_at_due: bool = True,
     explain: bool = True,
+    output_start: int | str | None = None,
 ) -> Result:
     """Run ``job`` through the reference engine.
 
@@ -362,11 +417,13 @@ def simulate(
         See :meth:`ReferenceEngine.run`.
     explain
         Keep the ``decision`` records (see :class:`ReferenceEngine`).
+    output_start
+        The output start time (semantics §12; see :class:`ReferenceEngine`).
     """
     if records is None:
         from sparktide.reader import job_records
 
         records = job_records(job)
-    return ReferenceEngine(job, explain=explain).run(
+    return ReferenceEngine(job, explain=explain, output_start=output_start).run(
         records, until=until, tick=tick, flush=flush, timers_at_due=timers_at_due
     )

@@ -14,7 +14,13 @@ from sparktide.core.records import time_or_none
 if TYPE_CHECKING:
     from sparktide.core.engine import ReferenceEngine
 
-__all__ = ["metrics_record", "run_diagnostics"]
+__all__ = ["metrics_record", "output_start_fields", "run_diagnostics"]
+
+
+def output_start_fields(start: int, read_point: int | None) -> dict[str, Any]:
+    """The metrics fields of a run with an output start time (semantics §12): the start
+    time and the read point (null: the whole input is read)."""
+    return {"output_start_time": time_or_none(start), "read_point": time_or_none(read_point)}
 
 
 def metrics_record(engine: ReferenceEngine) -> dict[str, Any]:
@@ -51,6 +57,9 @@ def metrics_record(engine: ReferenceEngine) -> dict[str, Any]:
         governing = clocks.floor() if clocks.substreams else watermark
         record["output_watermark"] = time_or_none(output_watermark(job.window, governing))
     record["flushed"] = engine.flushed_watermark is not None
+    if engine.output_start is not None:  # (semantics §12)
+        record.update(output_start_fields(engine.output_start, engine.read_point))
+        record["skipped_before_start"] = counts.total()["before_start"]
     record["partitions"] = _partitions(engine)
     record["diagnostics"] = run_diagnostics(engine)
     return record
@@ -61,7 +70,10 @@ def _partitions(engine: ReferenceEngine) -> list[dict[str, Any]]:
     clocks = engine.clocks
     partitions = []
     for pid, clock in clocks.partitions.items():
-        entry = {"partition": pid, **summary(engine.counts.by_partition.get(pid, Counter()))}
+        counter = engine.counts.by_partition.get(pid, Counter())
+        entry = {"partition": pid, **summary(counter)}
+        if engine.output_start is not None:
+            entry["skipped_before_start"] = counter["before_start"]
         entry["arrival_clock"] = time_or_none(clock.arrival)
         if not clocks.substreams:
             before = engine.flushed_timelines

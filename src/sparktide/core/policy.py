@@ -9,6 +9,7 @@ from sparktide.job import Ordering
 __all__ = [
     "Judgement",
     "OrderingPolicy",
+    "before_start_verdict",
     "early_verdict",
     "late_adjusted",
     "late_verdict",
@@ -19,6 +20,13 @@ ACCEPTED = "accepted"
 ADJUSTED = "adjusted"
 DROPPED = "dropped"
 DEAD_LETTERED = "dead_lettered"
+SKIPPED = "skipped"
+
+
+def before_start_verdict(arrival: int, read_point: int | None) -> bool:
+    """Whether an event is skipped (semantics §12.2): it arrived before the read point of
+    a run whose output starts later (``None``: everything is read)."""
+    return read_point is not None and arrival < read_point
 
 
 def early_verdict(event_time: int, arrival: int, early_arrival: int | None) -> bool:
@@ -52,11 +60,12 @@ class Judgement:
     Attributes
     ----------
     verdict
-        ``accepted``, ``adjusted``, ``dropped`` or ``dead_lettered``.
+        ``accepted``, ``adjusted``, ``dropped``, ``dead_lettered`` or ``skipped``.
     timestamp
         The system timestamp when admitted, else ``None``.
     reasons
-        Every reason that applied (``early``, ``late``, ``out_of_order``).
+        Every reason that applied (``before_start``, ``early``, ``late``,
+        ``out_of_order``).
     outcome
         For dropped or dead-lettered events, the reason that decided it.
     """
@@ -78,7 +87,15 @@ class OrderingPolicy:
         The job has no ``timestamp_by``: every event is accepted at its arrival time.
     """
 
-    __slots__ = ("arrival_mode", "early", "late", "late_drop", "ooo_action", "out_of_order")
+    __slots__ = (
+        "arrival_mode",
+        "early",
+        "late",
+        "late_drop",
+        "ooo_action",
+        "out_of_order",
+        "read_point",
+    )
 
     def __init__(self, ordering: Ordering, *, arrival_mode: bool = False) -> None:
         self.arrival_mode = arrival_mode
@@ -87,6 +104,8 @@ class OrderingPolicy:
         self.late_drop = ordering.action == "drop"
         self.out_of_order: int | None = ordering.out_of_order  # type: ignore[assignment]
         self.ooo_action = ordering.out_of_order_action
+        #: The arrival time before which events are skipped (semantics §12.2), if any
+        self.read_point: int | None = None
 
     def judge(self, event_time: int, arrival: int, watermark: int) -> Judgement:
         """Judge an event with event time ``event_time`` and arrival time ``arrival``.
@@ -98,7 +117,11 @@ class OrderingPolicy:
         :func:`late_adjusted`) and :func:`out_of_order_verdict`.
         ``out_of_order = None`` means an unbounded tolerance behind the newest event, but
         the watermark stays a promise: an event below it is still out of order.
+        An event that arrived before :attr:`read_point` is skipped first
+        (:func:`before_start_verdict`).
         """
+        if before_start_verdict(arrival, self.read_point):
+            return Judgement(SKIPPED, None, ("before_start",), "before_start")
         if self.arrival_mode:
             return Judgement(ACCEPTED, arrival, ())
         if early_verdict(event_time, arrival, self.early):

@@ -14,7 +14,21 @@ from typing import Any
 
 from sparktide.core.sink import Admitted, Windowless
 
-__all__ = ["OrderedRelease", "release_ready"]
+__all__ = ["OrderedRelease", "release_ready", "written_from_start"]
+
+
+def written_from_start(timestamp: int, start: int | None) -> bool:
+    """Whether a result — a window record by its ``window_end``, a released event or a
+    join's match by its timestamp — is written in a run whose output starts at ``start``
+    (semantics §12.3; ``None``: no start time): Stream Analytics' "the first possible
+    output event would have a timestamp equal to or greater than" the start.
+
+    Examples
+    --------
+    >>> written_from_start(9, 10), written_from_start(10, 10), written_from_start(9, None)
+    (False, True, True)
+    """
+    return start is None or timestamp >= start
 
 
 def release_ready(timestamp: int, watermark: int, *, strict: bool) -> bool:

@@ -16,6 +16,7 @@ VERDICT_STYLE = {
     "dropped": "red",
     "dead_lettered": "magenta",
     "punctuation": "cyan",  # a CTI row (semantics §7): not an event
+    "skipped": "dim",  # before an output start's read point (semantics §12): not read
 }
 
 

@@ -78,6 +78,8 @@ def _metric_names(metrics: dict[str, Any]) -> list[str]:
     for name in ("punctuations", "ctis_generated"):  # jobs with CTIs (semantics §7)
         if metrics.get(name):
             names.insert(names.index("in_no_window"), name)
+    if "skipped_before_start" in metrics:  # runs with an output start time (semantics §12)
+        names.insert(names.index("in_no_window"), "skipped_before_start")
     if "open_edges" in metrics:  # edge events still open (semantics §7)
         names.insert(names.index("windows_emitted") + 1, "open_edges")
     if "output_watermark" in metrics:  # windowed jobs: the hold (semantics §7)

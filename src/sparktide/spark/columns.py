@@ -41,6 +41,7 @@ __all__ = [
     "GENERATED_CTIS_BEFORE",
     "GENERATES_CTI",
     "GOVERNING_WATERMARK",
+    "IS_BEFORE_START",
     "IS_CTI",
     "IS_EARLY",
     "IS_LATE",
@@ -107,6 +108,7 @@ KEY_LAST = "k_last"  # the arrival time of the key's last event
 KEY_EVENTS = "k_events"  # events judged on the key (generated CTIs count them)
 
 # ---------------------------------------------------------------- the policy
+IS_BEFORE_START = "is_before_start"  # skipped: arrived before the read point (§12)
 IS_EARLY = "is_early"  # early verdict: t − a > E
 IS_LATE = "is_late"  # late verdict: a − t > L
 IS_OUT_OF_ORDER = "is_ooo"  # out-of-order verdict: g < W

@@ -65,6 +65,10 @@ class Context:
     punctuation: Punctuation | None = None
     #: The inputs' contexts by name (:meth:`for_input`), when their settings differ
     inputs: dict[str, Context] = field(default_factory=dict)
+    #: The output start time (semantics §12), if the run has one: no result before it
+    output_start: int | None = None
+    #: The arrival time before which events are skipped (``None``: read everything)
+    read_point: int | None = None
 
     @classmethod
     def of(cls, spark: SparkSession, job: Job) -> Context:

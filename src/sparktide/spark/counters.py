@@ -40,13 +40,14 @@ COUNTERS = (
     "dead_lettered.duplicate_edge",
     "punctuations",
     "ctis_generated",
+    "skipped_before_start",
 )
 
 #: ``(counter, condition on a judged row)``: what each counter counts.
 #: SQL: the row is an admitted event.
 _ADMITTED = f"{VERDICT} IN ('accepted', 'adjusted')"
 _CONDITIONS = (
-    ("input", f"{ERROR} IS NULL AND NOT {IS_CTI}"),
+    ("input", f"{ERROR} IS NULL AND NOT {IS_CTI} AND {VERDICT} <> 'skipped'"),
     ("admitted", _ADMITTED),
     ("early", IS_EARLY),
     ("late", IS_LATE),
@@ -63,6 +64,7 @@ _CONDITIONS = (
     ),
     ("punctuations", IS_CTI),
     ("ctis_generated", f"NOT {IS_CTI} AND {CTI_INSTANT} IS NOT NULL"),
+    ("skipped_before_start", f"{ERROR} IS NULL AND {VERDICT} = 'skipped'"),  # (§12)
 )
 
 

@@ -249,7 +249,8 @@ def _summary(context: Context, decided: DataFrame) -> list[Any]:
                 F.struct(*ARRIVAL_ORDER, EVENT_TIME),
                 F.when(F.col(IS_LATE), F.struct(*ARRIVAL_ORDER)),
             ).alias("late_example"),
-            *_present_aggregates(context),
+            # (a record skipped before the output start is no input record, §12)
+            *_present_aggregates(context, f"{VERDICT} <> 'skipped'"),
         )
         .collect()
     )

@@ -91,8 +91,10 @@ class BatchPlan:
         return f"{', '.join(flags)} ({'; '.join(self.reasons)})"
 
 
-def plan_batch(job: Job, *, flush: bool = False) -> BatchPlan:
-    """The plan of a batch of ``job`` before it runs (a ``flush`` judges nothing)."""
+def plan_batch(job: Job, *, flush: bool = False, starts: bool = False) -> BatchPlan:
+    """The plan of a batch of ``job`` before it runs (a ``flush`` judges nothing;
+    ``starts``: the run has an output start time, semantics §12: only the general plan
+    skips events before its read point and cuts results before it)."""
     estimates = estimates_first(job)
     common = {"estimates_first": estimates, "scans_ctis": scans_ctis(job)}
     if flush:
@@ -103,6 +105,9 @@ def plan_batch(job: Job, *, flush: bool = False) -> BatchPlan:
         return BatchPlan("general", **common, reasons=(why,))
     if not fusable(job):
         return BatchPlan("general", **common, reasons=("the one-pass kernel cannot run the job",))
+    if starts:
+        why = "an output start time: the general plan skips and cuts (semantics §12)"
+        return BatchPlan("general", **common, reasons=(why,))
     why = "substreams: tasks learn who delivers" if timeline.by_key else "each row its own clock"
     return BatchPlan("one_pass", **common, reasons=(why,))
 

@@ -49,6 +49,7 @@ from sparktide.spark.columns import (
     EXPLICIT_CTIS_BEFORE,
     GENERATED_CTIS_BEFORE,
     GOVERNING_WATERMARK,
+    IS_BEFORE_START,
     IS_CTI,
     IS_EARLY,
     IS_LATE,
@@ -79,6 +80,7 @@ from sparktide.spark.sql import NEG, lit_us, sql_string
 __all__ = [
     "INLINE_PARTITIONS",
     "BatchStart",
+    "before_start_verdict",
     "early_verdict",
     "governing_watermark",
     "judged_rows",
@@ -121,6 +123,7 @@ def judged_rows(context: Context, good: DataFrame, start: BatchStart) -> DataFra
     timestamp."""
     rows, timeline = timeline_clocks(context, good, start)
     order = f"PARTITION BY {timeline} ORDER BY {ARRIVAL_ORDER_SQL}"
+    rows = before_start_verdict(context, rows)
     rows = early_verdict(context, rows)
     rows = late_verdict(context, rows)
     rows = late_adjusted(context, rows)
@@ -205,6 +208,14 @@ def _checks(context: Context) -> bool:
     return context.job.event_time_mode
 
 
+def before_start_verdict(context: Context, rows: DataFrame) -> DataFrame:
+    """Skipped before the output start (semantics §12.2), :data:`~.IS_BEFORE_START`: an
+    event that arrived before the read point, in arrival-time mode too."""
+    point = context.read_point
+    before = "false" if point is None else f"{ARRIVAL_TIME} < {lit_us(point)}"
+    return rows.withColumn(IS_BEFORE_START, F.expr(f"NOT {IS_CTI} AND {before}"))
+
+
 def early_verdict(context: Context, rows: DataFrame) -> DataFrame:
     """The early verdict (semantics §3.2), :data:`~.IS_EARLY`: an event whose event time
     is ahead of its arrival time by more than the early tolerance."""
@@ -215,7 +226,9 @@ def early_verdict(context: Context, rows: DataFrame) -> DataFrame:
             return f"({EVENT_TIME} - {ARRIVAL_TIME} > {bound})"
         return "false"
 
-    return rows.withColumn(IS_EARLY, F.expr(f"NOT {IS_CTI} AND {by_input(context, early)}"))
+    return rows.withColumn(
+        IS_EARLY, F.expr(f"NOT {IS_CTI} AND NOT {IS_BEFORE_START} AND {by_input(context, early)}")
+    )
 
 
 def late_verdict(context: Context, rows: DataFrame) -> DataFrame:
@@ -228,7 +241,9 @@ def late_verdict(context: Context, rows: DataFrame) -> DataFrame:
             return f"({ARRIVAL_TIME} - {EVENT_TIME} > {bound})"
         return "false"
 
-    return rows.withColumn(IS_LATE, F.expr(f"NOT {IS_CTI} AND {by_input(context, late)}"))
+    return rows.withColumn(
+        IS_LATE, F.expr(f"NOT {IS_CTI} AND NOT {IS_BEFORE_START} AND {by_input(context, late)}")
+    )
 
 
 def late_adjusted(context: Context, rows: DataFrame) -> DataFrame:
@@ -264,8 +279,11 @@ def timeline_watermark_floor(context: Context, rows: DataFrame, order: str) -> D
 
 
 def _gone(context: Context) -> str:
-    """SQL: the row moves nothing (a CTI, or an event dropped before the order check)."""
-    return f"{IS_CTI} OR {IS_EARLY}" + (f" OR {IS_LATE}" if context.late_drop else "")
+    """SQL: the row moves nothing (a CTI, or an event skipped or dropped before the order
+    check)."""
+    return f"{IS_CTI} OR {IS_BEFORE_START} OR {IS_EARLY}" + (
+        f" OR {IS_LATE}" if context.late_drop else ""
+    )
 
 
 def _newest_value(context: Context) -> str:
@@ -350,7 +368,7 @@ def _verdict(context: Context) -> str:
     late_drop = f"WHEN {IS_LATE} THEN 'dropped' " if context.late_drop else ""
     return (
         f"CASE WHEN {ERROR} IS NOT NULL THEN 'malformed' WHEN {IS_CTI} THEN 'punctuation' "
-        f"WHEN {IS_EARLY} THEN 'dropped' "
+        f"WHEN {IS_BEFORE_START} THEN 'skipped' WHEN {IS_EARLY} THEN 'dropped' "
         + late_drop
         + (f"WHEN {IS_OUT_OF_ORDER} THEN {outcome_ooo} " if outcome_ooo else "")
         + f"WHEN {_ENDED} THEN 'dropped' "
@@ -362,7 +380,7 @@ def _reason(context: Context) -> str:
     """SQL of a row's :data:`~.REASON` (after its verdict)."""
     ooo = IS_OUT_OF_ORDER
     return (
-        f"CASE WHEN {IS_EARLY} THEN 'early' "
+        f"CASE WHEN {IS_BEFORE_START} THEN 'before_start' WHEN {IS_EARLY} THEN 'early' "
         + (f"WHEN {IS_LATE} THEN 'late' " if context.late_drop else "")
         + f"WHEN {ooo} AND {VERDICT} IN ('dropped', 'dead_lettered') THEN 'out_of_order' "
         + f"WHEN {VERDICT} = 'dropped' AND {_ENDED} THEN "

@@ -51,7 +51,7 @@ def judge_batch(context: Context, memory: TaskMemory, batch: Batch, lines: DataF
     """Judge ``batch`` by its plan; a one-pass batch the tasks decline is judged by the
     general plan, the reason recorded in the judgement's plan."""
     job = context.job
-    plan = plans.plan_batch(job, flush=batch.flushing)
+    plan = plans.plan_batch(job, flush=batch.flushing, starts=context.output_start is not None)
     whole = not batch.flushing and whole_files(job, lines)
     by_name = json_files(job, lines)
     declined: list[str] = []

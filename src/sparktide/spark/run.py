@@ -19,6 +19,7 @@ from sparktide.job import Job
 from sparktide.spark.engine import SparkEngine
 from sparktide.spark.foreach import BatchResults, ForeachBatch
 from sparktide.spark.inputs.typedframe import ROW, check_frame, is_typed, typed_lines, wrapped
+from sparktide.spark.outputstart import begin_output
 from sparktide.spark.publish import publish_metrics
 from sparktide.spark.query import BatchGate, SparktideQuery
 from sparktide.spark.session import local_session, method_limit_for
@@ -46,6 +47,7 @@ def start(
     on_metrics: Callable[[dict[str, Any]], None] | None = None,
     flush_on_stop: bool | None = None,
     foreach_batch: ForeachBatch | None = None,
+    output_start_time: str | int | None = None,
 ) -> SparktideQuery:
     """Start ``job`` on Spark and return its query (a :class:`StreamingQuery`).
 
@@ -79,24 +81,22 @@ def start(
         ``foreach_batch(batch_id, results)`` per micro-batch and flush, its records as
         DataFrames (:class:`BatchResults`), before the batch commits: a crash may hand
         a batch again, so write by ``(batch_id, results.flush)`` (docs/outputs.md).
+    output_start_time
+        Write results from this time on (semantics §12): an instant (its text or
+        microseconds), ``"now"`` (the first batch's processing time) or
+        ``"last-stopped"`` (resume the checkpoint's run).
 
     Raises
     ------
     ConfigError
         ``output.checkpoint`` is in use by another run, or was written by a job with
-        another window or input layout; a typed frame lacks a column the job reads.
+        another window or input layout; a typed frame lacks a column the job reads;
+        ``output_start_time`` contradicts the checkpoint.
     """
-    if files is not None and is_typed(files):
-        check_frame(job, files.schema)  # (before anything is locked or started)
-        files = wrapped(files)
-    engine = _engine(spark, job, clock, on_metrics, foreach_batch)
-    if files is None:
-        files = file_lines(spark, job, max_files_per_trigger=max_files_per_trigger)
-    ticking = ticks_fit(job.output.checkpoint)  # type: ignore[arg-type]
+    settings = (clock, on_metrics, foreach_batch, output_start_time)
+    engine, files, ticking = _prepared(spark, job, files, settings, max_files_per_trigger)
     if ticking:
-        files = with_ticks(spark, files)
         processing_time = processing_time or DEFAULT_TRIGGER
-
     started: list[SparktideQuery] = []
     gate = BatchGate()
     batch = _batch_function(engine, gate, ticking=ticking, once=once, started=started)
@@ -116,19 +116,49 @@ def start(
     return query
 
 
+def _prepared(
+    spark: SparkSession,
+    job: Job,
+    files: DataFrame | None,
+    settings: tuple[Any, ...],
+    max_files_per_trigger: int | None,
+) -> tuple[SparkEngine, DataFrame, bool]:
+    """The engine (its checkpoint taken; ``settings``: its clock, metrics and batch
+    callbacks and output start time), the query's stream (a typed frame checked and
+    wrapped, else the job's files; with the ticker when the checkpoint takes it), and
+    whether it ticks."""
+    if files is not None and is_typed(files):
+        check_frame(job, files.schema)  # (before anything is locked or started)
+        files = wrapped(files)
+    engine = _engine(spark, job, *settings)
+    if files is None:
+        files = file_lines(spark, job, max_files_per_trigger=max_files_per_trigger)
+    ticking = ticks_fit(job.output.checkpoint)  # type: ignore[arg-type]
+    if ticking:
+        files = with_ticks(spark, files)
+    return engine, files, ticking
+
+
 def _engine(
     spark: SparkSession,
     job: Job,
     clock: Callable[[int], int] | None,
     on_metrics: Callable[[dict[str, Any]], None] | None,
     foreach_batch: ForeachBatch | None,
+    output_start_time: str | int | None = None,
 ) -> SparkEngine:
-    """The job's engine with its callbacks, its checkpoint taken (locked, checked)."""
+    """The job's engine with its callbacks, its checkpoint taken (locked, checked) and
+    its output start time settled (:func:`begin_output`)."""
     method_limit_for(spark)
     engine = SparkEngine(spark, job, clock=clock)
     engine.on_metrics = on_metrics
     engine.foreach_batch = foreach_batch
     _take_checkpoint(engine)
+    try:
+        begin_output(engine, output_start_time)
+    except BaseException:
+        engine.store.unlock()
+        raise
     return engine
 
 
@@ -304,6 +334,7 @@ def run_job(
     publish: bool = True,
     on_metrics: Callable[[dict[str, Any]], None] | None = None,
     foreach_batch: ForeachBatch | None = None,
+    output_start_time: str | int | None = None,
 ) -> dict[str, Any] | None:
     """Run ``job`` until it is done (``once``) or stopped (Ctrl-C, SIGTERM); return the
     last metrics record.
@@ -330,8 +361,9 @@ def run_job(
     on_metrics
         Called with each micro-batch's metrics record (and the flush's).
     foreach_batch
-        Called with each micro-batch's id and records (and the flush's), as by
-        :func:`start`.
+        Called with each micro-batch's id and records (and the flush's), as by :func:`start`.
+    output_start_time
+        Write results from this time on, as by :func:`start` (semantics §12).
     """
     if job.output.checkpoint is None:
         raise ConfigError("output.checkpoint", "is required to run on Spark")
@@ -348,6 +380,7 @@ def run_job(
         on_metrics=on_metrics,
         flush_on_stop=flush or job.output.flush_on_stop,
         foreach_batch=foreach_batch,
+        output_start_time=output_start_time,
     )
     publisher = None
     try:

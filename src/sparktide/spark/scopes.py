@@ -25,7 +25,7 @@ from sparktide.spark.columns import (
 from sparktide.spark.context import Context
 from sparktide.spark.sql import NEG, lit_us, sql_string
 
-__all__ = ["force", "release_ready", "scope_arrays", "scope_watermarks"]
+__all__ = ["force", "release_ready", "scope_arrays", "scope_watermarks", "written_from_start"]
 
 
 def release_ready(context: Context, watermark: str) -> str:
@@ -35,6 +35,14 @@ def release_ready(context: Context, watermark: str) -> str:
     has ``[punctuation]``: a CTI at *c* commits what lies strictly before *c*)."""
     strict = context.job.punctuation is not None
     return f"{SYSTEM_TIME} {'<' if strict else '<='} {watermark}"
+
+
+def written_from_start(context: Context, timestamp: str = SYSTEM_TIME) -> str:
+    """SQL: whether a result at ``timestamp`` (SQL: a released event's or a match's
+    system timestamp, a window's end) is written, the run's output starting at
+    ``context.output_start`` (:func:`sparktide.core.release.written_from_start`)."""
+    start = context.output_start
+    return "true" if start is None else f"{timestamp} >= {lit_us(start)}"
 
 
 def scope_watermarks(

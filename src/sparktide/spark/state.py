@@ -145,6 +145,15 @@ class StateStore:
         if later:
             _atomic_write(path, json.dumps({**before, **shape}, indent=1, sort_keys=True))
 
+    def read_note(self, name: str) -> dict[str, Any] | None:
+        """A small JSON document the run keeps beside its state (``<name>.json``), if any."""
+        path = self.root / f"{name}.json"
+        return json.loads(path.read_text()) if path.exists() else None
+
+    def write_note(self, name: str, data: dict[str, Any]) -> None:
+        """Keep ``data`` as the document ``<name>.json`` (written whole, atomically)."""
+        _atomic_write(self.root / f"{name}.json", json.dumps(data, sort_keys=True))
+
     # ------------------------------------------------------------------ journal
     def processing_time(self, batch_id: int | str, now: int | None = None) -> int:
         """The processing time of ``batch_id``: journaled, or chosen now and journaled."""

@@ -29,7 +29,7 @@ from sparktide.spark.context import Context
 from sparktide.spark.judging import row_inputs
 from sparktide.spark.outputs.text import ordered, state_schema, write_state, write_text
 from sparktide.spark.projections import join_projection
-from sparktide.spark.scopes import release_ready, scope_watermarks
+from sparktide.spark.scopes import release_ready, scope_watermarks, written_from_start
 from sparktide.spark.sql import NEG, iso, lit_us, sql_string
 
 __all__ = ["MATCHES_SCHEMA", "join", "join_schema", "meet"]
@@ -188,7 +188,7 @@ def _write_matches(context: Context, batch: Batch, matches: DataFrame) -> None:
     ready = F.expr(release_ready(context, scope_w))
     rows = matches.unionByName(held).withColumn("ready", ready).cache()
     try:
-        out = rows.filter("ready").select(
+        out = rows.filter(f"ready AND {written_from_start(context)}").select(
             *ordered(SYSTEM_TIME, "la", "lfile", "lline", "ra", "rfile", "rline"), "value"
         )
         write_text(batch, out, context.job.output.path, "released")

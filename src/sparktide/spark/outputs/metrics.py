@@ -16,6 +16,7 @@ from sparktide.core.diagnostics import (
 )
 from sparktide.core.hold import output_watermark
 from sparktide.core.instants import NEG_INF
+from sparktide.core.metrics import output_start_fields
 from sparktide.core.records import time_or_none
 from sparktide.job import Job
 from sparktide.spark.batch import Batch
@@ -63,16 +64,26 @@ def metrics_record(context: Context, clock: ClockState, now: int, batch_id: int)
     record["watermark_delay_us"] = now - watermark if -(1 << 61) < watermark else None
     if window is not None:  # (substreams: the watermark above is the floor)
         record["output_watermark"] = time_or_none(output_watermark(window, watermark))
+    starts = context.output_start is not None  # (semantics §12)
+    if starts:
+        record.update(output_start_fields(context.output_start, context.read_point))  # type: ignore[arg-type]
+        record["skipped_before_start"] = totals.get("skipped_before_start", 0)
     record["partitions"] = [
         {
             "partition": pid,
             **grouped(clock["counters"].get(pid, {})),
+            **_skipped(clock["counters"].get(pid, {}), starts),
             "arrival_clock": time_or_none(p.arrival),
             **({"watermark": time_or_none(p.watermark)} if timeline.partition_watermarks else {}),
         }
         for pid, p in sorted(parts.items())
     ]
     return record
+
+
+def _skipped(counter: dict[str, int], starts: bool) -> dict[str, int]:
+    """A partition's ``skipped_before_start`` in a run with an output start time."""
+    return {"skipped_before_start": counter.get("skipped_before_start", 0)} if starts else {}
 
 
 def batch_counts(
@@ -91,6 +102,7 @@ def batch_counts(
     if context.job.analytics and context.job.filter is not None:
         out["events_filtered"] = batch.written.get("events_filtered", 0)
     out["released"] = batch.written.get("released", 0)
+    out.update(_skipped(totals, context.output_start is not None))
     return out
 
 

@@ -44,6 +44,7 @@ from sparktide.spark.context import Context
 from sparktide.spark.onepass import telling_keys
 from sparktide.spark.outputs.text import NO_RECORDS, ordered, write_text
 from sparktide.spark.projections import window_projection
+from sparktide.spark.scopes import written_from_start
 from sparktide.spark.sql import iso, lit_us, sql_string
 from sparktide.time import format_instant
 
@@ -252,6 +253,7 @@ def write_windows(context: Context, batch: Batch, closed: DataFrame, groups: lis
     """Write closed windows (``scope``, groups, ``start``, ``end``, merged partials)."""
     w = context.window
     assert w is not None
+    closed = closed.filter(written_from_start(context, "end"))  # (semantics §12)
     # The record is put together from the values' JSON text: through a variant
     # (parse_json) a float such as 21.0 would be written as 21.
     fields = [(column, name) for name, column in zip(groups, w.group_by, strict=True)]

@@ -26,7 +26,7 @@ from sparktide.spark.context import Context
 from sparktide.spark.outputs.join import meet
 from sparktide.spark.outputs.text import ordered, state_schema, write_state, write_text
 from sparktide.spark.projections import projected_event
-from sparktide.spark.scopes import release_ready, scope_watermarks
+from sparktide.spark.scopes import release_ready, scope_watermarks, written_from_start
 from sparktide.spark.sql import iso
 
 __all__ = ["HELD_SCHEMA", "release"]
@@ -54,14 +54,15 @@ def release(context: Context, batch: Batch, decided: DataFrame) -> None:
     rows = rows.withColumn("ready", F.expr(release_ready(context, scope_w))).cache()
     try:
         ready = rows.filter("ready")
+        written = written_from_start(context)  # (no result before the output start, §12)
         if job.references:
-            out = meet(context, ready)
+            out = meet(context, ready.filter(written))
         elif job.analytics:  # the columns, then [filter] and [select] (semantics §11.11)
-            ready = analytic_release(context, batch, ready, scope_w, table)
+            ready = analytic_release(context, batch, ready, scope_w, table).filter(written)
             value = F.expr(_event_record(context)).alias("value")
             out = ready.select(*ordered(*RELEASE_ORDER), value)
         else:
-            out = ready.select(*ordered(*RELEASE_ORDER), "value")
+            out = ready.filter(written).select(*ordered(*RELEASE_ORDER), "value")
         write_text(batch, out, job.output.path, "released")
         held = rows.filter("NOT ready").select(*HELD_SCHEMA.names)
         write_state(context.store, batch, held, "held", "held")
