@@ -60,6 +60,7 @@ from sparktide.query.ast import Query
 from sparktide.query.bind import Bindings
 from sparktide.query.jobs import StatementJob, Translation
 from sparktide.query.translate.context import AGGREGATES
+from sparktide.query.translate.inline import inline_steps
 from sparktide.query.translate.joinon import MAX_JOIN_BOUND
 from sparktide.query.translate.outputs import OutputClaims
 from sparktide.query.translate.statement import StatementTranslator
@@ -90,6 +91,7 @@ def translate_query(query: Query, bindings: Bindings) -> Translation:
         When the job file contradicts the query (naming the key), or two statements'
         outputs share a folder.
     """
+    query = inline_steps(query)  # stateless steps composed with their readers
     statements: list[StatementJob] = []
     claims = OutputClaims(query)
     for index in range(len(query.statements)):
