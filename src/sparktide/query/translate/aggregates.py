@@ -17,8 +17,8 @@ from functools import partial
 from sparktide import expr as E
 from sparktide.job.values import OWN_WINDOW_FIELDS, own_names
 from sparktide.query.ast import Call, Column, FromSource, Pos, Select, SelectItem, Star
-from sparktide.query.refusal import is_column_name
 from sparktide.query.exprs import convert
+from sparktide.query.refusal import is_column_name
 from sparktide.query.translate.context import (
     AGGREGATES,
     OTHER_AGGREGATES,
