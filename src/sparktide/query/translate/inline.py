@@ -1,4 +1,4 @@
-"""Composing a statement with the ``WITH`` steps it reads (issue 28.4, semantics §12.4).
+"""Composing a statement with the ``WITH`` steps it reads (issue 28.4, semantics §12.2, §12.3).
 
 A step that filters and projects events (``SELECT x, y * 2 AS z FROM in WHERE c``) is
 stateless: a SELECT that reads it reads the step's input, with the step's expressions in
@@ -146,6 +146,8 @@ class Inliner:
             return select  # refused by the planner
         if source.timestamp_by is not None or source.over:
             return select  # TIMESTAMP BY on a step: refused by the planner
+        if not step.group_by:
+            self.check_analytic(select, body)
         if _passes_through(step) and not step.group_by:
             return select  # a pass-through step: the planner follows it
         if step.group_by:
@@ -154,16 +156,36 @@ class Inliner:
             if source.partition_by is not None:
                 return select
             return self.over_window(select, step)
-        analytic = [c for e in _select_exprs(select) for c in _calls(e)]
-        analytic = [c for c in analytic if c.function in ANALYTIC_CALLS]
-        if analytic and (step.where is not None or step.joins):
+        return self.over_events(select, step)
+
+    def check_analytic(self, select: Select, body: Union) -> None:
+        """Refuse LAG, LAST or ISFIRST over a step whose records are not all its input's
+        events (it filters or joins, itself or through the steps it reads): a job
+        computes them before every WHERE, so they would see the events the step drops."""
+        calls = [c for e in _select_exprs(select) for c in _calls(e)]
+        analytic = [c for c in calls if c.function in ANALYTIC_CALLS]
+        why = self.filters(body) if analytic else None
+        if why is not None:
             raise self.refuse(
                 analytic[0].pos,
-                f"{analytic[0].text[:-2].upper()}(...) over the step {source.name}, which "
-                f"{'joins' if step.joins else 'filters'}, is not supported yet: compute it "
-                "in the step that reads the input",
+                f"{analytic[0].text[:-2].upper()}(...) over the step {select.source.name}, "
+                f"which {why}, is not supported yet: compute it in the step that reads the "
+                "input",
             )
-        return self.over_events(select, step)
+
+    def filters(self, body: Union) -> str | None:
+        """``"filters"`` or ``"joins"`` when a step's records are not all its input's
+        events (through the steps it reads too), else ``None``."""
+        for branch in body.selects:
+            if branch.joins:
+                return "joins"
+            if branch.where is not None:
+                return "filters"
+            inner = self.steps.get(branch.source.name.casefold())
+            found = self.filters(inner) if inner is not None else None
+            if found is not None:
+                return found
+        return None
 
     def columns(self, select: Select, step: Select) -> dict[tuple[str, ...], Expr]:
         """The step's named columns, as ``select`` may write them (``z``, ``s.z``)."""
