@@ -4,7 +4,9 @@ jobs they become and on data."""
 
 from __future__ import annotations
 
+import dataclasses
 import io
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -17,6 +19,7 @@ from sparktide.query import Translation, parse_query, translate_text
 from sparktide.query.graph import NODE_KINDS, step_graph
 from sparktide.reader import parse_fields
 from sparktide.time import SECOND, parse_instant
+from tests.test_transcripts import TRANSCRIPTS, build_job, load
 
 CORPUS = Path(__file__).parent / "corpus"
 
@@ -247,6 +250,19 @@ def test_a_select_over_a_windowed_step_filters_and_computes_its_records() -> Non
             "window_end": "2026-03-01T09:00:10Z",
         }
     ]
+
+
+def test_the_transcript_s_job_is_the_translation_of_its_query() -> None:
+    """tests/transcripts/multistep_composed_steps.toml runs (on both engines) the job the
+    query in its description becomes."""
+    data = load(TRANSCRIPTS / "multistep_composed_steps.toml")
+    query = data["description"].split("\n\n")[1]
+    translated = job(textwrap.dedent(query))
+    written = build_job(data["job"])
+    assert dataclasses.replace(translated, source=written.source, output=written.output) == (
+        dataclasses.replace(written, ordering=translated.ordering)
+    )
+    assert translated.source.timestamp_by == written.source.timestamp_by == "t"
 
 
 @pytest.mark.parametrize(

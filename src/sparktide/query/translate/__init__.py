@@ -24,7 +24,9 @@ What is translated:
 - ``SELECT *`` without ``GROUP BY`` → a job without a window (ordered events);
   ``SELECT a, b, expr AS c`` without ``GROUP BY`` → the same with ``[select]``;
 - ``WITH`` steps that pass events through (``SELECT * FROM ...``) around the one step
-  that does the work;
+  that does the work; steps that filter and compute columns, and windowed steps read
+  by a SELECT without ``GROUP BY``, composed with the SELECTs that read them
+  (:mod:`.inline`, semantics §12);
 - ``UNION`` (= ``UNION ALL``: Stream Analytics keeps duplicates) of SELECTs that each
   read another input → a union, ``[inputs.<name>]`` per branch with its ``TIMESTAMP
   BY``; a ``WHERE`` or a column list only when every branch has the same one (the job
@@ -46,7 +48,8 @@ What is translated:
   (:class:`~sparktide.query.jobs.Translation`),
   each bound to its output.
 
-The package, in the order a statement is translated: :mod:`.statement` strings the
+The package, in the order a statement is translated: :mod:`.inline` composes each
+SELECT with the steps it reads; :mod:`.statement` strings the
 parts together; :mod:`.planner` follows the ``WITH`` steps into a :mod:`.plans` plan,
 with :mod:`.unions` and :mod:`.joins` (its ``ON``: :mod:`.joinon`); :mod:`.inputs` binds
 the inputs, :mod:`.outputs` the outputs; :mod:`.fields` reads columns, ``WHERE`` and
