@@ -94,7 +94,7 @@ def translate_query(query: Query, bindings: Bindings) -> Translation:
         When the job file contradicts the query (naming the key), or two statements'
         outputs share a folder.
     """
-    query = inline_steps(query)  # stateless steps composed with their readers
+    query = inline_steps(query, bindings)  # stateless steps composed with their readers
     statements: list[StatementJob] = []
     claims = OutputClaims(query)
     for index in range(len(query.statements)):

@@ -37,8 +37,10 @@ from sparktide.query.ast import (
     Step,
     Union,
 )
+from sparktide.query.bind import Bindings
 from sparktide.query.refusal import Refuse
 from sparktide.query.translate.analytic import ANALYTIC_CALLS
+from sparktide.query.translate.rollup import Rollup
 
 __all__ = ["inline_steps", "item_name", "substitute"]
 
@@ -117,8 +119,9 @@ class Inliner:
         The parsed query.
     """
 
-    def __init__(self, query: Query) -> None:
+    def __init__(self, query: Query, bindings: Bindings) -> None:
         self.refuse = Refuse(query.source)
+        self.rollup = Rollup(self.refuse, bindings)
         self.steps: dict[str, Union] = {}  # case-folded name -> composed body
 
     def run(self, query: Query) -> Query:
@@ -151,10 +154,12 @@ class Inliner:
         if _passes_through(step) and not step.group_by:
             return select  # a pass-through step: the planner follows it
         if step.group_by:
-            if select.group_by or (_passes_through(select) and select.where is None):
-                return select  # a window over a window (refused), or SELECT * over it
-            if source.partition_by is not None:
+            if source.partition_by is not None or step.joins:
                 return select
+            if select.group_by and any(g.window is not None for g in select.group_by):
+                return self.rollup.compose(select, step)  # semantics §12.4
+            if select.group_by or (_passes_through(select) and select.where is None):
+                return select  # GROUP BY without a window (refused), or SELECT * over it
             return self.over_window(select, step)
         return self.over_events(select, step)
 
@@ -309,7 +314,8 @@ def _passes_through(select: Select) -> bool:
     return len(select.items) == 1 and isinstance(select.items[0].expr, Star)
 
 
-def inline_steps(query: Query) -> Query:
-    """``query`` with each SELECT composed with the stateless (or, under a SELECT without
-    GROUP BY, windowed) step it reads; see the module's docstring."""
-    return Inliner(query).run(query)
+def inline_steps(query: Query, bindings: Bindings) -> Query:
+    """``query`` with each SELECT composed with the stateless (or windowed) step it
+    reads; see the module's docstring (``bindings``: the job file's, which a window over
+    a windowed step checks)."""
+    return Inliner(query, bindings).run(query)
