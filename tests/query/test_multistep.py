@@ -15,7 +15,7 @@ from sparktide.cli import main
 from sparktide.core.engine import simulate
 from sparktide.errors import QueryError
 from sparktide.job import Job
-from sparktide.query import Translation, parse_query, translate_text
+from sparktide.query import Translation, load_bindings, parse_query, translate_text
 from sparktide.query.graph import NODE_KINDS, step_graph
 from sparktide.reader import parse_fields
 from sparktide.time import SECOND, parse_instant
@@ -252,6 +252,83 @@ def test_a_select_over_a_windowed_step_filters_and_computes_its_records() -> Non
     ]
 
 
+# ------------------------------------------------------- a window over a window
+
+
+def test_a_window_of_whole_step_windows_is_one_window_of_the_events() -> None:
+    j = job(
+        "WITH a AS (SELECT k, j, v * 2 AS w FROM i TIMESTAMP BY t WHERE v > 0),\n"
+        "s AS (SELECT k, j, COUNT(*) AS n, MAX(w) AS m, SUM(w) AS total FROM a\n"
+        "GROUP BY TumblingWindow(second, 5), k, j)\n"
+        "SELECT k, SUM(n) AS n, MAX(m) AS top, MIN(j) AS lowest, SUM(total) / SUM(n) AS mean,\n"
+        "System.Timestamp() AS e INTO o FROM s\n"
+        "GROUP BY TumblingWindow(second, 10), k HAVING SUM(n) > 1"
+    )
+    assert j.filter is not None and j.filter.where == "v > 0"
+    assert j.window is not None and (j.window.size, j.window.group_by) == (10 * SECOND, ("k",))
+    assert [(a.name, a.function, a.column, a.expression) for a in j.window.aggregates] == [
+        ("n", "count", None, None),
+        ("top", "max", None, "v * 2"),
+        ("lowest", "min", "j", None),
+        ("_sum", "sum", None, "v * 2"),
+    ]
+    assert j.window.having == "n > 1"
+    assert tables(j)[1]["mean"] == "_sum / n"
+    rows = [  # (k, j, v): the step's 5 s windows (09:00:00, 09:00:05], (09:00:05, 09:00:10]
+        {"k": 1, "j": "b", "v": 1, "t": "2026-03-01T09:00:01Z"},
+        {"k": 1, "j": "a", "v": 3, "t": "2026-03-01T09:00:02Z"},
+        {"k": 1, "j": "b", "v": 2, "t": "2026-03-01T09:00:07Z"},
+        {"k": 1, "j": "c", "v": 0, "t": "2026-03-01T09:00:08Z"},  # v > 0 fails
+        {"k": 2, "j": "a", "v": 5, "t": "2026-03-01T09:00:09Z"},  # one car: n > 1 fails
+    ]
+    # k 1: step records (b: n 1, m 2, total 2), (a: 1, 6, 6) at 09:00:05, (b: 1, 4, 4) at
+    # 09:00:10 -> n 3, top 6, lowest 'a', mean 12 / 3 = 4.0, e = 09:00:10
+    assert run(j, rows) == [
+        {
+            "k": 1,
+            "n": 3,
+            "top": 6,
+            "lowest": "a",
+            "mean": 4.0,
+            "e": "2026-03-01T09:00:10Z",
+            "window_start": "2026-03-01T09:00:00Z",
+            "window_end": "2026-03-01T09:00:10Z",
+        }
+    ]
+
+
+def test_a_snapshot_window_over_a_step_regroups_each_of_its_windows() -> None:
+    j = job(
+        "WITH s AS (SELECT k, j, COUNT(*) AS n FROM i TIMESTAMP BY t\n"
+        "GROUP BY TumblingWindow(Duration(minute, 1), Offset(second, 30)), k, j)\n"
+        "SELECT k, SUM(n) AS n INTO o FROM s GROUP BY k, System.Timestamp()"
+    )
+    assert j.window is not None
+    assert (j.window.type, j.window.size, j.window.offset) == ("tumbling", 60 * SECOND, 30 * SECOND)
+
+
+def test_job_file_settings_that_make_a_window_take_late_events_are_refused(
+    tmp_path: Path,
+) -> None:
+    query = (
+        "WITH s AS (SELECT k, COUNT(*) AS n FROM i TIMESTAMP BY t\n"
+        "GROUP BY TumblingWindow(second, 5), k)\n"
+        "SELECT SUM(n) AS n INTO o FROM s GROUP BY TumblingWindow(second, 10)"
+    )
+    for table, line in (
+        ("[window]", 'allowed_lateness = "2s"'),
+        ("[window]", 'idle_timeout = "1m"'),
+        ("[ordering]", 'on_out_of_order = "accept"'),
+    ):
+        (tmp_path / "job.toml").write_text(f'[inputs.i]\npath = "in"\n{table}\n{line}\n')
+        with pytest.raises(QueryError, match=r"^q.asaql:3:43: a window over a windowed step"):
+            translate_text(query, "asaql", load_bindings(tmp_path / "job.toml"), "q.asaql")
+    (tmp_path / "job.toml").write_text(
+        '[inputs.i]\npath = "in"\n[window]\nallowed_lateness = "0s"\n'
+    )
+    assert translate_text(query, "asaql", load_bindings(tmp_path / "job.toml")).job.window
+
+
 def test_the_transcript_s_job_is_the_translation_of_its_query() -> None:
     """tests/transcripts/multistep_composed_steps.toml runs (on both engines) the job the
     query in its description becomes."""
@@ -277,6 +354,48 @@ def test_the_transcript_s_job_is_the_translation_of_its_query() -> None:
             "WITH w AS (SELECT k, COUNT(*) AS n FROM i GROUP BY k, TumblingWindow(s, 5))\n"
             "SELECT k, m INTO o FROM w",
             "2:11: m is not a column of the step w",
+        ),
+        (
+            "WITH w AS (SELECT k, COUNT(*) AS n FROM i GROUP BY k, HoppingWindow(s, 10, 5))\n"
+            "SELECT SUM(n) AS n INTO o FROM w GROUP BY TumblingWindow(s, 10)",
+            "1:55: a window over the hopping window of the step w is not supported yet",
+        ),
+        (
+            "WITH w AS (SELECT k, COUNT(*) AS n FROM i GROUP BY k, TumblingWindow(s, 5)\n"
+            "HAVING COUNT(*) > 1)\n"
+            "SELECT SUM(n) AS n INTO o FROM w GROUP BY TumblingWindow(s, 10)",
+            "2:1: HAVING in the step w under a second window is not supported yet",
+        ),
+        (
+            "WITH w AS (SELECT k, COUNT(*) AS n FROM i PARTITION BY p\n"
+            "GROUP BY k, TumblingWindow(s, 5))\n"
+            "SELECT SUM(n) AS n INTO o FROM w GROUP BY TumblingWindow(s, 10)",
+            "1:56: PARTITION BY in the step w under a second window is not supported yet",
+        ),
+        (
+            "WITH w AS (SELECT k, COUNT(*) AS n FROM i GROUP BY k, TumblingWindow(s, 5))\n"
+            "SELECT SUM(n) AS n INTO o FROM w WHERE n > 1 GROUP BY TumblingWindow(s, 10)",
+            "2:34: WHERE over the windowed step w under a second window is not supported yet",
+        ),
+        (
+            "WITH w AS (SELECT k, COUNT(*) AS n FROM i GROUP BY k, TumblingWindow(s, 5))\n"
+            "SELECT n, COUNT(*) AS c INTO o FROM w GROUP BY TumblingWindow(s, 10), n",
+            "2:71: GROUP BY over the windowed step w: group by the step's grouping columns",
+        ),
+        (
+            "WITH w AS (SELECT k, COUNT(*) AS n FROM i GROUP BY k, TumblingWindow(s, 5))\n"
+            "SELECT k, n INTO o FROM w GROUP BY TumblingWindow(s, 10), k",
+            "2:11: n of the windowed step w outside an aggregate of the second window",
+        ),
+        (
+            "WITH w AS (SELECT k, COUNT(*) AS n FROM i GROUP BY k, TumblingWindow(s, 5))\n"
+            "SELECT SUM(k) AS n INTO o FROM w GROUP BY TumblingWindow(s, 10)",
+            "2:8: SUM(k) over the windowed step w is not supported yet",
+        ),
+        (
+            "WITH w AS (SELECT k, COUNT(*) AS n FROM i GROUP BY k, TumblingWindow(s, 5))\n"
+            "SELECT SUM(n) AS n INTO o FROM w GROUP BY TumblingWindow(s, 10, 2)",
+            "2:43: a tumbling window over the windowed step w is not supported yet",
         ),
         (
             "WITH a AS (SELECT k, v FROM i WHERE v > 1)\n"
