@@ -28,8 +28,9 @@ def execute(args: argparse.Namespace, out: TextIO) -> int:
     from sparktide.query import job_to_toml, query_graph_text, translate_file
 
     translation = translate_file(args.query, args.job)
-    if args.graph:
-        out.write(query_graph_text(args.query) + "\n")
+    graph = query_graph_text(args.query) if args.graph else ""
+    if graph:  # (a pipeline is a chain of stages: no graph is drawn)
+        out.write(graph + "\n")
     origin = f"translated from {Path(args.query).name} by sparktide translate"
     statements = translation.statements
     for number, statement in enumerate(statements, start=1):
