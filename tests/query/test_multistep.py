@@ -220,6 +220,57 @@ def test_an_analytic_function_over_a_step_without_where_sees_every_event() -> No
     assert run(j, rows) == [{"k": 2, "prev": 2, "timestamp": "2026-03-01T09:00:02Z"}]
 
 
+def test_a_join_of_steps_that_shape_their_streams_joins_their_inputs() -> None:
+    j = job(
+        "WITH a AS (SELECT k, v * 2 AS w, t FROM e TIMESTAMP BY t),\n"
+        "b AS (SELECT *, u AS until FROM x TIMESTAMP BY u)\n"
+        "SELECT a.k, a.w, b.until, b.other, DATEDIFF(second, a.t, b.u) AS d INTO o\n"
+        "FROM a JOIN b ON a.k = b.k AND DATEDIFF(second, a, b) BETWEEN 0 AND 60"
+    )
+    assert j.join is not None and (j.join.left, j.join.right, j.join.on) == ("e", "x", ("k",))
+    assert tables(j) == (
+        None,
+        {
+            "k": "e.k",
+            "w": "e.v * 2",
+            "until": "x.u",
+            "other": "x.other",
+            "d": "DATEDIFF(second, e.t, x.u)",
+        },
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            "WITH a AS (SELECT k, v FROM e TIMESTAMP BY t)\n"
+            "SELECT a.k, a.z INTO o FROM a JOIN x TIMESTAMP BY u\n"
+            "ON a.k = x.k AND DATEDIFF(second, a, x) BETWEEN 0 AND 60",
+            "2:13: a.z is not a column of the step a",
+        ),
+        (
+            "WITH a AS (SELECT k, v FROM e TIMESTAMP BY t WHERE v > 1)\n"
+            "SELECT a.k INTO o FROM a JOIN x TIMESTAMP BY u\n"
+            "ON a.k = x.k AND DATEDIFF(second, a, x) BETWEEN 0 AND 60",
+            "2:24: a JOIN of the step a is not supported yet",
+        ),
+        (
+            "WITH a AS (SELECT k, System.Timestamp() AS at FROM e TIMESTAMP BY t)\n"
+            "SELECT a.k INTO o FROM a JOIN x TIMESTAMP BY u\n"
+            "ON a.k = x.k AND DATEDIFF(second, a, x) BETWEEN 0 AND 60",
+            "2:24: a JOIN of the step a is not supported yet",
+        ),
+    ],
+)
+def test_a_join_of_a_step_that_filters_or_reads_its_time_is_refused(
+    text: str, message: str
+) -> None:
+    with pytest.raises(QueryError) as caught:
+        translate(text)
+    assert str(caught.value).startswith(f"q.asaql:{message}"), str(caught.value)
+
+
 # ------------------------------------------------------------ over a window
 
 

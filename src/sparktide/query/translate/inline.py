@@ -42,6 +42,7 @@ from sparktide.query.ast import (
 from sparktide.query.bind import Bindings
 from sparktide.query.refusal import Refuse
 from sparktide.query.translate.analytic import ANALYTIC_CALLS
+from sparktide.query.translate.joinsteps import JoinSteps
 from sparktide.query.translate.rollup import Rollup
 
 __all__ = ["inline_steps", "item_name", "substitute"]
@@ -123,8 +124,9 @@ class Inliner:
 
     def __init__(self, query: Query, bindings: Bindings) -> None:
         self.refuse = Refuse(query.source)
-        self.rollup = Rollup(self.refuse, bindings)
         self.steps: dict[str, Union] = {}  # case-folded name -> composed body
+        self.rollup = Rollup(self.refuse, bindings)
+        self.joins = JoinSteps(self.refuse, self.steps)
 
     def run(self, query: Query) -> Query:
         """The query with every composable SELECT composed."""
@@ -142,8 +144,10 @@ class Inliner:
 
     def select(self, select: Select) -> Select:
         """``select`` composed with the step it reads, if that step is composable."""
+        if select.joins:
+            return self.joins.compose(select)
         body = self.steps.get(select.source.name.casefold())
-        if body is None or select.joins or len(body.selects) != 1:
+        if body is None or len(body.selects) != 1:
             return select
         step = body.selects[0]
         source = select.source
