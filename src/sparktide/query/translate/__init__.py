@@ -49,7 +49,8 @@ What is translated:
   each bound to its output.
 
 The package, in the order a statement is translated: :mod:`.inline` composes each
-SELECT with the steps it reads; :mod:`.statement` strings the
+SELECT with the steps it reads (a window over a windowed step: :mod:`.rollup`; a JOIN of
+steps: :mod:`.joinsteps`); :mod:`.statement` strings the
 parts together; :mod:`.planner` follows the ``WITH`` steps into a :mod:`.plans` plan,
 with :mod:`.unions` and :mod:`.joins` (its ``ON``: :mod:`.joinon`); :mod:`.inputs` binds
 the inputs, :mod:`.outputs` the outputs; :mod:`.fields` reads columns, ``WHERE`` and

@@ -13,8 +13,9 @@ feeding several ``SELECT ... INTO`` statements becomes one job per statement.
 
 A windowed SELECT over a windowed step is composed by :mod:`.rollup` when the two are one
 window of the events (semantics §12.4), else refused there by name. Not composed (left
-to the planner, which refuses them by name): a step that is a ``UNION``, a SELECT that
-joins a step, a step with ``INTO``. An analytic function (``LAG``, ``LAST``,
+to the planner, which refuses them by name): a step that is a ``UNION``, a step with
+``INTO``; a JOIN of steps is composed by :mod:`.joinsteps` when the steps only shape
+their streams. An analytic function (``LAG``, ``LAST``,
 ``ISFIRST``) over a step that filters is refused here (the function would then see the
 events the step drops).
 """
