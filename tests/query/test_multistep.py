@@ -454,6 +454,11 @@ def test_the_transcript_s_job_is_the_translation_of_its_query() -> None:
             "2:11: ISFIRST(...) over the step a, which filters, is not supported yet",
         ),
         (
+            "WITH a AS (SELECT k, v * 2 AS w FROM i PARTITION BY p)\n"
+            "SELECT k, w INTO o FROM a PARTITION BY q",
+            "2:40: PARTITION BY q differs from PARTITION BY p",
+        ),
+        (
             "WITH a AS (SELECT * FROM i WHERE v > 1), b AS (SELECT * FROM a)\n"
             "SELECT k, LAG(v) OVER (LIMIT DURATION(minute, 1)) AS p INTO o FROM b",
             "2:11: LAG(...) over the step b, which filters, is not supported yet",

@@ -264,9 +264,15 @@ class Inliner:
         having = None
         if select.having is not None:
             having = replace(select.having, expr=substitute(select.having.expr, columns))
-        source = step.source
-        if select.source.partition_by is not None and source.partition_by is None:
-            source = replace(source, partition_by=select.source.partition_by)
+        source, mine = step.source, select.source.partition_by
+        if mine is not None and source.partition_by is None:
+            source = replace(source, partition_by=mine)
+        elif mine is not None and source.partition_by is not None:
+            theirs = source.partition_by
+            if mine.name.casefold() != theirs.name.casefold():
+                raise self.refuse(
+                    mine.pos, f"PARTITION BY {mine.name} differs from PARTITION BY {theirs.name}"
+                )
         return replace(
             select,
             items=self.items(select, step, columns),
