@@ -36,7 +36,7 @@ from tests.test_transcripts import (
 )
 
 #: semantics §7 (issue 7): punctuation, interval and edge events, several inputs, the hold;
-#: and the analytic columns of semantics §11.11.
+#: the analytic columns of semantics §11.11; a query of several steps as one job (§13).
 SPEC7 = (
     "expression_functions_cast",
     "names_user_window_columns",
@@ -59,6 +59,7 @@ SPEC7 = (
     "interval_hopping_end",
     "interval_release",
     "join_toll_booth",
+    "multistep_composed_steps",
     "reference_data_lookup",
     "union_import_ctis",
     "union_merged",

@@ -16,13 +16,21 @@ def add_options(command: argparse.ArgumentParser) -> None:
     command.add_argument(
         "--job", metavar="JOB.toml", help="the job file that binds its inputs and outputs"
     )
+    command.add_argument(
+        "--graph",
+        action="store_true",
+        help="print the query's step graph (inputs, steps, outputs) before its jobs",
+    )
 
 
 def execute(args: argparse.Namespace, out: TextIO) -> int:
     """Run ``translate``; returns the exit code."""
-    from sparktide.query import job_to_toml, translate_file
+    from sparktide.query import job_to_toml, query_graph_text, translate_file
 
     translation = translate_file(args.query, args.job)
+    graph = query_graph_text(args.query) if args.graph else ""
+    if graph:  # (a pipeline is a chain of stages: no graph is drawn)
+        out.write(graph + "\n")
     origin = f"translated from {Path(args.query).name} by sparktide translate"
     statements = translation.statements
     for number, statement in enumerate(statements, start=1):

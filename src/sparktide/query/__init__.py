@@ -22,6 +22,7 @@ from sparktide.errors import ConfigError, QueryError
 from sparktide.query.asaql import parse_query
 from sparktide.query.atlas import translate_pipeline
 from sparktide.query.bind import Bindings, load_bindings
+from sparktide.query.graph import step_graph
 from sparktide.query.jobs import StatementJob, Translation
 from sparktide.query.located import parse_json, parse_yaml
 from sparktide.query.tomlout import job_to_toml
@@ -36,6 +37,7 @@ __all__ = [
     "job_to_toml",
     "load_bindings",
     "parse_query",
+    "query_graph_text",
     "query_kind",
     "translate_file",
     "translate_text",
@@ -109,3 +111,26 @@ def translate_file(query: str | Path, job: str | Path | None = None) -> Translat
     except UnicodeDecodeError:
         raise ConfigError("--query", f"{str(path)!r} is not UTF-8 text") from None
     return translate_text(text, query_kind(path, text), load_bindings(job), path.name)
+
+
+def query_graph_text(query: str | Path) -> str:
+    """The step graph of the Stream Analytics query file ``query``, one line per node
+    (:class:`~sparktide.query.graph.StepGraph`); a pipeline's is not drawn (``""``).
+
+    Raises
+    ------
+    ConfigError
+        If the file cannot be read.
+    QueryError
+        For text outside the grammar.
+    """
+    path = Path(query)
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError("--query", f"cannot read {str(path)!r}: {exc}") from None
+    if query_kind(path, text) != "asaql":
+        return ""
+    return "# step graph\n" + "".join(
+        f"# {line}\n" for line in step_graph(parse_query(text, path.name)).text().splitlines()
+    )

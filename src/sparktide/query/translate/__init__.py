@@ -24,7 +24,9 @@ What is translated:
 - ``SELECT *`` without ``GROUP BY`` → a job without a window (ordered events);
   ``SELECT a, b, expr AS c`` without ``GROUP BY`` → the same with ``[select]``;
 - ``WITH`` steps that pass events through (``SELECT * FROM ...``) around the one step
-  that does the work;
+  that does the work; steps that filter and compute columns, and windowed steps read
+  by a SELECT without ``GROUP BY``, composed with the SELECTs that read them
+  (:mod:`.inline`, semantics §13);
 - ``UNION`` (= ``UNION ALL``: Stream Analytics keeps duplicates) of SELECTs that each
   read another input → a union, ``[inputs.<name>]`` per branch with its ``TIMESTAMP
   BY``; a ``WHERE`` or a column list only when every branch has the same one (the job
@@ -46,7 +48,9 @@ What is translated:
   (:class:`~sparktide.query.jobs.Translation`),
   each bound to its output.
 
-The package, in the order a statement is translated: :mod:`.statement` strings the
+The package, in the order a statement is translated: :mod:`.inline` composes each
+SELECT with the steps it reads (a window over a windowed step: :mod:`.rollup`; a JOIN of
+steps: :mod:`.joinsteps`); :mod:`.statement` strings the
 parts together; :mod:`.planner` follows the ``WITH`` steps into a :mod:`.plans` plan,
 with :mod:`.unions` and :mod:`.joins` (its ``ON``: :mod:`.joinon`); :mod:`.inputs` binds
 the inputs, :mod:`.outputs` the outputs; :mod:`.fields` reads columns, ``WHERE`` and
@@ -60,6 +64,7 @@ from sparktide.query.ast import Query
 from sparktide.query.bind import Bindings
 from sparktide.query.jobs import StatementJob, Translation
 from sparktide.query.translate.context import AGGREGATES
+from sparktide.query.translate.inline import inline_steps
 from sparktide.query.translate.joinon import MAX_JOIN_BOUND
 from sparktide.query.translate.outputs import OutputClaims
 from sparktide.query.translate.statement import StatementTranslator
@@ -90,6 +95,7 @@ def translate_query(query: Query, bindings: Bindings) -> Translation:
         When the job file contradicts the query (naming the key), or two statements'
         outputs share a folder.
     """
+    query = inline_steps(query, bindings)  # stateless steps composed with their readers
     statements: list[StatementJob] = []
     claims = OutputClaims(query)
     for index in range(len(query.statements)):

@@ -18,6 +18,7 @@ from sparktide import expr as E
 from sparktide.job.values import OWN_WINDOW_FIELDS, own_names
 from sparktide.query.ast import Call, Column, FromSource, Pos, Select, SelectItem, Star
 from sparktide.query.exprs import convert
+from sparktide.query.refusal import is_column_name
 from sparktide.query.translate.context import (
     AGGREGATES,
     OTHER_AGGREGATES,
@@ -158,6 +159,8 @@ class Aggregates:
             if text == spec:
                 return E.Ref(existing)
         base = "_" + spec.replace("(*)", "").replace("(", "_").replace(")", "")
+        if not is_column_name(base):  # an aggregate of an expression: sum(CASE ... END)
+            base = "_" + spec.split("(", 1)[0]
         name, n = base, 1
         used = {k.casefold() for k in (*reading.aggregates, *group_by, *reading.taken)}
         while name.casefold() in used:

@@ -1,0 +1,334 @@
+"""Composing a statement with the ``WITH`` steps it reads (issue 28.4, semantics §13.2, §13.3).
+
+A step that filters and projects events (``SELECT x, y * 2 AS z FROM in WHERE c``) is
+stateless: a SELECT that reads it reads the step's input, with the step's expressions in
+place of the step's column names and the step's ``WHERE`` joined to its own by ``AND``
+(Stream Analytics evaluates each step's ``WHERE`` on its own events; a condition over a
+computed column is the same condition over the expression that computes it). A SELECT
+without ``GROUP BY`` that reads a windowed step reads the window's records: its
+``WHERE`` is a ``HAVING`` of the window and its columns are computed from the window's
+columns. The result is a query whose steps the planner
+(:mod:`sparktide.query.translate.planner`) follows as before; a chain of such steps
+feeding several ``SELECT ... INTO`` statements becomes one job per statement.
+
+A windowed SELECT over a windowed step is composed by :mod:`.rollup` when the two are one
+window of the events (semantics §13.4), else refused there by name. Not composed (left
+to the planner, which refuses them by name): a step that is a ``UNION``, a step with
+``INTO``; a JOIN of steps is composed by :mod:`.joinsteps` when the steps only shape
+their streams. An analytic function (``LAG``, ``LAST``,
+``ISFIRST``) over a step that filters is refused here (the function would then see the
+events the step drops).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from sparktide.query.ast import (
+    Call,
+    Clause,
+    Column,
+    Expr,
+    GroupItem,
+    Literal,
+    Operation,
+    Over,
+    Query,
+    Select,
+    SelectItem,
+    Star,
+    Step,
+    Union,
+)
+from sparktide.query.bind import Bindings
+from sparktide.query.refusal import Refuse
+from sparktide.query.translate.analytic import ANALYTIC_CALLS
+from sparktide.query.translate.joinsteps import JoinSteps
+from sparktide.query.translate.rollup import Rollup
+
+__all__ = ["inline_steps", "item_name", "substitute"]
+
+_UNIT_CALLS = ("datediff", "dateadd", "datepart", "datename", "isfirst")  # (unit, ...)
+
+
+def item_name(item: SelectItem) -> str | None:
+    """The name a later step reads an item by: its ``AS`` name, or the column it selects
+    (``None``: an unnamed expression, or ``*``)."""
+    if item.alias is not None:
+        return item.alias
+    if isinstance(item.expr, Column):
+        return item.expr.parts[-1]
+    return None
+
+
+def substitute(expr: Expr, columns: dict[tuple[str, ...], Expr]) -> Expr:
+    """``expr`` with each column whose case-folded parts are a key of ``columns``
+    replaced by its value."""
+
+    def walk(node: Expr) -> Expr:
+        if isinstance(node, Column):
+            return columns.get(tuple(p.casefold() for p in node.parts), node)
+        if isinstance(node, Literal):
+            return node
+        if isinstance(node, Operation):
+            return replace(node, operands=tuple(walk(o) for o in node.operands))
+        over = node.over
+        if over is not None:
+            over = Over(
+                tuple(walk(p) for p in over.partition_by),
+                over.limit,
+                None if over.when is None else walk(over.when),
+                over.pos,
+            )
+        skip = 1 if node.function in _UNIT_CALLS else 0  # the date part is no column
+        args = node.args[:skip] + tuple(walk(a) for a in node.args[skip:])
+        return replace(node, args=args, over=over)
+
+    return walk(expr)
+
+
+def _calls(expr: Expr) -> list[Call]:
+    """Every call in ``expr``."""
+    if isinstance(expr, Call):
+        found = [expr]
+        for arg in expr.args:
+            found.extend(_calls(arg))
+        return found
+    if isinstance(expr, Operation):
+        return [c for o in expr.operands for c in _calls(o)]
+    return []
+
+
+def _select_exprs(select: Select) -> list[Expr]:
+    """The expressions of a SELECT's items, WHERE, GROUP BY and HAVING."""
+    exprs: list[Expr] = [i.expr for i in select.items if not isinstance(i.expr, Star)]
+    exprs += [c.expr for c in (select.where, select.having) if c is not None]
+    exprs += [g.expr for g in select.group_by if g.window is None]
+    return exprs
+
+
+def _and(first: Clause | None, second: Clause | None) -> Clause | None:
+    """Two optional conditions joined by ``AND`` (the first's place)."""
+    if first is None or second is None:
+        return first or second
+    return Clause(Operation("AND", (first.expr, second.expr), first.expr.pos, "AND"), first.pos)
+
+
+class Inliner:
+    """Composes the SELECTs of one query with the steps they read.
+
+    Parameters
+    ----------
+    query
+        The parsed query.
+    """
+
+    def __init__(self, query: Query, bindings: Bindings) -> None:
+        self.refuse = Refuse(query.source)
+        self.steps: dict[str, Union] = {}  # case-folded name -> composed body
+        self.rollup = Rollup(self.refuse, bindings)
+        self.joins = JoinSteps(self.refuse, self.steps)
+
+    def run(self, query: Query) -> Query:
+        """The query with every composable SELECT composed."""
+        steps: list[Step] = []
+        for step in query.steps:
+            body = self.union(step.body)
+            self.steps[step.name.casefold()] = body
+            steps.append(replace(step, body=body))
+        statements = tuple(self.union(s) for s in query.statements)
+        return replace(query, steps=tuple(steps), statements=statements)
+
+    def union(self, union: Union) -> Union:
+        """Each branch of ``union`` composed."""
+        return replace(union, selects=tuple(self.select(s) for s in union.selects))
+
+    def select(self, select: Select) -> Select:
+        """``select`` composed with the step it reads, if that step is composable."""
+        if select.joins:
+            return self.joins.compose(select)
+        body = self.steps.get(select.source.name.casefold())
+        if body is None or len(body.selects) != 1:
+            return select
+        step = body.selects[0]
+        source = select.source
+        if step.into is not None or (step.having is not None and not step.group_by):
+            return select  # refused by the planner
+        if source.timestamp_by is not None or source.over:
+            return select  # TIMESTAMP BY on a step: refused by the planner
+        if not step.group_by:
+            self.check_analytic(select, body)
+        if _passes_through(step) and not step.group_by:
+            return select  # a pass-through step: the planner follows it
+        if step.group_by:
+            if source.partition_by is not None or step.joins:
+                return select
+            if select.group_by and any(g.window is not None for g in select.group_by):
+                return self.rollup.compose(select, step)  # semantics §13.4
+            if select.group_by or (_passes_through(select) and select.where is None):
+                return select  # GROUP BY without a window (refused), or SELECT * over it
+            return self.over_window(select, step)
+        return self.over_events(select, step)
+
+    def check_analytic(self, select: Select, body: Union) -> None:
+        """Refuse LAG, LAST or ISFIRST over a step whose records are not all its input's
+        events (it filters or joins, itself or through the steps it reads): a job
+        computes them before every WHERE, so they would see the events the step drops."""
+        calls = [c for e in _select_exprs(select) for c in _calls(e)]
+        analytic = [c for c in calls if c.function in ANALYTIC_CALLS]
+        why = self.filters(body) if analytic else None
+        if why is not None:
+            raise self.refuse(
+                analytic[0].pos,
+                f"{analytic[0].text[:-2].upper()}(...) over the step {select.source.name}, "
+                f"which {why}, is not supported yet: compute it in the step that reads the "
+                "input",
+            )
+
+    def filters(self, body: Union) -> str | None:
+        """``"filters"`` or ``"joins"`` when a step's records are not all its input's
+        events (through the steps it reads too), else ``None``."""
+        for branch in body.selects:
+            if branch.joins:
+                return "joins"
+            if branch.where is not None:
+                return "filters"
+            inner = self.steps.get(branch.source.name.casefold())
+            found = self.filters(inner) if inner is not None else None
+            if found is not None:
+                return found
+        return None
+
+    def columns(self, select: Select, step: Select) -> dict[tuple[str, ...], Expr]:
+        """The step's named columns, as ``select`` may write them (``z``, ``s.z``)."""
+        qualifiers = {select.source.name.casefold()}
+        if select.source.alias is not None:
+            qualifiers.add(select.source.alias.casefold())
+        columns: dict[tuple[str, ...], Expr] = {}
+        for item in step.items:
+            name = item_name(item)
+            if name is None or isinstance(item.expr, Star):
+                continue
+            key = name.casefold()
+            columns[(key,)] = item.expr
+            for qualifier in qualifiers:
+                columns[(qualifier, key)] = item.expr
+        if any(isinstance(i.expr, Star) for i in step.items):
+            return columns
+        for expr in _select_exprs(select):
+            self.check_known(expr, columns, qualifiers, select.source.name)
+        return columns
+
+    def check_known(
+        self,
+        expr: Expr,
+        columns: dict[tuple[str, ...], Expr],
+        qualifiers: set[str],
+        step: str,
+    ) -> None:
+        """Refuse a column of ``expr`` that the step (which has no ``*``) does not name."""
+        if isinstance(expr, Column):
+            parts = tuple(p.casefold() for p in expr.parts)
+            if parts not in columns:
+                raise self.refuse(expr.pos, f"{expr.name} is not a column of the step {step}")
+        elif isinstance(expr, Operation):
+            for operand in expr.operands:
+                self.check_known(operand, columns, qualifiers, step)
+        elif isinstance(expr, Call):
+            args = expr.args[1:] if expr.function in _UNIT_CALLS else expr.args
+            for arg in args:
+                self.check_known(arg, columns, qualifiers, step)
+
+    def items(self, select: Select, step: Select, columns: dict) -> tuple[SelectItem, ...]:
+        """``select``'s items over the step's expressions (``*``: the step's items)."""
+        items: list[SelectItem] = []
+        for item in select.items:
+            if isinstance(item.expr, Star):
+                items.extend(step.items)
+                continue
+            name = item_name(item)
+            expr = substitute(item.expr, columns)
+            alias = item.alias
+            if alias is None and name is not None and item_name(replace(item, expr=expr)) != name:
+                alias = name  # SELECT z over z = y * 2 keeps the name z
+            items.append(replace(item, expr=expr, alias=alias))
+        return tuple(items)
+
+    def over_events(self, select: Select, step: Select) -> Select:
+        """``select`` over a step that filters and projects events (maybe over a JOIN)."""
+        columns = self.columns(select, step)
+        where = None
+        if select.where is not None:
+            where = replace(select.where, expr=substitute(select.where.expr, columns))
+        group_by = tuple(self.group_item(g, columns) for g in select.group_by)
+        having = None
+        if select.having is not None:
+            having = replace(select.having, expr=substitute(select.having.expr, columns))
+        source, mine = step.source, select.source.partition_by
+        if mine is not None and source.partition_by is None:
+            source = replace(source, partition_by=mine)
+        elif mine is not None and source.partition_by is not None:
+            theirs = source.partition_by
+            if mine.name.casefold() != theirs.name.casefold():
+                raise self.refuse(
+                    mine.pos, f"PARTITION BY {mine.name} differs from PARTITION BY {theirs.name}"
+                )
+        return replace(
+            select,
+            items=self.items(select, step, columns),
+            source=source,
+            joins=step.joins,
+            where=_and(step.where, where),
+            group_by=group_by,
+            having=having,
+        )
+
+    def group_item(self, group: GroupItem, columns: dict) -> GroupItem:
+        """A GROUP BY item over the step's expressions (a window's own columns too)."""
+        if group.window is None:
+            expr = substitute(group.expr, columns)
+            if isinstance(group.expr, Column) and not isinstance(expr, Column):
+                raise self.refuse(
+                    group.pos,
+                    f"GROUP BY {group.expr.name}, a column its step computes, is not supported "
+                    "yet: a window groups by columns of its input",
+                )
+            return replace(group, expr=expr)
+        window = group.window
+        partition = tuple(_as_column(substitute(c, columns), c) for c in window.partition_by)
+        over = tuple(_as_column(substitute(c, columns), c) for c in group.over)
+        return replace(group, window=replace(window, partition_by=partition), over=over)
+
+    def over_window(self, select: Select, step: Select) -> Select:
+        """``select`` (no GROUP BY) over a windowed step: its WHERE is the window's
+        HAVING, its columns are computed from the window's."""
+        columns = self.columns(select, step)
+        where = None
+        if select.where is not None:
+            where = Clause(substitute(select.where.expr, columns), select.where.pos)
+        return replace(
+            step,
+            items=self.items(select, step, columns),
+            into=select.into,
+            into_pos=select.into_pos,
+            pos=select.pos,
+            having=_and(step.having, where),
+        )
+
+
+def _as_column(expr: Expr, original: Column) -> Column:
+    """A window's column (``OVER``, session ``PARTITION BY``) over a step: the step's
+    column it names, when that is a column; else the name as written."""
+    return expr if isinstance(expr, Column) else original
+
+
+def _passes_through(select: Select) -> bool:
+    """Whether ``select`` is ``SELECT *`` (or ``alias.*``) alone."""
+    return len(select.items) == 1 and isinstance(select.items[0].expr, Star)
+
+
+def inline_steps(query: Query, bindings: Bindings) -> Query:
+    """``query`` with each SELECT composed with the stateless (or windowed) step it
+    reads; see the module's docstring (``bindings``: the job file's, which a window over
+    a windowed step checks)."""
+    return Inliner(query, bindings).run(query)
