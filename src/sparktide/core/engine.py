@@ -126,7 +126,9 @@ class ReferenceEngine:
             return
         start: int = now if option == NOW else option  # type: ignore[assignment]
         self.output_start = start
-        self.read_point = self.policy.read_point = read_point(self.job, start)
+        self.read_point = read_point(self.job, start)
+        for policy in (self.policy, *self.step.policies.values()):  # (each input's too)
+            policy.read_point = self.read_point
 
     def _before_start(self, timestamp: int | str | None) -> bool:
         """Whether a result at ``timestamp`` (microseconds or its text) comes before the
