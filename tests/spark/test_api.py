@@ -18,6 +18,9 @@ from sparktide.spark.plans import scans_ctis
 from sparktide.time import parse_instant
 from tests.spark.streams import read_output
 
+#: Whole-stage code generation, as users' jobs run (tests/spark/conftest.py)
+pytestmark = pytest.mark.codegen
+
 T = "2026-03-01T09:{}Z".format
 # (partition, offset, broker timestamp, event time, id)
 ROWS = [

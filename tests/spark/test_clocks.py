@@ -51,3 +51,8 @@ def test_the_refresh_is_the_rule(newest, watermark, arrival, out_of_order, late)
     if late is not None:
         expected = max(expected, arrival - late)
     assert part.timeline_watermark(arrival, out_of_order, late) == expected
+
+
+def test_other_spark_tests_evaluate_expressions_without_generated_code(spark):
+    assert spark.conf.get("spark.sql.codegen.wholeStage") == "false"
+    assert spark.conf.get("spark.sql.codegen.factoryMode") == "NO_CODEGEN"

@@ -11,6 +11,9 @@ from sparktide.spark import run_job
 from sparktide.time import parse_instant
 from tests.spark.streams import read_output
 
+#: Whole-stage code generation, as users' jobs run (tests/spark/conftest.py)
+pytestmark = pytest.mark.codegen
+
 T = "2026-03-01T09:{}Z".format
 # (id, event time, arrival time) — semantics §5
 ROWS = [
@@ -66,3 +69,8 @@ def test_worked_example_on_spark(spark, tmp_path, action, expected):
     events = _run(spark, tmp_path, action)
     assert [(e["id"], e["timestamp"]) for e in events] == [(i, T(t)) for i, t in expected]
     assert all(e["t"] == T(dict((i, e_) for i, e_, _ in ROWS)[e["id"]]) for e in events)
+
+
+def test_a_codegen_test_runs_with_whole_stage_code_generation(spark):
+    assert spark.conf.get("spark.sql.codegen.wholeStage") == "true"
+    assert spark.conf.get("spark.sql.codegen.factoryMode") == "FALLBACK"
