@@ -27,6 +27,8 @@ AGGREGATES = {
     "top3": "collecttop(3, value) over (order by value desc, id asc)",
     "first2": "topn(2, id) over (order by device asc, value)",
     "latest": "topone() over (order by id desc)",
+    "last2": "bottomn(2, id) over (order by value)",
+    "lowest": "bottomone(value) over (order by value desc)",
     "values": "collect(value)",
     "median": "percentile_cont(0.5) over (order by value)",
     "p90": "percentile_cont(0.9) over (order by value desc)",

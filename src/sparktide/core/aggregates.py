@@ -118,7 +118,16 @@ class Accumulator:
 
 
 #: Aggregates that keep every row's (order, order keys, value) until the window closes.
-_KEEPS_ALL = ("collect", "topone", "collecttop", "topn", "percentile_cont", "percentile_disc")
+_KEEPS_ALL = (
+    "collect",
+    "topone",
+    "collecttop",
+    "topn",
+    "bottomone",
+    "bottomn",
+    "percentile_cont",
+    "percentile_disc",
+)
 
 
 def _value(aggregate: Aggregate, fields: dict[str, Any]) -> Any:
@@ -151,10 +160,14 @@ def _ordered_final(aggregate: Aggregate, state: list[Any]) -> Any:
     items = ordered_values(state, descending)
     if function == "topone":
         return items[0][1] if items else None
+    if function == "bottomone":
+        return items[-1][1] if items else None
     n = aggregate.argument
     assert isinstance(n, int)
     if function == "topn":
         return [value for _, value in items[:n]]
+    if function == "bottomn":
+        return [value for _, value in items[-n:]]
     return ranked(items, n)
 
 

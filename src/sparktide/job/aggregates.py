@@ -2,10 +2,10 @@
 speed desc)"`` (semantics §6.12).
 
 An aggregate reads a column, an expression over the record's fields, or (``count(*)``,
-and ``collect``, ``topone``, ``collecttop``, ``topn`` with no argument) the whole
-record. The ordered aggregates (``topone``, ``collecttop``, ``topn``,
-``percentile_cont``, ``percentile_disc``) take ``over (order by column [asc|desc], ...)``
-as Stream Analytics writes them.
+and ``collect``, ``topone``, ``collecttop``, ``topn``, ``bottomone``, ``bottomn`` with
+no argument) the whole record. The ordered aggregates (``topone``, ``collecttop``,
+``topn``, ``bottomone``, ``bottomn``, ``percentile_cont``, ``percentile_disc``) take
+``over (order by column [asc|desc], ...)`` as Stream Analytics writes them.
 """
 
 from __future__ import annotations
@@ -46,15 +46,23 @@ AGGREGATE_FUNCTIONS = (
     "varp",
 )
 #: Aggregates over the window's rows in an order of their own: ``over (order by ...)``.
-ORDERED_FUNCTIONS = ("topone", "collecttop", "topn", "percentile_cont", "percentile_disc")
+ORDERED_FUNCTIONS = (
+    "topone",
+    "collecttop",
+    "topn",
+    "bottomone",
+    "bottomn",
+    "percentile_cont",
+    "percentile_disc",
+)
 #: Every aggregate function a job may name.
 ALL_AGGREGATE_FUNCTIONS = AGGREGATE_FUNCTIONS + ORDERED_FUNCTIONS
 #: Aggregates that give the whole record when they name no column (``topone()``).
-RECORD_FUNCTIONS = ("collect", "topone", "collecttop", "topn")
+RECORD_FUNCTIONS = ("collect", "topone", "collecttop", "topn", "bottomone", "bottomn")
 #: Aggregates of numbers: a column they read holds numbers (or null), semantics §8.2.
 NUMERIC_FUNCTIONS = ("sum", "avg", "stdev", "stdevp", "var", "varp")
 #: Ordered aggregates with a count (``collecttop(3)``) or a fraction (``percentile_cont(0.9)``).
-_COUNTED = ("collecttop", "topn")
+_COUNTED = ("collecttop", "topn", "bottomn")
 _PERCENTILES = ("percentile_cont", "percentile_disc")
 
 _CALL = re.compile(r"\s*([A-Za-z_]+)\s*\((.*)\)\s*\Z", re.DOTALL)
@@ -152,7 +160,7 @@ class Aggregate:
                 )
             object.__setattr__(self, "argument", float(argument))
         elif argument is not None:
-            raise ConfigError(key, f"topone takes no count, got {argument!r}")
+            raise ConfigError(key, f"{self.function} takes no count, got {argument!r}")
 
     @property
     def parsed(self) -> Expr | None:

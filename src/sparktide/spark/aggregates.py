@@ -39,6 +39,8 @@ ORDERED = (
     "topone",
     "collecttop",
     "topn",
+    "bottomone",
+    "bottomn",
     "percentile_cont",
     "percentile_disc",
     "stdev",

@@ -1,6 +1,6 @@
 """The ordered and statistical aggregates in Spark SQL (semantics §6.12): ``collect``,
 ``topone``, ``collecttop``, ``topn``, ``percentile_cont``, ``percentile_disc``,
-``stdev``, ``stdevp``, ``var``, ``varp``.
+``stdev``, ``stdevp``, ``var``, ``varp``, ``bottomone``, ``bottomn``.
 
 Restates :mod:`sparktide.core.ordered` with Spark's aggregate and higher-order
 functions (no Python per event): each row's value travels as its JSON text with its
@@ -70,14 +70,16 @@ def _before(descending: list[bool], a: str, b: str) -> str:
     return terms[0]
 
 
-def _comparator(descending: list[bool]) -> str:
-    """``array_sort``'s comparator: the order keys, then window order ``o``."""
+def _comparator(descending: list[bool], *, reverse: bool = False) -> str:
+    """``array_sort``'s comparator: the order keys, then window order ``o`` (all of it
+    reversed with ``reverse``)."""
     cases = []
     for i, desc in enumerate(descending):
-        first, second = ("-1", "1") if not desc else ("1", "-1")
+        first, second = ("-1", "1") if desc == reverse else ("1", "-1")
         cases.append(f"WHEN l.k{i} < r.k{i} THEN {first} WHEN l.k{i} > r.k{i} THEN {second}")
     return (
-        f"(l, r) -> CASE {' '.join(cases)} WHEN l.o < r.o THEN -1 WHEN l.o > r.o THEN 1 ELSE 0 END"
+        f"(l, r) -> CASE {' '.join(cases)} WHEN l.o < r.o THEN {'1' if reverse else '-1'} "
+        f"WHEN l.o > r.o THEN {'-1' if reverse else '1'} ELSE 0 END"
     )
 
 
@@ -126,20 +128,25 @@ def _top(p: str, aggregate: Aggregate, text: str) -> tuple[tuple, tuple, tuple, 
     """``topone``, ``collecttop`` and ``topn``: the first ``n`` rows in the aggregate's
     order, kept sorted and cut at every partial and merge."""
     descending = [d for _, d in aggregate.order_by]
-    n = 1 if aggregate.function == "topone" else int(aggregate.argument)  # type: ignore[arg-type]
+    function = aggregate.function
+    one = function in ("topone", "bottomone")
+    n = 1 if one else int(aggregate.argument)  # type: ignore[arg-type]
     inputs = [(f"{p}_in", f"coalesce({text}, 'null')")]
     keys = []
     for i, (column, _) in enumerate(aggregate.order_by):
         inputs.append((f"{p}_k{i}", order_key(field(column))))
         keys.append(f"{p}_k{i} AS k{i}")
     item = f"struct({', '.join(keys)}, struct({ORDER}) AS o, {p}_in AS j)"
-    cmp = _comparator(descending)
+    # (bottomone and bottomn keep the last n rows: the first n in the reverse order)
+    cmp = _comparator(descending, reverse=function.startswith("bottom"))
     partial = f"slice(array_sort(collect_list({item}), {cmp}), 1, {n})"
     merge = f"slice(array_sort(flatten(collect_list({p})), {cmp}), 1, {n})"
-    if aggregate.function == "topone":
+    if one:
         final = f"CASE WHEN size({p}) = 0 THEN 'null' ELSE element_at({p}, 1).j END"
-    elif aggregate.function == "topn":
+    elif function == "topn":
         final = f"concat('[', array_join(transform({p}, x -> x.j), ','), ']')"
+    elif function == "bottomn":
+        final = f"concat('[', array_join(transform(reverse({p}), x -> x.j), ','), ']')"
     else:
         rank = f"1 + size(filter({p}, y -> {_before(descending, 'y', 'x')}))"
         final = (
