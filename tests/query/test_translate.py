@@ -154,14 +154,41 @@ def test_pass_through_queries_and_with_steps() -> None:
             "UPPERCASE(...) is not supported",
         ),
         (
-            "SELECT Collect(v) AS c FROM i GROUP BY TumblingWindow(s, 5)",
+            "SELECT CountIf(v > 1) AS c FROM i GROUP BY TumblingWindow(s, 5)",
             "1:8",
-            "the aggregate COLLECT",
+            "the aggregate COUNTIF",
         ),
         (
             "SELECT TopOne(v) AS c FROM i GROUP BY TumblingWindow(s, 5)",
             "1:8",
-            "the aggregate TOPONE",
+            "TOPONE(...) needs OVER (ORDER BY column [ASC|DESC])",
+        ),
+        (
+            "SELECT TopOne() OVER (PARTITION BY k ORDER BY v LIMIT DURATION(second, 5)) AS c "
+            "FROM i GROUP BY TumblingWindow(s, 5)",
+            "1:17",
+            "the analytic form is not supported yet",
+        ),
+        (
+            "SELECT CollectTop(0) OVER (ORDER BY v) AS c FROM i GROUP BY TumblingWindow(s, 5)",
+            "1:8",
+            "the number of events is an integer of 1 or more",
+        ),
+        (
+            "SELECT Percentile_Cont(1.5) OVER (ORDER BY v) AS c FROM i "
+            "GROUP BY TumblingWindow(s, 5)",
+            "1:8",
+            "the fraction must be from 0 to 1",
+        ),
+        (
+            "SELECT TopOne() OVER (ORDER BY v + 1) AS c FROM i GROUP BY TumblingWindow(s, 5)",
+            "1:32",
+            "ORDER BY takes column names",
+        ),
+        (
+            "SELECT SUM(v) OVER (ORDER BY v) AS c FROM i GROUP BY TumblingWindow(s, 5)",
+            "1:15",
+            "the analytic form of an aggregate",
         ),
         (
             "SELECT SUM(COUNT(*)) AS s FROM i GROUP BY TumblingWindow(s, 5)",

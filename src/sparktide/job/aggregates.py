@@ -17,7 +17,7 @@ from typing import Any
 from sparktide.errors import ConfigError
 from sparktide.expr import Expr, Ref, parse_expression, to_text
 from sparktide.job.expressions import no_input_fields, parse_text
-from sparktide.job.values import check_choice, check_column
+from sparktide.job.values import COLUMN_NAME, check_choice, check_column
 
 __all__ = [
     "AGGREGATE_FUNCTIONS",
@@ -235,6 +235,8 @@ class Aggregate:
             if not args and function not in (*RECORD_FUNCTIONS, *_PERCENTILES):
                 raise ConfigError(key, f"{_FORMS}, got {text!r}")
             return cls(name, function, argument=argument, order_by=order)
+        if COLUMN_NAME.match(args[0].strip()):  # a column (its name may hold '-')
+            return cls(name, function, args[0].strip(), argument=argument, order_by=order)
         try:
             inner = parse_text(args[0], key)
         except ConfigError as exc:

@@ -92,11 +92,18 @@ class ExpressionRules:
         return Over(partition, limit, when, position(children[0]), order)  # type: ignore[arg-type]
 
     def over_order(self, children: list[Any]) -> tuple[str, tuple[tuple[Expr, bool], ...]]:
-        return ("order", tuple(c for c in children if isinstance(c, tuple)))
+        word = children[0]
+        if str(word).casefold() != "order":
+            raise ValueError(f"{word.pos.line}:{word.pos.column}: expected ORDER BY")
+        return ("order", tuple(c for c in children[1:] if isinstance(c, tuple)))
 
     def order_key(self, children: list[Any]) -> tuple[Expr, bool]:
-        descending = len(children) > 1 and str(children[1]).casefold() == "desc"
-        return (children[0], descending)
+        if len(children) == 1:
+            return (children[0], False)
+        word = children[1]
+        if str(word).casefold() not in ("asc", "desc"):
+            raise ValueError(f"{word.pos.line}:{word.pos.column}: expected ASC or DESC")
+        return (children[0], str(word).casefold() == "desc")
 
     def over_partition(self, children: list[Any]) -> tuple[str, tuple[Expr, ...]]:
         return ("partition", tuple(c for c in children if not isinstance(c, Token)))
