@@ -153,6 +153,18 @@ analytic_value: analytic columns: LAG, LAST, ISFIRST (§11.11)
 analytic_expired: analytic columns: a kept event the watermark left behind (§11.11)
     python core.analytic:analytic_expired
     sql    spark.analytic:analytic_expired
+order_rank: ordered aggregates: order keys, null first, ties in window order (§6.12)
+    python core.ordered:order_rank
+    sql    spark.ordered:order_rank
+percentile_cont: PERCENTILE_CONT: interpolated at p·(n−1) (§6.12)
+    python core.ordered:percentile_cont
+    sql    spark.ordered:percentile_cont_plan
+percentile_disc: PERCENTILE_DISC: the ceil(p·n)-th value (§6.12)
+    python core.ordered:percentile_disc
+    sql    spark.ordered:percentile_disc_plan
+spread: STDEV, STDEVP, VAR, VARP: two-pass over the sorted values (§6.12)
+    python core.ordered:spread
+    sql    spark.ordered:spread_plan
 """
 
 

@@ -17,7 +17,13 @@ from sparktide.job import Aggregate
 from sparktide.spark.columns import RECORD, RELEASE_ORDER
 from sparktide.spark.sql import field
 
-__all__ = ["ordered_plan"]
+__all__ = [
+    "order_rank",
+    "ordered_plan",
+    "percentile_cont_plan",
+    "percentile_disc_plan",
+    "spread_plan",
+]
 
 _NUMBER_TYPES = "'^(TINYINT|SMALLINT|INT|BIGINT|FLOAT|DOUBLE|DECIMAL.*)$'"
 _MAX_DOUBLE = "1.7976931348623157E308D"
@@ -37,7 +43,7 @@ def _double(v: str) -> str:
     return f"CASE WHEN {_is_number(v)} THEN try_variant_get({v}, '$', 'double') END"
 
 
-def order_key(v: str) -> str:
+def order_rank(v: str) -> str:
     """SQL of ``order_rank``: the order key ``(c, n, t)`` of the variant ``v``."""
     schema = f"schema_of_variant({v})"
     return (
@@ -89,11 +95,11 @@ def ordered_plan(p: str, aggregate: Aggregate, v: str | None) -> tuple[tuple, tu
     function = aggregate.function
     if function in ("stdev", "stdevp", "var", "varp"):
         assert v is not None
-        return _spread(p, function, v)
+        return spread_plan(p, function, v)
     if function == "percentile_cont":
-        return _percentile_cont(p, aggregate)
+        return percentile_cont_plan(p, aggregate)
     if function == "percentile_disc":
-        return _percentile_disc(p, aggregate)
+        return percentile_disc_plan(p, aggregate)
     text = _record_text() if v is None else _json_text(v)
     if function == "collect":
         item = f"struct(struct({ORDER}) AS o, {p}_in AS j)"
@@ -134,7 +140,7 @@ def _top(p: str, aggregate: Aggregate, text: str) -> tuple[tuple, tuple, tuple, 
     inputs = [(f"{p}_in", f"coalesce({text}, 'null')")]
     keys = []
     for i, (column, _) in enumerate(aggregate.order_by):
-        inputs.append((f"{p}_k{i}", order_key(field(column))))
+        inputs.append((f"{p}_k{i}", order_rank(field(column))))
         keys.append(f"{p}_k{i} AS k{i}")
     item = f"struct({', '.join(keys)}, struct({ORDER}) AS o, {p}_in AS j)"
     # (bottomone and bottomn keep the last n rows: the first n in the reverse order)
@@ -165,7 +171,7 @@ def _values(p: str, v: str) -> tuple[tuple, tuple, tuple]:
     )
 
 
-def _spread(p: str, function: str, v: str) -> tuple[tuple, tuple, tuple, str]:
+def spread_plan(p: str, function: str, v: str) -> tuple[tuple, tuple, tuple, str]:
     """``stdev``, ``stdevp``, ``var``, ``varp``: the two-pass formula over the values
     sorted ascending (``sparktide.core.ordered.spread``)."""
     sample = function in ("stdev", "var")
@@ -186,7 +192,7 @@ def _fraction(aggregate: Aggregate) -> str:
     return f"{float(aggregate.argument)!r}D"  # type: ignore[arg-type]
 
 
-def _percentile_cont(p: str, aggregate: Aggregate) -> tuple[tuple, tuple, tuple, str]:
+def percentile_cont_plan(p: str, aggregate: Aggregate) -> tuple[tuple, tuple, tuple, str]:
     """``percentile_cont``: ``(c − rn)·v[f] + (rn − f)·v[c]`` at ``rn = p·(n−1)``."""
     column, descending = aggregate.order_by[0]
     sort = f"array_sort({p})" if not descending else f"reverse(array_sort({p}))"
@@ -206,7 +212,7 @@ def _percentile_cont(p: str, aggregate: Aggregate) -> tuple[tuple, tuple, tuple,
     return (*_values(p, field(column)), f"coalesce({final}, 'null')")
 
 
-def _percentile_disc(p: str, aggregate: Aggregate) -> tuple[tuple, tuple, tuple, str]:
+def percentile_disc_plan(p: str, aggregate: Aggregate) -> tuple[tuple, tuple, tuple, str]:
     """``percentile_disc``: the ``max(ceil(p·n), 1)``-th number in order, as written."""
     column, descending = aggregate.order_by[0]
     v = field(column)
