@@ -427,3 +427,36 @@ def test_where_having_and_computed_columns_are_translated() -> None:
         ("bee", "b"),
         ("c", "a * 2 + -b % 3"),
     ]
+
+
+def test_ordered_and_statistical_aggregates() -> None:
+    """Semantics §6.12: TopOne, CollectTop, Collect, the percentiles and STDEV/VAR, with
+    OVER (ORDER BY ...) read as the job's ``over (order by ...)``; HAVING on one."""
+    j = job(
+        "SELECT Make, TopOne() OVER (ORDER BY Speed DESC) AS Fastest, "
+        "CollectTop(2, LicensePlate) OVER (ORDER BY Speed DESC, Time) AS Top2, "
+        "CollectTop(3) OVER (ORDER BY Speed asc) AS Top3, "
+        "Collect(LicensePlate) AS Plates, Collect() AS Cars, "
+        "PERCENTILE_CONT(0.5) OVER (ORDER BY Speed) AS Median, "
+        "Percentile_Disc(1) OVER (ORDER BY Speed DESC) AS Top, "
+        "STDEV(Speed) AS Sd, STDEVP(Speed) AS Sdp, VAR(Speed * 2) AS V, VARP(Speed) AS Vp, "
+        "TopOne(Speed * 2) OVER (ORDER BY Time) AS First2 "
+        "FROM Input TIMESTAMP BY Time GROUP BY Make, TumblingWindow(second, 10) "
+        "HAVING STDEV(Speed) > 1"
+    )
+    w = j.window
+    assert [str(a) for a in w.aggregates] == [
+        "topone() over (order by Speed desc)",
+        "collecttop(2, LicensePlate) over (order by Speed desc, Time asc)",
+        "collecttop(3) over (order by Speed asc)",
+        "collect(LicensePlate)",
+        "collect()",
+        "percentile_cont(0.5) over (order by Speed asc)",
+        "percentile_disc(1.0) over (order by Speed desc)",
+        "stdev(Speed)",
+        "stdevp(Speed)",
+        "var(Speed * 2)",
+        "varp(Speed)",
+        "topone(Speed * 2) over (order by Time asc)",
+    ]
+    assert w.having == "Sd > 1"
