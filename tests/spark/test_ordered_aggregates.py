@@ -8,9 +8,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pyarrow as pa
 import pytest
 
+from sparktide.job import Job
 from sparktide.spark import run_job
+from sparktide.spark.inputs.arrowjson import vouch
+from sparktide.spark.inputs.arrowvalues import kernel_plan
 from tests.spark.streams import (
     clock,
     file_batches,
@@ -91,3 +95,24 @@ def test_ordered_aggregates_match_reference(spark, tmp_path, case):
     assert any(None in w["values"] for w in want)
     assert any(isinstance(w["latest"]["value"], float) for w in want)
     assert all(set(w["latest"]) >= {"id", "device", "t", "a", "value"} for w in want)
+
+
+def test_the_arrow_kernel_carries_the_whole_record_for_topone(tmp_path):
+    """A vouched line's ``mj`` (the record the SQL route rebuilds) is the whole line when
+    an aggregate takes the whole record, and only the fields named otherwise."""
+    line = '{"t": "2026-03-01T09:00:01Z", "plate": "A1", "speed": 21.0, "lane": 2}'
+
+    def mj(aggregate: str) -> str:
+        job = Job.from_dict(
+            {
+                "source": {"path": str(tmp_path), "timestamp_by": "t"},
+                "window": {"type": "tumbling", "size": "1m", "aggregates": {"a": aggregate}},
+                "output": {"path": str(tmp_path / "out")},
+            }
+        )
+        _, _, _, chunks = vouch(kernel_plan(job), pa.array([line]), 0)
+        (chunk,) = chunks
+        return chunk.values["mj"].to_pylist()[0]
+
+    assert mj("topone() over (order by speed desc)") == line
+    assert mj("topone(plate) over (order by speed desc)") == '{"plate":"A1","speed":21.0}'
