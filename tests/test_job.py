@@ -794,3 +794,23 @@ def test_time_unit_names_the_unit_of_epoch_numbers(tmp_path):
     with pytest.raises(ConfigError) as error:
         Job.from_dict({"source": {"path": "in", "time_unit": "min"}}, base_dir=tmp_path)
     assert error.value.key == "source.time_unit"
+
+
+def test_ordered_aggregates_load_and_name_their_numeric_columns(tmp_path):
+    aggregates = {
+        "fastest": "topone() over (order by speed desc, lane)",
+        "top2": "collecttop(2, plate) over (order by speed desc)",
+        "p95": "percentile_cont(0.95) over (order by delay)",
+        "sd": "STDEV(weight)",
+        "mean": "avg(value)",
+    }
+    job = load_job(write_job(tmp_path, mutate(BASE_JOB, {"window.aggregates": aggregates})))
+    by_name = {a.name: a for a in job.window.aggregates}
+    assert by_name["fastest"].whole_record and by_name["fastest"].order_by == (
+        ("speed", True),
+        ("lane", False),
+    )
+    assert (by_name["top2"].argument, by_name["top2"].column) == (2, "plate")
+    assert by_name["p95"].argument == 0.95 and by_name["p95"].value_column == "delay"
+    # stdev's and a percentile's columns hold numbers, as sum's and avg's (semantics §8.2)
+    assert job.numeric_columns == frozenset({"delay", "weight", "value"})

@@ -99,3 +99,28 @@ def test_dead_letters_have_a_fixed_schema_and_delta_versions_never_repeat():
     assert dead_letter_schema(True).field("window_end").type == TIME_TYPE
     versions = [delta_version(b, f) for b in range(4) for f in (False, True)]
     assert versions == sorted(set(versions)) == list(range(8))
+
+
+def test_ordered_aggregates_are_lists_and_structs():
+    """``collecttop``'s ranked records, ``topone()``'s record and ``collect``'s values with a
+    null are typed as a list of structs, a struct and a list (semantics §6.12)."""
+    table = records_table(
+        _lines(
+            '{"top": {"id": 4, "v": 0.99}, "top2": [{"rank": 1, "value": "D"}, '
+            '{"rank": 1, "value": "A"}], "vals": [0.98, null], "sd": null}',
+            '{"top": {"id": 7, "v": 5.5}, "top2": [{"rank": 1, "value": "G"}], '
+            '"vals": [5.5], "sd": 0.25}',
+        )
+    )
+    schema = table.schema
+    assert schema.field("top").type == pa.struct([("id", pa.int64()), ("v", pa.float64())])
+    assert schema.field("top2").type == pa.list_(
+        pa.struct([("rank", pa.int64()), ("value", pa.string())])
+    )
+    assert schema.field("vals").type == pa.list_(pa.float64())
+    assert table.column("top2").to_pylist()[0] == [
+        {"rank": 1, "value": "D"},
+        {"rank": 1, "value": "A"},
+    ]
+    assert table.column("vals").to_pylist() == [[0.98, None], [5.5]]
+    assert table.column("sd").to_pylist() == [None, 0.25]

@@ -159,6 +159,18 @@ before_start_verdict: output start: an event that arrived before the read point 
 written_from_start: output start: a result is written from the start time on (§12.3)
     python core.release:written_from_start
     sql    spark.scopes:written_from_start
+order_rank: ordered aggregates: order keys, null first, ties in window order (§6.12)
+    python core.ordered:order_rank
+    sql    spark.ordered:order_rank
+percentile_cont: PERCENTILE_CONT: interpolated at p·(n−1) (§6.12)
+    python core.ordered:percentile_cont
+    sql    spark.ordered:percentile_cont_plan
+percentile_disc: PERCENTILE_DISC: the ceil(p·n)-th value (§6.12)
+    python core.ordered:percentile_disc
+    sql    spark.ordered:percentile_disc_plan
+spread: STDEV, STDEVP, VAR, VARP: two-pass over the sorted values (§6.12)
+    python core.ordered:spread
+    sql    spark.ordered:spread_plan
 """
 
 

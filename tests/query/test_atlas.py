@@ -360,3 +360,54 @@ def test_match_becomes_the_filter() -> None:
         "kind IS NULL OR (kind <> 'bus' OR (kind = 'bus') IS NULL) AND axles >= 3 OR "
         "gone IS NULL OR here IS NOT NULL)"
     )
+
+
+def _ranked(name: str, spec: dict[str, Any]) -> list[dict[str, Any]]:
+    group = {"$group": {"_id": "$g", name: spec}}
+    window = {"interval": {"size": 1, "unit": "second"}, "pipeline": [group]}
+    return [SOURCE, {"$tumblingWindow": window}]
+
+
+@pytest.mark.parametrize(
+    ("spec", "aggregate"),
+    [
+        (
+            {"$top": {"sortBy": {"watts": -1}, "output": "$device"}},
+            "topone(device) over (order by watts desc)",
+        ),
+        (
+            {"$bottom": {"sortBy": {"watts": -1, "ts": 1}, "output": "$$ROOT"}},
+            "bottomone() over (order by watts desc, ts asc)",
+        ),
+        (
+            {"$topN": {"n": 3, "sortBy": {"watts": 1}, "output": "$device"}},
+            "topn(3, device) over (order by watts asc)",
+        ),
+        (
+            {"$bottomN": {"n": 2, "sortBy": {"watts": -1}, "output": "$$ROOT"}},
+            "bottomn(2) over (order by watts desc)",
+        ),
+    ],
+)
+def test_top_and_bottom_accumulators(spec: dict[str, Any], aggregate: str) -> None:
+    (got,) = job(_ranked("r", spec)).window.aggregates
+    assert str(got) == aggregate
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ({"$top": {"output": "$d"}}, "$top needs sortBy"),
+        ({"$top": {"sortBy": {"w": 2}, "output": "$d"}}, "$top.sortBy.w must be 1 or -1"),
+        ({"$top": {"sortBy": {}, "output": "$d"}}, "$top.sortBy names no field"),
+        ({"$topN": {"sortBy": {"w": 1}, "output": "$d"}}, "$topN needs n"),
+        ({"$topN": {"n": 0, "sortBy": {"w": 1}, "output": "$d"}}, "$topN.n must be a positive"),
+        ({"$top": {"sortBy": {"w": 1}, "output": ["$d", "$w"]}}, "must be a field path"),
+        ({"$bottom": {"sortBy": {"w": 1}, "output": "$d", "x": 1}}, "x"),
+    ],
+)
+def test_top_and_bottom_refusals(spec: dict[str, Any], message: str) -> None:
+    with pytest.raises(QueryError) as caught:
+        job(_ranked("r", spec))
+    assert message in str(caught.value)
+    assert str(caught.value).startswith("p.json:")

@@ -172,14 +172,41 @@ def test_pass_through_queries_and_with_steps() -> None:
             "UPPERCASE(...) is not supported",
         ),
         (
-            "SELECT Collect(v) AS c FROM i GROUP BY TumblingWindow(s, 5)",
+            "SELECT CountIf(v > 1) AS c FROM i GROUP BY TumblingWindow(s, 5)",
             "1:8",
-            "the aggregate COLLECT",
+            "the aggregate COUNTIF",
         ),
         (
             "SELECT TopOne(v) AS c FROM i GROUP BY TumblingWindow(s, 5)",
             "1:8",
-            "the aggregate TOPONE",
+            "TOPONE(...) needs OVER (ORDER BY column [ASC|DESC])",
+        ),
+        (
+            "SELECT TopOne() OVER (PARTITION BY k ORDER BY v LIMIT DURATION(second, 5)) AS c "
+            "FROM i GROUP BY TumblingWindow(s, 5)",
+            "1:17",
+            "the analytic form is not supported yet",
+        ),
+        (
+            "SELECT CollectTop(0) OVER (ORDER BY v) AS c FROM i GROUP BY TumblingWindow(s, 5)",
+            "1:8",
+            "the number of events is an integer of 1 or more",
+        ),
+        (
+            "SELECT Percentile_Cont(1.5) OVER (ORDER BY v) AS c FROM i "
+            "GROUP BY TumblingWindow(s, 5)",
+            "1:8",
+            "the fraction must be from 0 to 1",
+        ),
+        (
+            "SELECT TopOne() OVER (ORDER BY v + 1) AS c FROM i GROUP BY TumblingWindow(s, 5)",
+            "1:32",
+            "ORDER BY takes column names",
+        ),
+        (
+            "SELECT SUM(v) OVER (ORDER BY v) AS c FROM i GROUP BY TumblingWindow(s, 5)",
+            "1:15",
+            "the analytic form of an aggregate",
         ),
         (
             "SELECT SUM(COUNT(*)) AS s FROM i GROUP BY TumblingWindow(s, 5)",
@@ -418,3 +445,36 @@ def test_where_having_and_computed_columns_are_translated() -> None:
         ("bee", "b"),
         ("c", "a * 2 + -b % 3"),
     ]
+
+
+def test_ordered_and_statistical_aggregates() -> None:
+    """Semantics §6.12: TopOne, CollectTop, Collect, the percentiles and STDEV/VAR, with
+    OVER (ORDER BY ...) read as the job's ``over (order by ...)``; HAVING on one."""
+    j = job(
+        "SELECT Make, TopOne() OVER (ORDER BY Speed DESC) AS Fastest, "
+        "CollectTop(2, LicensePlate) OVER (ORDER BY Speed DESC, Time) AS Top2, "
+        "CollectTop(3) OVER (ORDER BY Speed asc) AS Top3, "
+        "Collect(LicensePlate) AS Plates, Collect() AS Cars, "
+        "PERCENTILE_CONT(0.5) OVER (ORDER BY Speed) AS Median, "
+        "Percentile_Disc(1) OVER (ORDER BY Speed DESC) AS Top, "
+        "STDEV(Speed) AS Sd, STDEVP(Speed) AS Sdp, VAR(Speed * 2) AS V, VARP(Speed) AS Vp, "
+        "TopOne(Speed * 2) OVER (ORDER BY Time) AS First2 "
+        "FROM Input TIMESTAMP BY Time GROUP BY Make, TumblingWindow(second, 10) "
+        "HAVING STDEV(Speed) > 1"
+    )
+    w = j.window
+    assert [str(a) for a in w.aggregates] == [
+        "topone() over (order by Speed desc)",
+        "collecttop(2, LicensePlate) over (order by Speed desc, Time asc)",
+        "collecttop(3) over (order by Speed asc)",
+        "collect(LicensePlate)",
+        "collect()",
+        "percentile_cont(0.5) over (order by Speed asc)",
+        "percentile_disc(1.0) over (order by Speed desc)",
+        "stdev(Speed)",
+        "stdevp(Speed)",
+        "var(Speed * 2)",
+        "varp(Speed)",
+        "topone(Speed * 2) over (order by Time asc)",
+    ]
+    assert w.having == "Sd > 1"

@@ -16,9 +16,18 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from sparktide.core.records import value_key
+from sparktide.core.ordered import (
+    order_rank,
+    ordered_values,
+    percentile_cont,
+    percentile_disc,
+    ranked,
+    spread,
+)
+from sparktide.core.records import jsonable, value_key
 from sparktide.expr import OTHER, evaluate, value_of
 from sparktide.job import Aggregate
+from sparktide.job.aggregates import NUMERIC_FUNCTIONS
 
 __all__ = ["Accumulator", "accumulate", "aggregated_value"]
 
@@ -64,13 +73,13 @@ class Accumulator:
         state = self._state
         for i, aggregate in enumerate(self._aggregates):
             function = aggregate.function
-            if aggregate.expression is not None:
-                value = aggregated_value(aggregate, fields)
-            elif aggregate.column is None:  # count(*)
+            if aggregate.counts_rows:  # count(*)
                 state[i] += 1
                 continue
-            else:
-                value = fields.get(aggregate.column)
+            value = _value(aggregate, fields)
+            if function in _KEEPS_ALL:
+                state[i].append((order, _order_keys(aggregate, fields), value))
+                continue
             if function in ("first", "last"):
                 current = state[i]
                 if (
@@ -84,7 +93,7 @@ class Accumulator:
                 continue
             if function == "count":
                 state[i] += 1
-            elif function in ("sum", "avg"):
+            elif function in ("sum", "avg", "stdev", "stdevp", "var", "varp"):
                 state[i].append(value)
             elif function == "min":
                 if state[i] is None or _rank(value) < _rank(state[i]):
@@ -101,8 +110,65 @@ class Accumulator:
         """The aggregate values, by output name."""
         out: dict[str, Any] = {}
         for aggregate, state in zip(self._aggregates, self._state, strict=True):
-            out[aggregate.name] = _final(aggregate.function, state)
+            if aggregate.function in _KEEPS_ALL:
+                out[aggregate.name] = _ordered_final(aggregate, state)
+            else:
+                out[aggregate.name] = _final(aggregate.function, state)
         return out
+
+
+#: Aggregates that keep every row's (order, order keys, value) until the window closes.
+_KEEPS_ALL = (
+    "collect",
+    "topone",
+    "collecttop",
+    "topn",
+    "bottomone",
+    "bottomn",
+    "percentile_cont",
+    "percentile_disc",
+)
+
+
+def _value(aggregate: Aggregate, fields: dict[str, Any]) -> Any:
+    """The value one record adds: its expression's, its column's, or the whole record."""
+    if aggregate.expression is not None:
+        return aggregated_value(aggregate, fields)
+    if aggregate.whole_record:
+        return jsonable(fields)
+    column = aggregate.value_column
+    value = fields.get(column) if column is not None else None
+    return jsonable(value) if aggregate.function in _KEEPS_ALL else value
+
+
+def _order_keys(aggregate: Aggregate, fields: dict[str, Any]) -> tuple[Any, ...]:
+    return tuple(order_rank(fields.get(column)) for column, _ in aggregate.order_by)
+
+
+def _ordered_final(aggregate: Aggregate, state: list[Any]) -> Any:
+    """The value of an aggregate of :data:`_KEEPS_ALL` from its rows."""
+    function = aggregate.function
+    if function == "collect":
+        return [value for _, _, value in sorted(state, key=lambda row: row[0])]
+    descending = [d for _, d in aggregate.order_by]
+    if function == "percentile_cont":
+        values = [value for _, _, value in state]
+        return percentile_cont(values, aggregate.argument, descending[0])  # type: ignore[arg-type]
+    if function == "percentile_disc":
+        rows = [(order, value) for order, _, value in state]
+        return percentile_disc(rows, aggregate.argument, descending[0])  # type: ignore[arg-type]
+    items = ordered_values(state, descending)
+    if function == "topone":
+        return items[0][1] if items else None
+    if function == "bottomone":
+        return items[-1][1] if items else None
+    n = aggregate.argument
+    assert isinstance(n, int)
+    if function == "topn":
+        return [value for _, value in items[:n]]
+    if function == "bottomn":
+        return [value for _, value in items[-n:]]
+    return ranked(items, n)
 
 
 def aggregated_value(aggregate: Aggregate, fields: dict[str, Any]) -> Any:
@@ -115,7 +181,7 @@ def aggregated_value(aggregate: Aggregate, fields: dict[str, Any]) -> Any:
     value = evaluate(expr, lambda name: value_of(fields.get(name)))
     if value is OTHER:
         return None
-    if aggregate.function in ("sum", "avg") and (
+    if aggregate.function in NUMERIC_FUNCTIONS and (
         isinstance(value, bool) or not isinstance(value, (int, float))
     ):
         return None
@@ -125,7 +191,7 @@ def aggregated_value(aggregate: Aggregate, fields: dict[str, Any]) -> Any:
 def _initial(function: str) -> Any:
     if function == "count":
         return 0
-    if function in ("sum", "avg", "collect_list"):
+    if function in ("sum", "avg", "collect_list", *_KEEPS_ALL, "stdev", "stdevp", "var", "varp"):
         return []
     if function == "count_distinct":
         return set()
@@ -150,6 +216,8 @@ def _final(function: str, state: Any) -> Any:
         return [value for _, value in sorted(state, key=lambda item: item[0])]
     if function == "count_distinct":
         return len(state)
+    if function in ("stdev", "stdevp", "var", "varp"):
+        return spread(function, state)
     return state  # min, max
 
 

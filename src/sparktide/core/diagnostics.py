@@ -312,7 +312,8 @@ def named_columns(job: Any) -> list[NamedColumn]:
         for column in window.group_by:
             add(column, "window.group_by")
         for a in window.aggregates:
-            add(a.column, f"window.aggregates.{a.name} = {a.function}({a.column})")
+            for column in a.columns:
+                add(column, f"window.aggregates.{a.name} = {a}")
     if job.join is not None:
         for column in job.join.on:
             add(column, "join.on")

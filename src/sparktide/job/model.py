@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from sparktide.job import rules
+from sparktide.job.aggregates import NUMERIC_FUNCTIONS
 from sparktide.job.analytic import Analytic, check_analytics
 from sparktide.job.expressions import Filter, Projection
 from sparktide.job.join import Join
@@ -125,13 +126,15 @@ class Job:
 
     @property
     def numeric_columns(self) -> frozenset[str]:
-        """Columns that must hold numbers or null: the inputs of ``sum`` and ``avg``."""
+        """Columns that must hold numbers or null: the inputs of ``sum``, ``avg``,
+        ``stdev``, ``stdevp``, ``var`` and ``varp``, and the order column of a percentile."""
         if self.window is None:
             return frozenset()
         return frozenset(
-            a.column
+            a.value_column
             for a in self.window.aggregates
-            if a.function in ("sum", "avg") and a.column is not None
+            if a.value_column is not None
+            and (a.function in NUMERIC_FUNCTIONS or a.function.startswith("percentile_"))
         )
 
     @property

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from sparktide.errors import ConfigError
-from sparktide.expr import Expr, Ref, parse_expression, to_text
+from sparktide.expr import Expr, parse_expression
+from sparktide.job.aggregates import AGGREGATE_FUNCTIONS, ALL_AGGREGATE_FUNCTIONS, Aggregate
 from sparktide.job.expressions import check_references, no_input_fields, parse_text
 from sparktide.job.values import (
     OWN_WINDOW_FIELDS,
@@ -24,6 +24,7 @@ from sparktide.time import format_duration
 
 __all__ = [
     "AGGREGATE_FUNCTIONS",
+    "ALL_AGGREGATE_FUNCTIONS",
     "BOUNDARIES",
     "GRID_WINDOWS",
     "LATE_ACTIONS",
@@ -38,105 +39,8 @@ WINDOW_TYPES = ("tumbling", "hopping", "sliding", "session", "snapshot")
 GRID_WINDOWS = ("tumbling", "hopping")
 BOUNDARIES = ("start", "end")
 LATE_ACTIONS = ("dead_letter", "drop")
-#: Aggregate functions a job may name, with whether they take ``*``.
-AGGREGATE_FUNCTIONS = (
-    "count",
-    "sum",
-    "min",
-    "max",
-    "avg",
-    "first",
-    "last",
-    "collect_list",
-    "count_distinct",
-)
-_AGGREGATE_CALL = re.compile(r"\s*([A-Za-z_]+)\s*\((.*)\)\s*\Z", re.DOTALL)
-AGGREGATE_TEXT = re.compile(r"\s*([A-Za-z_]+)\s*\(\s*(\*|[A-Za-z_][A-Za-z0-9_\-]*)\s*\)\s*\Z")
 #: The most windows one event may fall into (hopping: size / hop).
 MAX_WINDOWS_PER_EVENT = 10_000
-
-
-@dataclass(frozen=True)
-class Aggregate:
-    """One named aggregate of a window, such as ``total = "sum(value)"``.
-
-    Parameters
-    ----------
-    name
-        The output column.
-    function
-        One of :data:`AGGREGATE_FUNCTIONS`.
-    column
-        The input column, or ``None`` for ``count(*)`` and an expression.
-    expression
-        An expression over the record's fields (:mod:`sparktide.expr`) aggregated in
-        place of a column, such as ``"CAST(weight AS bigint)"`` (semantics §6.12).
-    """
-
-    name: str
-    function: str
-    column: str | None = None
-    expression: str | None = None
-
-    def __post_init__(self) -> None:
-        key = f"window.aggregates.{self.name}"
-        check_column(self.name, key, optional=False)
-        check_choice(self.function, AGGREGATE_FUNCTIONS, key)
-        if self.expression is not None:
-            if self.column is not None:
-                raise ConfigError(key, "takes a column or an expression, not both")
-            no_input_fields(parse_text(self.expression, key), key)
-            return
-        if self.column is None and self.function != "count":
-            raise ConfigError(key, f"{self.function}(*) is not allowed; name a column")
-        check_column(self.column, key)
-
-    @property
-    def parsed(self) -> Expr | None:
-        """The parsed expression (``None`` for a column or ``count(*)``)."""
-        if self.expression is None:
-            return None
-        return parse_expression(self.expression, f"window.aggregates.{self.name}")
-
-    @classmethod
-    def parse(cls, name: str, text: Any) -> Aggregate:
-        """Parse ``"sum(value)"`` or ``"count(*)"`` by a strict grammar (no SQL, no eval)."""
-        key = f"window.aggregates.{name}"
-        match = AGGREGATE_TEXT.match(text) if isinstance(text, str) else None
-        call = _AGGREGATE_CALL.match(text) if isinstance(text, str) and match is None else None
-        if match is None and call is None:
-            raise ConfigError(
-                key, f"expected FUNCTION(column), FUNCTION(expression) or count(*), got {text!r}"
-            )
-        if call is not None:  # an expression: "sum(CAST(weight AS bigint))"
-            function = call.group(1).lower()
-            if function not in AGGREGATE_FUNCTIONS:
-                raise ConfigError(
-                    key,
-                    f"unknown aggregate {function!r}; use one of {', '.join(AGGREGATE_FUNCTIONS)}",
-                )
-            try:
-                inner = parse_text(call.group(2), key)
-            except ConfigError as exc:
-                raise ConfigError(
-                    key,
-                    f"expected FUNCTION(column), FUNCTION(expression) or count(*), got "
-                    f"{text!r}: {str(exc).split(': ', 1)[-1]}",
-                ) from None
-            if isinstance(inner, Ref) and inner.input is None:
-                return cls(name, function, inner.name)
-            return cls(name, function, expression=to_text(inner))
-        assert match is not None
-        function, column = match.group(1).lower(), match.group(2)
-        if function not in AGGREGATE_FUNCTIONS:
-            raise ConfigError(
-                key,
-                f"unknown aggregate {function!r}; use one of {', '.join(AGGREGATE_FUNCTIONS)}",
-            )
-        return cls(name, function, None if column == "*" else column)
-
-    def __str__(self) -> str:
-        return f"{self.function}({self.expression or self.column or '*'})"
 
 
 @dataclass(frozen=True)

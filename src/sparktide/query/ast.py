@@ -74,14 +74,16 @@ class Literal:
 
 @dataclass(frozen=True)
 class Over:
-    """The ``OVER (...)`` of an analytic function (or of ``SessionWindow``):
-    ``PARTITION BY`` expressions, ``LIMIT DURATION(unit, length)`` as ``(unit, length,
-    position)``, ``WHEN`` condition."""
+    """The ``OVER (...)`` of an analytic function (or of ``SessionWindow``, or of an
+    ordered aggregate): ``PARTITION BY`` expressions, ``LIMIT DURATION(unit, length)`` as
+    ``(unit, length, position)``, ``WHEN`` condition, ``ORDER BY`` as ``(expression,
+    descending)`` pairs."""
 
     partition_by: tuple[Any, ...]
     limit: tuple[str, Any, Pos] | None
     when: Any | None
     pos: Pos
+    order_by: tuple[tuple[Any, bool], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from sparktide.job import Aggregate
 from sparktide.spark.columns import (
     RELEASE_ORDER,
 )
+from sparktide.spark.ordered import ordered_plan
 from sparktide.spark.sql import field
 
 __all__ = [
@@ -32,6 +33,21 @@ __all__ = [
 _INTS = "('TINYINT', 'SMALLINT', 'INT', 'BIGINT')"
 _MAX_DOUBLE = "1.7976931348623157E308D"
 ORDER = ", ".join(RELEASE_ORDER)
+#: Aggregates planned by :mod:`sparktide.spark.ordered`.
+ORDERED = (
+    "collect",
+    "topone",
+    "collecttop",
+    "topn",
+    "bottomone",
+    "bottomn",
+    "percentile_cont",
+    "percentile_disc",
+    "stdev",
+    "stdevp",
+    "var",
+    "varp",
+)
 
 
 @dataclass(frozen=True)
@@ -130,8 +146,16 @@ def plan_aggregates(aggregates: tuple[Aggregate, ...]) -> list[AggregatePlan]:
     plans = []
     for i, aggregate in enumerate(aggregates):
         p = f"p{i}"
-        if aggregate.column is None and aggregate.expression is None:  # count(*)
+        if aggregate.counts_rows:  # count(*)
             plans.append(_count_rows(p))
+            continue
+        if aggregate.function in ORDERED:
+            v = None
+            if aggregate.expression is not None:
+                v = derived_column(i)
+            elif aggregate.column is not None:
+                v = field(aggregate.column)
+            plans.append(AggregatePlan(*ordered_plan(p, aggregate, v)))
             continue
         builder = _BUILDERS.get(aggregate.function)
         if builder is None:  # pragma: no cover - the job grammar allows nothing else

@@ -13,6 +13,7 @@ from pyspark.sql import functions as F
 
 from sparktide.expr import Ref, references
 from sparktide.job import Job
+from sparktide.job.aggregates import NUMERIC_FUNCTIONS
 from sparktide.spark.aggregates import derived_column, json_text
 from sparktide.spark.analytic import admission_columns, admission_names
 from sparktide.spark.columns import (
@@ -121,7 +122,7 @@ def _derived_variant(value: Value, function: str) -> str:
     """The variant an aggregate of an expression reads, as the reference's
     :func:`sparktide.core.aggregates.aggregated_value` gives it: the value's JSON
     (an array or object is null), and for ``sum``/``avg`` numbers only."""
-    if function in ("sum", "avg"):
+    if function in NUMERIC_FUNCTIONS:
         cases = []
         if value.i:
             cases.append(f"WHEN {value.i} IS NOT NULL THEN CAST({value.i} AS STRING)")

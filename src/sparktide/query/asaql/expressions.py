@@ -78,15 +78,32 @@ class ExpressionRules:
 
     def over(self, children: list[Any]) -> Over:
         partition: tuple[Expr, ...] = ()
+        order: tuple[tuple[Expr, bool], ...] = ()
         limit = when = None
         for child in children[1:]:
             if isinstance(child, tuple) and child and child[0] == "partition":
                 partition = child[1]
+            elif isinstance(child, tuple) and child and child[0] == "order":
+                order = child[1]
             elif isinstance(child, tuple) and child and child[0] == "limit":
                 limit = child[1:]
             elif isinstance(child, tuple) and child and child[0] == "when":
                 when = child[1]
-        return Over(partition, limit, when, position(children[0]))  # type: ignore[arg-type]
+        return Over(partition, limit, when, position(children[0]), order)  # type: ignore[arg-type]
+
+    def over_order(self, children: list[Any]) -> tuple[str, tuple[tuple[Expr, bool], ...]]:
+        word = children[0]
+        if str(word).casefold() != "order":
+            raise ValueError(f"{word.pos.line}:{word.pos.column}: expected ORDER BY")
+        return ("order", tuple(c for c in children[1:] if isinstance(c, tuple)))
+
+    def order_key(self, children: list[Any]) -> tuple[Expr, bool]:
+        if len(children) == 1:
+            return (children[0], False)
+        word = children[1]
+        if str(word).casefold() not in ("asc", "desc"):
+            raise ValueError(f"{word.pos.line}:{word.pos.column}: expected ASC or DESC")
+        return (children[0], str(word).casefold() == "desc")
 
     def over_partition(self, children: list[Any]) -> tuple[str, tuple[Expr, ...]]:
         return ("partition", tuple(c for c in children if not isinstance(c, Token)))

@@ -128,7 +128,7 @@ class TreeBuilder(ExpressionRules, Transformer):  # type: ignore[type-arg]
         over: tuple[Column, ...] = ()
         if isinstance(expr, Call) and expr.over is not None:  # SessionWindow(...) OVER (...)
             spec = expr.over
-            if spec.limit is not None or spec.when is not None:
+            if spec.limit is not None or spec.when is not None or spec.order_by:
                 raise self.refuse(spec.pos, "OVER in GROUP BY takes PARTITION BY only")
             for column in spec.partition_by:
                 if not isinstance(column, Column):

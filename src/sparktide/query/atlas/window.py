@@ -32,6 +32,10 @@ _ACCUMULATORS = {
 }
 
 
+#: ``$top``, ``$bottom``, ``$topN``, ``$bottomN`` and the sparktide functions they become.
+_RANKED = {"$top": "topone", "$bottom": "bottomone", "$topN": "topn", "$bottomN": "bottomn"}
+
+
 class WindowStage(Documents):
     """Reads a pipeline's window stage, noting what a reader of the job should know."""
 
@@ -172,6 +176,8 @@ class WindowStage(Documents):
                     arg.pos, f"$sum: {arg.value} is not supported yet; $sum: 1 counts documents"
                 )
             return "count(*)"
+        if op in _RANKED:
+            return self.ranked(op, arg)
         function = _ACCUMULATORS.get(op)
         if function is None:
             raise self.refuse(pos, f"the accumulator {op} is not supported yet")
@@ -183,3 +189,38 @@ class WindowStage(Documents):
                 + ("; null values are left out" if function == "collect_list" else "")
             )
         return f"{function}({column})"
+
+    def ranked(self, op: str, node: Node) -> str:
+        """``{$top: {sortBy: {f: 1|-1, ...}, output: "$field" | "$$ROOT"}}`` (and
+        ``$bottom``; ``$topN`` / ``$bottomN`` with ``n``) → ``topone(field) over (order
+        by f asc, ...)`` and the like."""
+        function = _RANKED[op]
+        counted = op.endswith("N")
+        doc = self.mapping(node, op)
+        needed = ("n", "sortBy", "output") if counted else ("sortBy", "output")
+        self.keys(node, needed, op)
+        for key in needed:
+            if key not in doc:
+                raise self.refuse(node.pos, f"{op} needs {key}")
+        sort = self.mapping(doc["sortBy"], f"{op}.sortBy")
+        if not sort:
+            raise self.refuse(doc["sortBy"].pos, f"{op}.sortBy names no field")
+        keys = []
+        for name, direction in sort.items():
+            check_column(name, doc["sortBy"].keys[name], self.refuse, "field")
+            if direction.value not in (1, -1) or isinstance(direction.value, bool):
+                raise self.refuse(direction.pos, f"{op}.sortBy.{name} must be 1 or -1")
+            keys.append(f"{name} {'asc' if direction.value == 1 else 'desc'}")
+        output = doc["output"]
+        value = "" if output.value == "$$ROOT" else self.field_path(output, f"{op}.output")
+        count = ""
+        if counted:
+            n = doc["n"].value
+            if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+                raise self.refuse(doc["n"].pos, f"{op}.n must be a positive integer")
+            count = f"{n}, " if value else str(n)
+        self.notes.append(
+            f"{op}: ties in sortBy are in timestamp order (then arrival order); null and "
+            "missing values sort first, numbers before text before anything else"
+        )
+        return f"{function}({count}{value}) over (order by {', '.join(keys)})"

@@ -11,22 +11,25 @@ having``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 
 from sparktide import expr as E
 from sparktide.job.values import OWN_WINDOW_FIELDS, own_names
-from sparktide.query.ast import Call, Column, FromSource, Pos, Select, SelectItem, Star
+from sparktide.query.ast import Call, Column, Expr, FromSource, Pos, Select, SelectItem, Star
 from sparktide.query.exprs import convert
 from sparktide.query.refusal import is_column_name
 from sparktide.query.translate.context import (
     AGGREGATES,
+    ORDERED_AGGREGATES,
     OTHER_AGGREGATES,
     Context,
     is_scalar,
     is_timestamp,
 )
 from sparktide.query.translate.fields import Fields
+from sparktide.query.translate.ordered import ordered_aggregate
 
 __all__ = ["Aggregates", "WindowColumns"]
 
@@ -216,7 +219,8 @@ class Aggregates:
                 raise self.refuse(
                     call.pos,
                     f"the aggregate {call.text[:-2].upper()} is not supported yet; use COUNT, "
-                    "SUM, AVG, MIN or MAX",
+                    "SUM, AVG, MIN, MAX, COLLECT, TOPONE, COLLECTTOP, PERCENTILE_CONT, "
+                    "PERCENTILE_DISC, STDEV, STDEVP, VAR or VARP",
                 )
             raise self.refuse(
                 call.pos,
@@ -225,6 +229,16 @@ class Aggregates:
                 "System.Timestamp())",
             )
         name = AGGREGATES[function]
+        if function in ORDERED_AGGREGATES:
+            return ordered_aggregate(call, self._value(source), self._order(source), self.refuse)
+        if call.over is not None:
+            raise self.refuse(
+                call.over.pos,
+                f"{call.text[:-2].upper()}(...) OVER (...): the analytic form of an aggregate "
+                "is not supported yet; aggregate over a window in GROUP BY",
+            )
+        if function == "collect" and not call.args and not call.star:
+            return "collect()"  # the whole records
         if call.star:
             if name != "count":
                 raise self.refuse(call.pos, f"{call.text[:-2]}(*): only COUNT takes *")
@@ -254,3 +268,23 @@ class Aggregates:
                 )
             return f"count_distinct({column})"
         return f"{name}({column})"
+
+    def _value(self, source: FromSource) -> Callable[[Expr], str]:
+        """Reads an aggregate's argument: a column's name, or an expression's text."""
+
+        def value(arg: Expr) -> str:
+            if isinstance(arg, Column):
+                return self.fields.column(arg, source)
+            inner = convert(
+                arg,
+                lambda n: self.fields.field_leaf(n, source, "an aggregate"),
+                self.refuse,
+                "an aggregate",
+            )
+            return E.to_text(inner)
+
+        return value
+
+    def _order(self, source: FromSource) -> Callable[[Column], str]:
+        """Reads an ORDER BY column."""
+        return lambda column: self.fields.column(column, source)

@@ -36,6 +36,8 @@ class AnalyticColumns:
             return E.to_text(convert(node, field, self.refuse, clause))
 
         over = call.over
+        if over is not None and over.order_by:
+            raise self.refuse(over.pos, f"{function.upper()} takes no ORDER BY in OVER")
         table: dict[str, Any] = {"function": function}
         args = list(call.args)
         if function == "isfirst":

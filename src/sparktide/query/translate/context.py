@@ -19,6 +19,7 @@ from sparktide.query.refusal import Refuse
 
 __all__ = [
     "AGGREGATES",
+    "ORDERED_AGGREGATES",
     "OTHER_AGGREGATES",
     "Context",
     "describe",
@@ -30,20 +31,26 @@ __all__ = [
 ]
 
 #: Stream Analytics aggregates and the sparktide functions they become.
-AGGREGATES = {"count": "count", "sum": "sum", "avg": "avg", "min": "min", "max": "max"}
+AGGREGATES = {
+    "count": "count",
+    "sum": "sum",
+    "avg": "avg",
+    "min": "min",
+    "max": "max",
+    "collect": "collect",
+    "stdev": "stdev",
+    "stdevp": "stdevp",
+    "var": "var",
+    "varp": "varp",
+    "topone": "topone",
+    "collecttop": "collecttop",
+    "percentile_cont": "percentile_cont",
+    "percentile_disc": "percentile_disc",
+}
+#: Stream Analytics aggregates that take ``OVER (ORDER BY ...)``.
+ORDERED_AGGREGATES = ("topone", "collecttop", "percentile_cont", "percentile_disc")
 #: Stream Analytics aggregates sparktide cannot compute yet (refused by name).
-OTHER_AGGREGATES = (
-    "collect",
-    "collecttop",
-    "topone",
-    "percentile_cont",
-    "percentile_disc",
-    "stdev",
-    "stdevp",
-    "var",
-    "varp",
-    "countif",
-)
+OTHER_AGGREGATES = ("countif",)
 
 
 @dataclass

@@ -56,6 +56,7 @@ class KernelPlan:
     numeric: tuple[str, ...]
     carried: tuple[str, ...]
     raw: bool  # whether vouched lines keep their text (released events need it)
+    whole: bool = False  # whether ``mj`` is the whole record (``topone()``, ``collect()``)
 
     @property
     def fields(self) -> tuple[str, ...]:
@@ -72,7 +73,7 @@ def carried_fields(job: Job) -> tuple[str, ...]:
     carried: list[str] = []
     if job.window is not None:
         carried += job.window.group_by
-        carried += [a.column for a in job.window.aggregates if a.column is not None]
+        carried += [c for a in job.window.aggregates for c in a.columns]
     carried += expression_fields(job)
     return tuple(dict.fromkeys(carried))
 
@@ -89,6 +90,7 @@ def kernel_plan(job: Job) -> KernelPlan:
         numeric=tuple(sorted(job.numeric_columns)),
         carried=carried,
         raw=job.window is None,
+        whole=job.window is not None and any(a.whole_record for a in job.window.aggregates),
     )
 
 
@@ -237,6 +239,8 @@ def _compact(
     either way); a floating-point column takes its tokens from the line, so ``1.50`` and
     ``1e3`` keep their form."""
     n = table.num_rows
+    if plan.whole:  # (a plain line is one flat object: its text is the whole record)
+        return pc.cast(lines, pa.string())
     if not plan.carried:
         return pa.repeat(pa.scalar("{}"), n)
     parts = []

@@ -77,6 +77,8 @@ def vouched_values(
         return _not_vouched()
     event, arrival, pid, key = found
     carried = [n for n in carried_fields(job) if n in by_name]
+    if job.window is not None and any(a.whole_record for a in job.window.aggregates):
+        carried = list(values)  # (topone(), collect(): the whole record, as the JSON route)
     mj = (
         f"to_json(named_struct({', '.join(f'{sql_string(n)}, {values[n]}' for n in carried)}), "
         f"{JSON_OPTIONS})"

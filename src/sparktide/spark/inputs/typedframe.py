@@ -110,12 +110,12 @@ def check_frame(job: Job, schema: T.StructType) -> None:
         return
     for name in job.window.group_by:
         column("window.group_by", name)
+    numeric = job.numeric_columns
     for aggregate in job.window.aggregates:
-        if aggregate.column is None:
-            continue
-        kind = column(f"window.aggregates.{aggregate.name}", aggregate.column)
-        if aggregate.function in ("sum", "avg") and not isinstance(kind, _NUMBERS):
-            raise bad(f"window.aggregates.{aggregate.name}", aggregate.column, kind, "not a number")
+        for name in aggregate.columns:
+            kind = column(f"window.aggregates.{aggregate.name}", name)
+            if name in numeric and not isinstance(kind, _NUMBERS):
+                raise bad(f"window.aggregates.{aggregate.name}", name, kind, "not a number")
 
 
 def instants(frame: DataFrame, job: Job) -> DataFrame:
