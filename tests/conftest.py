@@ -17,8 +17,10 @@ weight is one Spark job's, or the marker's.
 The JVMs of child processes (``CHILD_JVM_OPTIONS``) compile with the JIT's first tier
 only and collect garbage on one thread: they live seconds, where the optimising compiler
 and the parallel collector would take the cores the tests need. The session's JVM lives
-the whole run and keeps the JVM's defaults (tests/spark/conftest.py). It changes no
-record: ``$JDK_JAVA_OPTIONS``, if set, is left as it is.
+the whole run and keeps the JVM's defaults (tests/spark/conftest.py). Like the session,
+the children evaluate expressions without generating Java code (``CHILD_SPARK_ARGUMENTS``,
+read by PySpark when it starts a JVM; tests/spark/conftest.py says why). Neither changes
+a record: ``$JDK_JAVA_OPTIONS`` and ``$PYSPARK_SUBMIT_ARGS``, if set, are left as they are.
 """
 
 from __future__ import annotations
@@ -29,6 +31,11 @@ import pytest
 
 CHILD_JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 os.environ.setdefault("JDK_JAVA_OPTIONS", CHILD_JVM_OPTIONS)
+CHILD_SPARK_ARGUMENTS = (
+    "--conf spark.sql.codegen.wholeStage=false "
+    "--conf spark.sql.codegen.factoryMode=NO_CODEGEN pyspark-shell"
+)
+os.environ.setdefault("PYSPARK_SUBMIT_ARGS", CHILD_SPARK_ARGUMENTS)
 
 
 def _weight(item: pytest.Item) -> int:

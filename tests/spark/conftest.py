@@ -3,9 +3,10 @@
 The session evaluates expressions without generating Java code (Spark's own test setting,
 ``spark.sql.codegen.factoryMode = NO_CODEGEN``): the results are the same, and on the
 suite's small micro-batches, where compiling each new plan costs more than running it, a
-Spark test takes about a quarter less CPU. Tests marked ``codegen`` (and every
-``sparktide run`` child process, the benchmarks and ``make demo``) run with whole-stage
-code generation, as users' jobs do.
+Spark test takes about a quarter less CPU. The ``sparktide run`` child processes of the
+crash, restart and interrupt tests do the same (tests/conftest.py). Tests marked
+``codegen``, the benchmarks and ``make demo`` run with whole-stage code generation, as
+users' jobs do.
 """
 
 from __future__ import annotations
