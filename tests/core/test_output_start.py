@@ -12,6 +12,8 @@ and several start points per input. The generator is the window properties' own
 from __future__ import annotations
 
 import dataclasses
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -30,7 +32,7 @@ from tests.core.test_window_properties import (
     Scenario,
     general_scenarios,
 )
-from tests.test_transcripts import PATHS, build_job, build_records, load, run_options
+from tests.test_transcripts import PATHS, build_job, build_records, jsonable, load, run_options
 
 ADMITTED = ("accepted", "adjusted")
 
@@ -142,15 +144,17 @@ def _transcript_results(job: Job, result: Result, start: int | None) -> dict[str
 
 @pytest.mark.parametrize("early", [None, SECOND], ids=["as_written", "early_1s"])
 @pytest.mark.parametrize("path", PATHS, ids=[p.stem for p in PATHS])
-def test_every_transcript_from_any_start_time(path, early) -> None:
+def test_every_transcript_from_any_start_time(path, early, tmp_path) -> None:
     """Each worked example (joins, unions, analytic columns, CTIs, lifetimes, every
     window...) started at each of its event and arrival times, and 1 µs after them,
     writes what it writes over the whole input from there on; also with an early-arrival
     limit of 1 s (both runs), which puts the read point inside the input."""
     data = load(path)
-    job = build_job(data["job"])
-    if job.references:
-        pytest.skip("reference data is read from a file the transcript runner writes")
+    paths = {}  # reference data: each table's rows in a JSONL file, as run_transcript does
+    for name, rows in data["run"].get("reference", {}).items():
+        paths[name] = str(tmp_path / f"{name}.jsonl")
+        Path(paths[name]).write_text("".join(json.dumps(jsonable(r)) + "\n" for r in rows))
+    job = build_job(data["job"], paths)
     if early is not None:
         job = dataclasses.replace(
             job, ordering=dataclasses.replace(job.ordering, early_arrival=early)
