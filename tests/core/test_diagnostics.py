@@ -255,3 +255,30 @@ def test_check_columns_refuses_a_schema_without_a_named_column():
     with pytest.raises(ConfigError, match=r"^window\.aggregates\.avg_t: column 'temprature'"):
         check_columns(job, ["t", "p", "devce"])
     check_columns(job, ["t", "devce", "temprature"], exempt=["p"])
+
+
+def test_each_partition_is_held_to_its_own_inputs_late_arrival():
+    """Semantics §7.8: with per-input tolerances a silent partition is reported once it
+    has been quiet for longer than its own input's ``late_arrival``."""
+    views = [
+        PartitionView("north/0", 0, 0),  # silent since 0 s, holds the job back
+        PartitionView("south/0", 0, 0),  # the same
+        PartitionView("south/1", 50 * SECOND, 50 * SECOND),  # ahead
+    ]
+    bounds = {"north": 60 * SECOND, "south": 20 * SECOND}
+    reported = not_progressing(
+        views,
+        now=30 * SECOND,
+        started=0,
+        late_arrival=lambda pid: bounds[pid.split("/")[0]],
+    )
+    assert [d["partition"] for d in reported] == ["south/0"]
+    assert "longer than late_arrival 20s" in reported[0]["message"]
+    # the only partition: reported on its own input's bound, never without one
+    only = views[1:2]
+    assert len(not_progressing(only, now=30 * SECOND, started=0, late_arrival=bounds.get)) == 0
+    assert (
+        len(not_progressing(only, now=30 * SECOND, started=0, late_arrival=lambda _: 20 * SECOND))
+        == 1
+    )
+    assert not_progressing(only, now=30 * SECOND, started=0, late_arrival=lambda _: None) == []

@@ -26,7 +26,7 @@ Each diagnostic is a JSON-able dict with a ``kind`` and a ``message`` in plain w
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -135,7 +135,7 @@ def not_progressing(
     *,
     now: int,
     started: int,
-    late_arrival: int | None,
+    late_arrival: int | Callable[[Any], int | None] | None,
     can_partition: bool = True,
 ) -> list[dict[str, Any]]:
     """``partition_not_progressing`` diagnostics of a merged job at processing time ``now``.
@@ -145,15 +145,18 @@ def not_progressing(
     when there are several, its watermark is the job's (the minimum) while some other
     partition's is ahead; the only partition of a job is reported on its silence alone
     (semantics §8.4). Without a late-arrival bound nothing is reported (there is no
-    "longer than L"). The message advises ``ordering.partitioned = true`` only when
+    "longer than L"). ``late_arrival`` may be a function of the partition: each input's
+    own tolerance (semantics §7.8). The message advises ``ordering.partitioned = true`` only when
     ``can_partition`` and there are several partitions (a join cannot: it follows the
     minimum over both inputs' partitions).
     """
     views = list(partitions)
-    if late_arrival is None or not views:
+    bound_of = late_arrival if callable(late_arrival) else lambda _: late_arrival
+    if not views:
         return []
     if len(views) == 1:
-        return _silent_only_partition(views[0], now, started, late_arrival)
+        bound = bound_of(views[0].partition)
+        return [] if bound is None else _silent_only_partition(views[0], now, started, bound)
     lowest = min(v.watermark for v in views)
     out = []
     for view in views:
@@ -161,9 +164,10 @@ def not_progressing(
             continue
         if not any(other.watermark > lowest for other in views):
             continue
+        bound = bound_of(view.partition)
         since = view.last_processing if view.last_processing is not None else started
         idle = now - since
-        if not is_finite(since) or idle <= late_arrival:
+        if bound is None or not is_finite(since) or idle <= bound:
             continue
         ahead = max(other.watermark for other in views)
         delivered = (
@@ -181,7 +185,7 @@ def not_progressing(
         )
         message = (
             f"partition {view.partition} {delivered} (longer than late_arrival "
-            f"{format_duration(late_arrival)}) and holds the job watermark back at {held}: "
+            f"{format_duration(bound)}) and holds the job watermark back at {held}: "
             f"{advice}"
         )
         out.append(

@@ -106,7 +106,9 @@ def run_diagnostics(engine: ReferenceEngine) -> list[dict[str, Any]]:
                 views,
                 now=clocks.now,
                 started=engine.started,
-                late_arrival=job.ordering.late_arrival,  # type: ignore[arg-type]
+                late_arrival=lambda pid: (
+                    job.policy_of(clocks.input_name(pid)).ordering.late_arrival
+                ),
                 can_partition=job.join is None or bool(job.references),
             )
         )

@@ -154,7 +154,7 @@ def diagnostics(
                 views,
                 now=now,
                 started=clock["started"],
-                late_arrival=late_bound,
+                late_arrival=lambda pid: context.of_partition(pid).late_arrival,
                 can_partition=job.join is None or bool(job.references),
             )
         )
