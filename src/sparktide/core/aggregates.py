@@ -27,7 +27,7 @@ from sparktide.core.ordered import (
 from sparktide.core.records import jsonable, value_key
 from sparktide.expr import OTHER, evaluate, value_of
 from sparktide.job import Aggregate
-from sparktide.job.aggregates import NUMERIC_FUNCTIONS
+from sparktide.job.aggregates import NUMERIC_FUNCTIONS, ORDERED_FUNCTIONS
 
 __all__ = ["Accumulator", "accumulate", "aggregated_value"]
 
@@ -118,16 +118,7 @@ class Accumulator:
 
 
 #: Aggregates that keep every row's (order, order keys, value) until the window closes.
-_KEEPS_ALL = (
-    "collect",
-    "topone",
-    "collecttop",
-    "topn",
-    "bottomone",
-    "bottomn",
-    "percentile_cont",
-    "percentile_disc",
-)
+_KEEPS_ALL = ("collect", *ORDERED_FUNCTIONS)
 
 
 def _value(aggregate: Aggregate, fields: dict[str, Any]) -> Any:

@@ -25,6 +25,7 @@ __all__ = [
     "NUMERIC_FUNCTIONS",
     "ORDERED_FUNCTIONS",
     "RECORD_FUNCTIONS",
+    "SPREAD_FUNCTIONS",
     "Aggregate",
 ]
 
@@ -55,6 +56,8 @@ ORDERED_FUNCTIONS = (
     "percentile_cont",
     "percentile_disc",
 )
+#: The spread of numbers: sample and population standard deviation and variance.
+SPREAD_FUNCTIONS = ("stdev", "stdevp", "var", "varp")
 #: Every aggregate function a job may name.
 ALL_AGGREGATE_FUNCTIONS = AGGREGATE_FUNCTIONS + ORDERED_FUNCTIONS
 #: Aggregates that give the whole record when they name no column (``topone()``).

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from sparktide.job import Aggregate
+from sparktide.job.aggregates import ORDERED_FUNCTIONS, SPREAD_FUNCTIONS
 from sparktide.spark.columns import (
     RELEASE_ORDER,
 )
@@ -34,20 +35,7 @@ _INTS = "('TINYINT', 'SMALLINT', 'INT', 'BIGINT')"
 _MAX_DOUBLE = "1.7976931348623157E308D"
 ORDER = ", ".join(RELEASE_ORDER)
 #: Aggregates planned by :mod:`sparktide.spark.ordered`.
-ORDERED = (
-    "collect",
-    "topone",
-    "collecttop",
-    "topn",
-    "bottomone",
-    "bottomn",
-    "percentile_cont",
-    "percentile_disc",
-    "stdev",
-    "stdevp",
-    "var",
-    "varp",
-)
+ORDERED = ("collect", *ORDERED_FUNCTIONS, *SPREAD_FUNCTIONS)
 
 
 @dataclass(frozen=True)
