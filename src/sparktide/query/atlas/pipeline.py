@@ -17,6 +17,8 @@ from sparktide.query.ast import Pos
 from sparktide.query.atlas.documents import Documents
 from sparktide.query.atlas.endpoints import Endpoints
 from sparktide.query.atlas.match import MatchStage
+from sparktide.query.atlas.operators import Operators
+from sparktide.query.atlas.shape import Shape, ShapeStage
 from sparktide.query.atlas.window import WindowStage
 from sparktide.query.bind import Bindings
 from sparktide.query.jobs import StatementJob, Translation, build_job
@@ -35,21 +37,18 @@ ATLAS_ORDERING = {
 }
 _WINDOW_STAGES = {"$tumblingWindow": "tumbling", "$hoppingWindow": "hopping"}
 _SINKS = ("$emit", "$merge")
+_SHAPE_STAGES = ("$project", "$addFields", "$set", "$unset")
 _KNOWN_STAGES = (
-    "$addFields",
     "$cachedLookup",
     "$externalFunction",
     "$group",
     "$https",
     "$lookup",
-    "$project",
     "$redact",
     "$replaceRoot",
     "$replaceWith",
     "$sessionWindow",
-    "$set",
     "$sort",
-    "$unset",
     "$unwind",
     "$validate",
 )
@@ -63,6 +62,8 @@ class _Stages:
     sink: tuple[str | None, Pos]  # the sink's name (None: no sink) and place
     window: dict[str, Any] | None = None
     matches: list[E.Expr] = field(default_factory=list)
+    having: list[E.Expr] = field(default_factory=list)  # $match after the window
+    select: dict[str, str] | None = None  # the written document, when a stage reshaped it
 
 
 class Pipeline(Documents):
@@ -75,8 +76,10 @@ class Pipeline(Documents):
         self.source = source
         self.notes: list[str] = []
         self.endpoints = Endpoints(self.refuse, bindings, self.notes)
-        self.windows = WindowStage(self.refuse, self.notes)
-        self.matches = MatchStage(self.refuse)
+        self.operators = Operators(self.refuse, Shape())
+        self.windows = WindowStage(self.refuse, self.notes, self.operators)
+        self.matches = MatchStage(self.refuse, self.operators)
+        self.shapes = ShapeStage(self.refuse, self.operators)
 
     def run(self) -> Translation:
         """The pipeline's translation: one job."""
@@ -95,7 +98,9 @@ class Pipeline(Documents):
             "output": output_table,
         }
         self.filter(read.matches, data)
-        self.window(read.window, data)
+        self.window(read.window, read.having, data)
+        if read.select is not None:
+            data["select"] = read.select
         job = build_job(data, self.bindings.base_dir, self.refuse, read.window_pos)
         start = stages[0].pos
         statement = StatementJob(job, tuple(self.notes), read.sink[0], start.line, start.column)
@@ -119,6 +124,7 @@ class Pipeline(Documents):
         """Read the stages after ``$source``: the sink last, ``$match`` before the window,
         one window; every other stage refused."""
         read = _Stages(window_pos=stages[0].pos, sink=(None, stages[-1].pos))
+        self.operators.shape = Shape()
         for index, stage in enumerate(stages[1:], start=1):
             name, body = self.stage_name(stage)
             pos = stage.keys[name]
@@ -131,18 +137,21 @@ class Pipeline(Documents):
                     raise self.refuse(pos, "a second window stage: a job has one window")
                 read.window = self.windows.window_stage(_WINDOW_STAGES[name], name, body)
                 read.window_pos = pos
+                self.operators.shape = Shape.of_window(
+                    read.window["group_by"], list(read.window["aggregates"])
+                )
             elif name == "$match":
-                if read.window is not None:
-                    raise self.refuse(
-                        pos, "$match after the window is not supported yet: it filters events"
-                    )
-                read.matches.append(self.matches.match(body))
+                condition = self.matches.match(body)
+                (read.matches if read.window is None else read.having).append(condition)
+            elif name in _SHAPE_STAGES:
+                self.operators.shape = self.shapes.stage(name, body, self.operators.shape, pos)
             elif name == "$source":
                 raise self.refuse(pos, "a second $source: a job reads one input")
             elif name in _KNOWN_STAGES:
                 raise self.refuse(pos, f"the stage {name} is not supported yet")
             else:
                 raise self.refuse(pos, f"unknown stage {name}")
+        read.select = self.operators.shape.select(self.refuse)
         return read
 
     def filter(self, matches: list[E.Expr], data: dict[str, Any]) -> None:
@@ -159,8 +168,11 @@ class Pipeline(Documents):
             "nothing (Atlas matches its elements)"
         )
 
-    def window(self, window: dict[str, Any] | None, data: dict[str, Any]) -> None:
-        """``[window]`` with the job file's ``[window]`` keys (which must agree)."""
+    def window(
+        self, window: dict[str, Any] | None, having: list[E.Expr], data: dict[str, Any]
+    ) -> None:
+        """``[window]`` with the job file's ``[window]`` keys (which must agree), and
+        ``having``: the ``$match`` stages after the window joined by AND."""
         if window is None:
             self.notes.append(
                 "no window: the job releases every event in timestamp order (Atlas emits "
@@ -173,6 +185,15 @@ class Pipeline(Documents):
                     f"window.{key}", f"is {value!r} but the pipeline says {window[key]!r}"
                 )
             window[key] = value
+        if having:
+            condition = having[0]
+            for more in having[1:]:
+                condition = E.Binary("AND", condition, more)
+            window["having"] = E.to_text(condition)
+            self.notes.append(
+                "$match after the window is [window] having: a window record that fails it "
+                "is not written (counted in windows_filtered)"
+            )
         data["window"] = window
 
     def ordering(self) -> dict[str, Any]:
