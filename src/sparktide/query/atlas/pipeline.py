@@ -138,7 +138,9 @@ class Pipeline(Documents):
                 read.window = self.windows.window_stage(_WINDOW_STAGES[name], name, body)
                 read.window_pos = pos
                 self.operators.shape = Shape.of_window(
-                    read.window["group_by"], list(read.window["aggregates"])
+                    read.window["group_by"],
+                    list(read.window["aggregates"]),
+                    self.windows.single_id,
                 )
             elif name == "$match":
                 condition = self.matches.match(body)

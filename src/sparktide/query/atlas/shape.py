@@ -37,15 +37,24 @@ class Shape:
     removed: dict[str, Pos] = field(default_factory=dict)
     changed: Pos | None = None
     what: str = "the input's documents"
+    aliases: dict[str, E.Expr] = field(default_factory=dict)  # read, not written
 
     @classmethod
-    def of_window(cls, group_by: list[str], aggregates: list[str]) -> Shape:
-        """The window records: grouping fields and accumulators."""
+    def of_window(cls, group_by: list[str], aggregates: list[str], single: bool) -> Shape:
+        """The window records: grouping fields and accumulators; ``$_id`` (``single``:
+        ``_id`` was one field) or ``$_id.f`` read the grouping fields."""
         names = [*group_by, *aggregates]
-        return cls({n: E.Ref(n) for n in names}, closed=True, what="the window's records")
+        shape = cls({n: E.Ref(n) for n in names}, closed=True, what="the window's records")
+        if single:
+            shape.aliases["_id"] = E.Ref(group_by[0])
+        else:
+            shape.aliases.update({f"_id.{g}": E.Ref(g) for g in group_by})
+        return shape
 
     def resolve(self, name: str, pos: Pos, refuse: Refuse) -> E.Expr:
         """The expression of the field ``name`` (refused if the document lacks it)."""
+        if name in self.aliases and name not in self.fields:
+            return self.aliases[name]
         if "." in name:
             raise refuse(pos, f"${name}: nested fields are not supported yet; flatten the input")
         if name in self.fields:
@@ -84,7 +93,7 @@ class ShapeStage(Documents):
     def stage(self, name: str, body: Node, shape: Shape, pos: Pos) -> Shape:
         """The shape after the stage ``name``."""
         out = Shape(dict(shape.fields), shape.closed, dict(shape.removed), shape.changed)
-        out.what = shape.what
+        out.what, out.aliases = shape.what, dict(shape.aliases)
         if out.changed is None:
             out.changed = pos
         if name == "$unset":

@@ -45,6 +45,7 @@ class WindowStage(Documents):
         super().__init__(refuse)
         self.notes = notes
         self.operators = operators
+        self.single_id = False  # whether the last $group's _id was one "$field"
 
     def plain(self, node: Node, what: str) -> str:
         """The column of the field path ``node``, refused when an earlier stage computed
@@ -160,6 +161,7 @@ class WindowStage(Documents):
 
     def group_id(self, node: Node) -> list[str]:
         """The grouping fields of ``_id``: none, ``"$field"``, or ``{name: "$name", ...}``."""
+        self.single_id = isinstance(node.value, str)
         if node.value is None:
             return []
         if isinstance(node.value, str):
