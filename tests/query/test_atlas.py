@@ -169,8 +169,13 @@ def test_yaml_pipelines_keep_positions() -> None:
         ),
         (
             '[{"$source": {"connectionName": "c"}}, {"$lookup": {}}]',
+            "1:52",
+            "$lookup needs from",
+        ),
+        (
+            '[{"$source": {"connectionName": "c"}}, {"$sort": {}}]',
             "1:41",
-            "$lookup is not supported yet",
+            "the stage $sort is not supported yet",
         ),
         (
             '[{"$source": {"connectionName": "c"}}, {"$frobnicate": {}}]',

@@ -38,6 +38,8 @@ class Shape:
     changed: Pos | None = None
     what: str = "the input's documents"
     aliases: dict[str, E.Expr] = field(default_factory=dict)  # read, not written
+    stream: str | None = None  # after a $lookup: the stream's input name in the job
+    table: str | None = None  # ... and the table's (its ``as``)
 
     @classmethod
     def of_window(cls, group_by: list[str], aggregates: list[str], single: bool) -> Shape:
@@ -55,6 +57,13 @@ class Shape:
         """The expression of the field ``name`` (refused if the document lacks it)."""
         if name in self.aliases and name not in self.fields:
             return self.aliases[name]
+        if self.table is not None and name.split(".")[0] == self.table:
+            if name == self.table:
+                raise refuse(pos, f"${name}: the whole looked-up document: name its fields")
+            column = name[len(self.table) + 1 :]
+            if "." in column:
+                raise refuse(pos, f"${name}: nested fields are not supported yet")
+            return E.Ref(check_column(column, pos, refuse, "field"), self.table)
         if "." in name:
             raise refuse(pos, f"${name}: nested fields are not supported yet; flatten the input")
         if name in self.fields:
@@ -67,7 +76,7 @@ class Shape:
         if self.closed:
             known = ", ".join(self.fields) or "none"
             raise refuse(pos, f"${name} is not a field of {self.what} (fields: {known})")
-        return E.Ref(check_column(name, pos, refuse, "field"))
+        return E.Ref(check_column(name, pos, refuse, "field"), self.stream)
 
     def select(self, refuse: Refuse) -> dict[str, str] | None:
         """``[select]`` writing this document, or None when the job's own record is it."""
@@ -94,6 +103,7 @@ class ShapeStage(Documents):
         """The shape after the stage ``name``."""
         out = Shape(dict(shape.fields), shape.closed, dict(shape.removed), shape.changed)
         out.what, out.aliases = shape.what, dict(shape.aliases)
+        out.stream, out.table = shape.stream, shape.table
         if out.changed is None:
             out.changed = pos
         if name == "$unset":
