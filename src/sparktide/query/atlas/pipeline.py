@@ -1,9 +1,13 @@
 """One pipeline → one job: its stages read in order and its job's tables assembled.
 
 A pipeline starts with ``$source`` and may end with ``$emit`` or ``$merge``; between
-them, ``$match`` stages (before the window) and one window stage. Each stage's reader
+them, ``$match`` and the document stages (``$project``, ``$addFields``/``$set``,
+``$unset``) anywhere, one window stage, and ``$lookup`` with its ``$unwind`` before any
+window. The document's :class:`~sparktide.query.atlas.shape.Shape` carries what each
+stage computed to the stages that read it. Each stage's reader
 (:mod:`~sparktide.query.atlas.endpoints`, :mod:`~sparktide.query.atlas.match`,
-:mod:`~sparktide.query.atlas.window`) adds its notes; every other stage is refused.
+:mod:`~sparktide.query.atlas.window`, :mod:`~sparktide.query.atlas.shape`,
+:mod:`~sparktide.query.atlas.lookup`) adds its notes; every other stage is refused.
 """
 
 from __future__ import annotations
