@@ -8,9 +8,10 @@ dead-letter queue. Translated: ``$source`` (with ``timeField``), one
 ``$min``, ``$max``, ``$count``, ``$push``, ``$first``, ``$last``, ``$top`` ...),
 ``$match``, ``$project``, ``$addFields``/``$set``, ``$unset`` (semantics §14),
 ``$lookup`` with its ``$unwind``, ``$emit``/``$merge`` and the dead-letter queue.
-Atlas windows are ``[start, end)`` and keep events behind the watermark for their windows to decide (``on_out_of_order = "accept"``; the window's
-``allowedLateness``, 3 seconds unless given, keeps it open). Every other stage or key is
-refused with its line and column.
+Atlas windows are ``[start, end)`` and keep events behind the watermark for their
+windows to decide (``on_out_of_order = "accept"``; the window's ``allowedLateness``, 3
+seconds unless given, keeps it open). Every other stage or key is refused with its line
+and column.
 
 The package: :mod:`.pipeline` reads the stages in order and assembles the job;
 :mod:`.endpoints` binds ``$source``, the sink and the dead-letter queue;
