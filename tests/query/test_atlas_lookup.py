@@ -70,6 +70,23 @@ def test_lookup_with_unwind_is_an_inner_join(bindings: Bindings) -> None:
     assert j.ordering.out_of_order_action == "adjust"
 
 
+def test_fields_computed_before_the_lookup_read_the_stream(bindings: Bindings) -> None:
+    j = job(
+        bindings,
+        {"$set": {"t": {"$ifNull": ["$temp", 0]}, "u": {"$toUpper": "$device"}}},
+        LOOKUP,
+        {"$unwind": {"path": "$info"}},
+        {"$project": {"t": 1, "label": {"$concat": ["$u", "$info.model"]}}},
+    )
+    assert {p.name: E.to_text(p.parsed) for p in j.select} == {
+        "t": "CASE WHEN readings.temp IS NOT NULL THEN readings.temp ELSE 0 END",
+        "label": "CASE WHEN CASE WHEN readings.device IS NULL THEN '' ELSE "
+        "UPPER(readings.device) END IS NULL OR info.model IS NULL THEN null ELSE "
+        "CONCAT(CASE WHEN readings.device IS NULL THEN '' ELSE UPPER(readings.device) END, "
+        "info.model) END",
+    }
+
+
 def test_preserve_null_and_empty_arrays_is_a_left_join(bindings: Bindings) -> None:
     unwind = {"$unwind": {"path": "$info", "preserveNullAndEmptyArrays": True}}
     j = job(bindings, LOOKUP, unwind, PROJECT)

@@ -205,3 +205,15 @@ def test_refusals(stages: list[Any], position: str, message: str) -> None:
     with pytest.raises(QueryError) as caught:
         translate_text(text, "json", None, "p.json")
     assert str(caught.value).startswith(f"p.json:{position}: {message}"), str(caught.value)
+
+
+def test_yaml_stages_in_mongosh_style() -> None:
+    text = (
+        "- {$source: {connectionName: c, timeField: $ts}}\n"
+        "- {$project: {d: 1, f: {$multiply: [$c, 2]}}}\n"
+        "- {$match: {$expr: {$gt: [$f, 3]}}}\n"
+        "- {$unset: [d]}\n"
+    )
+    j = translate_text(text, "yaml", None, "p.yaml").job
+    assert j.filter is not None and j.filter.where == "c * 2 > 3"
+    assert [(p.name, E.to_text(p.parsed)) for p in j.select] == [("f", "c * 2")]
