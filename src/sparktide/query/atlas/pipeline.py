@@ -108,6 +108,11 @@ class Pipeline(Documents):
         self.window(read.window, read.having, data)
         if read.select is not None:
             data["select"] = read.select
+            self.notes.append(
+                "$project, $addFields/$set and $unset: the document written is [select] "
+                "(a field missing from the input is written as null; Atlas leaves it out; "
+                "_id only when $project names it)"
+            )
         job = build_job(data, self.bindings.base_dir, self.refuse, read.window_pos)
         start = stages[0].pos
         statement = StatementJob(job, tuple(self.notes), read.sink[0], start.line, start.column)
