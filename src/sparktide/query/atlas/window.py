@@ -4,7 +4,9 @@ Atlas windows are ``[start, end)`` (``boundary = "start"``) and keep events behi
 watermark for their windows to decide: ``allowedLateness`` (3 seconds unless given)
 keeps each window open. The window's pipeline is one ``$group``: its ``_id`` the
 grouping fields, its accumulators (``$sum``, ``$avg``, ``$min``, ``$max``, ``$count``,
-``$push``, ``$first``, ``$last``) the aggregates.
+``$push``, ``$first``, ``$last``, ``$top`` ...) the aggregates, each of a field or an
+expression (:mod:`~sparktide.query.atlas.operators`; a field an earlier stage computed
+is its expression, while grouping and sorting take the input's columns).
 """
 
 from __future__ import annotations
