@@ -131,9 +131,14 @@ def test_yaml_pipelines_keep_positions() -> None:
         ('[{"$match": {}}]', "1:2", "starts with $source"),
         ("[]", "1:1", "non-empty list"),
         (
-            '[{"$source": {"connectionName": "c"}}, {"$match": {"$expr": {}}}]',
+            '[{"$source": {"connectionName": "c"}}, {"$match": {"$where": {}}}]',
             "1:52",
-            "$expr in $match is not supported yet",
+            "$where in $match is not supported yet",
+        ),
+        (
+            '[{"$source": {"connectionName": "c"}}, {"$match": {"$expr": "$a"}}]',
+            "1:61",
+            "a condition must be a comparison or $and/$or/$not",
         ),
         (
             '[{"$source": {"connectionName": "c"}}, {"$match": {"a.b": 1}}]',
@@ -159,13 +164,18 @@ def test_yaml_pipelines_keep_positions() -> None:
             '[{"$source": {"connectionName": "c"}}, {"$tumblingWindow": {"interval": '
             '{"size": 1, "unit": "second"}, "pipeline": [{"$group": {"_id": null}}]}}, '
             '{"$match": {"a": 1}}]',
-            "1:148",
-            "$match after the window",
+            "1:159",
+            "$a is not a field of the window's records (fields: none)",
         ),
         (
             '[{"$source": {"connectionName": "c"}}, {"$lookup": {}}]',
+            "1:52",
+            "$lookup needs from",
+        ),
+        (
+            '[{"$source": {"connectionName": "c"}}, {"$sort": {}}]',
             "1:41",
-            "$lookup is not supported yet",
+            "the stage $sort is not supported yet",
         ),
         (
             '[{"$source": {"connectionName": "c"}}, {"$frobnicate": {}}]',

@@ -5,16 +5,19 @@ A pipeline is a JSON (or YAML) list of stages, or an object ``{"name": ...,
 dead-letter queue. Translated: ``$source`` (with ``timeField``), one
 ``$tumblingWindow`` or ``$hoppingWindow`` (``interval``, ``hopSize``, ``offset``,
 ``allowedLateness``, ``idleTimeout``, an inner ``$group`` with ``$sum``, ``$avg``,
-``$min``, ``$max``, ``$count``, ``$push``, ``$first``, ``$last``), ``$emit``/``$merge``
-and the dead-letter queue. Atlas windows are ``[start, end)`` and keep events behind
-the watermark for their windows to decide (``on_out_of_order = "accept"``; the window's
-``allowedLateness``, 3 seconds unless given, keeps it open). Every other stage or key is
-refused with its line and column.
+``$min``, ``$max``, ``$count``, ``$push``, ``$first``, ``$last``, ``$top`` ...),
+``$match``, ``$project``, ``$addFields``/``$set``, ``$unset`` (semantics §14),
+``$lookup`` with its ``$unwind``, ``$emit``/``$merge`` and the dead-letter queue.
+Atlas windows are ``[start, end)`` and keep events behind the watermark for their
+windows to decide (``on_out_of_order = "accept"``; the window's ``allowedLateness``, 3
+seconds unless given, keeps it open). Every other stage or key is refused with its line
+and column.
 
 The package: :mod:`.pipeline` reads the stages in order and assembles the job;
 :mod:`.endpoints` binds ``$source``, the sink and the dead-letter queue;
-:mod:`.match` and :mod:`.window` read ``$match`` and the window stage, all on
-:mod:`.documents`, which reads the pipeline's documents.
+:mod:`.match` and :mod:`.window` read ``$match`` and the window stage, :mod:`.shape`
+the document stages, :mod:`.operators` their expressions, :mod:`.lookup` ``$lookup``,
+all on :mod:`.documents`, which reads the pipeline's documents.
 """
 
 from __future__ import annotations

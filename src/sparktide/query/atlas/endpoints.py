@@ -28,6 +28,7 @@ class Endpoints(Documents):
         super().__init__(refuse)
         self.bindings = bindings
         self.notes = notes
+        self.source_name = ""  # the endpoint $source reads
 
     def source_stage(self, node: Node) -> dict[str, Any]:
         """The input table of ``$source``: the job file's, with ``timeField`` as
@@ -41,12 +42,12 @@ class Endpoints(Documents):
         if "connectionName" not in doc:
             raise self.refuse(node.pos, "$source needs connectionName")
         name = self.endpoint(node, "$source")
+        self.source_name = name
         if self.bindings.is_reference(name):
             raise self.refuse(
                 node.pos,
                 f"$source reads {name}, which the job file binds as reference data (reference "
-                "= true): a pipeline's $source is a stream ($lookup, which reads a table, is "
-                "not supported yet)",
+                "= true): a pipeline's $source is a stream (a table is read by $lookup)",
             )
         try:
             prefix, table = self.bindings.require_input(name)

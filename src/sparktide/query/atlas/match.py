@@ -10,8 +10,9 @@ from __future__ import annotations
 from sparktide import expr as E
 from sparktide.query.ast import Pos
 from sparktide.query.atlas.documents import Documents
+from sparktide.query.atlas.operators import Operators
 from sparktide.query.located import Node
-from sparktide.query.refusal import check_column
+from sparktide.query.refusal import Refuse, check_column
 
 __all__ = ["MatchStage"]
 
@@ -27,7 +28,12 @@ _COMPARISONS = {
 
 
 class MatchStage(Documents):
-    """Reads ``$match`` stages."""
+    """Reads ``$match`` stages (``operators`` resolves fields through the pipeline's
+    document shape and reads ``$expr``)."""
+
+    def __init__(self, refuse: Refuse, operators: Operators) -> None:
+        super().__init__(refuse)
+        self.operators = operators
 
     def match(self, node: Node) -> E.Expr:
         """A ``$match`` query document → a filter condition: equality, ``$eq $ne $gt $gte
@@ -48,13 +54,18 @@ class MatchStage(Documents):
                     combined = E.Binary(key[1:].upper(), combined, item)
                 parts.append(combined)
                 continue
+            if key == "$expr":
+                parts.append(self.operators.condition(value))
+                continue
             if key.startswith("$"):
                 raise self.refuse(pos, f"{key} in $match is not supported yet")
             if "." in key:
                 raise self.refuse(
                     pos, f"{key}: nested fields are not supported yet; flatten the input"
                 )
-            field = E.Ref(check_column(key, pos, self.refuse, "field"))
+            field = self.operators.shape.resolve(
+                check_column(key, pos, self.refuse, "field"), pos, self.refuse
+            )
             if isinstance(value.value, dict):
                 operators = value.value
                 if not operators or not all(k.startswith("$") for k in operators):
@@ -70,7 +81,7 @@ class MatchStage(Documents):
             result = E.Binary("AND", result, part)
         return result
 
-    def comparison(self, field: E.Ref, op: str, operand: Node, pos: Pos) -> E.Expr:
+    def comparison(self, field: E.Expr, op: str, operand: Node, pos: Pos) -> E.Expr:
         """``{field: {op: operand}}`` as a condition (``$in``, ``$eq`` ... ``$lte``; Atlas'
         null and ``$ne`` semantics)."""
         if op == "$in":

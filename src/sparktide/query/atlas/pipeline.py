@@ -1,9 +1,13 @@
 """One pipeline → one job: its stages read in order and its job's tables assembled.
 
 A pipeline starts with ``$source`` and may end with ``$emit`` or ``$merge``; between
-them, ``$match`` stages (before the window) and one window stage. Each stage's reader
+them, ``$match`` and the document stages (``$project``, ``$addFields``/``$set``,
+``$unset``) anywhere, one window stage, and ``$lookup`` with its ``$unwind`` before any
+window. The document's :class:`~sparktide.query.atlas.shape.Shape` carries what each
+stage computed to the stages that read it. Each stage's reader
 (:mod:`~sparktide.query.atlas.endpoints`, :mod:`~sparktide.query.atlas.match`,
-:mod:`~sparktide.query.atlas.window`) adds its notes; every other stage is refused.
+:mod:`~sparktide.query.atlas.window`, :mod:`~sparktide.query.atlas.shape`,
+:mod:`~sparktide.query.atlas.lookup`) adds its notes; every other stage is refused.
 """
 
 from __future__ import annotations
@@ -16,12 +20,15 @@ from sparktide.errors import ConfigError
 from sparktide.query.ast import Pos
 from sparktide.query.atlas.documents import Documents
 from sparktide.query.atlas.endpoints import Endpoints
+from sparktide.query.atlas.lookup import Lookup, LookupStage, qualified
 from sparktide.query.atlas.match import MatchStage
+from sparktide.query.atlas.operators import Operators
+from sparktide.query.atlas.shape import Shape, ShapeStage
 from sparktide.query.atlas.window import WindowStage
 from sparktide.query.bind import Bindings
 from sparktide.query.jobs import StatementJob, Translation, build_job
 from sparktide.query.located import Node
-from sparktide.query.refusal import Refuse
+from sparktide.query.refusal import Refuse, is_column_name
 
 __all__ = ["ATLAS_ORDERING", "Pipeline"]
 
@@ -35,22 +42,17 @@ ATLAS_ORDERING = {
 }
 _WINDOW_STAGES = {"$tumblingWindow": "tumbling", "$hoppingWindow": "hopping"}
 _SINKS = ("$emit", "$merge")
+_SHAPE_STAGES = ("$project", "$addFields", "$set", "$unset")
 _KNOWN_STAGES = (
-    "$addFields",
     "$cachedLookup",
     "$externalFunction",
     "$group",
     "$https",
-    "$lookup",
-    "$project",
     "$redact",
     "$replaceRoot",
     "$replaceWith",
     "$sessionWindow",
-    "$set",
     "$sort",
-    "$unset",
-    "$unwind",
     "$validate",
 )
 
@@ -63,6 +65,9 @@ class _Stages:
     sink: tuple[str | None, Pos]  # the sink's name (None: no sink) and place
     window: dict[str, Any] | None = None
     matches: list[E.Expr] = field(default_factory=list)
+    having: list[E.Expr] = field(default_factory=list)  # $match after the window
+    select: dict[str, str] | None = None  # the written document, when a stage reshaped it
+    lookup: Lookup | None = None
 
 
 class Pipeline(Documents):
@@ -75,8 +80,11 @@ class Pipeline(Documents):
         self.source = source
         self.notes: list[str] = []
         self.endpoints = Endpoints(self.refuse, bindings, self.notes)
-        self.windows = WindowStage(self.refuse, self.notes)
-        self.matches = MatchStage(self.refuse)
+        self.operators = Operators(self.refuse, Shape())
+        self.windows = WindowStage(self.refuse, self.notes, self.operators)
+        self.matches = MatchStage(self.refuse, self.operators)
+        self.shapes = ShapeStage(self.refuse, self.operators)
+        self.lookups = LookupStage(self.refuse, bindings)
 
     def run(self) -> Translation:
         """The pipeline's translation: one job."""
@@ -91,11 +99,20 @@ class Pipeline(Documents):
             self.endpoints.dead_letter_queue(options, output_table)
         data: dict[str, Any] = {
             "source": source_table,
-            "ordering": self.ordering(),
+            "ordering": self.ordering(joins=read.lookup is not None),
             "output": output_table,
         }
+        if read.lookup is not None:
+            self.join(read.lookup, data)
         self.filter(read.matches, data)
-        self.window(read.window, data)
+        self.window(read.window, read.having, data)
+        if read.select is not None:
+            data["select"] = read.select
+            self.notes.append(
+                "$project, $addFields/$set and $unset: the document written is [select] "
+                "(a field missing from the input is written as null; Atlas leaves it out; "
+                "_id only when $project names it)"
+            )
         job = build_job(data, self.bindings.base_dir, self.refuse, read.window_pos)
         start = stages[0].pos
         statement = StatementJob(job, tuple(self.notes), read.sink[0], start.line, start.column)
@@ -116,34 +133,95 @@ class Pipeline(Documents):
         return root.value, options
 
     def read(self, stages: list[Node]) -> _Stages:
-        """Read the stages after ``$source``: the sink last, ``$match`` before the window,
-        one window; every other stage refused."""
+        """Read the stages after ``$source``: the sink last, one window, ``$lookup`` with
+        its ``$unwind`` before any window; every other stage refused."""
         read = _Stages(window_pos=stages[0].pos, sink=(None, stages[-1].pos))
+        self.operators.shape = Shape()
         for index, stage in enumerate(stages[1:], start=1):
             name, body = self.stage_name(stage)
             pos = stage.keys[name]
+            lookup = read.lookup
+            if lookup is not None and not lookup.unwound and name != "$unwind":
+                raise self.refuse(
+                    pos,
+                    f"$lookup (at {lookup.pos.line}:{lookup.pos.column}) needs $unwind of "
+                    f'"${lookup.name}" right after it: sparktide writes one record per '
+                    "matching row (Atlas' as is an array)",
+                )
             if name in _SINKS:
                 if index != len(stages) - 1:
                     raise self.refuse(pos, f"{name} must be the last stage")
                 read.sink = (self.endpoints.sink_stage(name, body), pos)
             elif name in _WINDOW_STAGES:
-                if read.window is not None:
-                    raise self.refuse(pos, "a second window stage: a job has one window")
-                read.window = self.windows.window_stage(_WINDOW_STAGES[name], name, body)
-                read.window_pos = pos
+                self.window_stage(read, name, body, pos)
             elif name == "$match":
-                if read.window is not None:
+                if lookup is not None:
                     raise self.refuse(
-                        pos, "$match after the window is not supported yet: it filters events"
+                        pos,
+                        "$match after $lookup is not supported yet: [filter] reads the "
+                        "stream's events before they meet the table; put it before $lookup",
                     )
-                read.matches.append(self.matches.match(body))
+                condition = self.matches.match(body)
+                (read.matches if read.window is None else read.having).append(condition)
+            elif name in _SHAPE_STAGES:
+                self.operators.shape = self.shapes.stage(name, body, self.operators.shape, pos)
+            elif name in ("$lookup", "$unwind"):
+                self.lookup_stage(read, name, body, pos)
             elif name == "$source":
                 raise self.refuse(pos, "a second $source: a job reads one input")
             elif name in _KNOWN_STAGES:
                 raise self.refuse(pos, f"the stage {name} is not supported yet")
             else:
                 raise self.refuse(pos, f"unknown stage {name}")
+        if read.lookup is not None and not read.lookup.unwound:
+            raise self.refuse(
+                read.lookup.pos, f'$lookup needs $unwind of "${read.lookup.name}" right after it'
+            )
+        read.select = self.operators.shape.select(self.refuse)
         return read
+
+    def window_stage(self, read: _Stages, name: str, body: Node, pos: Pos) -> None:
+        """Read the window stage ``name``: the document after it is the window's record."""
+        if read.window is not None:
+            raise self.refuse(pos, "a second window stage: a job has one window")
+        if read.lookup is not None:
+            raise self.refuse(
+                pos, "a window after $lookup is not supported yet: a join job has no window"
+            )
+        read.window = self.windows.window_stage(_WINDOW_STAGES[name], name, body)
+        read.window_pos = pos
+        self.operators.shape = Shape.of_window(
+            read.window["group_by"], list(read.window["aggregates"]), self.windows.single_id
+        )
+
+    def lookup_stage(self, read: _Stages, name: str, body: Node, pos: Pos) -> None:
+        """Read ``$lookup`` (before any window, once) or the ``$unwind`` after it."""
+        if name == "$unwind":
+            lookup = read.lookup
+            if lookup is None or lookup.unwound:
+                raise self.refuse(
+                    pos, "the stage $unwind is not supported yet (only right after $lookup)"
+                )
+            self.lookups.unwind(body, lookup)
+            shape = self.operators.shape
+            stream = self.endpoints.source_name
+            if not is_column_name(stream) or stream == lookup.name:
+                stream = "stream" if lookup.name != "stream" else "events"
+            joined = Shape(
+                {k: qualified(v, stream) for k, v in shape.fields.items()},
+                shape.closed,
+                dict(shape.removed),
+                shape.changed or pos,  # a join's own record nests both inputs
+                "the documents of the $lookup",
+            )
+            joined.stream, joined.table = stream, lookup.name
+            self.operators.shape = joined
+            return
+        if read.window is not None:
+            raise self.refuse(pos, "$lookup after the window is not supported yet")
+        if read.lookup is not None:
+            raise self.refuse(pos, "a second $lookup: a job joins one table")
+        read.lookup = self.lookups.lookup(body, pos, self.operators.shape)
 
     def filter(self, matches: list[E.Expr], data: dict[str, Any]) -> None:
         """``[filter] where``: the ``$match`` conditions joined by AND."""
@@ -159,8 +237,11 @@ class Pipeline(Documents):
             "nothing (Atlas matches its elements)"
         )
 
-    def window(self, window: dict[str, Any] | None, data: dict[str, Any]) -> None:
-        """``[window]`` with the job file's ``[window]`` keys (which must agree)."""
+    def window(
+        self, window: dict[str, Any] | None, having: list[E.Expr], data: dict[str, Any]
+    ) -> None:
+        """``[window]`` with the job file's ``[window]`` keys (which must agree), and
+        ``having``: the ``$match`` stages after the window joined by AND."""
         if window is None:
             self.notes.append(
                 "no window: the job releases every event in timestamp order (Atlas emits "
@@ -173,15 +254,54 @@ class Pipeline(Documents):
                     f"window.{key}", f"is {value!r} but the pipeline says {window[key]!r}"
                 )
             window[key] = value
+        if having:
+            condition = having[0]
+            for more in having[1:]:
+                condition = E.Binary("AND", condition, more)
+            window["having"] = E.to_text(condition)
+            self.notes.append(
+                "$match after the window is [window] having: a window record that fails it "
+                "is not written (counted in windows_filtered)"
+            )
         data["window"] = window
 
-    def ordering(self) -> dict[str, Any]:
+    def join(self, lookup: Lookup, data: dict[str, Any]) -> None:
+        """``[inputs]`` (the stream and the table) and ``[join]`` of a ``$lookup``."""
+        shape = self.operators.shape
+        assert shape.stream is not None
+        data["inputs"] = {shape.stream: data.pop("source"), lookup.name: lookup.table}
+        data["join"] = {"left": shape.stream, "right": lookup.name, "on": [lookup.on]}
+        if lookup.left:
+            data["join"]["type"] = "left"
+        self.notes.append(
+            f"$lookup and $unwind are [join] with the reference data {lookup.endpoint} "
+            f"(input {lookup.name}, read whole when the run starts): each event meets its "
+            f"rows with equal {lookup.on} and is written once per row, in the table's order"
+            + (
+                ", or once with the table's fields null when it meets none"
+                if lookup.left
+                else "; an event that meets no row is not written"
+            )
+            + "; an event behind the watermark takes the watermark's time (on_out_of_order "
+            '= "adjust"; Atlas writes it as it comes)'
+        )
+
+    def ordering(self, joins: bool = False) -> dict[str, Any]:
         """:data:`ATLAS_ORDERING`, with the job file's ``[ordering]`` over it (which must
-        keep ``on_out_of_order = "accept"``)."""
+        keep ``on_out_of_order = "accept"``; ``"adjust"`` in a pipeline with
+        ``$lookup``: a join cannot take events behind its watermark)."""
         ordering = dict(ATLAS_ORDERING)
         given = dict(self.bindings.ordering)
         action = given.get("on_out_of_order")
-        if action is not None and action != "accept":
+        if joins:
+            ordering["on_out_of_order"] = "adjust"
+            if action == "accept":
+                raise ConfigError(
+                    "ordering.on_out_of_order",
+                    "is 'accept', but a pipeline with $lookup is a join, which cannot take "
+                    "events behind its watermark; remove the key",
+                )
+        elif action is not None and action != "accept":
             raise ConfigError(
                 "ordering.on_out_of_order",
                 f"is {action!r}, but Atlas pipelines keep events behind the watermark for "

@@ -4,14 +4,18 @@ Atlas windows are ``[start, end)`` (``boundary = "start"``) and keep events behi
 watermark for their windows to decide: ``allowedLateness`` (3 seconds unless given)
 keeps each window open. The window's pipeline is one ``$group``: its ``_id`` the
 grouping fields, its accumulators (``$sum``, ``$avg``, ``$min``, ``$max``, ``$count``,
-``$push``, ``$first``, ``$last``) the aggregates.
+``$push``, ``$first``, ``$last``, ``$top`` ...) the aggregates, each of a field or an
+expression (:mod:`~sparktide.query.atlas.operators`; a field an earlier stage computed
+is its expression, while grouping and sorting take the input's columns).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from sparktide import expr as E
 from sparktide.query.atlas.documents import TIME_UNITS, Documents
+from sparktide.query.atlas.operators import Operators
 from sparktide.query.located import Node
 from sparktide.query.refusal import Refuse, check_column
 from sparktide.time import SECOND, format_duration
@@ -39,9 +43,32 @@ _RANKED = {"$top": "topone", "$bottom": "bottomone", "$topN": "topn", "$bottomN"
 class WindowStage(Documents):
     """Reads a pipeline's window stage, noting what a reader of the job should know."""
 
-    def __init__(self, refuse: Refuse, notes: list[str]) -> None:
+    def __init__(self, refuse: Refuse, notes: list[str], operators: Operators) -> None:
         super().__init__(refuse)
         self.notes = notes
+        self.operators = operators
+        self.single_id = False  # whether the last $group's _id was one "$field"
+
+    def plain(self, node: Node, what: str) -> str:
+        """The column of the field path ``node``, refused when an earlier stage computed
+        or removed the field (grouping and sorting take the input's columns)."""
+        column = self.field_path(node, what)
+        resolved = self.operators.shape.resolve(column, node.pos, self.refuse)
+        if resolved != E.Ref(column):
+            raise self.refuse(
+                node.pos,
+                f"{what}: ${column} is computed by an earlier stage: grouping, sorting and "
+                "ranking by a computed field is not supported yet",
+            )
+        return column
+
+    def argument(self, node: Node, what: str) -> str:
+        """An accumulator's argument: a field path (through the document's shape) or an
+        expression, as the job's expression text."""
+        if isinstance(node.value, dict):
+            return E.to_text(self.operators.expression(node))
+        column = self.field_path(node, what)
+        return E.to_text(self.operators.shape.resolve(column, node.pos, self.refuse))
 
     def window_stage(self, kind: str, name: str, node: Node) -> dict[str, Any]:
         """The ``[window]`` of a ``$tumblingWindow`` or ``$hoppingWindow`` stage (``[start,
@@ -136,16 +163,17 @@ class WindowStage(Documents):
 
     def group_id(self, node: Node) -> list[str]:
         """The grouping fields of ``_id``: none, ``"$field"``, or ``{name: "$name", ...}``."""
+        self.single_id = isinstance(node.value, str)
         if node.value is None:
             return []
         if isinstance(node.value, str):
-            column = self.field_path(node, "_id")
+            column = self.plain(node, "_id")
             self.notes.append(f'_id: "${column}" is the column {column} of the window records')
             return [column]
         if isinstance(node.value, dict):
             columns = []
             for key, value in node.value.items():
-                column = self.field_path(value, f"_id.{key}")
+                column = self.plain(value, f"_id.{key}")
                 if key != column:
                     raise self.refuse(
                         node.keys[key],
@@ -181,7 +209,7 @@ class WindowStage(Documents):
         function = _ACCUMULATORS.get(op)
         if function is None:
             raise self.refuse(pos, f"the accumulator {op} is not supported yet")
-        column = self.field_path(arg, op)
+        column = self.argument(arg, op)
         if function in ("first", "last", "collect_list"):
             self.notes.append(
                 f"{name}: {op} takes the window's documents in timestamp order (ties in arrival "
@@ -207,12 +235,19 @@ class WindowStage(Documents):
             raise self.refuse(doc["sortBy"].pos, f"{op}.sortBy names no field")
         keys = []
         for name, direction in sort.items():
-            check_column(name, doc["sortBy"].keys[name], self.refuse, "field")
+            place = doc["sortBy"].keys[name]
+            check_column(name, place, self.refuse, "field")
+            if self.operators.shape.resolve(name, place, self.refuse) != E.Ref(name):
+                raise self.refuse(
+                    place,
+                    f"{op}.sortBy: {name} is computed by an earlier stage: sorting by "
+                    "a computed field is not supported yet",
+                )
             if direction.value not in (1, -1) or isinstance(direction.value, bool):
                 raise self.refuse(direction.pos, f"{op}.sortBy.{name} must be 1 or -1")
             keys.append(f"{name} {'asc' if direction.value == 1 else 'desc'}")
         output = doc["output"]
-        value = "" if output.value == "$$ROOT" else self.field_path(output, f"{op}.output")
+        value = "" if output.value == "$$ROOT" else self.plain(output, f"{op}.output")
         count = ""
         if counted:
             n = doc["n"].value

@@ -1,0 +1,166 @@
+"""Atlas ``$lookup`` of reference data with the ``$unwind`` of its ``as`` field: the
+job's join with a reference input, and every refusal with its position."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sparktide import expr as E
+from sparktide.errors import ConfigError, QueryError
+from sparktide.query import Bindings, load_bindings, translate_text
+
+SOURCE = {"$source": {"connectionName": "k", "topic": "readings", "timeField": "$ts"}}
+LOOKUP = {
+    "$lookup": {
+        "from": {"connectionName": "atlas", "db": "ref", "coll": "devices"},
+        "localField": "device",
+        "foreignField": "device",
+        "as": "info",
+    }
+}
+UNWIND = {"$unwind": "$info"}
+PROJECT = {"$project": {"device": 1, "model": "$info.model"}}
+EMIT = {"$emit": {"connectionName": "k", "topic": "out"}}
+
+
+@pytest.fixture
+def bindings(tmp_path: Path) -> Bindings:
+    (tmp_path / "job.toml").write_text(
+        '[inputs.readings]\npath = "r.jsonl"\n\n'
+        '[inputs."ref.devices"]\nreference = true\npath = "d.jsonl"\n\n'
+        '[outputs.out]\npath = "out/"\n',
+        encoding="utf-8",
+    )
+    return load_bindings(tmp_path / "job.toml")
+
+
+def job(bindings: Bindings, *stages: Any):  # type: ignore[no-untyped-def]
+    text = json.dumps([SOURCE, *stages, EMIT], indent=1)
+    return translate_text(text, "json", bindings, "p.json").job
+
+
+def test_lookup_with_unwind_is_an_inner_join(bindings: Bindings) -> None:
+    j = job(
+        bindings,
+        {"$addFields": {"f": {"$multiply": ["$temp", 2]}}},
+        {"$match": {"temp": {"$gt": 0}}},
+        LOOKUP,
+        UNWIND,
+        {"$project": {"device": 1, "f": 1, "model": "$info.model"}},
+    )
+    assert j.join is not None
+    assert (j.join.left, j.join.right, j.join.on, j.join.type) == (
+        "readings",
+        "info",
+        ("device",),
+        "inner",
+    )
+    assert [name for name, _ in j.inputs] == ["readings"]
+    assert [name for name, _ in j.references] == ["info"]
+    assert j.filter is not None and j.filter.where == "temp > 0"
+    assert {p.name: E.to_text(p.parsed) for p in j.select} == {
+        "device": "readings.device",
+        "f": "readings.temp * 2",
+        "model": "info.model",
+    }
+    assert j.ordering.out_of_order_action == "adjust"
+
+
+def test_fields_computed_before_the_lookup_read_the_stream(bindings: Bindings) -> None:
+    j = job(
+        bindings,
+        {"$set": {"t": {"$ifNull": ["$temp", 0]}, "u": {"$toUpper": "$device"}}},
+        LOOKUP,
+        {"$unwind": {"path": "$info"}},
+        {"$project": {"t": 1, "label": {"$concat": ["$u", "$info.model"]}}},
+    )
+    assert {p.name: E.to_text(p.parsed) for p in j.select} == {
+        "t": "CASE WHEN readings.temp IS NOT NULL THEN readings.temp ELSE 0 END",
+        "label": "CASE WHEN CASE WHEN readings.device IS NULL THEN '' ELSE "
+        "UPPER(readings.device) END IS NULL OR info.model IS NULL THEN null ELSE "
+        "CONCAT(CASE WHEN readings.device IS NULL THEN '' ELSE UPPER(readings.device) END, "
+        "info.model) END",
+    }
+
+
+def test_preserve_null_and_empty_arrays_is_a_left_join(bindings: Bindings) -> None:
+    unwind = {"$unwind": {"path": "$info", "preserveNullAndEmptyArrays": True}}
+    j = job(bindings, LOOKUP, unwind, PROJECT)
+    assert j.join is not None and j.join.type == "left"
+
+
+def test_the_stream_input_is_renamed_when_as_takes_its_name(bindings: Bindings) -> None:
+    lookup = {"$lookup": {**LOOKUP["$lookup"], "as": "readings"}}
+    j = job(bindings, lookup, {"$unwind": "$readings"}, {"$project": {"m": "$readings.model"}})
+    assert j.join is not None and (j.join.left, j.join.right) == ("stream", "readings")
+
+
+def test_accept_in_the_job_file_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "job.toml").write_text(
+        '[inputs.readings]\npath = "r.jsonl"\n\n[inputs."ref.devices"]\nreference = true\n'
+        'path = "d.jsonl"\n\n[outputs.out]\npath = "out/"\n\n[ordering]\n'
+        'on_out_of_order = "accept"\n',
+        encoding="utf-8",
+    )
+    with pytest.raises(ConfigError, match="a pipeline with \\$lookup is a join"):
+        job(load_bindings(tmp_path / "job.toml"), LOOKUP, UNWIND, PROJECT)
+
+
+def window() -> dict[str, Any]:
+    group = {"$group": {"_id": "$device", "n": {"$sum": 1}}}
+    return {"$tumblingWindow": {"interval": {"size": 1, "unit": "second"}, "pipeline": [group]}}
+
+
+@pytest.mark.parametrize(
+    ("stages", "position", "message"),
+    [
+        ([LOOKUP, PROJECT], "22:3", '$lookup (at 10:3) needs $unwind of "$info" right after'),
+        ([LOOKUP], "22:3", '$lookup (at 10:3) needs $unwind of "$info" right after it'),
+        ([LOOKUP, UNWIND], "22:3", "this stage keeps every other field of the documents of"),
+        ([LOOKUP, {"$unwind": "$other"}], "22:14", "$unwind of '$other' is not supported yet"),
+        ([UNWIND], "10:3", "the stage $unwind is not supported yet (only right after $lookup)"),
+        ([LOOKUP, UNWIND, {"$match": {"a": 1}}, PROJECT], "25:3", "$match after $lookup"),
+        ([LOOKUP, UNWIND, window()], "25:3", "a window after $lookup is not supported yet"),
+        ([window(), LOOKUP], "28:3", "$lookup after the window is not supported yet"),
+        ([LOOKUP, UNWIND, LOOKUP], "25:3", "a second $lookup"),
+        ([LOOKUP, UNWIND, {"$project": {"i": "$info"}}], "26:9", "$info: the whole looked-up"),
+        ([LOOKUP, UNWIND, {"$project": {"i": "$info.a.b"}}], "26:9", "$info.a.b: nested"),
+        (
+            [{"$lookup": {**LOOKUP["$lookup"], "foreignField": "id"}}],
+            "17:20",
+            "foreignField 'id' differs from localField 'device'",
+        ),
+        (
+            [{"$lookup": {**LOOKUP["$lookup"], "from": {"connectionName": "k", "topic": "x"}}}],
+            "13:5",
+            "topic in $lookup.from is not supported yet",
+        ),
+        (
+            [
+                {
+                    "$lookup": {
+                        **LOOKUP["$lookup"],
+                        "from": {"connectionName": "k", "db": "r", "coll": "x"},
+                    }
+                }
+            ],
+            "11:12",
+            "$lookup reads r.x: bind it in the job file as reference data",
+        ),
+        (
+            [{"$addFields": {"device": 1}}, LOOKUP],
+            "21:18",
+            "localField 'device' is computed by an earlier stage",
+        ),
+        ([{"$lookup": {**LOOKUP["$lookup"], "pipeline": []}}], "19:4", "pipeline in $lookup"),
+    ],
+)
+def test_refusals(bindings: Bindings, stages: list[Any], position: str, message: str) -> None:
+    text = json.dumps([SOURCE, *stages, EMIT], indent=1)
+    with pytest.raises(QueryError) as caught:
+        translate_text(text, "json", bindings, "p.json")
+    assert str(caught.value).startswith(f"p.json:{position}: {message}"), str(caught.value)
