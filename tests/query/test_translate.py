@@ -100,9 +100,9 @@ def test_pass_through_queries_and_with_steps() -> None:
             "CAST(... AS record) is not supported yet",
         ),
         (
-            "SELECT * FROM i WHERE GetRecordPropertyValue(x, 'a') = 1",
+            "SELECT * FROM i WHERE GetRecordProperties(x) = 1",
             "1:23",
-            "GetRecordPropertyValue(...) is not supported yet",
+            "GetRecordProperties(...) is not supported yet",
         ),
         ("SELECT * FROM i WHERE UPPERCASE(x) = 'A'", "1:23", "UPPERCASE(...) is not supported yet"),
         ("SELECT * FROM i WHERE COUNT(*) > 1", "1:23", "COUNT(...) without GROUP BY"),
@@ -156,9 +156,9 @@ def test_pass_through_queries_and_with_steps() -> None:
             "column x is neither in GROUP BY",
         ),
         (
-            "SELECT SUM(GetArrayLength(v)) AS d FROM i GROUP BY TumblingWindow(s, 5)",
+            "SELECT SUM(GetArrayElements(v)) AS d FROM i GROUP BY TumblingWindow(s, 5)",
             "1:12",
-            "GetArrayLength(...) is not supported yet",
+            "GetArrayElements(...) is not supported yet",
         ),
         ("SELECT COUNT(*) FROM i GROUP BY TumblingWindow(s, 5)", "1:8", "needs a name"),
         (
