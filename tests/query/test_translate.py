@@ -105,6 +105,23 @@ def test_pass_through_queries_and_with_steps() -> None:
             "GetRecordProperties(...) is not supported yet",
         ),
         ("SELECT * FROM i WHERE UPPERCASE(x) = 'A'", "1:23", "UPPERCASE(...) is not supported yet"),
+        (
+            "SELECT * FROM i WHERE GetMetadataPropertyValue(i, 'EventId') = 1",
+            "1:23",
+            "GetMetadataPropertyValue(..., 'EventId') is not supported yet: sparktide reads "
+            "EventEnqueuedUtcTime, PartitionId",
+        ),
+        (
+            "SELECT GetMetadataPropertyValue(i, 'EventEnqueuedUtcTime') AS e INTO o FROM i",
+            "1:8",
+            "GetMetadataPropertyValue(..., 'EventEnqueuedUtcTime') reads the field the "
+            "input's arrival_time key names, and the job file names none",
+        ),
+        (
+            "SELECT GetMetadataPropertyValue(x, 'PartitionId') AS p INTO o FROM i",
+            "1:8",
+            "GetMetadataPropertyValue's first argument names the input (i)",
+        ),
         ("SELECT * FROM i WHERE COUNT(*) > 1", "1:23", "COUNT(...) without GROUP BY"),
         ("SELECT * FROM i WHERE x LIKE y", "1:30", "LIKE takes a 'string' pattern"),
         ("SELECT * FROM i WHERE x LIKE '[ab]%'", "1:30", "[character classes]"),

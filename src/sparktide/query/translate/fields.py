@@ -14,6 +14,7 @@ from collections.abc import Callable
 from sparktide import expr as E
 from sparktide.job import RESERVED_EVENT_COLUMNS, RESERVED_WINDOW_COLUMNS
 from sparktide.query.ast import Call, Column, Expr, FromSource, Pos, Select, SelectItem, Star
+from sparktide.query.bind import Bindings
 from sparktide.query.exprs import Leaf, convert
 from sparktide.query.refusal import Refuse, check_column
 from sparktide.query.translate.analytic import ANALYTIC_CALLS, AnalyticColumns
@@ -24,6 +25,7 @@ from sparktide.query.translate.context import (
     source_names,
     unsupported_call,
 )
+from sparktide.query.translate.metadata import metadata_field
 from sparktide.query.translate.plans import JoinPlan
 
 __all__ = ["Fields"]
@@ -32,8 +34,9 @@ __all__ = ["Fields"]
 class Fields:
     """Reads the fields of a statement's inputs, refusing with ``refuse``."""
 
-    def __init__(self, refuse: Refuse) -> None:
+    def __init__(self, refuse: Refuse, bindings: Bindings | None = None) -> None:
         self.refuse = refuse
+        self.bindings = bindings or Bindings()
         self.analytics = AnalyticColumns(refuse)
 
     def column(self, expr: Column, source: FromSource, what: str = "column") -> str:
@@ -59,6 +62,8 @@ class Fields:
             )
         if isinstance(node, Column):
             return E.Ref(self.column(node, source))
+        if node.function == "getmetadatapropertyvalue":  # (semantics §11.15)
+            return metadata_field(node, source, self.bindings, self.refuse)
         if node.function in ANALYTIC_CALLS:  # LAG, LAST, ISFIRST (semantics §11.11)
             return self.analytics.column(node, lambda n: self.field_leaf(n, source, clause), clause)
         raise unsupported_call(
