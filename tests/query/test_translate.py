@@ -495,3 +495,20 @@ def test_ordered_and_statistical_aggregates() -> None:
         "topone(Speed * 2) over (order by Time asc)",
     ]
     assert w.having == "Sd > 1"
+
+
+def test_dot_notation_and_metadata_read_into_records() -> None:
+    """``r.a.b`` is ``GetRecordPropertyValue(r, 'a.b')`` (a part with a dot bracketed);
+    ``GetMetadataPropertyValue`` is the field the job names (semantics §11.14, §11.15)."""
+    j = job("SELECT i.r.a.b, r.[x.y] AS xy INTO o FROM i WHERE r.a.c > 1")
+    assert j.filter is not None
+    assert j.filter.where == "GETRECORDPROPERTYVALUE(r, 'a.c') > 1"
+    assert [(p.name, p.expression) for p in j.select] == [
+        ("b", "GETRECORDPROPERTYVALUE(r, 'a.b')"),
+        ("xy", "GETRECORDPROPERTYVALUE(r, '[x.y]')"),
+    ]
+    j = job(
+        "SELECT GetMetadataPropertyValue(i, 'partitionid') AS p INTO o "
+        "FROM i TIMESTAMP BY t PARTITION BY PartitionId"
+    )
+    assert [(p.name, p.expression) for p in j.select] == [("p", "PartitionId")]

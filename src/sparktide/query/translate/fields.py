@@ -1,9 +1,10 @@
 """Input fields: the columns a statement reads, its ``WHERE`` conditions and the column
 list of a ``SELECT`` without ``GROUP BY``.
 
-A column is ``x`` or ``alias.x`` / ``input.x`` of the FROM source (nested fields are
-refused); a ``WHERE`` condition becomes the job's ``[filter] where``; ``SELECT a, b,
-expr AS c`` becomes ``[select]``. Every output column needs a name sparktide does not
+A column is ``x`` or ``alias.x`` / ``input.x`` of the FROM source; in ``WHERE`` and a
+``SELECT`` without ``GROUP BY``, ``x.a.b`` reads into it (``GetRecordPropertyValue``),
+elsewhere nested fields are refused; a ``WHERE`` condition becomes the job's
+``[filter] where``; ``SELECT a, b, expr AS c`` becomes ``[select]``. Every output column needs a name sparktide does not
 write itself (:meth:`Fields.output_name`).
 """
 
@@ -52,6 +53,21 @@ class Fields:
             )
         return check_column(parts[0], expr.pos, self.refuse, what)
 
+    def nested(self, expr: Column, source: FromSource) -> E.Expr:
+        """A field, or with dots a value inside it (``r.a.b``, Stream Analytics' dot
+        notation): ``GetRecordPropertyValue(r, 'a.b')`` (semantics §11.14)."""
+        parts = expr.parts
+        if len(parts) > 1 and parts[0].casefold() in source_names(source):
+            parts = parts[1:]
+        if len(parts) == 1:
+            return E.Ref(self.column(expr, source))
+        field = check_column(parts[0], expr.pos, self.refuse, "column")
+        path = ".".join(
+            f"[{p.replace(']', ']]')}]" if "." in p or p.startswith("[") else p
+            for p in parts[1:]
+        )
+        return E.Func("GETRECORDPROPERTYVALUE", (E.Ref(field), E.Lit(path)))
+
     def field_leaf(self, node: Column | Call, source: FromSource, clause: str) -> E.Expr:
         """An input field in a WHERE condition or a SELECT without GROUP BY."""
         if is_timestamp(node):
@@ -61,7 +77,7 @@ class Fields:
                 "(event records carry it as timestamp)",
             )
         if isinstance(node, Column):
-            return E.Ref(self.column(node, source))
+            return self.nested(node, source)
         if node.function == "getmetadatapropertyvalue":  # (semantics §11.15)
             return metadata_field(node, source, self.bindings, self.refuse)
         if node.function in ANALYTIC_CALLS:  # LAG, LAST, ISFIRST (semantics §11.11)
@@ -86,7 +102,7 @@ class Fields:
         stream, table = join.left, join.right
 
         def leaf(node: Column | Call) -> E.Expr:
-            if isinstance(node, Call) or len(node.parts) > 2:
+            if isinstance(node, Call):
                 return self.field_leaf(node, stream, "WHERE")  # (refuses it)
             if len(node.parts) == 1:
                 raise self.refuse(
@@ -106,7 +122,7 @@ class Fields:
                 )
             if qualifier not in source_names(stream):
                 raise self.refuse(node.pos, f"{node.parts[0]} names neither input of the JOIN")
-            return E.Ref(self.column(node, stream))
+            return self.nested(node, stream)
 
         return convert(expr, leaf, self.refuse, "WHERE")
 
