@@ -4,8 +4,8 @@ list of a ``SELECT`` without ``GROUP BY``.
 A column is ``x`` or ``alias.x`` / ``input.x`` of the FROM source; in ``WHERE`` and a
 ``SELECT`` without ``GROUP BY``, ``x.a.b`` reads into it (``GetRecordPropertyValue``),
 elsewhere nested fields are refused; a ``WHERE`` condition becomes the job's
-``[filter] where``; ``SELECT a, b, expr AS c`` becomes ``[select]``. Every output column needs a name sparktide does not
-write itself (:meth:`Fields.output_name`).
+``[filter] where``; ``SELECT a, b, expr AS c`` becomes ``[select]``. Every output
+column needs a name sparktide does not write itself (:meth:`Fields.output_name`).
 """
 
 from __future__ import annotations
