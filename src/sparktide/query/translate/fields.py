@@ -63,8 +63,7 @@ class Fields:
             return E.Ref(self.column(expr, source))
         field = check_column(parts[0], expr.pos, self.refuse, "column")
         path = ".".join(
-            f"[{p.replace(']', ']]')}]" if "." in p or p.startswith("[") else p
-            for p in parts[1:]
+            f"[{p.replace(']', ']]')}]" if "." in p or p.startswith("[") else p for p in parts[1:]
         )
         return E.Func("GETRECORDPROPERTYVALUE", (E.Ref(field), E.Lit(path)))
 
