@@ -9,7 +9,6 @@ import pytest
 
 from sparktide.errors import ConfigError
 from sparktide.expr import (
-    OTHER,
     Between,
     Binary,
     DateDiff,
@@ -20,6 +19,7 @@ from sparktide.expr import (
     Ref,
     Unary,
     evaluate,
+    is_other,
     parse_expression,
     passes,
     references,
@@ -339,7 +339,10 @@ def test_qualified_names_are_looked_up_by_input_and_field() -> None:
 def test_values_as_expressions_see_them() -> None:
     assert value_of(2**63) == float(2**63)
     assert value_of(-(2**63)) == -(2**63)
-    assert value_of([1]) is OTHER and value_of({"a": 1}) is OTHER
+    # arrays and objects are *other* (OTHER to every operator), holding their JSON value
+    # for the record and array functions
+    assert is_other(value_of([1])) and is_other(value_of({"a": 1}))
+    assert value_of([1]).raw == [1] and value_of({"a": 1}).raw == {"a": 1}
     assert value_of(True) is True
     assert value_of(float("nan")) is None
 

@@ -11,6 +11,7 @@ from sparktide.errors import ConfigError
 from sparktide.expr import (
     Case,
     Cast,
+    Composite,
     ConversionError,
     Func,
     Lit,
@@ -50,9 +51,49 @@ ROW = {
     "leap": "2024-02-29T12:00:00Z",
     "old": "1969-12-31T23:59:59Z",
     "naive": "2026-01-31 10:20:30",
+    "rec": {"a": {"b": [1, {"c": 2.5}, None, "x"]}, "x.y": 3, "h": 21.0, "o": {"p": True}},
+    "key": "x.y",
+    "nest": [[1, 2], [3], []],
 }
 
 FUNCTION_CASES: list[tuple[str, object]] = [
+    # records and arrays (semantics §11.14): a literal name is a path, indexes from 0
+    ("GetRecordPropertyValue(rec, 'x.y')", None),  # 'x.y' is y inside x
+    ("GetRecordPropertyValue(rec, '[x.y]')", 3),
+    ("GetRecordPropertyValue(rec, key)", 3),  # a computed name is one name
+    ("GetRecordPropertyValue(rec, 'a.b')", [1, {"c": 2.5}, None, "x"]),
+    ("GetRecordPropertyValue(rec, 'o')", {"p": True}),
+    ("GetRecordPropertyValue(rec, 'o.p')", True),
+    ("GetRecordPropertyValue(rec, 'h') + 1", 22.0),
+    ("GetRecordPropertyValue(rec, 'missing')", None),
+    ("GetRecordPropertyValue(rec, 'h.x')", None),
+    ("GetRecordPropertyValue(arr, 'a')", None),
+    ("GetRecordPropertyValue(rec, i)", None),
+    ("GetRecordPropertyValue(obj, 'a') * 10", 10),
+    ("GetArrayElement(arr, 0)", 1),
+    ("GetArrayElement(arr, 1)", 2),
+    ("GetArrayElement(arr, 2)", None),
+    ("GetArrayElement(arr, -1)", None),
+    ("GetArrayElement(arr, max)", None),
+    ("GetArrayElement(arr, 1.0)", None),
+    ("GetArrayElement(arr, '0')", None),
+    ("GetArrayElement(obj, 0)", None),
+    ("GetArrayElement(GetRecordPropertyValue(rec, 'a.b'), 2)", None),  # a JSON null
+    ("GetArrayElement(GetRecordPropertyValue(rec, 'a.b'), 3)", "x"),
+    ("GetRecordPropertyValue(GetArrayElement(GetRecordPropertyValue(rec, 'a.b'), 1), 'c')", 2.5),
+    ("GetArrayElement(nest, 0)", [1, 2]),
+    ("GetArrayElement(GetArrayElement(nest, 1), 0)", 3),
+    ("GetArrayElement(nest, i - 7)", [1, 2]),
+    ("GetArrayLength(arr)", 2),
+    ("GetArrayLength(nest)", 3),
+    ("GetArrayLength(GetArrayElement(nest, 2))", 0),
+    ("GetArrayLength(obj)", None),
+    ("GetArrayLength(s)", None),
+    ("GetArrayLength(nul)", None),
+    ("GetArrayLength(GetRecordPropertyValue(rec, 'a.b')) > 3", True),
+    ("CONCAT('n=', GetArrayLength(arr))", "n=2"),
+    ("GetArrayElement(arr, 0) IS NULL", False),
+    ("GetRecordPropertyValue(rec, 'o') IS NULL", False),
     # mathematics: integers stay integers, floats floats
     ("ABS(n)", 1234),
     ("ABS(g)", 2.5),
@@ -232,7 +273,8 @@ CAST_ERRORS: list[tuple[str, str]] = [
 
 def ev(text: str, strict: bool = False) -> object:
     lookup = lambda name: value_of(ROW.get(name))  # noqa: E731
-    return evaluate(parse_expression(text), lookup, strict=strict)
+    value = evaluate(parse_expression(text), lookup, strict=strict)
+    return value.raw if isinstance(value, Composite) else value
 
 
 @pytest.mark.parametrize(("text", "value"), FUNCTION_CASES)

@@ -144,6 +144,9 @@ datediff_calendar: DATEDIFF in years, quarters, months and weeks (§11.7)
 cast: CAST and TRY_CAST (§11.12)
     python expr.functions:cast
     sql    spark.exprfunctions:cast_value
+record_access: GetRecordPropertyValue, GetArrayElement, GetArrayLength (§11.14)
+    python expr.records:record_access
+    sql    spark.exprrecords:record_access_variant spark.exprrecords:record_access_length
 cast_failure: a CAST that fails over a record makes it malformed (§11.13)
     python reader.fields:cast_failure_check
     sql    spark.projections:cast_failures

@@ -367,9 +367,9 @@ def test_each_event_meets_its_rows_in_the_table_s_order(tmp_path: Path) -> None:
             "x names neither input of the JOIN",
         ),
         (
-            "SELECT * FROM Telemetry s JOIN DeviceRef r ON s.k = r.k WHERE s.v.w > 1",
+            "SELECT * FROM Telemetry s JOIN DeviceRef r ON s.k = r.k WHERE r.v.w > 1",
             "1:63",
-            "s.v.w: nested fields (record.field) are not supported yet",
+            "WHERE on r.v.w, a field of the reference data DeviceRef, is not supported yet",
         ),
         (
             "SELECT * FROM Telemetry s JOIN DeviceRef r ON s.k = r.k "

@@ -100,11 +100,28 @@ def test_pass_through_queries_and_with_steps() -> None:
             "CAST(... AS record) is not supported yet",
         ),
         (
-            "SELECT * FROM i WHERE GetRecordPropertyValue(x, 'a') = 1",
+            "SELECT * FROM i WHERE GetRecordProperties(x) = 1",
             "1:23",
-            "GetRecordPropertyValue(...) is not supported yet",
+            "GetRecordProperties(...) is not supported yet",
         ),
         ("SELECT * FROM i WHERE UPPERCASE(x) = 'A'", "1:23", "UPPERCASE(...) is not supported yet"),
+        (
+            "SELECT * FROM i WHERE GetMetadataPropertyValue(i, 'EventId') = 1",
+            "1:23",
+            "GetMetadataPropertyValue(..., 'EventId') is not supported yet: sparktide reads "
+            "EventEnqueuedUtcTime, PartitionId",
+        ),
+        (
+            "SELECT GetMetadataPropertyValue(i, 'EventEnqueuedUtcTime') AS e INTO o FROM i",
+            "1:8",
+            "GetMetadataPropertyValue(..., 'EventEnqueuedUtcTime') reads the field the "
+            "input's arrival_time key names, and the job file names none",
+        ),
+        (
+            "SELECT GetMetadataPropertyValue(x, 'PartitionId') AS p INTO o FROM i",
+            "1:8",
+            "GetMetadataPropertyValue's first argument names the input (i)",
+        ),
         ("SELECT * FROM i WHERE COUNT(*) > 1", "1:23", "COUNT(...) without GROUP BY"),
         ("SELECT * FROM i WHERE x LIKE y", "1:30", "LIKE takes a 'string' pattern"),
         ("SELECT * FROM i WHERE x LIKE '[ab]%'", "1:30", "[character classes]"),
@@ -156,9 +173,9 @@ def test_pass_through_queries_and_with_steps() -> None:
             "column x is neither in GROUP BY",
         ),
         (
-            "SELECT SUM(GetArrayLength(v)) AS d FROM i GROUP BY TumblingWindow(s, 5)",
+            "SELECT SUM(GetArrayElements(v)) AS d FROM i GROUP BY TumblingWindow(s, 5)",
             "1:12",
-            "GetArrayLength(...) is not supported yet",
+            "GetArrayElements(...) is not supported yet",
         ),
         ("SELECT COUNT(*) FROM i GROUP BY TumblingWindow(s, 5)", "1:8", "needs a name"),
         (
@@ -478,3 +495,20 @@ def test_ordered_and_statistical_aggregates() -> None:
         "topone(Speed * 2) over (order by Time asc)",
     ]
     assert w.having == "Sd > 1"
+
+
+def test_dot_notation_and_metadata_read_into_records() -> None:
+    """``r.a.b`` is ``GetRecordPropertyValue(r, 'a.b')`` (a part with a dot bracketed);
+    ``GetMetadataPropertyValue`` is the field the job names (semantics §11.14, §11.15)."""
+    j = job("SELECT i.r.a.b, r.[x.y] AS xy INTO o FROM i WHERE r.a.c > 1")
+    assert j.filter is not None
+    assert j.filter.where == "GETRECORDPROPERTYVALUE(r, 'a.c') > 1"
+    assert [(p.name, p.expression) for p in j.select] == [
+        ("b", "GETRECORDPROPERTYVALUE(r, 'a.b')"),
+        ("xy", "GETRECORDPROPERTYVALUE(r, '[x.y]')"),
+    ]
+    j = job(
+        "SELECT GetMetadataPropertyValue(i, 'partitionid') AS p INTO o "
+        "FROM i TIMESTAMP BY t PARTITION BY PartitionId"
+    )
+    assert [(p.name, p.expression) for p in j.select] == [("p", "PartitionId")]

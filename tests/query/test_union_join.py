@@ -720,10 +720,10 @@ def test_a_plain_output_binds_one_statement(tmp_path: Path) -> None:
             "DATEDIFF's time '2026-03-01 09:00:00' is not an ISO-8601 date-time with a zone",
         ),
         (
-            "SELECT DATEDIFF(minute, e.t, GetArrayElement(x.t, 0)) AS m FROM e JOIN x "
+            "SELECT DATEDIFF(minute, e.t, GetArrayElements(x.t)) AS m FROM e JOIN x "
             "ON e.k = x.k AND DATEDIFF(s, e, x) BETWEEN 0 AND 1",
             "1:30",
-            "GetArrayElement(...) is not supported yet",
+            "GetArrayElements(...) is not supported yet",
         ),
         (
             "SELECT DATEDIFF(minute, e.t) AS m FROM e JOIN x "

@@ -551,6 +551,18 @@ CASES = {
             "text": "lane <> 'A' AND speed IS NOT NULL",
         },
     },
+    # the record and array functions over lane's arrays (semantics §11.14); an array a
+    # CASE chooses is written as itself (the streamed, multi-batch check of Value.v)
+    "filter-release-records": {
+        "filter": {"where": "GetArrayLength(lane) > 0 OR speed > 60"},
+        "select": {
+            "id": "id",
+            "first": "GetArrayElement(lane, 0)",
+            "n": "GetArrayLength(lane)",
+            "chosen": "CASE WHEN speed > 60 THEN lane END",
+            "key": "GetRecordPropertyValue(lane, 'k')",
+        },
+    },
     "filter-substreams-session": {
         "source": {"partition": "partition", "over": "device"},
         "ordering": {"late_arrival": "15s", "out_of_order": "4s", "on_out_of_order": "dead_letter"},

@@ -12,7 +12,15 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from sparktide.expr import OTHER, ConversionError, evaluate, parse_expression, references, value_of
+from sparktide.expr import (
+    OTHER,
+    Composite,
+    ConversionError,
+    evaluate,
+    parse_expression,
+    references,
+    value_of,
+)
 from sparktide.spark.expr import Compiled, json_of, variant_leaves
 from sparktide.spark.sql import field
 from tests.test_expr import same
@@ -101,6 +109,14 @@ CROSS_EXPRESSIONS = [
     "CAST(c AS nvarchar(max))",
     "CASE WHEN a IS NULL THEN CAST(b AS bigint) ELSE CAST(c AS bigint) END",
     "UPPER(CAST(d AS nvarchar(max))) = 'TRUE' OR CAST(b AS bigint) > 0",
+    "GetArrayLength(d)",
+    "GetArrayElement(d, 0)",
+    "GetArrayElement(d, a)",
+    "GetRecordPropertyValue(d, 'k')",
+    "GetRecordPropertyValue(d, b)",
+    "GetRecordPropertyValue(d, 'k') + GetArrayElement(d, 0)",
+    "CASE WHEN a = 0 THEN d ELSE GetArrayElement(d, 0) END",
+    "CASE WHEN a > 0 THEN d END",
 ]
 
 
@@ -113,6 +129,8 @@ def _reference(text: str, row: dict[str, Any]) -> tuple[Any, str | None]:
         error = None
     except ConversionError as exc:
         error = str(exc)
+    if isinstance(value, Composite):  # an array or object is written as itself
+        return value.raw, error
     return (None if value is OTHER else value), error
 
 

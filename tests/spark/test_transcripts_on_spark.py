@@ -39,6 +39,7 @@ from tests.test_transcripts import (
 #: the analytic columns of semantics §11.11; a query of several steps as one job (§13).
 SPEC7 = (
     "expression_functions_cast",
+    "expression_records_arrays",
     "window_ordered_aggregates",
     "names_user_window_columns",
     "names_user_event_columns",

@@ -25,7 +25,7 @@ from sparktide.core.ordered import (
     spread,
 )
 from sparktide.core.records import jsonable, value_key
-from sparktide.expr import OTHER, evaluate, value_of
+from sparktide.expr import evaluate, is_other, value_of
 from sparktide.job import Aggregate
 from sparktide.job.aggregates import NUMERIC_FUNCTIONS, ORDERED_FUNCTIONS
 
@@ -170,7 +170,7 @@ def aggregated_value(aggregate: Aggregate, fields: dict[str, Any]) -> Any:
     expr = aggregate.parsed
     assert expr is not None
     value = evaluate(expr, lambda name: value_of(fields.get(name)))
-    if value is OTHER:
+    if is_other(value):
         return None
     if aggregate.function in NUMERIC_FUNCTIONS and (
         isinstance(value, bool) or not isinstance(value, (int, float))

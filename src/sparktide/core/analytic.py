@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from sparktide.expr import Ref, evaluate, value_of
-from sparktide.expr.nodes import OTHER, Expr
+from sparktide.expr.nodes import Expr, is_other
 from sparktide.job import Analytic, Job
 
 __all__ = [
@@ -49,7 +49,7 @@ def analytic_key(value: Any) -> Any:
     """A partition value as its partition's key: values of different kinds never meet (an
     integer ``1`` is not the float ``1.0``, nor the text ``'1'``); null, arrays and objects
     are one partition."""
-    if value is None or value is OTHER:
+    if value is None or is_other(value):
         return None
     if isinstance(value, bool):
         return ("b", value)

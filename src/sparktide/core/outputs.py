@@ -7,7 +7,7 @@ from typing import Any
 
 from sparktide.core.records import jsonable, time_or_none
 from sparktide.core.sink import Admitted
-from sparktide.expr import OTHER, Expr, Ref, evaluate, value_of
+from sparktide.expr import Composite, Expr, Ref, evaluate, is_other, value_of
 from sparktide.job import Job
 
 __all__ = [
@@ -71,7 +71,10 @@ def project(job: Job, lookup: Any) -> dict[str, Any]:
             out[projection.name] = jsonable(lookup(expr.key))
             continue
         value = evaluate(expr, lambda name: value_of(lookup(name)))
-        out[projection.name] = None if value is OTHER else value
+        if isinstance(value, Composite):  # an array or object a function found
+            out[projection.name] = jsonable(value.raw)
+        else:
+            out[projection.name] = None if is_other(value) else value
     return out
 
 

@@ -8,7 +8,7 @@ import math
 import re
 from typing import Any
 
-from sparktide.expr import functions, nodes
+from sparktide.expr import functions, nodes, records
 from sparktide.expr.walk import desugar
 from sparktide.time import instant_or_problem
 
@@ -33,6 +33,8 @@ def value_of(value: Any) -> Any:
         from sparktide.core.records import jsonable
 
         return jsonable(value)
+    if isinstance(value, (list, dict)):
+        return nodes.Composite(value)
     return nodes.OTHER
 
 
@@ -45,7 +47,7 @@ def _finite(value: float) -> float | None:
 
 
 def _compare(op: str, a: Any, b: Any) -> bool | None:
-    if a is None or b is None or a is nodes.OTHER or b is nodes.OTHER:
+    if a is None or b is None or nodes.is_other(a) or nodes.is_other(b):
         return None
     if _is_number(a) and _is_number(b):
         if not (isinstance(a, int) and isinstance(b, int)):
@@ -156,7 +158,10 @@ class _Evaluator:
                 return functions.datediff_calendar(expr.unit, start, end)
             return datediff(expr.micros, start, end)
         if isinstance(expr, nodes.Func):
-            return functions.call(expr, [self.value(a) for a in expr.args])
+            args = [self.value(a) for a in expr.args]
+            if expr.name in nodes.ACCESS_FUNCTIONS:
+                return records.record_access(expr, args)
+            return functions.call(expr, args)
         if isinstance(expr, nodes.Cast):
             operand = self.value(expr.operand)
             return functions.cast(operand, expr.type, expr.safe or not self.strict)

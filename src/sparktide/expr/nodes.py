@@ -13,6 +13,7 @@ from typing import Any
 from sparktide.time import DAY, HOUR, MILLISECOND, MINUTE, SECOND
 
 __all__ = [
+    "ACCESS_FUNCTIONS",
     "ARITHMETIC",
     "CALENDAR_UNITS",
     "CAST_TYPES",
@@ -27,6 +28,7 @@ __all__ = [
     "Binary",
     "Case",
     "Cast",
+    "Composite",
     "DateDiff",
     "Expr",
     "Func",
@@ -36,6 +38,7 @@ __all__ = [
     "Lit",
     "Ref",
     "Unary",
+    "is_other",
 ]
 
 #: The range of a 64-bit integer: the integers expressions compute with.
@@ -109,7 +112,12 @@ FUNCTIONS: dict[str, tuple[int, int]] = {
     "YEAR": (1, 1),
     "DATEFROMPARTS": (3, 3),
     "DATETIMEFROMPARTS": (7, 7),
+    "GETRECORDPROPERTYVALUE": (2, 2),
+    "GETARRAYELEMENT": (2, 2),
+    "GETARRAYLENGTH": (1, 1),
 }
+#: The functions that look into a record or an array (:mod:`sparktide.expr.records`).
+ACCESS_FUNCTIONS = ("GETRECORDPROPERTYVALUE", "GETARRAYELEMENT", "GETARRAYLENGTH")
 #: Functions that take a date part as their first argument.
 UNIT_FUNCTIONS = ("DATEADD", "DATEPART", "DATENAME")
 
@@ -130,6 +138,27 @@ class _Other:
 
 #: The value of an array or object (or any value JSON has no scalar for).
 OTHER = _Other()
+
+
+class Composite(_Other):
+    """An array or object as expressions see it: :data:`OTHER` to every operator, but
+    holding its JSON value (``raw``) for the record and array functions."""
+
+    def __new__(cls, raw: Any) -> Composite:
+        made = object.__new__(cls)
+        made.raw = raw
+        return made
+
+    def __init__(self, raw: Any) -> None:
+        self.raw = raw
+
+    def __repr__(self) -> str:
+        return f"Composite({self.raw!r})"
+
+
+def is_other(value: Any) -> bool:
+    """Whether ``value`` is an array or object (:data:`OTHER` or a :class:`Composite`)."""
+    return isinstance(value, _Other)
 
 
 @dataclass(frozen=True)

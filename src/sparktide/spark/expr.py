@@ -54,6 +54,7 @@ from sparktide.spark.exprfunctions import (
     floor_div,
     scalar,
 )
+from sparktide.spark.exprrecords import record_access_length, record_access_variant, variant_kinds
 from sparktide.spark.exprvalues import (
     Value,
     both,
@@ -87,6 +88,9 @@ def json_of(value: Value) -> str:
         cases.append(
             f"WHEN {value.b} IS NOT NULL THEN CASE WHEN {value.b} THEN 'true' ELSE 'false' END"
         )
+    if value.v:  # an array or object a function found (scalars are the kinds above)
+        composite = f"schema_of_variant({value.v}) RLIKE '^(OBJECT|ARRAY)'"
+        cases.append(f"WHEN {composite} THEN to_json({value.v})")
     if not cases:
         return "'null'"
     return f"CASE {' '.join(cases)} ELSE 'null' END"
@@ -127,7 +131,11 @@ class Compiled:
         if value.err:
             err = f"{self.prefix}{n}_e"
             self.stages[level - 1].append(f"{value.err} AS {err}")
-        return Value(level=level, null=null, err=err, **names)
+        v = None
+        if value.v:
+            v = f"{self.prefix}{n}_v"
+            self.stages[level - 1].append(f"{value.v} AS {v}")
+        return Value(level=level, null=null, err=err, v=v, **names)
 
     def value(self, expr: nodes.Expr) -> Value:
         """The value of ``expr`` (its parts may name columns of :attr:`stages`)."""
@@ -204,6 +212,8 @@ class Compiled:
         into a column of its own), then :func:`~sparktide.spark.exprfunctions.scalar`."""
         args = [self._value(a) for a in expr.args]
         level = max((a.level for a in args), default=0)
+        if expr.name in nodes.ACCESS_FUNCTIONS:
+            return self._access(expr, args, level)
         instant = None
         at = TIME_ARGUMENT.get(expr.name)
         if at is not None and args[at].s:
@@ -214,6 +224,25 @@ class Compiled:
         if expr.name in MAKE_TIMES:
             return self._as_text(self._made(made, level))
         return self._made(made, level)
+
+    def _access(self, expr: nodes.Func, args: list[Value], level: int) -> Value:
+        """A record or array function (:mod:`sparktide.spark.exprrecords`): the variant
+        it finds in a column, its ``schema_of_variant`` in the next, then its kinds."""
+        err = first_error(*args)
+        if expr.name == "GETARRAYLENGTH":
+            return self._made(Value(**record_access_length(args[0]).parts(), err=err), level)
+        found = record_access_variant(expr, args)
+        if found is None:
+            return self._made(Value(err=err), level)
+        n = next(self._ids)
+        v, k = f"{self.prefix}{n}_fv", f"{self.prefix}{n}_fk"
+        while len(self.stages) < level + 3:
+            self.stages.append([])
+        self.stages[level].append(f"{found} AS {v}")
+        self.stages[level + 1].append(f"schema_of_variant({v}) AS {k}")
+        kinds = variant_kinds(v, k)
+        null = kinds.pop("n")
+        return self._keep(Value(**kinds, null=null, err=err, explicit_null=True, v=v), level + 3)
 
     def _as_text(self, instant: Value) -> Value:
         """An instant (in a column) as ISO text."""
@@ -250,7 +279,14 @@ class Compiled:
                 err = f"coalesce({c.err}, {taken})" if c.err else taken
         else:
             err = None
-        made = Value(**parts, null=null, err=err, explicit_null=True)
+        v = None
+        if any(r.v for r in [*results, default]):
+            none = "CAST(NULL AS VARIANT)"
+            v_whens = " ".join(
+                f"WHEN {t} THEN {r.v or none}" for t, r in zip(truths, results, strict=True)
+            )
+            v = f"CASE {v_whens} ELSE {default.v or none} END"
+        made = Value(**parts, null=null, err=err, explicit_null=True, v=v)
         return self._keep(made, level + 1)
 
     def _made(self, value: Value, child_level: int, *children: Value) -> Value:
@@ -337,15 +373,7 @@ def variant_leaves(
         v, k = f"{prefix}{j}_v", f"{prefix}{j}_k"
         first.append(f"{variant(name)} AS {v}")
         first.append(f"schema_of_variant({variant(name)}) AS {k}")
-        parts = {
-            "i": f"CASE WHEN {k} IN ('TINYINT', 'SMALLINT', 'INT', 'BIGINT') THEN "
-            f"try_variant_get({v}, '$', 'bigint') END",
-            "d": f"CASE WHEN {k} IN ('FLOAT', 'DOUBLE') OR {k} LIKE 'DECIMAL%' THEN "
-            f"try_variant_get({v}, '$', 'double') END",
-            "s": f"CASE WHEN {k} = 'STRING' THEN try_variant_get({v}, '$', 'string') END",
-            "b": f"CASE WHEN {k} = 'BOOLEAN' THEN try_variant_get({v}, '$', 'boolean') END",
-            "n": f"({v} IS NULL OR {k} = 'VOID')",
-        }
+        parts = variant_kinds(v, k)
         for kind, sql in parts.items():
             second.append(f"{sql} AS {prefix}{j}_{kind}")
         leaves[name] = Value(
@@ -354,5 +382,6 @@ def variant_leaves(
             s=f"{prefix}{j}_s",
             b=f"{prefix}{j}_b",
             null=f"{prefix}{j}_n",
+            v=v,
         )
     return [first, second], leaves

@@ -38,7 +38,9 @@ class Value:
     neither null nor of a kind); ``err``, when not ``None``, is SQL of the message of a
     ``CAST`` that failed on the way (``NULL`` when none did); ``explicit_null``: ``null``
     is not just "no kind holds a value" (a ``CASE`` may give an *other* value), so it is
-    kept in a column of its own.
+    kept in a column of its own; ``v``: SQL of the value as a variant, for a value that
+    may be an array or object (a field, what a record or array function finds, a
+    ``CASE`` choosing one), ``None`` for the others.
     """
 
     i: str | None = None
@@ -49,6 +51,7 @@ class Value:
     level: int = 0  # the projection that computes it (0: leaves)
     err: str | None = None
     explicit_null: bool = False
+    v: str | None = None  # its variant, when it may be an array or object a function reads
 
     def parts(self) -> dict[str, str]:
         """The kinds it can have, with their SQL."""

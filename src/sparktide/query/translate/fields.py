@@ -1,10 +1,11 @@
 """Input fields: the columns a statement reads, its ``WHERE`` conditions and the column
 list of a ``SELECT`` without ``GROUP BY``.
 
-A column is ``x`` or ``alias.x`` / ``input.x`` of the FROM source (nested fields are
-refused); a ``WHERE`` condition becomes the job's ``[filter] where``; ``SELECT a, b,
-expr AS c`` becomes ``[select]``. Every output column needs a name sparktide does not
-write itself (:meth:`Fields.output_name`).
+A column is ``x`` or ``alias.x`` / ``input.x`` of the FROM source; in ``WHERE`` and a
+``SELECT`` without ``GROUP BY``, ``x.a.b`` reads into it (``GetRecordPropertyValue``),
+elsewhere nested fields are refused; a ``WHERE`` condition becomes the job's
+``[filter] where``; ``SELECT a, b, expr AS c`` becomes ``[select]``. Every output
+column needs a name sparktide does not write itself (:meth:`Fields.output_name`).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from collections.abc import Callable
 from sparktide import expr as E
 from sparktide.job import RESERVED_EVENT_COLUMNS, RESERVED_WINDOW_COLUMNS
 from sparktide.query.ast import Call, Column, Expr, FromSource, Pos, Select, SelectItem, Star
+from sparktide.query.bind import Bindings
 from sparktide.query.exprs import Leaf, convert
 from sparktide.query.refusal import Refuse, check_column
 from sparktide.query.translate.analytic import ANALYTIC_CALLS, AnalyticColumns
@@ -24,6 +26,7 @@ from sparktide.query.translate.context import (
     source_names,
     unsupported_call,
 )
+from sparktide.query.translate.metadata import metadata_field
 from sparktide.query.translate.plans import JoinPlan
 
 __all__ = ["Fields"]
@@ -32,8 +35,9 @@ __all__ = ["Fields"]
 class Fields:
     """Reads the fields of a statement's inputs, refusing with ``refuse``."""
 
-    def __init__(self, refuse: Refuse) -> None:
+    def __init__(self, refuse: Refuse, bindings: Bindings | None = None) -> None:
         self.refuse = refuse
+        self.bindings = bindings or Bindings()
         self.analytics = AnalyticColumns(refuse)
 
     def column(self, expr: Column, source: FromSource, what: str = "column") -> str:
@@ -49,6 +53,20 @@ class Fields:
             )
         return check_column(parts[0], expr.pos, self.refuse, what)
 
+    def nested(self, expr: Column, source: FromSource) -> E.Expr:
+        """A field, or with dots a value inside it (``r.a.b``, Stream Analytics' dot
+        notation): ``GetRecordPropertyValue(r, 'a.b')`` (semantics §11.14)."""
+        parts = expr.parts
+        if len(parts) > 1 and parts[0].casefold() in source_names(source):
+            parts = parts[1:]
+        if len(parts) == 1:
+            return E.Ref(self.column(expr, source))
+        field = check_column(parts[0], expr.pos, self.refuse, "column")
+        path = ".".join(
+            f"[{p.replace(']', ']]')}]" if "." in p or p.startswith("[") else p for p in parts[1:]
+        )
+        return E.Func("GETRECORDPROPERTYVALUE", (E.Ref(field), E.Lit(path)))
+
     def field_leaf(self, node: Column | Call, source: FromSource, clause: str) -> E.Expr:
         """An input field in a WHERE condition or a SELECT without GROUP BY."""
         if is_timestamp(node):
@@ -58,7 +76,9 @@ class Fields:
                 "(event records carry it as timestamp)",
             )
         if isinstance(node, Column):
-            return E.Ref(self.column(node, source))
+            return self.nested(node, source)
+        if node.function == "getmetadatapropertyvalue":  # (semantics §11.15)
+            return metadata_field(node, source, self.bindings, self.refuse)
         if node.function in ANALYTIC_CALLS:  # LAG, LAST, ISFIRST (semantics §11.11)
             return self.analytics.column(node, lambda n: self.field_leaf(n, source, clause), clause)
         raise unsupported_call(
@@ -81,7 +101,7 @@ class Fields:
         stream, table = join.left, join.right
 
         def leaf(node: Column | Call) -> E.Expr:
-            if isinstance(node, Call) or len(node.parts) > 2:
+            if isinstance(node, Call):
                 return self.field_leaf(node, stream, "WHERE")  # (refuses it)
             if len(node.parts) == 1:
                 raise self.refuse(
@@ -101,7 +121,7 @@ class Fields:
                 )
             if qualifier not in source_names(stream):
                 raise self.refuse(node.pos, f"{node.parts[0]} names neither input of the JOIN")
-            return E.Ref(self.column(node, stream))
+            return self.nested(node, stream)
 
         return convert(expr, leaf, self.refuse, "WHERE")
 

@@ -40,7 +40,7 @@ class StatementTranslator:
         self.index = index
         self.context = Context(Refuse(query.source), bindings)
         steps = {step.name.casefold(): (i, step) for i, step in enumerate(query.steps)}
-        self.fields = Fields(self.context.refuse)
+        self.fields = Fields(self.context.refuse, bindings)
         self.planner = Planner(self.context, self.fields, steps)
         self.inputs = Inputs(self.context, self.fields)
         self.matches = Matches(self.context, self.fields)
