@@ -10,7 +10,7 @@ from types import ModuleType
 from typing import TextIO
 
 from sparktide import __version__
-from sparktide.cli import advise, demo, explain, run, simulate, translate
+from sparktide.cli import advise, demo, explain, run, simulate, translate, ui
 from sparktide.errors import RunError, SparktideError
 
 __all__ = ["main"]
@@ -41,6 +41,13 @@ _COMMANDS: dict[str, tuple[ModuleType, str, str]] = {
         run,
         "run a job on Spark (local Spark unless a session is configured)",
         "Run JOB on Spark Structured Streaming, writing its [output] directories.",
+    ),
+    "ui": (
+        ui,
+        "serve the live watermark page and Prometheus /metrics of a job's metrics",
+        "Serve the live page (watermarks, partitions, verdicts per batch, diagnostics, "
+        "dead letters) and Prometheus /metrics of a job from its metrics directory, "
+        "following it as it grows.",
     ),
     "translate": (
         translate,

@@ -20,6 +20,7 @@ from sparktide.cli.options import (
     query_option,
     write_jsonl,
 )
+from sparktide.cli.ui import ui_option
 from sparktide.errors import ConfigError, InputError, SparktideError
 from sparktide.job import Job
 from sparktide.time import parse_duration
@@ -51,6 +52,7 @@ def add_options(command: argparse.ArgumentParser) -> None:
         "--trigger", metavar="INTERVAL", help="processing-time trigger, e.g. '10 seconds'"
     )
     output_start_option(command)
+    ui_option(command)
 
 
 def spark_trigger(text: str) -> str:
@@ -86,6 +88,10 @@ def _check_options(args: argparse.Namespace, job_count: int) -> str | None:
             "after the other), or run each statement's job on its own (sparktide translate "
             "prints them)",
         )
+    if args.ui is not None:
+        from sparktide.ui.server import parse_address
+
+        parse_address(args.ui, "--ui")
     if args.max_files_per_trigger is not None and args.max_files_per_trigger < 1:
         raise ConfigError(
             "--max-files-per-trigger", f"must be at least 1, got {args.max_files_per_trigger}"
@@ -112,6 +118,10 @@ def _check_jobs(jobs: list[tuple[dict[str, Any] | None, Job]], start: str | int 
                 )
 
 
+#: The API's parameter names in errors, as the command line names them.
+_OPTION_KEYS = {"output_start_time": OUTPUT_START, "ui": "--ui"}
+
+
 def execute(args: argparse.Namespace, out: TextIO) -> int:
     """Run ``run``; returns the exit code."""
     jobs = load_jobs(args)
@@ -132,11 +142,12 @@ def execute(args: argparse.Namespace, out: TextIO) -> int:
                     trigger=trigger,
                     on_metrics=progress,
                     output_start_time=start,
+                    ui=args.ui,
                 )
             except ConfigError as exc:  # (named as the command line names it)
-                if exc.key != "output_start_time":
+                if exc.key not in _OPTION_KEYS:
                     raise
-                raise ConfigError(OUTPUT_START, exc.message) from None
+                raise ConfigError(_OPTION_KEYS[exc.key], exc.message) from None
         if label is not None:
             write_jsonl([label], out)
         if metrics is not None:

@@ -58,6 +58,8 @@ class SparktideQuery(StreamingQuery):
         The :class:`~sparktide.spark.engine.SparkEngine` (its ``last_metrics``).
     flushed
         The flush's metrics record, once :meth:`flush` wrote one.
+    ui
+        The live page of ``start(..., ui=)`` (its ``url``), or ``None``.
     """
 
     def __init__(
@@ -74,6 +76,8 @@ class SparktideQuery(StreamingQuery):
         self.sparktide_engine = engine  # (the name earlier releases documented)
         self.flush_on_stop = flush_on_stop
         self.flushed: dict[str, Any] | None = None
+        #: The live page (``start(..., ui=)``): a :class:`sparktide.ui.LiveView`, or None
+        self.ui: Any = None
 
     def stop(self) -> None:
         """Stop the query once its running micro-batch has ended (a later batch does no
@@ -87,6 +91,8 @@ class SparktideQuery(StreamingQuery):
         """Stop the query between micro-batches, without a flush."""
         self.gate.close()
         super().stop()
+        if self.ui is not None:  # (the server stops with the query)
+            self.ui.stop()
 
     def wait_stopped(self, limit: float = 60.0) -> None:
         """Wait (from a batch that the closed gate turned away) until the stop began."""

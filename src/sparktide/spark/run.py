@@ -48,6 +48,7 @@ def start(
     flush_on_stop: bool | None = None,
     foreach_batch: ForeachBatch | None = None,
     output_start_time: str | int | None = None,
+    ui: str | None = None,
 ) -> SparktideQuery:
     """Start ``job`` on Spark and return its query (a :class:`StreamingQuery`).
 
@@ -85,15 +86,57 @@ def start(
         Write results from this time on (semantics §12): an instant (its text or
         microseconds), ``"now"`` (the first batch's processing time) or
         ``"last-stopped"`` (resume the checkpoint's run).
+    ui
+        ``"[HOST:]PORT"``: serve the live page and ``/metrics`` from the driver while
+        the query runs (127.0.0.1 unless a host is given; port 0 picks a free one: the
+        page is at ``query.ui.url``). The server stops with the query (docs/metrics.md).
 
     Raises
     ------
     ConfigError
         ``output.checkpoint`` is in use by another run, or was written by a job with
         another window or input layout; a typed frame lacks a column the job reads;
-        ``output_start_time`` contradicts the checkpoint.
+        ``output_start_time`` contradicts the checkpoint; ``ui`` is not an address
+        that can be served on.
     """
-    settings = (clock, on_metrics, foreach_batch, output_start_time)
+    view = _live_view(job, ui, on_metrics)
+    settings = (clock, view or on_metrics, foreach_batch, output_start_time)
+    options = (once, max_files_per_trigger, processing_time, flush_on_stop)
+    try:
+        query = _start(spark, job, files, settings, options)
+    except BaseException:
+        if view is not None:
+            view.stop()
+        raise
+    if view is not None:
+        query.ui = view
+        view.watch(query)
+    return query
+
+
+def _live_view(
+    job: Job, ui: str | None, on_metrics: Callable[[dict[str, Any]], None] | None
+) -> Any:
+    """The started :class:`~sparktide.ui.LiveView` of ``start(..., ui=)``, fed before
+    ``on_metrics``; ``None`` without ``ui``."""
+    if ui is None:
+        return None
+    from sparktide.ui import LiveView
+
+    return LiveView(job, ui, on_metrics).start()
+
+
+def _start(
+    spark: SparkSession,
+    job: Job,
+    files: DataFrame | None,
+    settings: tuple[Any, ...],
+    options: tuple[bool, int | None, str | None, bool | None],
+) -> SparktideQuery:
+    """:func:`start` past its live page (``settings``: the engine's, as
+    :func:`_prepared` takes them; ``options``: ``once``, ``max_files_per_trigger``,
+    ``processing_time``, ``flush_on_stop``)."""
+    once, max_files_per_trigger, processing_time, flush_on_stop = options
     engine, files, ticking = _prepared(spark, job, files, settings, max_files_per_trigger)
     if ticking:
         processing_time = processing_time or DEFAULT_TRIGGER
@@ -335,6 +378,7 @@ def run_job(
     on_metrics: Callable[[dict[str, Any]], None] | None = None,
     foreach_batch: ForeachBatch | None = None,
     output_start_time: str | int | None = None,
+    ui: str | None = None,
 ) -> dict[str, Any] | None:
     """Run ``job`` until it is done (``once``) or stopped (Ctrl-C, SIGTERM); return the
     last metrics record.
@@ -364,11 +408,10 @@ def run_job(
         Called with each micro-batch's id and records (and the flush's), as by :func:`start`.
     output_start_time
         Write results from this time on, as by :func:`start` (semantics §12).
+    ui
+        Serve the live page and ``/metrics`` on ``"[HOST:]PORT"``, as by :func:`start`.
     """
-    if job.output.checkpoint is None:
-        raise ConfigError("output.checkpoint", "is required to run on Spark")
-    if job.output.path is None:
-        raise ConfigError("output.path", "is required to run on Spark")
+    _check_runnable(job)
     spark = spark or local_session()
     query = start(
         spark,
@@ -381,6 +424,7 @@ def run_job(
         flush_on_stop=flush or job.output.flush_on_stop,
         foreach_batch=foreach_batch,
         output_start_time=output_start_time,
+        ui=ui,
     )
     publisher = None
     try:
@@ -397,11 +441,27 @@ def run_job(
     finally:
         if publisher is not None and publisher.isActive:
             publisher.stop()
-        if query.isActive:
-            query.halt()
-        query.engine.store.unlock()
-        _RUNS.pop(query.engine.store.root, None)
+        _release(query)
     return metrics
+
+
+def _check_runnable(job: Job) -> None:
+    """Refuse a job without the outputs :func:`run_job` needs."""
+    if job.output.checkpoint is None:
+        raise ConfigError("output.checkpoint", "is required to run on Spark")
+    if job.output.path is None:
+        raise ConfigError("output.path", "is required to run on Spark")
+
+
+def _release(query: SparktideQuery) -> None:
+    """The end of :func:`run_job`: the query halted, its live page stopped, its
+    checkpoint unlocked."""
+    if query.isActive:
+        query.halt()
+    if query.ui is not None:
+        query.ui.stop()
+    query.engine.store.unlock()
+    _RUNS.pop(query.engine.store.root, None)
 
 
 def _until_done(query: SparktideQuery, job: Job) -> None:
