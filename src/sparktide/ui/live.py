@@ -95,11 +95,10 @@ class LiveView:
 
     def stop(self) -> None:
         """Stop serving (once; later calls do nothing)."""
-        with self._lock:
-            if self._stopped:
-                return
-            self._stopped = True
-        self.server.stop()
+        with self._lock:  # (a second caller returns once the server is stopped)
+            if not self._stopped:
+                self._stopped = True
+                self.server.stop()
 
 
 def serve_directory(
