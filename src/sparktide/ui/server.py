@@ -89,7 +89,7 @@ class _Handler(BaseHTTPRequestHandler):
             body = json.dumps(view.state.snapshot(seen), default=str).encode()
             self._send(HTTPStatus.OK, body, "application/json", head)
         elif url.path == "/metrics":
-            self._send(HTTPStatus.OK, generate_latest(view.registry), CONTENT_TYPE_LATEST, head)
+            self._send(HTTPStatus.OK, view.exposition(), CONTENT_TYPE_LATEST, head)
         else:
             self._send(HTTPStatus.NOT_FOUND, b"not found\n", "text/plain", head)
 
@@ -147,6 +147,8 @@ class UiServer:
         self.state = state
         self.registry = registry_of(state)
         self.page = _page()
+        self._exposed: tuple[int, bytes] = (-1, b"")
+        self._exposed_lock = threading.Lock()
         host, port = parse_address(address, option)
         try:
             self._server = (_Server6 if ":" in host else _Server)((host, port), _Handler)
@@ -158,6 +160,14 @@ class UiServer:
         host, port = self._server.server_address[:2]
         self.url = f"http://{host if ':' not in str(host) else f'[{host}]'}:{port}/"
         self._thread: threading.Thread | None = None
+
+    def exposition(self) -> bytes:
+        """``/metrics``' text: made once per record, whoever scrapes it."""
+        with self._exposed_lock:
+            seq = self.state.seq
+            if self._exposed[0] != seq:
+                self._exposed = (seq, generate_latest(self.registry))
+            return self._exposed[1]
 
     def start(self) -> UiServer:
         """Serve in a daemon thread; returns itself."""
