@@ -19,7 +19,7 @@ scrape, one ``/metrics`` exposition (made once per record, whoever scrapes).
 
 Results are printed and written as JSON to ``bench/results/ui.json``.
 
-    .venv/bin/python bench/ui.py [--files 60] [--events 2000] [--rounds 2]
+    .venv/bin/python bench/ui.py [--files 60] [--events 200] [--rounds 3]
 """
 
 from __future__ import annotations
@@ -74,16 +74,21 @@ def _page_and_scraper(url: str, scrape: float, stop: threading.Event) -> list[th
     """A browser's poll of ``/state`` (long polls, one answer per record) and a
     Prometheus scrape of ``/metrics`` every ``scrape`` seconds, in threads."""
 
-    def page() -> None:
-        seq = 0
-        state = json.loads(urllib.request.urlopen(url + "state", timeout=30).read())
-        while not stop.is_set() and not state["ended"]:
-            seq = state["seq"]
-            state = json.loads(urllib.request.urlopen(f"{url}state?after={seq}", timeout=30).read())
+    def page() -> None:  # (as page.html polls: 100 ms after each answer)
+        try:
+            state = json.loads(urllib.request.urlopen(url + "state", timeout=30).read())
+            while not stop.wait(0.1) and not state["ended"]:
+                after = f"{url}state?after={state['seq']}"
+                state = json.loads(urllib.request.urlopen(after, timeout=30).read())
+        except OSError:  # (the query ended during a poll)
+            return
 
     def scraper() -> None:
         while not stop.wait(scrape):
-            urllib.request.urlopen(url + "metrics", timeout=30).read()
+            try:
+                urllib.request.urlopen(url + "metrics", timeout=30).read()
+            except OSError:  # (the query ended between two scrapes)
+                return
 
     threads = [threading.Thread(target=page, daemon=True), threading.Thread(target=scraper)]
     for thread in threads:
@@ -114,8 +119,8 @@ def _run(spark: Any, files: int, events: int, *, ui: bool, scrape: float) -> dic
         stop = threading.Event()
         threads = _page_and_scraper(query.ui.url, scrape, stop) if ui else []
         done.wait(900)
-        query.stop()
         stop.set()
+        query.stop()
         for thread in threads:
             thread.join(30)
     batches = [e for e in ends[:files]]
@@ -183,8 +188,8 @@ def _driver_share(partitions: int, records: int = 300) -> dict[str, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--files", type=int, default=60)
-    parser.add_argument("--events", type=int, default=2000)
-    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--events", type=int, default=200)
+    parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--scrape", type=float, default=1.0)
     parser.add_argument("--skip-spark", action="store_true", help="the driver's share only")
     args = parser.parse_args()
