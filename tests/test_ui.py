@@ -246,3 +246,15 @@ def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+@pytest.mark.parametrize("address", ["nonsense", "host:", "127.0.0.1:70000"])
+def test_run_refuses_a_bad_ui_address_before_spark_starts(tmp_path: Path, capsys, address):
+    from jobfiles import BASE_JOB, write_job
+    from sparktide.cli import main
+
+    data = {**BASE_JOB, "output": {"path": "out", "checkpoint": "cp"}}
+    (tmp_path / "events.jsonl").write_text("")
+    job = write_job(tmp_path, data)
+    assert main(["run", str(job), "--once", "--ui", address]) == 2
+    assert capsys.readouterr().err.startswith("sparktide: error: --ui: expected [HOST:]PORT")
