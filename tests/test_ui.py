@@ -258,3 +258,14 @@ def test_run_refuses_a_bad_ui_address_before_spark_starts(tmp_path: Path, capsys
     job = write_job(tmp_path, data)
     assert main(["run", str(job), "--once", "--ui", address]) == 2
     assert capsys.readouterr().err.startswith("sparktide: error: --ui: expected [HOST:]PORT")
+
+
+def test_the_chart_takes_the_first_partitions_and_the_table_all():
+    rec = record(0)
+    rec["partitions"] = [{**rec["partitions"][0], "partition": str(n)} for n in range(12)]
+    state = LiveState("j")
+    state(rec)
+    snapshot = state.snapshot()
+    point = snapshot["points"][0]
+    assert [p[0] for p in point["partitions"]] == [str(n) for n in range(8)]
+    assert point["partition_count"] == 12 and len(snapshot["latest"]["partitions"]) == 12

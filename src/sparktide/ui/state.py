@@ -16,10 +16,12 @@ from typing import Any
 from sparktide.time import parse_instant
 from sparktide.ui.deadletters import DeadLetters
 
-__all__ = ["HISTORY", "LiveState", "point_of"]
+__all__ = ["CHART_PARTITIONS", "HISTORY", "LiveState", "point_of"]
 
 #: Metrics records kept for the page's charts (the newest; older ones are dropped).
 HISTORY = 600
+#: Partitions whose lines the chart draws (the first of each record; the table has all).
+CHART_PARTITIONS = 8
 #: Diagnostics kept for the page (the newest).
 DIAGNOSTICS = 50
 #: The verdict counts of a batch the page charts, from the record's ``this_batch``.
@@ -32,9 +34,9 @@ def _instant(text: str | None) -> int | None:
 
 
 def point_of(seq: int, record: dict[str, Any]) -> dict[str, Any]:
-    """One record as a point of the page's charts: times in microseconds, the batch's
-    own counts (``this_batch``; dropped and dead-lettered summed over their reasons)."""
-    this = record.get("this_batch") or {}
+    """One record as a point of the page's charts: times in microseconds (the first
+    :data:`CHART_PARTITIONS` partitions' clocks), the batch's own counts (``this_batch``; dropped and dead-lettered summed over their reasons)."""
+    this, parts = record.get("this_batch") or {}, record.get("partitions", [])
     counts = {name: this.get(name, 0) for name in _BATCH_COUNTS}
     counts["dropped"] = sum((this.get("dropped") or {}).values())
     counts["dead_lettered"] = sum((this.get("dead_lettered") or {}).values())
@@ -48,8 +50,9 @@ def point_of(seq: int, record: dict[str, Any]) -> dict[str, Any]:
         "output_watermark": _instant(record.get("output_watermark")),
         "partitions": [
             [str(p["partition"]), _instant(p.get("watermark")), _instant(p.get("arrival_clock"))]
-            for p in record.get("partitions", [])
+            for p in parts[:CHART_PARTITIONS]
         ],
+        "partition_count": len(parts),
         "this_batch": counts if record.get("this_batch") is not None else None,
     }
 
