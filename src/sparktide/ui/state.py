@@ -34,8 +34,9 @@ def _instant(text: str | None) -> int | None:
 
 
 def point_of(seq: int, record: dict[str, Any]) -> dict[str, Any]:
-    """One record as a point of the page's charts: times in microseconds (the first
-    :data:`CHART_PARTITIONS` partitions' clocks), the batch's own counts (``this_batch``; dropped and dead-lettered summed over their reasons)."""
+    """One record as a point of the page's charts: times in microseconds (the clocks of
+    the first :data:`CHART_PARTITIONS` partitions), the batch's own counts
+    (``this_batch``; dropped and dead-lettered summed over their reasons)."""
     this, parts = record.get("this_batch") or {}, record.get("partitions", [])
     counts = {name: this.get(name, 0) for name in _BATCH_COUNTS}
     counts["dropped"] = sum((this.get("dropped") or {}).values())
