@@ -34,6 +34,7 @@ bench: $(STAMP)
 	$(PY) bench/latency.py
 	$(PY) bench/idle.py
 	$(PY) bench/memory.py
+	$(PY) bench/ui.py
 	$(PY) bench/summary.py
 
 # 3M disorderly events through 2 x 30 micro-batches: state and memory per batch (10-25 min)

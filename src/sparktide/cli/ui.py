@@ -70,6 +70,8 @@ def execute(args: argparse.Namespace, out: TextIO, *, until: threading.Event | N
     )
     try:
         (until or threading.Event()).wait()
+    except KeyboardInterrupt:  # (Ctrl-C is how it ends)
+        pass
     finally:
         follower.stop()
         server.stop()
