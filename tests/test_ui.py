@@ -269,3 +269,24 @@ def test_the_chart_takes_the_first_partitions_and_the_table_all():
     point = snapshot["points"][0]
     assert [p[0] for p in point["partitions"]] == [str(n) for n in range(8)]
     assert point["partition_count"] == 12 and len(snapshot["latest"]["partitions"]) == 12
+
+
+def test_on_the_loopback_only_loopback_names_are_answered(served):
+    """Another site's page cannot read the server through a DNS name rebound to
+    127.0.0.1: the Host it sends is that name."""
+    _, server = served
+    port = int(server.url.rstrip("/").rsplit(":", 1)[1])
+    for host, status in [
+        ("evil.example", 403),
+        (f"evil.example:{port}", 403),
+        ("127.0.0.1.evil.example", 403),
+        (f"localhost:{port}", 200),
+        (f"127.0.0.1:{port}", 200),
+        (f"[::1]:{port}", 200),
+    ]:
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+        connection.putrequest("GET", "/state", skip_host=True)
+        connection.putheader("Host", host)
+        connection.endheaders()
+        assert connection.getresponse().status == status, host
+        connection.close()

@@ -1,11 +1,14 @@
 """The live page's HTTP server: ``/`` (the page), ``/state`` (its JSON), ``/metrics``.
 
-Read-only: GET and HEAD only (anything else: 405); it binds 127.0.0.1 unless an address
-names another host. Runs in daemon threads beside the job; :meth:`UiServer.stop` ends it.
+Read-only: GET and HEAD only (anything else: 405). It binds 127.0.0.1 unless an address
+names another host; on the loopback it answers only requests that name it by a loopback
+address or ``localhost`` (403 otherwise: another site's page cannot reach it by DNS
+rebinding). It runs in daemon threads beside the job; :meth:`UiServer.stop` ends it.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import socket
 import sys
@@ -80,7 +83,9 @@ class _Handler(BaseHTTPRequestHandler):
     def _answer(self, *, head: bool) -> None:
         url = urlsplit(self.path)
         view = self.server.view
-        if url.path in ("/", "/index.html"):
+        if not self._host_allowed():  # (DNS rebinding: another site's page, named as us)
+            self._send(HTTPStatus.FORBIDDEN, b"unknown Host\n", "text/plain", head)
+        elif url.path in ("/", "/index.html"):
             self._send(HTTPStatus.OK, view.page, "text/html; charset=utf-8", head)
         elif url.path == "/state":
             after = parse_qs(url.query).get("after")
@@ -93,6 +98,22 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(HTTPStatus.OK, view.exposition(), CONTENT_TYPE_LATEST, head)
         else:
             self._send(HTTPStatus.NOT_FOUND, b"not found\n", "text/plain", head)
+
+    def _host_allowed(self) -> bool:
+        """Whether the request names this server by a loopback address or ``localhost``
+        when it listens on the loopback (any name otherwise)."""
+        if not self.server.loopback:
+            return True
+        try:
+            name = urlsplit("//" + (self.headers.get("Host") or "")).hostname or ""
+        except ValueError:
+            return False
+        if name == "localhost":
+            return True
+        try:
+            return ipaddress.ip_address(name).is_loopback
+        except ValueError:
+            return False
 
     def _send(self, status: HTTPStatus, body: bytes, kind: str, head: bool) -> None:
         self.send_response(status)
@@ -115,6 +136,7 @@ class _Handler(BaseHTTPRequestHandler):
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     view: UiServer
+    loopback = True  # (it listens on the loopback only)
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         """A client gone mid-answer (a closed page) is no error; others are reported."""
@@ -163,6 +185,7 @@ class UiServer:
                 option, f"cannot serve on {address!r}: {exc.strerror or exc}"
             ) from None
         self._server.view = self
+        self._server.loopback = ipaddress.ip_address(self._server.server_address[0]).is_loopback
         host, port = self._server.server_address[:2]
         self.url = f"http://{host if ':' not in str(host) else f'[{host}]'}:{port}/"
         self._thread: threading.Thread | None = None
