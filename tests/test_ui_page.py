@@ -93,6 +93,9 @@ def test_the_page_redraws_after_each_micro_batch(browser, followed):
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "ui-page.png"), full_page=True)
     assert (ARTIFACTS / "ui-page.png").stat().st_size > 10_000
+
+    server.state.end()  # the query stopped: the page says so and stops polling
+    page.wait_for_selector("#status span.stopped")
     assert problems == []
     page.close()
 
