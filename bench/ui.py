@@ -10,7 +10,9 @@ server and with it (``start(..., ui="0")``) while a page polls it as the browser
 reads ``/metrics`` every ``--scrape`` seconds; ``--rounds`` of each, a fresh checkpoint
 every run. Throughput is events per second from the end of the first micro-batch
 (start-up) to the end of the last; the cost is the median with the server against the
-median without.
+median without. Over the same stretch: this Python process's CPU per micro-batch (the
+driver's share of each batch, plus, with the server, the server's and the polling
+page's threads, which run in this process too).
 
 First, in-process with no Spark, the driver's own work with the page open, over
 records of 2, 32 and 256 partitions: per micro-batch, feeding the record and the page's
@@ -26,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import resource
 import statistics
 import tempfile
 import threading
@@ -96,15 +99,26 @@ def _page_and_scraper(url: str, scrape: float, stop: threading.Event) -> list[th
     return threads
 
 
+def _python_cpu() -> float:
+    """CPU seconds of this Python process so far (every thread: the driver's batches,
+    the server's and the page's)."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
 def _run(spark: Any, files: int, events: int, *, ui: bool, scrape: float) -> dict[str, float]:
-    """One run: events per second after the first micro-batch, and batches per second."""
+    """One run: events per second after the first micro-batch, batches per second, and
+    this Python process's CPU milliseconds per micro-batch over the same stretch."""
     with tempfile.TemporaryDirectory() as tmp:
         job = _job(Path(tmp), files, events)
         ends: list[float] = []
         done = threading.Event()
 
+        cpu: list[float] = []
+
         def on_metrics(record: dict[str, Any]) -> None:
             ends.append(time.perf_counter())
+            cpu.append(_python_cpu())
             if len(ends) >= files:
                 done.set()
 
@@ -123,11 +137,12 @@ def _run(spark: Any, files: int, events: int, *, ui: bool, scrape: float) -> dic
         query.stop()
         for thread in threads:
             thread.join(30)
-    batches = [e for e in ends[:files]]
+    batches = ends[:files]
     seconds = batches[-1] - batches[0]
     return {
         "events_per_s": (len(batches) - 1) * events / seconds,
         "batches_per_s": (len(batches) - 1) / seconds,
+        "python_cpu_ms_per_batch": (cpu[files - 1] - cpu[0]) / (len(batches) - 1) * 1000,
     }
 
 
@@ -214,6 +229,15 @@ def main() -> None:
                 print(mode, {k: round(v, 1) for k, v in run.items()})
         off = statistics.median(r["events_per_s"] for r in runs["off"])
         on = statistics.median(r["events_per_s"] for r in runs["on"])
+        for mode in ("off", "on"):
+            out[f"python_cpu_ms_per_batch_{mode}"] = statistics.median(
+                r["python_cpu_ms_per_batch"] for r in runs[mode]
+            )
+        print(
+            "Python CPU per micro-batch without the server "
+            f"{out['python_cpu_ms_per_batch_off']:.1f} ms, with it "
+            f"{out['python_cpu_ms_per_batch_on']:.1f} ms"
+        )
         out.update(
             runs=runs,
             files=args.files,
