@@ -6,7 +6,8 @@ A job (two partitions, a 5-second tumbling count) reads ``--files`` JSONL files 
 ``--events`` events each, one file per micro-batch on a 100-millisecond trigger (10
 micro-batches a second when a batch takes less). It runs alternately without the
 server and with it (``start(..., ui="0")``) while a page polls it as the browser does
-(a long poll of ``/state`` answered after every micro-batch) and a Prometheus scrape
+(a long poll of ``/state`` answered after every micro-batch, on one kept-alive
+connection as a browser's) and a Prometheus scrape
 reads ``/metrics`` every ``--scrape`` seconds; ``--rounds`` of each, a fresh checkpoint
 every run. Throughput is events per second from the end of the first micro-batch
 (start-up) to the end of the last; the cost is the median with the server against the
@@ -27,6 +28,7 @@ Results are printed and written as JSON to ``bench/results/ui.json``.
 from __future__ import annotations
 
 import argparse
+import http.client
 import json
 import resource
 import statistics
@@ -36,6 +38,7 @@ import time
 import urllib.request
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from sparktide.job import Job
 from sparktide.spark import local_session, start
@@ -77,14 +80,21 @@ def _page_and_scraper(url: str, scrape: float, stop: threading.Event) -> list[th
     """A browser's poll of ``/state`` (long polls, one answer per record) and a
     Prometheus scrape of ``/metrics`` every ``scrape`` seconds, in threads."""
 
-    def page() -> None:  # (as page.html polls: 100 ms after each answer)
+    def page() -> None:  # (as page.html polls: 100 ms after each answer, one connection)
+        where = urlsplit(url)
+        connection = http.client.HTTPConnection(where.hostname, where.port, timeout=30)
+        path = "/state"
         try:
-            state = json.loads(urllib.request.urlopen(url + "state", timeout=30).read())
-            while not stop.wait(0.1) and not state["ended"]:
-                after = f"{url}state?after={state['seq']}"
-                state = json.loads(urllib.request.urlopen(after, timeout=30).read())
+            while True:
+                connection.request("GET", path)
+                state = json.loads(connection.getresponse().read())
+                if stop.wait(0.1) or state["ended"]:
+                    return
+                path = f"/state?after={state['seq']}"
         except OSError:  # (the query ended during a poll)
             return
+        finally:
+            connection.close()
 
     def scraper() -> None:
         while not stop.wait(scrape):
