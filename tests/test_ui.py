@@ -183,9 +183,15 @@ def test_a_port_in_use_is_a_config_error(served):
 def test_stopped_server_is_gone():
     server = UiServer(LiveState("x")).start()
     host, port = server.url.removeprefix("http://").rstrip("/").split(":")
+    kept = http.client.HTTPConnection(host, int(port), timeout=5)  # (kept alive, as a page's)
+    kept.request("GET", "/state")
+    assert kept.getresponse().read()
     server.stop()
     with pytest.raises(OSError), socket.create_connection((host, int(port)), timeout=2):
         pass
+    with pytest.raises((OSError, http.client.HTTPException)):
+        kept.request("GET", "/metrics")
+        kept.getresponse()
 
 
 def test_following_a_directory_and_its_dead_letters(tmp_path: Path):

@@ -8,6 +8,7 @@ rebinding). It runs in daemon threads beside the job; :meth:`UiServer.stop` ends
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import json
 import socket
@@ -138,6 +139,28 @@ class _Server(ThreadingHTTPServer):
     view: UiServer
     loopback = True  # (it listens on the loopback only)
 
+    def __init__(self, address: tuple[str, int], handler: type[_Handler]) -> None:
+        super().__init__(address, handler)
+        self.open: set[socket.socket] = set()  # connections (kept alive between requests)
+        self.open_lock = threading.Lock()
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        with self.open_lock:
+            self.open.add(request)
+        super().process_request(request, client_address)
+
+    def shutdown_request(self, request: Any) -> None:
+        with self.open_lock:
+            self.open.discard(request)
+        super().shutdown_request(request)
+
+    def close_connections(self) -> None:
+        """End every open connection: none is answered once the server stopped."""
+        with self.open_lock:
+            for connection in self.open:
+                with contextlib.suppress(OSError):
+                    connection.shutdown(socket.SHUT_RDWR)
+
     def handle_error(self, request: Any, client_address: Any) -> None:
         """A client gone mid-answer (a closed page) is no error; others are reported."""
         if not isinstance(sys.exc_info()[1], ConnectionError):
@@ -214,3 +237,4 @@ class UiServer:
             self._thread.join()
             self._thread = None
         self._server.server_close()
+        self._server.close_connections()
