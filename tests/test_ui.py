@@ -296,3 +296,21 @@ def test_on_the_loopback_only_loopback_names_are_answered(served):
         connection.endheaders()
         assert connection.getresponse().status == status, host
         connection.close()
+
+
+def test_job_labels_are_the_same_for_run_and_ui(tmp_path: Path, monkeypatch):
+    from sparktide.job import Job
+    from sparktide.ui import directory_label, job_label
+
+    monkeypatch.chdir(tmp_path)
+    assert directory_label("cp/sparktide/metrics") == str(tmp_path / "cp")
+    assert directory_label("file:/data/cp/sparktide/metrics/") == "/data/cp"
+    assert directory_label("out/metrics") == str(tmp_path / "out" / "metrics")
+    assert directory_label("s3a://bucket/m") == "s3a://bucket/m"
+    tables = {"source": {"path": "in", "timestamp_by": "t"}, "output": {"path": "o"}}
+    bare = Job.from_dict({**tables, "output": {"path": "o", "checkpoint": "cp"}}, base_dir=tmp_path)
+    assert job_label(bare) == str(tmp_path / "cp")
+    named = Job.from_dict(
+        {**tables, "output": {"path": "o", "checkpoint": "cp", "metrics": "m"}}, base_dir=tmp_path
+    )
+    assert job_label(named) == str(tmp_path / "m") == directory_label("m")

@@ -47,7 +47,7 @@ def test_start_with_ui_serves_metrics_until_the_query_stops(spark, tmp_path):
     assert url.startswith("http://127.0.0.1:")
     query.awaitTermination(120)
     assert [record["batch"] for record, _ in scraped] == [0]
-    label = (("job", job.output.checkpoint),)
+    label = (("job", str(tmp_path / "out" / "metrics")),)  # ([output] metrics is set)
     for record, samples in scraped:
         assert samples[("sparktide_batch", label)] == record["batch"]
         assert samples[("sparktide_input_total", label)] == record["input"] > 0

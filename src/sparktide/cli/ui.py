@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import sys
 import threading
-from pathlib import Path
 from typing import TextIO
 
 from sparktide.ui.server import parse_address
@@ -41,35 +40,31 @@ def add_options(command: argparse.ArgumentParser) -> None:
         "--dead-letter", metavar="DIR", help="the job's dead-letter directory: show the latest"
     )
     command.add_argument(
-        "--job", metavar="NAME", help="the job label (default: the job's checkpoint)"
+        "--job",
+        metavar="NAME",
+        help="the job label (default: as run --ui labels it: the checkpoint of "
+        "CHECKPOINT/sparktide/metrics, else METRICS_DIR)",
     )
-
-
-def default_label(directory: str) -> str:
-    """The job label of a metrics directory: the checkpoint of
-    ``<checkpoint>/sparktide/metrics`` (as ``run`` labels it), else the directory."""
-    path = Path(directory)
-    if path.name == "metrics" and path.parent.name == "sparktide":
-        return str(path.parent.parent)
-    return str(path)
 
 
 def execute(args: argparse.Namespace, out: TextIO, *, until: threading.Event | None = None) -> int:
     """Serve until Ctrl-C (or ``until`` is set); returns the exit code."""
-    from sparktide.ui.live import serve_directory
+    from sparktide.ui.live import directory_label, serve_directory
 
     parse_address(args.address, "--address")
     server, follower = serve_directory(
         args.metrics,
         args.address,
-        job=args.job or default_label(args.metrics),
+        job=args.job or directory_label(args.metrics),
         dead_letter=args.dead_letter,
     )
     print(
         f"sparktide: serving {server.url} (and {server.url}metrics); Ctrl-C stops", file=sys.stderr
     )
+    until = until or threading.Event()
     try:
-        (until or threading.Event()).wait()
+        while not until.wait(0.5):  # (short waits: Ctrl-C lands between them)
+            pass
     except KeyboardInterrupt:  # (Ctrl-C is how it ends)
         pass
     finally:

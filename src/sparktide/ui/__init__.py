@@ -14,7 +14,7 @@ page), :mod:`~sparktide.ui.live` ties them to a query.
 """
 
 from sparktide.ui.follow import MetricsFollower
-from sparktide.ui.live import LiveView, job_label, serve_directory
+from sparktide.ui.live import LiveView, directory_label, job_label, serve_directory
 from sparktide.ui.prom import MetricsCollector
 from sparktide.ui.server import UiServer, parse_address
 from sparktide.ui.state import LiveState
@@ -25,6 +25,7 @@ __all__ = [
     "MetricsCollector",
     "MetricsFollower",
     "UiServer",
+    "directory_label",
     "job_label",
     "parse_address",
     "serve_directory",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -14,13 +15,26 @@ from sparktide.ui.follow import MetricsFollower
 from sparktide.ui.server import UiServer
 from sparktide.ui.state import LiveState
 
-__all__ = ["LiveView", "job_label", "serve_directory"]
+__all__ = ["LiveView", "directory_label", "job_label", "serve_directory"]
+
+
+def directory_label(directory: str) -> str:
+    """The ``job`` label of a metrics directory (``/metrics``, the page's title): the
+    checkpoint of ``<checkpoint>/sparktide/metrics`` (as Spark names the job's query,
+    ``sparktide:<checkpoint>``), else the directory itself; a local path made absolute,
+    so that ``run --ui`` and ``sparktide ui`` label a job alike."""
+    path = directory.removeprefix("file:")
+    if "://" not in path:
+        path = os.path.abspath(path)
+    head, _, tail = path.rstrip("/").rpartition("/sparktide/")
+    return head if tail == "metrics" and head else path
 
 
 def job_label(job: Job) -> str:
-    """The ``job`` label of a job's metrics and the page's title: its checkpoint, as
-    Spark names the job's query (``sparktide:<checkpoint>``)."""
-    return str(job.output.checkpoint)
+    """The ``job`` label of a job: its metrics directory's (:func:`directory_label`)."""
+    from sparktide.spark.outputs.metrics import metrics_directory_of
+
+    return directory_label(metrics_directory_of(job))
 
 
 class LiveView:
