@@ -814,3 +814,17 @@ def test_ordered_aggregates_load_and_name_their_numeric_columns(tmp_path):
     assert by_name["p95"].argument == 0.95 and by_name["p95"].value_column == "delay"
     # stdev's and a percentile's columns hold numbers, as sum's and avg's (semantics §8.2)
     assert job.numeric_columns == frozenset({"delay", "weight", "value"})
+
+
+def test_select_star_puts_the_records_fields_where_it_stands() -> None:
+    """``"*" = "*"`` in ``[select]``: ``SELECT *, expr AS c`` (semantics §11.16)."""
+    base = {"source": {"path": "in", "timestamp_by": "t"}, "output": {"path": "out"}}
+    job = Job.from_dict({**base, "select": {"a": "v + 1", "*": "*", "b": "v * 2"}})
+    assert [p.name for p in job.select] == ["a", "b"] and job.select_star == 1
+    with pytest.raises(ConfigError, match=r'select\."\*": "\*" stands for'):
+        Job.from_dict({**base, "select": {"*": "v", "b": "v"}})
+    with pytest.raises(ConfigError, match="no other column is no"):
+        Job.from_dict({**base, "select": {"*": "*"}})
+    window = {"type": "tumbling", "size": "1m", "aggregates": {"n": "count(*)"}}
+    with pytest.raises(ConfigError, match="without \\[window\\] or \\[join\\]"):
+        Job.from_dict({**base, "window": window, "select": {"*": "*", "n": "n"}})

@@ -143,7 +143,13 @@ def test_pass_through_queries_and_with_steps() -> None:
             "1:106",
             "a hopping window over the windowed step s is not supported yet",
         ),
-        ("SELECT a, * FROM i", "1:11", "SELECT * with other columns"),
+        ("SELECT *, a, * FROM i", "1:14", "SELECT * twice"),
+        ("SELECT x.*, a FROM i", "1:8", "x.* names no input of this SELECT"),
+        (
+            "WITH s AS (SELECT *, v * 2 AS w FROM i) SELECT w + 1 AS x FROM s",
+            "1:48",
+            "w, computed right of * in the step s, is not supported yet",
+        ),
         ("SELECT a AS type FROM i", "1:8", "sparktide writes itself"),
         ("SELECT System.Timestamp() AS ts FROM i", "1:8", "System.Timestamp() in SELECT"),
         (
@@ -512,3 +518,20 @@ def test_dot_notation_and_metadata_read_into_records() -> None:
         "FROM i TIMESTAMP BY t PARTITION BY PartitionId"
     )
     assert [(p.name, p.expression) for p in j.select] == [("p", "PartitionId")]
+
+
+def test_star_beside_computed_columns_writes_the_records_fields_there() -> None:
+    """``SELECT *, expr AS c`` (semantics §11.16): ``"*" = "*"`` where the ``*`` stands."""
+    j = job("SELECT UPPER(Make) AS Make, i.*, Speed * 2 AS Double FROM i TIMESTAMP BY t")
+    assert [(p.name, p.expression) for p in j.select] == [
+        ("Make", "UPPER(Make)"),
+        ("Double", "Speed * 2"),
+    ]
+    assert j.select_star == 1
+    assert job("SELECT * FROM i").select_star is None and not job("SELECT * FROM i").select
+    composed = job("WITH s AS (SELECT v * 2 AS w, * FROM i) SELECT *, w + 1 AS x FROM s")
+    assert [(p.name, p.expression) for p in composed.select] == [
+        ("w", "v * 2"),
+        ("x", "v * 2 + 1"),
+    ]
+    assert composed.select_star == 1

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from sparktide.job.model import Job
 
 __all__ = [
+    "STAR",
     "Filter",
     "Projection",
     "check_join_references",
@@ -28,6 +29,9 @@ __all__ = [
     "parse_text",
     "record_casts",
 ]
+
+#: The ``[select]`` key (and value) that stands for the record's fields.
+STAR = "*"
 
 
 def parse_text(text: Any, key: str) -> Expr:

@@ -186,14 +186,30 @@ def _expr(sql: str) -> Any:
     return F.expr(sql)
 
 
-def projected_event(job: Job, timestamp: str) -> str:
+def projected_event(job: Job, timestamp: str, fields: str | None = None) -> str:
     """SQL of a released event's JSON text under ``[select]``: the ``e<i>`` columns, then
-    ``timestamp`` (``timestamp``: SQL of its ISO text)."""
-    members = [f"{sql_string(json.dumps(p.name) + ':')}, e{i}" for i, p in enumerate(job.select)]
+    ``timestamp`` (``timestamp``: SQL of its ISO text); with ``fields`` (SQL of the
+    record's fields as a map), those fields where ``job.select_star`` puts them, a name
+    written twice keeping the value on the left (semantics §11.16)."""
+    members = [
+        f"concat({sql_string(json.dumps(p.name) + ':')}, e{i})" for i, p in enumerate(job.select)
+    ]
+    if fields is not None and job.select_star is not None:
+        star = job.select_star
+        left = [p.name for p in job.select[:star]] + list(job.event_fields.values())
+        kept = ", ".join(sql_string(name) for name in left)
+        fields = f"map_filter({fields}, (k, v) -> k NOT IN ({kept}))"
+        text = f"to_json({fields})"
+        after = [
+            f"CASE WHEN NOT map_contains_key({fields}, {sql_string(p.name)}) "
+            f"THEN {members[star + i]} END"
+            for i, p in enumerate(job.select[star:])
+        ]
+        inner = f"nullif(substring({text}, 2, length({text}) - 2), '')"
+        members = [*members[:star], inner, *after]
     key = sql_string(json.dumps(job.event_fields["timestamp"]) + ":")
-    members.append(f"{key}, concat('\"', {timestamp}, '\"')")
-    separator = ", ',', "
-    return "concat('{', " + separator.join(members) + ", '}')"
+    members.append(f"concat({key}, '\"', {timestamp}, '\"')")
+    return "concat('{', concat_ws(',', " + ", ".join(members) + "), '}')"
 
 
 # ---------------------------------------------------------------------- joins
