@@ -8,7 +8,7 @@ import pytest
 
 from sparktide.errors import ConfigError, QueryError
 from sparktide.job import Aggregate
-from sparktide.query import Bindings, load_bindings, translate_text
+from sparktide.query import Bindings, job_to_toml, load_bindings, translate_text
 from sparktide.time import MINUTE, SECOND
 
 
@@ -151,7 +151,6 @@ def test_pass_through_queries_and_with_steps() -> None:
             "w, computed right of * in the step s, is not supported yet",
         ),
         ("SELECT a AS type FROM i", "1:8", "sparktide writes itself"),
-        ("SELECT System.Timestamp() AS ts FROM i", "1:8", "System.Timestamp() in SELECT"),
         (
             "WITH s AS (SELECT a, b FROM i) SELECT c FROM s",
             "1:39",
@@ -535,3 +534,26 @@ def test_star_beside_computed_columns_writes_the_records_fields_there() -> None:
         ("x", "v * 2 + 1"),
     ]
     assert composed.select_star == 1
+
+
+def test_system_timestamp_without_a_window_is_the_events_timestamp() -> None:
+    """``System.Timestamp()`` in an event statement (semantics §11.17): the expression
+    language's ``System.Timestamp()``, in ``[filter]`` and ``[select]``."""
+    j = job(
+        "SELECT System.Timestamp() AS ts, DATEDIFF(second, t, System.Timestamp()) AS d "
+        "FROM i TIMESTAMP BY t WHERE System.Timestamp() > '2026-03-01T09:00:00Z'"
+    )
+    assert j.filter is not None
+    assert j.filter.where == "System.Timestamp() > '2026-03-01T09:00:00Z'"
+    assert [(p.name, p.expression) for p in j.select] == [
+        ("ts", "System.Timestamp()"),
+        ("d", "DATEDIFF(second, t, System.Timestamp())"),
+    ]
+    windowed = job(
+        "SELECT System.Timestamp() AS ts, COUNT(*) AS n FROM i TIMESTAMP BY t "
+        "GROUP BY TumblingWindow(minute, 1)"
+    )
+    assert windowed.window is not None  # (over a window it is the window's end, as before)
+    assert "System.Timestamp()" not in job_to_toml(windowed)
+    with pytest.raises(QueryError, match="an analytic column reads the event's own fields"):
+        job("SELECT LAG(System.Timestamp()) OVER (LIMIT DURATION(minute, 1)) AS p FROM i")

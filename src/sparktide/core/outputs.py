@@ -7,7 +7,7 @@ from typing import Any
 
 from sparktide.core.records import jsonable, time_or_none
 from sparktide.core.sink import Admitted
-from sparktide.expr import Composite, Expr, Ref, evaluate, is_other, value_of
+from sparktide.expr import SYSTEM_TIMESTAMP, Composite, Expr, Ref, evaluate, is_other, value_of
 from sparktide.job import Job
 
 __all__ = [
@@ -18,6 +18,7 @@ __all__ = [
     "project",
     "window_result",
     "with_fields",
+    "with_time",
     "written_fields",
 ]
 
@@ -39,7 +40,7 @@ def event_record(
     own = job.event_fields
     reserved = INTERVAL_RESERVED if intervals else EVENT_RESERVED
     if job.select:
-        seen = {**fields, **analytic} if analytic else fields
+        seen = with_time({**fields, **(analytic or {})}, event.timestamp)
         columns = project(job, lambda name: seen.get(name))
         if job.select_star is None:
             out.update(columns)
@@ -53,6 +54,12 @@ def event_record(
     if intervals:
         out[own["end_timestamp"]] = time_or_none(event.record.end_time)
     return out
+
+
+def with_time(fields: dict[str, Any], timestamp: int | None) -> dict[str, Any]:
+    """``fields`` with the event's system ``timestamp`` as ``System.Timestamp()`` reads
+    it (ISO-8601 text, semantics §11.17)."""
+    return {**fields, SYSTEM_TIMESTAMP.key: time_or_none(timestamp)}
 
 
 def written_fields(fields: dict[str, Any], reserved: tuple[str, ...]) -> dict[str, Any]:

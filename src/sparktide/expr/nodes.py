@@ -23,6 +23,7 @@ __all__ = [
     "FUNCTIONS",
     "INT64",
     "OTHER",
+    "SYSTEM_TIMESTAMP",
     "UNIT_FUNCTIONS",
     "Between",
     "Binary",
@@ -280,5 +281,10 @@ class Cast:
     type: str
     safe: bool = False
 
+
+#: ``System.Timestamp()`` in an event's ``[filter]`` or ``[select]``: the event's system
+#: timestamp (semantics §11.17), as ISO-8601 text. Its key is no field's: a column name
+#: holds no parenthesis.
+SYSTEM_TIMESTAMP = Ref("Timestamp()", "System")
 
 Expr = Ref | Lit | Unary | Binary | IsNull | In | Between | Like | DateDiff | Func | Case | Cast

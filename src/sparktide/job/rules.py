@@ -236,7 +236,7 @@ def check_select(job: Job) -> None:
         if job.join is not None:
             check_join_references(projection.parsed, job.join, key)
             continue
-        no_input_fields(projection.parsed, key)
+        no_input_fields(projection.parsed, key, system_time=job.window is None)
         if job.window is not None:
             check_references(projection.parsed, job.window.result_columns, key)
     _check_star(job)

@@ -70,12 +70,8 @@ class Fields:
 
     def field_leaf(self, node: Column | Call, source: FromSource, clause: str) -> E.Expr:
         """An input field in a WHERE condition or a SELECT without GROUP BY."""
-        if is_timestamp(node):
-            raise self.refuse(
-                node.pos,
-                f"System.Timestamp() in {clause} without a window is not supported yet "
-                "(event records carry it as timestamp)",
-            )
+        if is_timestamp(node):  # the event's system timestamp (semantics §11.17)
+            return E.SYSTEM_TIMESTAMP
         if isinstance(node, Column):
             return self.nested(node, source)
         if node.function == "getmetadatapropertyvalue":  # (semantics §11.15)

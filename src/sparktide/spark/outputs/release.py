@@ -25,7 +25,7 @@ from sparktide.spark.columns import (
 from sparktide.spark.context import Context
 from sparktide.spark.outputs.join import meet
 from sparktide.spark.outputs.text import ordered, state_schema, write_state, write_text
-from sparktide.spark.projections import projected_event
+from sparktide.spark.projections import projected_event, system_time_reads, with_system_time
 from sparktide.spark.scopes import release_ready, scope_watermarks, written_from_start
 from sparktide.spark.sql import iso
 
@@ -42,6 +42,9 @@ def release(context: Context, batch: Batch, decided: DataFrame) -> None:
     and those held from earlier), hold the others; with reference data, each released
     event meets the table (:func:`sparktide.spark.outputs.join.meet`)."""
     job = context.job
+    timed = system_time_reads(job)[1]
+    if timed:  # [select] columns that read System.Timestamp() (semantics §11.17)
+        decided = with_system_time(decided, job, False, timed)
     value = held_value(job) if job.analytics else _event_record(context)
     admitted = decided.filter(F.col(VERDICT).isin(*ADMITTED_KINDS)).select(
         SCOPE, *RELEASE_ORDER, F.expr(value).alias("value")
