@@ -192,7 +192,7 @@ def test_every_aggregate_function_parses(tmp_path):
     aggregates["rows"] = "count(*)"
     aggregates["spaced"] = "  SUM ( value )  "
     job = load_job(write_job(tmp_path, mutate(BASE_JOB, {"window.aggregates": aggregates})))
-    parsed = {a.name: (a.function, a.column) for a in job.window.aggregates}
+    parsed = {a.name: (a.function, a.column or a.expression) for a in job.window.aggregates}
     for function in AGGREGATE_FUNCTIONS:
         assert parsed[f"a_{function}"] == (function, "value")
     assert parsed["rows"] == ("count", None)
@@ -828,3 +828,18 @@ def test_select_star_puts_the_records_fields_where_it_stands() -> None:
     window = {"type": "tumbling", "size": "1m", "aggregates": {"n": "count(*)"}}
     with pytest.raises(ConfigError, match="without \\[window\\] or \\[join\\]"):
         Job.from_dict({**base, "window": window, "select": {"*": "*", "n": "n"}})
+
+
+def test_count_if_counts_a_condition_or_a_columns_true_values() -> None:
+    """``count_if(condition)`` (semantics §6.12): a column is a condition too."""
+    of_column = Aggregate.parse("f", "count_if(flag)")
+    assert (of_column.column, of_column.expression, str(of_column)) == (
+        None,
+        "flag",
+        "count_if(flag)",
+    )
+    assert Aggregate.parse("f", str(of_column)) == of_column
+    assert Aggregate.parse("c", "count_if(v > 1)").expression == "v > 1"
+    for text in ("count_if(*)", "count_if()"):
+        with pytest.raises(ConfigError, match=r"window\.aggregates\.c"):
+            Aggregate.parse("c", text)

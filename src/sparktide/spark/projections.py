@@ -167,6 +167,8 @@ def _derived_variant(value: Value, function: str) -> str:
     """The variant an aggregate of an expression reads, as the reference's
     :func:`sparktide.core.aggregates.aggregated_value` gives it: the value's JSON
     (an array or object is null), and for ``sum``/``avg`` numbers only."""
+    if function == "count_if":  # true where the condition is true, else null
+        return f"CASE WHEN coalesce({of_kind(value, 'b')}, false) THEN parse_json('true') END"
     if function in NUMERIC_FUNCTIONS:
         cases = []
         if value.i:
