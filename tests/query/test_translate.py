@@ -95,9 +95,9 @@ def test_pass_through_queries_and_with_steps() -> None:
     ("text", "position", "message"),
     [
         (
-            "SELECT * FROM i WHERE CAST(x AS record) IS NULL",
+            "SELECT * FROM i WHERE CAST(x AS money) IS NULL",
             "1:23",
-            "CAST(... AS record) is not supported yet",
+            "CAST(... AS money) is not supported yet",
         ),
         (
             "SELECT * FROM i WHERE GetRecordProperties(x) = 1",
@@ -312,9 +312,9 @@ def test_pass_through_queries_and_with_steps() -> None:
             "INTO inside the WITH step s",
         ),
         (
-            "WITH s AS (SELECT * FROM i WHERE a = 1 + CAST(b AS array)) SELECT * FROM s",
+            "WITH s AS (SELECT * FROM i WHERE a = 1 + CAST(b AS decimal)) SELECT * FROM s",
             "1:42",
-            "CAST(... AS array) is not supported yet",
+            "CAST(... AS decimal) is not supported yet",
         ),
         (
             "WITH s AS (SELECT COUNT(*) AS n FROM i GROUP BY TumblingWindow(s, 5)) "

@@ -18,6 +18,7 @@ __all__ = [
     "CALENDAR_UNITS",
     "CAST_TYPES",
     "COMPARISONS",
+    "COMPOSITE_TYPES",
     "DATEDIFF_UNITS",
     "DATE_PARTS",
     "FUNCTIONS",
@@ -79,7 +80,12 @@ CAST_TYPES: dict[str, str] = {
     "nvarchar(max)": "nvarchar(max)",
     "datetime": "datetime",
     "bit": "bit",
+    "record": "record",
+    "array": "array",
 }
+#: The ``CAST`` types whose values are JSON objects and arrays, and their names in
+#: messages (``'abc' is not a record``).
+COMPOSITE_TYPES = {"record": "a record", "array": "an array"}
 #: The scalar functions (canonical upper-case name → (fewest, most) arguments; ``-1``:
 #: no limit). ``DATEADD``, ``DATEPART`` and ``DATENAME`` take a date part first, held
 #: in :attr:`Func.unit` (not counted here).
