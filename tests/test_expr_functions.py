@@ -244,6 +244,17 @@ FUNCTION_CASES: list[tuple[str, object]] = [
     ("TRY_CAST('9223372036854775808' AS bigint)", None),
     ("TRY_CAST(w AS bit)", None),
     ("CAST('12' AS bigint) + 1", 13),
+    # CAST to record and array (semantics §11.12): the object or array itself
+    ("CAST(obj AS record)", {"a": 1}),
+    ("CAST(arr AS array)", [1, 2]),
+    ("GetRecordPropertyValue(CAST(rec AS record), 'a.b')", [1, {"c": 2.5}, None, "x"]),
+    ("GetArrayLength(CAST(nest AS array))", 3),
+    ("CAST(nul AS record)", None),
+    ("CAST(missing AS array)", None),
+    ("TRY_CAST(arr AS record)", None),
+    ("TRY_CAST(obj AS array)", None),
+    ("TRY_CAST(w AS record)", None),
+    ("TRY_CAST(i AS array)", None),
 ]
 
 #: CASTs that fail (a dead letter where the record is read), with the message.
@@ -255,6 +266,12 @@ CAST_ERRORS: list[tuple[str, str]] = [
     ("CAST(i AS datetime)", "CAST to datetime: an integer is not a datetime"),
     ("CAST(arr AS float)", "CAST to float: an array or object is not a float"),
     ("CAST(w AS bit)", "CAST to bit: 'Hello' is not a bit"),
+    ("CAST(w AS record)", "CAST to record: 'Hello' is not a record"),
+    ("CAST(arr AS record)", "CAST to record: an array is not a record"),
+    ("CAST(obj AS array)", "CAST to array: a record is not an array"),
+    ("CAST(h AS array)", "CAST to array: a float is not an array"),
+    ("CAST(b AS record)", "CAST to record: a boolean is not a record"),
+    ("GetArrayLength(CAST(i AS array))", "CAST to array: an integer is not an array"),
     # left to right; only the branch a CASE takes
     (
         "CAST(bad AS float) = 1 OR CAST(w AS bigint) = 1",

@@ -192,7 +192,7 @@ def test_every_aggregate_function_parses(tmp_path):
     aggregates["rows"] = "count(*)"
     aggregates["spaced"] = "  SUM ( value )  "
     job = load_job(write_job(tmp_path, mutate(BASE_JOB, {"window.aggregates": aggregates})))
-    parsed = {a.name: (a.function, a.column) for a in job.window.aggregates}
+    parsed = {a.name: (a.function, a.column or a.expression) for a in job.window.aggregates}
     for function in AGGREGATE_FUNCTIONS:
         assert parsed[f"a_{function}"] == (function, "value")
     assert parsed["rows"] == ("count", None)
@@ -814,3 +814,32 @@ def test_ordered_aggregates_load_and_name_their_numeric_columns(tmp_path):
     assert by_name["p95"].argument == 0.95 and by_name["p95"].value_column == "delay"
     # stdev's and a percentile's columns hold numbers, as sum's and avg's (semantics §8.2)
     assert job.numeric_columns == frozenset({"delay", "weight", "value"})
+
+
+def test_select_star_puts_the_records_fields_where_it_stands() -> None:
+    """``"*" = "*"`` in ``[select]``: ``SELECT *, expr AS c`` (semantics §11.16)."""
+    base = {"source": {"path": "in", "timestamp_by": "t"}, "output": {"path": "out"}}
+    job = Job.from_dict({**base, "select": {"a": "v + 1", "*": "*", "b": "v * 2"}})
+    assert [p.name for p in job.select] == ["a", "b"] and job.select_star == 1
+    with pytest.raises(ConfigError, match=r'select\."\*": "\*" stands for'):
+        Job.from_dict({**base, "select": {"*": "v", "b": "v"}})
+    with pytest.raises(ConfigError, match="no other column is no"):
+        Job.from_dict({**base, "select": {"*": "*"}})
+    window = {"type": "tumbling", "size": "1m", "aggregates": {"n": "count(*)"}}
+    with pytest.raises(ConfigError, match="without \\[window\\] or \\[join\\]"):
+        Job.from_dict({**base, "window": window, "select": {"*": "*", "n": "n"}})
+
+
+def test_count_if_counts_a_condition_or_a_columns_true_values() -> None:
+    """``count_if(condition)`` (semantics §6.12): a column is a condition too."""
+    of_column = Aggregate.parse("f", "count_if(flag)")
+    assert (of_column.column, of_column.expression, str(of_column)) == (
+        None,
+        "flag",
+        "count_if(flag)",
+    )
+    assert Aggregate.parse("f", str(of_column)) == of_column
+    assert Aggregate.parse("c", "count_if(v > 1)").expression == "v > 1"
+    for text in ("count_if(*)", "count_if()"):
+        with pytest.raises(ConfigError, match=r"window\.aggregates\.c"):
+            Aggregate.parse("c", text)

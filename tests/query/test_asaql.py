@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from sparktide.errors import QueryError, SparktideError
+from sparktide.query import translate_text
 from sparktide.query.asaql import TIME_UNITS, parse_query
 from sparktide.query.ast import Call, Column, Literal, Operation, Pos, Select, Star
 from sparktide.time import DAY, HOUR, MILLISECOND, MINUTE, SECOND
@@ -172,7 +173,7 @@ def test_every_time_unit(unit: str) -> None:
         ('SELECT "a" FROM x', "1:8", "unexpected character '\"'"),
         ("SELECT * FROM x WHERE", "1:22", "unexpected end of the query"),
         ("SELECT * FROM x\nGROUP x", "2:7", "unexpected 'x'"),
-        ("SELECT a b FROM x", "1:10", "unexpected 'b'"),
+        ("SELECT a b c FROM x", "1:12", "unexpected 'c'"),
         ("SELECT * FROM x ORDER BY a", "1:23", "unexpected 'BY'"),
         (
             "SELECT * FROM x GROUP BY TumblingWindow(fortnight, 5)",
@@ -232,3 +233,9 @@ def test_refusals_name_their_position(text: str, position: str, message: str) ->
     assert message in str(error)
     assert isinstance(error, SparktideError)
     assert f"{error.line}:{error.column}" == position
+
+
+def test_an_alias_may_follow_its_expression_without_as() -> None:
+    """``expression [ [ AS ] column_alias ]`` (Stream Analytics' SELECT reference)."""
+    j = translate_text("SELECT a b, v + 1 [Next] FROM x", "asaql", None, "q.asaql").job
+    assert [(p.name, p.expression) for p in j.select] == [("b", "a"), ("Next", "v + 1")]

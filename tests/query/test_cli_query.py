@@ -72,7 +72,7 @@ def test_refusals_exit_2_with_the_position(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     query = tmp_path / "q.asaql"
-    query.write_text("SELECT *\nFROM TollEntry\nWHERE CAST(Toll AS record) = 1\n")
+    query.write_text("SELECT *\nFROM TollEntry\nWHERE CAST(Toll AS money) = 1\n")
     for argv in (
         ["translate", str(query)],
         ["simulate", str(TOLLS / "job.toml"), "--query", str(query)],
@@ -82,7 +82,7 @@ def test_refusals_exit_2_with_the_position(
         assert code == 2
         err = capsys.readouterr().err
         assert err.startswith(
-            "sparktide: error: q.asaql:3:7: CAST(... AS record) is not supported yet"
+            "sparktide: error: q.asaql:3:7: CAST(... AS money) is not supported yet"
         )
 
 

@@ -372,12 +372,6 @@ def test_each_event_meets_its_rows_in_the_table_s_order(tmp_path: Path) -> None:
             "WHERE on r.v.w, a field of the reference data DeviceRef, is not supported yet",
         ),
         (
-            "SELECT * FROM Telemetry s JOIN DeviceRef r ON s.k = r.k "
-            "WHERE DATEDIFF(second, s.t, System.Timestamp()) > 1",
-            "1:85",
-            "System.Timestamp() in WHERE without a window is not supported yet",
-        ),
-        (
             "WITH j AS (SELECT * FROM Telemetry s JOIN DeviceRef r ON s.k = r.k) "
             "SELECT * FROM j WHERE v > 1",
             "1:85",
@@ -451,3 +445,17 @@ def test_a_pipeline_source_is_never_reference_data(tmp_path: Path) -> None:
     with pytest.raises(QueryError) as caught:
         translate_text(pipeline, "json", bindings(tmp_path), "p.json")
     assert str(caught.value).startswith("p.json:1:14: $source reads DeviceRef, which the job")
+
+
+def test_a_where_over_reference_data_reads_the_events_system_timestamp(tmp_path: Path) -> None:
+    """``System.Timestamp()`` in the WHERE of a JOIN with reference data is the stream
+    event's timestamp (semantics §11.17), the match's: the filter stops events before
+    they meet the table."""
+    j = translate(
+        "SELECT * FROM Telemetry s TIMESTAMP BY t JOIN DeviceRef r ON s.k = r.k "
+        "WHERE DATEDIFF(second, s.t, System.Timestamp()) > 1",
+        bindings(tmp_path),
+    ).job
+    assert j.filter is not None
+    assert j.filter.where == "DATEDIFF(second, t, System.Timestamp()) > 1"
+    assert round_trips(j, tmp_path)

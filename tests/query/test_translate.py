@@ -8,7 +8,7 @@ import pytest
 
 from sparktide.errors import ConfigError, QueryError
 from sparktide.job import Aggregate
-from sparktide.query import Bindings, load_bindings, translate_text
+from sparktide.query import Bindings, job_to_toml, load_bindings, translate_text
 from sparktide.time import MINUTE, SECOND
 
 
@@ -95,9 +95,9 @@ def test_pass_through_queries_and_with_steps() -> None:
     ("text", "position", "message"),
     [
         (
-            "SELECT * FROM i WHERE CAST(x AS record) IS NULL",
+            "SELECT * FROM i WHERE CAST(x AS money) IS NULL",
             "1:23",
-            "CAST(... AS record) is not supported yet",
+            "CAST(... AS money) is not supported yet",
         ),
         (
             "SELECT * FROM i WHERE GetRecordProperties(x) = 1",
@@ -143,9 +143,26 @@ def test_pass_through_queries_and_with_steps() -> None:
             "1:106",
             "a hopping window over the windowed step s is not supported yet",
         ),
-        ("SELECT a, * FROM i", "1:11", "SELECT * with other columns"),
+        ("SELECT *, a, * FROM i", "1:14", "SELECT * twice"),
+        (
+            "WITH s AS (SELECT LAG(w) OVER (LIMIT DURATION(hour, 1)) AS pw, t FROM i) "
+            "SELECT LAG(t) OVER (LIMIT DURATION(hour, 1) WHEN pw < 2) AS sf FROM s",
+            "1:19",
+            "LAG(...) inside LAG(...) is not supported yet",
+        ),
+        (
+            "SELECT LAST(t) OVER (PARTITION BY ISFIRST(minute, 1) LIMIT DURATION(hour, 1)) AS l "
+            "FROM i",
+            "1:35",
+            "ISFIRST(...) inside LAST(...) is not supported yet",
+        ),
+        ("SELECT x.*, a FROM i", "1:8", "x.* names no input of this SELECT"),
+        (
+            "WITH s AS (SELECT *, v * 2 AS w FROM i) SELECT w + 1 AS x FROM s",
+            "1:48",
+            "w, computed right of * in the step s, is not supported yet",
+        ),
         ("SELECT a AS type FROM i", "1:8", "sparktide writes itself"),
-        ("SELECT System.Timestamp() AS ts FROM i", "1:8", "System.Timestamp() in SELECT"),
         (
             "WITH s AS (SELECT a, b FROM i) SELECT c FROM s",
             "1:39",
@@ -189,9 +206,9 @@ def test_pass_through_queries_and_with_steps() -> None:
             "UPPERCASE(...) is not supported",
         ),
         (
-            "SELECT CountIf(v > 1) AS c FROM i GROUP BY TumblingWindow(s, 5)",
+            "SELECT CountIf(DISTINCT v) AS c FROM i GROUP BY TumblingWindow(s, 5)",
             "1:8",
-            "the aggregate COUNTIF",
+            "COUNTIF(DISTINCT ...) is not supported yet",
         ),
         (
             "SELECT TopOne(v) AS c FROM i GROUP BY TumblingWindow(s, 5)",
@@ -307,9 +324,9 @@ def test_pass_through_queries_and_with_steps() -> None:
             "INTO inside the WITH step s",
         ),
         (
-            "WITH s AS (SELECT * FROM i WHERE a = 1 + CAST(b AS array)) SELECT * FROM s",
+            "WITH s AS (SELECT * FROM i WHERE a = 1 + CAST(b AS decimal)) SELECT * FROM s",
             "1:42",
-            "CAST(... AS array) is not supported yet",
+            "CAST(... AS decimal) is not supported yet",
         ),
         (
             "WITH s AS (SELECT COUNT(*) AS n FROM i GROUP BY TumblingWindow(s, 5)) "
@@ -512,3 +529,56 @@ def test_dot_notation_and_metadata_read_into_records() -> None:
         "FROM i TIMESTAMP BY t PARTITION BY PartitionId"
     )
     assert [(p.name, p.expression) for p in j.select] == [("p", "PartitionId")]
+
+
+def test_star_beside_computed_columns_writes_the_records_fields_there() -> None:
+    """``SELECT *, expr AS c`` (semantics §11.16): ``"*" = "*"`` where the ``*`` stands."""
+    j = job("SELECT UPPER(Make) AS Make, i.*, Speed * 2 AS Double FROM i TIMESTAMP BY t")
+    assert [(p.name, p.expression) for p in j.select] == [
+        ("Make", "UPPER(Make)"),
+        ("Double", "Speed * 2"),
+    ]
+    assert j.select_star == 1
+    assert job("SELECT * FROM i").select_star is None and not job("SELECT * FROM i").select
+    composed = job("WITH s AS (SELECT v * 2 AS w, * FROM i) SELECT *, w + 1 AS x FROM s")
+    assert [(p.name, p.expression) for p in composed.select] == [
+        ("w", "v * 2"),
+        ("x", "v * 2 + 1"),
+    ]
+    assert composed.select_star == 1
+
+
+def test_system_timestamp_without_a_window_is_the_events_timestamp() -> None:
+    """``System.Timestamp()`` in an event statement (semantics §11.17): the expression
+    language's ``System.Timestamp()``, in ``[filter]`` and ``[select]``."""
+    j = job(
+        "SELECT System.Timestamp() AS ts, DATEDIFF(second, t, System.Timestamp()) AS d "
+        "FROM i TIMESTAMP BY t WHERE System.Timestamp() > '2026-03-01T09:00:00Z'"
+    )
+    assert j.filter is not None
+    assert j.filter.where == "System.Timestamp() > '2026-03-01T09:00:00Z'"
+    assert [(p.name, p.expression) for p in j.select] == [
+        ("ts", "System.Timestamp()"),
+        ("d", "DATEDIFF(second, t, System.Timestamp())"),
+    ]
+    windowed = job(
+        "SELECT System.Timestamp() AS ts, COUNT(*) AS n FROM i TIMESTAMP BY t "
+        "GROUP BY TumblingWindow(minute, 1)"
+    )
+    assert windowed.window is not None  # (over a window it is the window's end, as before)
+    assert "System.Timestamp()" not in job_to_toml(windowed)
+    with pytest.raises(QueryError, match="an analytic column reads the event's own fields"):
+        job("SELECT LAG(System.Timestamp()) OVER (LIMIT DURATION(minute, 1)) AS p FROM i")
+
+
+def test_countif_is_count_if_of_its_condition() -> None:
+    """``CountIf(condition)`` (semantics §6.12): the window's ``count_if``."""
+    j = job(
+        "SELECT k, CountIf(v > 1 AND w IS NULL) AS c, COUNTIF(flag) AS f FROM i "
+        "GROUP BY k, TumblingWindow(s, 5)"
+    )
+    assert j.window is not None
+    assert [str(a) for a in j.window.aggregates] == [
+        "count_if(v > 1 AND w IS NULL)",
+        "count_if(flag)",
+    ]

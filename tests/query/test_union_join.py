@@ -794,9 +794,9 @@ def test_a_plain_output_binds_one_statement(tmp_path: Path) -> None:
             "this SELECT (no INTO) writes to the output of the statement at 1:1",
         ),
         (
-            "SELECT * INTO a FROM x\nSELECT * INTO b FROM y WHERE CAST(v AS record) > 1",
+            "SELECT * INTO a FROM x\nSELECT * INTO b FROM y WHERE CAST(v AS money) > 1",
             "2:30",
-            "CAST(... AS record) is not supported yet",
+            "CAST(... AS money) is not supported yet",
         ),
     ],
 )

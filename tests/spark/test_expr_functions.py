@@ -40,6 +40,9 @@ ROWS: list[dict[str, Any]] = [
 
 #: Expressions over every kind of value (a, b, c, d, t hold anything in ROWS).
 CROSS_EXPRESSIONS = [
+    "TRY_CAST(d AS record)",
+    "TRY_CAST(d AS array)",
+    "GetArrayLength(TRY_CAST(d AS array))",
     "ABS(a)",
     "ABS(c)",
     "CEILING(c)",

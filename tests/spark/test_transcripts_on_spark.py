@@ -68,6 +68,7 @@ SPEC7 = (
     "union_per_input_policy",
     "window_hopping_hold",
     "output_start_time",
+    "system_timestamp_filter",
 )
 
 #: Session and sliding windows (semantics §6.2, §6.3), the windows computed from their rows.

@@ -91,7 +91,7 @@ class Accumulator:
                 continue
             if value is None:
                 continue
-            if function == "count":
+            if function in ("count", "count_if"):
                 state[i] += 1
             elif function in ("sum", "avg", "stdev", "stdevp", "var", "varp"):
                 state[i].append(value)
@@ -170,6 +170,8 @@ def aggregated_value(aggregate: Aggregate, fields: dict[str, Any]) -> Any:
     expr = aggregate.parsed
     assert expr is not None
     value = evaluate(expr, lambda name: value_of(fields.get(name)))
+    if aggregate.function == "count_if":  # a row counts when its condition is true
+        return True if value is True else None
     if is_other(value):
         return None
     if aggregate.function in NUMERIC_FUNCTIONS and (
@@ -180,7 +182,7 @@ def aggregated_value(aggregate: Aggregate, fields: dict[str, Any]) -> Any:
 
 
 def _initial(function: str) -> Any:
-    if function == "count":
+    if function in ("count", "count_if"):
         return 0
     if function in ("sum", "avg", "collect_list", *_KEEPS_ALL, "stdev", "stdevp", "var", "varp"):
         return []
@@ -190,7 +192,7 @@ def _initial(function: str) -> Any:
 
 
 def _final(function: str, state: Any) -> Any:
-    if function == "count":
+    if function in ("count", "count_if"):
         return state
     if function == "sum":
         return _sum(state)

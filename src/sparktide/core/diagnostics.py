@@ -297,11 +297,13 @@ def named_columns(job: Any) -> list[NamedColumn]:
     fields and, in a job without a window or a join, ``[select]``'s fields.
 
     ``missing_column`` (:func:`missing_columns`) is checked for each (semantics §8.4)."""
-    from sparktide.expr import references
+    from sparktide.expr import SYSTEM_TIMESTAMP, references
 
     roles: dict[str, list[str]] = {}
 
     def add(column: str | None, role: str) -> None:
+        if column == SYSTEM_TIMESTAMP.key:  # System.Timestamp(): the event's, no field
+            return
         if column is not None and role not in roles.setdefault(column, []):
             roles[column].append(role)
 

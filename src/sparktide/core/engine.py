@@ -30,7 +30,7 @@ from sparktide.core.diagnostics import ColumnPresence
 from sparktide.core.event_step import Case, EventStep
 from sparktide.core.instants import observation_instants
 from sparktide.core.metrics import metrics_record, run_diagnostics
-from sparktide.core.outputs import event_record, join_record, window_result
+from sparktide.core.outputs import event_record, join_record, window_result, with_time
 from sparktide.core.policy import ACCEPTED, ADJUSTED, DROPPED, SKIPPED
 from sparktide.core.records import InputRecord, time_or_none
 from sparktide.core.release import OrderedRelease, written_from_start
@@ -299,7 +299,8 @@ class ReferenceEngine:
         assert self.analytics is not None
         fields = event.record.fields or {}
         values = self.analytics.values(event.scope, event.timestamp, fields)
-        if self.step.where is not None and not passes(self.step.where, {**fields, **values}):
+        seen = with_time({**fields, **values}, event.timestamp)
+        if self.step.where is not None and not passes(self.step.where, seen):
             self.events_filtered += 1
             return
         if self._before_start(event.timestamp):

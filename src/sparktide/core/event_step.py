@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from sparktide.core.clocks import Clocks
 from sparktide.core.counts import Counts
 from sparktide.core.diagnostics import LateInput
+from sparktide.core.outputs import with_time
 from sparktide.core.policy import DEAD_LETTERED, DROPPED, OrderingPolicy
 from sparktide.core.punctuation import CtiGenerator
 from sparktide.core.records import InputRecord
@@ -119,7 +120,11 @@ class EventStep:
         newest_before = timeline.newest
         cti = max(timeline.cti, clocks.cti_floor)  # (keyless CTIs reach every substream)
         case = self._judge(record, watermark, cti)
-        if case.timestamp is not None and record.edge != "end" and self._filtered(record):
+        if (
+            case.timestamp is not None
+            and record.edge != "end"
+            and self._filtered(record, case.timestamp)
+        ):
             self._filter_out(case, timeline)
         if case.timestamp is not None and record.edge is not None:
             self._place_edge(record, case, timeline)
@@ -159,10 +164,11 @@ class EventStep:
             case.timestamp = None
         return case
 
-    def _filtered(self, record: InputRecord) -> bool:
-        """Whether the job's ``[filter]`` stops ``record`` (an event the policy admitted)."""
+    def _filtered(self, record: InputRecord, timestamp: int) -> bool:
+        """Whether the job's ``[filter]`` stops ``record`` (an event the policy admitted
+        at the system ``timestamp``, which ``System.Timestamp()`` reads)."""
         where = self.admission_where
-        return where is not None and not passes(where, record.fields or {})
+        return where is not None and not passes(where, with_time(record.fields or {}, timestamp))
 
     def _filter_out(self, case: Case, timeline: Timeline) -> None:
         """The filter runs after the policy: the event moved its timeline, then stops."""

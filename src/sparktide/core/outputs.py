@@ -7,7 +7,7 @@ from typing import Any
 
 from sparktide.core.records import jsonable, time_or_none
 from sparktide.core.sink import Admitted
-from sparktide.expr import Composite, Expr, Ref, evaluate, is_other, value_of
+from sparktide.expr import SYSTEM_TIMESTAMP, Composite, Expr, Ref, evaluate, is_other, value_of
 from sparktide.job import Job
 
 __all__ = [
@@ -17,6 +17,9 @@ __all__ = [
     "join_record",
     "project",
     "window_result",
+    "with_fields",
+    "with_time",
+    "written_fields",
 ]
 
 #: Output names that sparktide writes into event records itself.
@@ -35,16 +38,51 @@ def event_record(
     fields = event.record.fields or {}
     out: dict[str, Any] = {"type": "event"}
     own = job.event_fields
+    reserved = INTERVAL_RESERVED if intervals else EVENT_RESERVED
     if job.select:
-        seen = {**fields, **analytic} if analytic else fields
-        out.update(project(job, lambda name: seen.get(name)))
+        seen = with_time({**fields, **(analytic or {})}, event.timestamp)
+        columns = project(job, lambda name: seen.get(name))
+        if job.select_star is None:
+            out.update(columns)
+        else:  # SELECT *, expr AS c: the record's fields beside the columns
+            out.update(with_fields(job, columns, written_fields(fields, reserved)))
+            for name in own.values():  # (sparktide's own fields come last)
+                out.pop(name, None)
     else:
-        reserved = INTERVAL_RESERVED if intervals else EVENT_RESERVED
-        for name, value in fields.items():
-            out[f"input_{name}" if name in reserved or name == "type" else name] = jsonable(value)
+        out.update(written_fields(fields, reserved))
     out[own["timestamp"]] = time_or_none(event.timestamp)
     if intervals:
         out[own["end_timestamp"]] = time_or_none(event.record.end_time)
+    return out
+
+
+def with_time(fields: dict[str, Any], timestamp: int | None) -> dict[str, Any]:
+    """``fields`` with the event's system ``timestamp`` as ``System.Timestamp()`` reads
+    it (ISO-8601 text, semantics §11.17)."""
+    return {**fields, SYSTEM_TIMESTAMP.key: time_or_none(timestamp)}
+
+
+def written_fields(fields: dict[str, Any], reserved: tuple[str, ...]) -> dict[str, Any]:
+    """A record's fields as an event record writes them: names that sparktide writes
+    itself (``reserved``, and ``type``) take the prefix ``input_``."""
+    return {
+        f"input_{name}" if name in reserved or name == "type" else name: jsonable(value)
+        for name, value in fields.items()
+    }
+
+
+def with_fields(job: Job, columns: dict[str, Any], fields: dict[str, Any]) -> dict[str, Any]:
+    """``[select]``'s ``columns`` with the record's ``fields`` where ``"*"`` stands
+    (``job.select_star``): a name written twice keeps the value on the left, as Stream
+    Analytics ignores the columns of ``*`` that a column before it names, and a column
+    after ``*`` that it names (semantics §11.16)."""
+    assert job.select_star is not None
+    names = [p.name for p in job.select]
+    out = {name: columns[name] for name in names[: job.select_star]}
+    for name, value in fields.items():
+        out.setdefault(name, value)
+    for name in names[job.select_star :]:
+        out.setdefault(name, columns[name])
     return out
 
 

@@ -143,7 +143,22 @@ def _not_a(value: Any, type_: str) -> _Failure:
     return _Failure(f"{_kind(value)} is not a {type_}")
 
 
+def _composite(value: Any, type_: str) -> Any:
+    """``CAST(value AS record)`` / ``AS array``: the object (array) itself, anything else
+    fails (semantics §11.12)."""
+    raw = value.raw if isinstance(value, nodes.Composite) else None
+    shape = {dict: "record", list: "array"}.get(type(raw))
+    if shape == type_:
+        return value
+    what = f"'{shown_text(value)}'" if isinstance(value, str) else _kind(value)
+    return _Failure(
+        f"{nodes.COMPOSITE_TYPES[shape] if shape else what} is not {nodes.COMPOSITE_TYPES[type_]}"
+    )
+
+
 def _convert(value: Any, type_: str) -> Any:
+    if type_ in nodes.COMPOSITE_TYPES:
+        return _composite(value, type_)
     if type_ == "bigint":
         if isinstance(value, bool):
             return int(value)

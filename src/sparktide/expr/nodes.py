@@ -18,11 +18,13 @@ __all__ = [
     "CALENDAR_UNITS",
     "CAST_TYPES",
     "COMPARISONS",
+    "COMPOSITE_TYPES",
     "DATEDIFF_UNITS",
     "DATE_PARTS",
     "FUNCTIONS",
     "INT64",
     "OTHER",
+    "SYSTEM_TIMESTAMP",
     "UNIT_FUNCTIONS",
     "Between",
     "Binary",
@@ -78,7 +80,12 @@ CAST_TYPES: dict[str, str] = {
     "nvarchar(max)": "nvarchar(max)",
     "datetime": "datetime",
     "bit": "bit",
+    "record": "record",
+    "array": "array",
 }
+#: The ``CAST`` types whose values are JSON objects and arrays, and their names in
+#: messages (``'abc' is not a record``).
+COMPOSITE_TYPES = {"record": "a record", "array": "an array"}
 #: The scalar functions (canonical upper-case name → (fewest, most) arguments; ``-1``:
 #: no limit). ``DATEADD``, ``DATEPART`` and ``DATENAME`` take a date part first, held
 #: in :attr:`Func.unit` (not counted here).
@@ -280,5 +287,10 @@ class Cast:
     type: str
     safe: bool = False
 
+
+#: ``System.Timestamp()`` in an event's ``[filter]`` or ``[select]``: the event's system
+#: timestamp (semantics §11.17), as ISO-8601 text. Its key is no field's: a column name
+#: holds no parenthesis.
+SYSTEM_TIMESTAMP = Ref("Timestamp()", "System")
 
 Expr = Ref | Lit | Unary | Binary | IsNull | In | Between | Like | DateDiff | Func | Case | Cast

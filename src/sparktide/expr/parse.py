@@ -83,6 +83,15 @@ class _Build(Transformer[Token, nodes.Expr]):
         first, second = items
         return nodes.Ref(self._column(second), self._column(first))
 
+    def system_call(self, items: list[Token]) -> nodes.Expr:
+        first, second = items
+        names = (str(first).casefold(), str(second).casefold())
+        if names != ("system", "timestamp") or "BRACKETED" in (first.type, second.type):
+            raise self.fail(
+                first, f"unknown function {first}.{second}(); the one is System.Timestamp()"
+            )
+        return nodes.SYSTEM_TIMESTAMP
+
     def call(self, items: list[Any]) -> nodes.Expr:
         token, *args = items
         function = str(token)

@@ -54,6 +54,8 @@ def _name(name: str) -> str:
 def to_text(expr: nodes.Expr) -> str:
     """The canonical text of ``expr``: it parses back into an equal tree."""
     if isinstance(expr, nodes.Ref):
+        if expr == nodes.SYSTEM_TIMESTAMP:
+            return "System.Timestamp()"
         if expr.input is not None:
             return f"{_name(expr.input)}.{_name(expr.name)}"
         return _name(expr.name)

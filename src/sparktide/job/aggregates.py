@@ -1,7 +1,8 @@
 """A window's aggregates: ``total = "sum(value)"``, ``fastest = "topone() over (order by
 speed desc)"`` (semantics §6.12).
 
-An aggregate reads a column, an expression over the record's fields, or (``count(*)``,
+``count_if(condition)`` counts the rows where the condition is true (Stream Analytics'
+``CountIf``). An aggregate reads a column, an expression over the record's fields, or (``count(*)``,
 and ``collect``, ``topone``, ``collecttop``, ``topn``, ``bottomone``, ``bottomn`` with
 no argument) the whole record. The ordered aggregates (``topone``, ``collecttop``,
 ``topn``, ``bottomone``, ``bottomn``, ``percentile_cont``, ``percentile_disc``) take
@@ -40,6 +41,7 @@ AGGREGATE_FUNCTIONS = (
     "last",
     "collect_list",
     "count_distinct",
+    "count_if",
     "collect",
     "stdev",
     "stdevp",
@@ -115,6 +117,12 @@ class Aggregate:
         check_column(self.name, key, optional=False)
         check_choice(self.function, ALL_AGGREGATE_FUNCTIONS, key)
         self._check_order(key)
+        if self.function == "count_if" and self.column is not None:
+            if self.expression is not None:
+                raise ConfigError(key, "takes a column or an expression, not both")
+            check_column(self.column, key)  # a condition: the column's value is true
+            object.__setattr__(self, "expression", to_text(Ref(self.column)))
+            object.__setattr__(self, "column", None)
         if self.expression is not None:
             if self.column is not None:
                 raise ConfigError(key, "takes a column or an expression, not both")

@@ -217,5 +217,5 @@ def _plain_fields(expr: Expr, key: str) -> None:
     from sparktide.expr import ref_nodes
 
     for ref in ref_nodes(expr):
-        if ref.input is not None:
+        if ref.input is not None:  # (System.Timestamp() too: the columns read fields)
             raise ConfigError(key, f"{ref.key!r}: an analytic column reads the event's own fields")

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from sparktide.errors import ConfigError
-from sparktide.expr import Expr, casts, parse_expression, ref_nodes, references
+from sparktide.expr import SYSTEM_TIMESTAMP, Expr, casts, parse_expression, ref_nodes, references
 from sparktide.job.values import check_column
 
 if TYPE_CHECKING:
@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from sparktide.job.model import Job
 
 __all__ = [
+    "STAR",
     "Filter",
     "Projection",
     "check_join_references",
@@ -28,6 +29,9 @@ __all__ = [
     "parse_text",
     "record_casts",
 ]
+
+#: The ``[select]`` key (and value) that stands for the record's fields.
+STAR = "*"
 
 
 def parse_text(text: Any, key: str) -> Expr:
@@ -40,9 +44,20 @@ def parse_text(text: Any, key: str) -> Expr:
     return parse_expression(text, key)
 
 
-def no_input_fields(expr: Expr, key: str) -> None:
-    """Refuse ``input.field`` names where no join's match is read."""
+def no_input_fields(expr: Expr, key: str, system_time: bool = False) -> None:
+    """Refuse ``input.field`` names where no join's match is read, and
+    ``System.Timestamp()`` unless ``system_time`` (where an event's own timestamp is
+    read: ``[filter]``, ``[select]`` without a window or a join, semantics §11.17)."""
     for ref in ref_nodes(expr):
+        if ref == SYSTEM_TIMESTAMP:
+            if not system_time:
+                raise ConfigError(
+                    key,
+                    "System.Timestamp() is an event's timestamp: it is read in [filter] and "
+                    "in [select] without a window or a join (a window's end is window_end, "
+                    "a match's time timestamp)",
+                )
+            continue
         if ref.input is not None:
             raise ConfigError(
                 key,
@@ -102,7 +117,7 @@ class Filter:
     def __post_init__(self) -> None:
         where = parse_text(self.where, "filter.where")
         for ref in ref_nodes(where):
-            if ref.input is not None:
+            if ref.input is not None and ref != SYSTEM_TIMESTAMP:
                 raise ConfigError(
                     "filter.where",
                     f"{ref.key!r}: the filter reads each input's own events, before any join "
@@ -155,6 +170,7 @@ def expression_fields(job: Job) -> list[str]:
     if job.window is not None:
         exprs += [a.parsed for a in job.window.aggregates if a.parsed is not None]
     analytic_names = {analytic.name for analytic in job.analytics}
+    analytic_names.add(SYSTEM_TIMESTAMP.key)  # (the event's timestamp, no field)
     names = [n for e in exprs for n in references(e) if n not in analytic_names]
     names += [n for a in job.analytics for e in a.expressions() for n in references(e)]
     return list(dict.fromkeys(names))

@@ -39,7 +39,9 @@ class Job:
     Cross-table rules are checked here: ``partitioned`` needs a partition column and
     excludes substreams; with substreams every window grouping includes the key;
     ``[select]`` reads the window's result in a windowed job, a join's match
-    (``<input>.<field>``, ``timestamp``) in a job with ``[join]``.
+    (``<input>.<field>``, ``timestamp``) in a job with ``[join]``. ``select_star``
+    (``"*" = "*"`` in ``[select]``) is how many ``[select]`` columns precede the
+    record's own fields in a job without a window or a join (``SELECT *, expr AS c``).
     """
 
     source: Source
@@ -51,6 +53,7 @@ class Job:
     join: Join | None = None
     filter: Filter | None = None
     select: tuple[Projection, ...] = ()
+    select_star: int | None = None
     references: tuple[tuple[str, Reference], ...] = ()
     analytics: tuple[Analytic, ...] = ()
     _policies: dict[str, InputPolicy] = field(

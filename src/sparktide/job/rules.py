@@ -236,9 +236,30 @@ def check_select(job: Job) -> None:
         if job.join is not None:
             check_join_references(projection.parsed, job.join, key)
             continue
-        no_input_fields(projection.parsed, key)
+        no_input_fields(projection.parsed, key, system_time=job.window is None)
         if job.window is not None:
             check_references(projection.parsed, job.window.result_columns, key)
+    _check_star(job)
+
+
+def _check_star(job: Job) -> None:
+    """``"*" = "*"`` in ``[select]``: the record's fields beside computed columns, in a
+    job whose records are events (no window, no join)."""
+    star = job.select_star
+    if star is None:
+        return
+    key = 'select."*"'
+    if isinstance(star, bool) or not isinstance(star, int) or not 0 <= star <= len(job.select):
+        raise ConfigError(key, f"must be a position in [select], got {star!r}")
+    if job.window is not None or job.join is not None:
+        raise ConfigError(
+            key,
+            "the record's fields are written beside [select]'s columns in a job without "
+            f"[window] or [join] (a {'window' if job.window is not None else 'join'} "
+            "writes its own records)",
+        )
+    if not job.select:
+        raise ConfigError(key, "with no other column is no [select]: leave [select] out")
 
 
 def check_timelines(job: Job) -> None:

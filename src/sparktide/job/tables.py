@@ -14,7 +14,7 @@ from typing import Any
 
 from sparktide.errors import ConfigError
 from sparktide.job.analytic import Analytic
-from sparktide.job.expressions import Filter, Projection
+from sparktide.job.expressions import STAR, Filter, Projection
 from sparktide.job.join import Join
 from sparktide.job.ordering import Ordering
 from sparktide.job.output import Output
@@ -178,6 +178,7 @@ def job_tables(data: dict[str, Any], base_dir: Path | str | None = None) -> dict
         "join": join,
         "filter": job_filter,
         "select": _select(data),
+        "select_star": _select_star(data),
         "references": tuple(references),
         "analytics": _analytics(data),
     }
@@ -275,6 +276,8 @@ def _select(data: dict[str, Any]) -> tuple[Projection, ...]:
     """``[select]``: ``name = "expression"`` per output column, in file order."""
     select = []
     for name, text in _table(data, "select").items():
+        if name == STAR:
+            continue
         if not isinstance(text, str):
             raise ConfigError(
                 f"select.{name}",
@@ -282,6 +285,20 @@ def _select(data: dict[str, Any]) -> tuple[Projection, ...]:
             )
         select.append(Projection(name, text))
     return tuple(select)
+
+
+def _select_star(data: dict[str, Any]) -> int | None:
+    """Where ``"*" = "*"`` stands in ``[select]`` (how many columns precede it): the
+    record's fields go there (``SELECT *, expr AS c``); ``None`` without it."""
+    names = list(_table(data, "select"))
+    if STAR not in names:
+        return None
+    text = _table(data, "select")[STAR]
+    if text != STAR:
+        raise ConfigError(
+            'select."*"', f'"*" stands for the record\'s fields: write "*" = "*" (got {text!r})'
+        )
+    return names.index(STAR)
 
 
 def _analytics(data: dict[str, Any]) -> tuple[Analytic, ...]:

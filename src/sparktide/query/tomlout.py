@@ -169,7 +169,10 @@ def job_to_toml(job: Job, comments: tuple[str, ...] | list[str] = ()) -> str:
     if job.select:
         lines.append("")
         lines.append("[select]")
-        lines += [f"{_key(p.name)} = {_value('', p.expression)}" for p in job.select]
+        columns = [f"{_key(p.name)} = {_value('', p.expression)}" for p in job.select]
+        if job.select_star is not None:  # the record's fields (SELECT *, expr AS c)
+            columns.insert(job.select_star, '"*" = "*"')
+        lines += columns
     output = _table("output", job.output, _OUTPUT_KEYS)
     lines.append("")
     lines += output

@@ -281,6 +281,7 @@ def _count_distinct(p: str, function: str, column: str) -> AggregatePlan:
 #: The plan of each aggregate function over a column.
 _BUILDERS: dict[str, Callable[[str, str, str], AggregatePlan]] = {
     "count": _count,
+    "count_if": _count,  # (over the derived value: true, or null, projections.py)
     "sum": _sum_or_avg,
     "avg": _sum_or_avg,
     "min": _min_or_max,

@@ -26,15 +26,19 @@ from typing import Any
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from sparktide.expr import Ref, references
+from sparktide.expr import SYSTEM_TIMESTAMP, Ref, references
 from sparktide.job import Analytic, Job
 from sparktide.spark.aggregates import json_text
 from sparktide.spark.batch import Batch
 from sparktide.spark.columns import ARRIVAL_TIME, FILE, LINE, RAW, RECORD, SCOPE, SYSTEM_TIME
 from sparktide.spark.context import Context
-from sparktide.spark.expr import Compiled, json_of, of_kind, variant_leaves
+from sparktide.spark.expr import Compiled, Value, json_of, of_kind, variant_leaves
 from sparktide.spark.outputs.text import state_schema, write_state
 from sparktide.spark.sql import field as variant_field
+from sparktide.spark.sql import iso
+
+#: The leaf System.Timestamp() reads (semantics §11.17).
+TIME_KEY = SYSTEM_TIMESTAMP.key
 
 __all__ = [
     "ANALYTIC_SCHEMA",
@@ -237,7 +241,7 @@ def _filter_and_select(job: Job, batch: Batch, frame: DataFrame) -> DataFrame:
     columns = {a.name: f"an{k}" for k, a in enumerate(job.analytics)}
     exprs = [job.filter.expression] if job.filter is not None else []
     exprs += [p.parsed for p in job.select]
-    names = list(dict.fromkeys(n for e in exprs for n in references(e)))
+    names = list(dict.fromkeys(n for e in exprs for n in references(e) if n != TIME_KEY))
 
     def variant(name: str) -> str:
         if name in columns:
@@ -245,6 +249,7 @@ def _filter_and_select(job: Job, batch: Batch, frame: DataFrame) -> DataFrame:
         return variant_field(name)
 
     stages, leaves = variant_leaves("_rf", names, variant)
+    leaves[TIME_KEY] = Value(s=iso(SYSTEM_TIME))  # System.Timestamp() (semantics §11.17)
     compiled = Compiled("_re", leaves)
     outputs = []
     if job.filter is not None:
@@ -254,7 +259,7 @@ def _filter_and_select(job: Job, batch: Batch, frame: DataFrame) -> DataFrame:
         expr = projection.parsed
         if isinstance(expr, Ref) and expr.key in columns:
             text = columns[expr.key]
-        elif isinstance(expr, Ref):
+        elif isinstance(expr, Ref) and expr != SYSTEM_TIMESTAMP:
             text = f"coalesce({json_text(variant_field(expr.name))}, 'null')"
         else:
             text = json_of(compiled.value(expr))

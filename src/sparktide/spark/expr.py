@@ -50,6 +50,7 @@ from sparktide.spark.exprfunctions import (
     MAKE_TIMES,
     TIME_ARGUMENT,
     cast_value,
+    composite_failure,
     datediff_calendar,
     floor_div,
     scalar,
@@ -150,6 +151,8 @@ class Compiled:
             return self._datediff(expr)
         if isinstance(expr, nodes.Func):
             return self._func(expr)
+        if isinstance(expr, nodes.Cast) and expr.type in nodes.COMPOSITE_TYPES:
+            return self._composite_cast(expr)
         if isinstance(expr, nodes.Cast):
             operand = self._value(expr.operand)
             made, failure = cast_value(operand, expr.type)
@@ -288,6 +291,21 @@ class Compiled:
             v = f"CASE {v_whens} ELSE {default.v or none} END"
         made = Value(**parts, null=null, err=err, explicit_null=True, v=v)
         return self._keep(made, level + 1)
+
+    def _composite_cast(self, expr: nodes.Cast) -> Value:
+        """``CAST(x AS record)`` / ``AS array``: the variant when it is an object (an
+        array), as :func:`sparktide.expr.functions.cast` (semantics §11.12)."""
+        operand = self._value(expr.operand)
+        shape = "OBJECT" if expr.type == "record" else "ARRAY"
+        v = None
+        if operand.v:
+            v = f"CASE WHEN schema_of_variant({operand.v}) LIKE '{shape}%' THEN {operand.v} END"
+        failure = None
+        if not expr.safe:
+            failure = composite_failure(operand, v, expr.type)
+        err = first_error(operand, Value(err=failure))
+        made = Value(null=f"({v} IS NULL)" if v else "true", explicit_null=True, v=v, err=err)
+        return self._keep(made, operand.level + 1)
 
     def _made(self, value: Value, child_level: int, *children: Value) -> Value:
         err = value.err or first_error(*children)

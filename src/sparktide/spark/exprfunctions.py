@@ -13,7 +13,15 @@ from sparktide.spark.inputs.sqlvalues import instant_of, shown_text
 from sparktide.spark.sql import sql_string
 from sparktide.time import DAY, HOUR, MINUTE, SECOND
 
-__all__ = ["MAKE_TIMES", "TIME_ARGUMENT", "cast_value", "datediff_calendar", "floor_div", "scalar"]
+__all__ = [
+    "MAKE_TIMES",
+    "TIME_ARGUMENT",
+    "cast_value",
+    "composite_failure",
+    "datediff_calendar",
+    "floor_div",
+    "scalar",
+]
 
 #: The argument of each date function that is a time (read as an instant first).
 TIME_ARGUMENT = {"DATEADD": 1, "DATEPART": 0, "DATENAME": 0, "DAY": 0, "MONTH": 0, "YEAR": 0}
@@ -108,6 +116,33 @@ def _failure(value: Value, made: Value, type_: str) -> str:
             )
     whys.append(f"ELSE '{prefix}an array or object is not a {type_}'")
     return f"CASE WHEN ({value.null}) OR NOT ({converted}) THEN NULL {' '.join(whys)} END"
+
+
+def composite_failure(value: Value, made: str | None, type_: str) -> str:
+    """SQL of why ``value`` is no object (``type_`` ``record``) or array (``array``):
+    ``made`` is SQL of the variant when it is one; as
+    :func:`sparktide.expr.functions.cast` words it."""
+    prefix = f"CAST to {type_}: "
+    wanted = nodes.COMPOSITE_TYPES[type_]
+    whys = []
+    if value.s:
+        whys.append(
+            f"WHEN {value.s} IS NOT NULL THEN concat({sql_string(prefix + chr(39))}, "
+            f"{shown_text(value.s)}, {sql_string(chr(39) + ' is not ' + wanted)})"
+        )
+    for kind, name in (("i", "an integer"), ("d", "a float"), ("b", "a boolean")):
+        if getattr(value, kind):
+            whys.append(
+                f"WHEN {getattr(value, kind)} IS NOT NULL THEN '{prefix}{name} is not {wanted}'"
+            )
+    if value.v:
+        whys.append(
+            f"WHEN schema_of_variant({value.v}) LIKE 'ARRAY%' THEN "
+            f"'{prefix}an array is not {wanted}'"
+        )
+    whys.append(f"ELSE '{prefix}a record is not {wanted}'")
+    done = f"({value.null})" + (f" OR {made} IS NOT NULL" if made else "")
+    return f"CASE WHEN {done} THEN NULL {' '.join(whys)} END"
 
 
 # ------------------------------------------------------------------ functions

@@ -61,6 +61,7 @@ from sparktide.spark.projections import (
     derived_aggregates,
     filter_rows,
     record_columns,
+    system_time_reads,
 )
 from sparktide.spark.punctuation import cti_counted
 from sparktide.spark.sql import field
@@ -145,7 +146,11 @@ def _parsed_for_judging(context: Context, lines: DataFrame, stream: bool) -> Dat
     the flags of :func:`column_present` (``stream``: the partition is the stream's)."""
     parsed = add_record_columns(parse(context, lines), context.job)  # [filter], [select]
     derived = [derived_column(i) for i, _ in derived_aggregates(context.job)]
-    keep_raw = RAW if context.window is None else f"CASE WHEN {ERROR} IS NOT NULL THEN {RAW} END"
+    keep_raw = (
+        RAW
+        if context.window is None or system_time_reads(context.job)[0]  # (read again)
+        else f"CASE WHEN {ERROR} IS NOT NULL THEN {RAW} END"
+    )
     absent = {  # semantics §7: CTI rows, intervals, edges
         IS_CTI: "false",
         END_TIME: "CAST(NULL AS BIGINT)",

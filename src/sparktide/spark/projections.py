@@ -11,7 +11,7 @@ from typing import Any
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from sparktide.expr import Ref, references
+from sparktide.expr import SYSTEM_TIMESTAMP, Ref, ref_nodes, references
 from sparktide.job import Job
 from sparktide.job.aggregates import NUMERIC_FUNCTIONS
 from sparktide.spark.aggregates import derived_column, json_text
@@ -25,6 +25,7 @@ from sparktide.spark.columns import (
     EVENT_TIME,
     IS_CTI,
     PARTITION,
+    RAW,
     REASON,
     SUBSTREAM_KEY,
     SYSTEM_TIME,
@@ -42,11 +43,15 @@ __all__ = [
     "join_projection",
     "projected_event",
     "record_columns",
+    "system_time_reads",
     "window_projection",
+    "with_system_time",
 ]
 
 #: The column holding whether a row passes ``[filter] where``.
 FILTER_COLUMN = "w_pass"
+#: The leaf ``System.Timestamp()`` reads (semantics §11.17).
+TIME_KEY = SYSTEM_TIMESTAMP.key
 
 
 def _projects_records(job: Job) -> bool:
@@ -78,8 +83,9 @@ def add_record_columns(parsed: DataFrame, job: Job) -> DataFrame:
     exprs = [job.filter.expression] if job.filter is not None else []
     exprs += [p.parsed for p in projections]
     exprs += [a.parsed for _, a in derived]  # type: ignore[misc]
-    names = list(dict.fromkeys(n for e in exprs for n in references(e)))
+    names = list(dict.fromkeys(n for e in exprs for n in references(e) if n != TIME_KEY))
     stages, leaves = variant_leaves("_xf", names, variant_field)
+    leaves[TIME_KEY] = Value(null="true")  # (unknown before judging: see with_system_time)
     compiled = Compiled("_xe", leaves)
     outputs = []
     errors = []
@@ -89,7 +95,7 @@ def add_record_columns(parsed: DataFrame, job: Job) -> DataFrame:
         errors.append(value.err)
     for i, projection in enumerate(projections):
         expr = projection.parsed
-        if isinstance(expr, Ref):
+        if isinstance(expr, Ref) and expr != SYSTEM_TIMESTAMP:
             text = f"coalesce({json_text(variant_field(expr.name))}, 'null')"
         else:
             value = compiled.value(expr)
@@ -110,6 +116,45 @@ def add_record_columns(parsed: DataFrame, job: Job) -> DataFrame:
     return cast_failures(frame, parsed.columns, outputs, failed)
 
 
+def system_time_reads(job: Job) -> tuple[bool, list[int]]:
+    """Whether ``[filter]`` reads ``System.Timestamp()``, and which ``[select]`` columns
+    over the record do (semantics §11.17): the system timestamp is known after judging,
+    so :func:`with_system_time` computes them again then."""
+    if job.analytics:  # (computed at release with the analytic columns)
+        return False, []
+    where = job.filter is not None and SYSTEM_TIMESTAMP in ref_nodes(job.filter.expression)
+    if not _projects_records(job):
+        return where, []
+    return where, [i for i, p in enumerate(job.select) if SYSTEM_TIMESTAMP in ref_nodes(p.parsed)]
+
+
+def with_system_time(frame: DataFrame, job: Job, where: bool, columns: list[int]) -> DataFrame:
+    """``frame`` (judged rows, with the record's line and system timestamp) with the
+    filter's verdict (``where``) and the ``[select]`` columns ``columns`` computed again,
+    ``System.Timestamp()`` reading each row's system timestamp. A ``CAST`` that fails
+    here is null: the record was checked when it was read (its timestamp then null)."""
+    if not where and not columns:
+        return frame
+    exprs = [job.filter.expression] if where and job.filter is not None else []
+    exprs += [job.select[i].parsed for i in columns]
+    names = list(dict.fromkeys(n for e in exprs for n in references(e) if n != TIME_KEY))
+    stages, leaves = variant_leaves("_tf", names, lambda name: variant_field(name, "_tm"))
+    leaves[TIME_KEY] = Value(s=iso(SYSTEM_TIME), null=f"({SYSTEM_TIME} IS NULL)")
+    compiled = Compiled("_te", leaves)
+    outputs = {}
+    if where and job.filter is not None:
+        value = compiled.value(job.filter.expression)
+        outputs[FILTER_COLUMN] = f"coalesce({of_kind(value, 'b')}, false)"
+    for i in columns:
+        outputs[f"e{i}"] = json_of(compiled.value(job.select[i].parsed))
+    kept = [f"`{c}`" for c in frame.columns if c not in outputs]
+    out = frame.selectExpr("*", f"try_parse_json({RAW}) AS _tm")
+    for stage in stages:
+        out = out.selectExpr("*", *stage)
+    out = compiled.apply(out)
+    return out.selectExpr(*kept, *(f"{sql} AS `{name}`" for name, sql in outputs.items()))
+
+
 def derived_aggregates(job: Job) -> list[tuple[int, Any]]:
     """The window's aggregates of expressions, with their index (their value is a column
     of its own, :func:`sparktide.spark.aggregates.derived_column`, read once per row)."""
@@ -122,6 +167,8 @@ def _derived_variant(value: Value, function: str) -> str:
     """The variant an aggregate of an expression reads, as the reference's
     :func:`sparktide.core.aggregates.aggregated_value` gives it: the value's JSON
     (an array or object is null), and for ``sum``/``avg`` numbers only."""
+    if function == "count_if":  # true where the condition is true, else null
+        return f"CASE WHEN coalesce({of_kind(value, 'b')}, false) THEN parse_json('true') END"
     if function in NUMERIC_FUNCTIONS:
         cases = []
         if value.i:
@@ -167,6 +214,8 @@ def filter_rows(decided: DataFrame, job: Job) -> DataFrame:
     policy columns, which moved its timeline, stay as they are)."""
     if job.filter is None or job.analytics:  # (with analytic columns: at release)
         return decided
+    if system_time_reads(job)[0]:  # System.Timestamp(): the verdict after judging
+        decided = with_system_time(decided, job, True, [])
     stopped = f"({VERDICT} IN ('accepted', 'adjusted') AND NOT {FILTER_COLUMN})"
     if job.edges:  # an end edge has no payload of its own: it ends what passed
         stopped = f"({stopped} AND coalesce({EDGE} <> 'end', true))"
@@ -186,14 +235,30 @@ def _expr(sql: str) -> Any:
     return F.expr(sql)
 
 
-def projected_event(job: Job, timestamp: str) -> str:
+def projected_event(job: Job, timestamp: str, fields: str | None = None) -> str:
     """SQL of a released event's JSON text under ``[select]``: the ``e<i>`` columns, then
-    ``timestamp`` (``timestamp``: SQL of its ISO text)."""
-    members = [f"{sql_string(json.dumps(p.name) + ':')}, e{i}" for i, p in enumerate(job.select)]
+    ``timestamp`` (``timestamp``: SQL of its ISO text); with ``fields`` (SQL of the
+    record's fields as a map), those fields where ``job.select_star`` puts them, a name
+    written twice keeping the value on the left (semantics §11.16)."""
+    members = [
+        f"concat({sql_string(json.dumps(p.name) + ':')}, e{i})" for i, p in enumerate(job.select)
+    ]
+    if fields is not None and job.select_star is not None:
+        star = job.select_star
+        left = [p.name for p in job.select[:star]] + list(job.event_fields.values())
+        kept = ", ".join(sql_string(name) for name in left)
+        fields = f"map_filter({fields}, (k, v) -> k NOT IN ({kept}))"
+        text = f"to_json({fields})"
+        after = [
+            f"CASE WHEN NOT map_contains_key({fields}, {sql_string(p.name)}) "
+            f"THEN {members[star + i]} END"
+            for i, p in enumerate(job.select[star:])
+        ]
+        inner = f"nullif(substring({text}, 2, length({text}) - 2), '')"
+        members = [*members[:star], inner, *after]
     key = sql_string(json.dumps(job.event_fields["timestamp"]) + ":")
-    members.append(f"{key}, concat('\"', {timestamp}, '\"')")
-    separator = ", ',', "
-    return "concat('{', " + separator.join(members) + ", '}')"
+    members.append(f"concat({key}, '\"', {timestamp}, '\"')")
+    return "concat('{', concat_ws(',', " + ", ".join(members) + "), '}')"
 
 
 # ---------------------------------------------------------------------- joins

@@ -66,7 +66,7 @@ class TreeBuilder(ExpressionRules, Transformer):  # type: ignore[type-arg]
 
     def expr_item(self, children: list[Any]) -> SelectItem:
         expr = children[0]
-        alias = str(children[-1]) if len(children) == 3 else None
+        alias = str(children[-1]) if len(children) >= 2 else None  # (AS is optional)
         return SelectItem(expr, alias, position(expr))
 
     def select_items(self, children: list[SelectItem]) -> tuple[SelectItem, ...]:

@@ -219,7 +219,7 @@ class Aggregates:
                 raise self.refuse(
                     call.pos,
                     f"the aggregate {call.text[:-2].upper()} is not supported yet; use COUNT, "
-                    "SUM, AVG, MIN, MAX, COLLECT, TOPONE, COLLECTTOP, PERCENTILE_CONT, "
+                    "COUNTIF, SUM, AVG, MIN, MAX, COLLECT, TOPONE, COLLECTTOP, PERCENTILE_CONT, "
                     "PERCENTILE_DISC, STDEV, STDEVP, VAR or VARP",
                 )
             raise self.refuse(

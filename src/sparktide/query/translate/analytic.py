@@ -32,8 +32,18 @@ class AnalyticColumns:
         if call.star or call.distinct:
             raise self.refuse(call.pos, f"{call.text[:-2]}(*) is not supported yet")
 
+        def leaf(node: Any) -> E.Expr:
+            if isinstance(node, Call) and node.function in ANALYTIC_CALLS:
+                raise self.refuse(
+                    node.pos,
+                    f"{node.function.upper()}(...) inside {function.upper()}(...) is not "
+                    "supported yet: an analytic function reads the events' own fields (also "
+                    "through a step's column that is one)",
+                )
+            return field(node)
+
         def text(node: Any) -> str:
-            return E.to_text(convert(node, field, self.refuse, clause))
+            return E.to_text(convert(node, leaf, self.refuse, clause))
 
         over = call.over
         if over is not None and over.order_by:

@@ -33,6 +33,7 @@ __all__ = [
 #: Stream Analytics aggregates and the sparktide functions they become.
 AGGREGATES = {
     "count": "count",
+    "countif": "count_if",
     "sum": "sum",
     "avg": "avg",
     "min": "min",
@@ -50,7 +51,7 @@ AGGREGATES = {
 #: Stream Analytics aggregates that take ``OVER (ORDER BY ...)``.
 ORDERED_AGGREGATES = ("topone", "collecttop", "percentile_cont", "percentile_disc")
 #: Stream Analytics aggregates sparktide cannot compute yet (refused by name).
-OTHER_AGGREGATES = ("countif",)
+OTHER_AGGREGATES: tuple[str, ...] = ()
 
 
 @dataclass

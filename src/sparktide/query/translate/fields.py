@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 from sparktide import expr as E
 from sparktide.job import RESERVED_EVENT_COLUMNS, RESERVED_WINDOW_COLUMNS
+from sparktide.job.expressions import STAR
 from sparktide.query.ast import Call, Column, Expr, FromSource, Pos, Select, SelectItem, Star
 from sparktide.query.bind import Bindings
 from sparktide.query.exprs import Leaf, convert
@@ -69,12 +70,8 @@ class Fields:
 
     def field_leaf(self, node: Column | Call, source: FromSource, clause: str) -> E.Expr:
         """An input field in a WHERE condition or a SELECT without GROUP BY."""
-        if is_timestamp(node):
-            raise self.refuse(
-                node.pos,
-                f"System.Timestamp() in {clause} without a window is not supported yet "
-                "(event records carry it as timestamp)",
-            )
+        if is_timestamp(node):  # the event's system timestamp (semantics §11.17)
+            return E.SYSTEM_TIMESTAMP
         if isinstance(node, Column):
             return self.nested(node, source)
         if node.function == "getmetadatapropertyvalue":  # (semantics §11.15)
@@ -135,25 +132,44 @@ class Fields:
             if isinstance(item.expr, Call) and not is_scalar(item.expr):
                 leaf(item.expr)  # refuses it
 
-        return self.event_columns(select, leaf, functions_first)
+        return self.event_columns(select, leaf, functions_first, source)
 
     def event_columns(
-        self, select: Select, leaf: Leaf, check: Callable[[SelectItem], None] | None = None
+        self,
+        select: Select,
+        leaf: Leaf,
+        check: Callable[[SelectItem], None] | None = None,
+        source: FromSource | None = None,
     ) -> dict[str, str]:
         """``[select]`` of a column list whose records are events (the input's, or a JOIN's
-        matches): each item named (``check`` first), its expression read by ``leaf``."""
+        matches): each item named (``check`` first), its expression read by ``leaf``;
+        with ``source`` (the input's events), ``*`` among them is ``"*" = "*"``, the
+        record's fields (semantics §11.16)."""
         out: dict[str, str] = {}
         taken: dict[str, Pos] = {}
         for item in select.items:
             if isinstance(item.expr, Star):
-                raise self.refuse(
-                    item.pos, "SELECT * with other columns is not supported yet: name them"
-                )
+                self.star(item, source, out)
+                continue
             if check is not None:
                 check(item)
             name = self.output_name(item, taken, RESERVED_EVENT_COLUMNS)
             out[name] = E.to_text(convert(item.expr, leaf, self.refuse, "SELECT"))
         return out
+
+    def star(self, item: SelectItem, source: FromSource | None, out: dict[str, str]) -> None:
+        """``*`` (or ``input.*``) among the columns of a SELECT over the input's events."""
+        star = item.expr
+        assert isinstance(star, Star)
+        if source is None:
+            raise self.refuse(
+                item.pos, "SELECT * with other columns is not supported yet here: name them"
+            )
+        if star.qualifier is not None and star.qualifier.casefold() not in source_names(source):
+            raise self.refuse(star.pos, f"{star.qualifier}.* names no input of this SELECT")
+        if STAR in out:
+            raise self.refuse(item.pos, "SELECT * twice: the record's fields are written once")
+        out[STAR] = STAR
 
     def output_name(
         self,

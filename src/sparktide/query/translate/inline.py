@@ -99,6 +99,18 @@ def _calls(expr: Expr) -> list[Call]:
     return []
 
 
+def _columns(expr: Expr) -> list[Column]:
+    """Every column in ``expr``."""
+    if isinstance(expr, Column):
+        return [expr]
+    if isinstance(expr, Call):
+        args = expr.args[1:] if expr.function in _UNIT_CALLS else expr.args
+        return [c for a in args for c in _columns(a)]
+    if isinstance(expr, Operation):
+        return [c for o in expr.operands for c in _columns(o)]
+    return []
+
+
 def _select_exprs(select: Select) -> list[Expr]:
     """The expressions of a SELECT's items, WHERE, GROUP BY and HAVING."""
     exprs: list[Expr] = [i.expr for i in select.items if not isinstance(i.expr, Star)]
@@ -214,10 +226,33 @@ class Inliner:
             for qualifier in qualifiers:
                 columns[(qualifier, key)] = item.expr
         if any(isinstance(i.expr, Star) for i in step.items):
+            self.check_shadowed(select, step)
             return columns
         for expr in _select_exprs(select):
             self.check_known(expr, columns, qualifiers, select.source.name)
         return columns
+
+    def check_shadowed(self, select: Select, step: Select) -> None:
+        """Refuse reading a column that the step computes right of its ``*``: a field of
+        that name in the record would win over it (semantics §11.16), which the
+        composed expression cannot tell."""
+        star = next(n for n, i in enumerate(step.items) if isinstance(i.expr, Star))
+        shadowed = {
+            name.casefold(): item.expr
+            for item in step.items[star + 1 :]
+            if (name := item_name(item)) is not None
+            and not (isinstance(item.expr, Column) and item.expr.parts[-1] == name)
+        }
+        for expr in _select_exprs(select):
+            for column in _columns(expr):
+                if column.parts[-1].casefold() in shadowed:
+                    raise self.refuse(
+                        column.pos,
+                        f"{column.name}, computed right of * in the step "
+                        f"{select.source.name}, is not supported yet: a field "
+                        f"{column.parts[-1]} of the record would win over it; compute it "
+                        "left of *",
+                    )
 
     def check_known(
         self,

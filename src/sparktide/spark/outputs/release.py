@@ -25,7 +25,7 @@ from sparktide.spark.columns import (
 from sparktide.spark.context import Context
 from sparktide.spark.outputs.join import meet
 from sparktide.spark.outputs.text import ordered, state_schema, write_state, write_text
-from sparktide.spark.projections import projected_event
+from sparktide.spark.projections import projected_event, system_time_reads, with_system_time
 from sparktide.spark.scopes import release_ready, scope_watermarks, written_from_start
 from sparktide.spark.sql import iso
 
@@ -42,6 +42,9 @@ def release(context: Context, batch: Batch, decided: DataFrame) -> None:
     and those held from earlier), hold the others; with reference data, each released
     event meets the table (:func:`sparktide.spark.outputs.join.meet`)."""
     job = context.job
+    timed = system_time_reads(job)[1]
+    if timed:  # [select] columns that read System.Timestamp() (semantics §11.17)
+        decided = with_system_time(decided, job, False, timed)
     value = held_value(job) if job.analytics else _event_record(context)
     admitted = decided.filter(F.col(VERDICT).isin(*ADMITTED_KINDS)).select(
         SCOPE, *RELEASE_ORDER, F.expr(value).alias("value")
@@ -78,18 +81,28 @@ def _event_record(context: Context) -> str:
     job = context.job
     if job.references:  # a join with reference data: the record, met on release
         return RAW
-    if job.select:  # [select]: the projected columns (computed after parsing)
-        return projected_event(job, iso(SYSTEM_TIME))
     reserved = "'timestamp', 'type'"
     end = ""
     if context.intervals:  # interval events carry their end (semantics §7)
         reserved += ", 'end_timestamp'"
         end = f", 'end_timestamp', parse_json(concat('\"', {iso(END_TIME)}, '\"'))"
+    if job.select:  # [select]: the projected columns (computed after parsing)
+        star = _fields(reserved) if job.select_star is not None else None
+        return projected_event(job, iso(SYSTEM_TIME), star)
     return (
-        f"to_json(map_concat(transform_keys(transform_values(from_json({RAW}, "
+        f"to_json(map_concat({_fields(reserved)}, "
+        f"map('timestamp', parse_json(concat('\"', {iso(SYSTEM_TIME)}, '\"')){end})))"
+    )
+
+
+def _fields(reserved: str) -> str:
+    """SQL of the record's fields as a map, from its line (to keep their order), as an
+    event record writes them: integral floats stay floats, ``reserved`` names (SQL
+    strings) take the prefix ``input_``."""
+    return (
+        f"transform_keys(transform_values(from_json({RAW}, "
         "'map<string,variant>'), (k, v) -> CASE WHEN schema_of_variant(v) RLIKE "
         f"{INTEGRAL_FLOAT} THEN CAST(try_variant_get(v, '$', 'double') AS VARIANT) "
         "ELSE v END), "
-        f"(k, x) -> CASE WHEN k IN ({reserved}) THEN concat('input_', k) ELSE k END), "
-        f"map('timestamp', parse_json(concat('\"', {iso(SYSTEM_TIME)}, '\"')){end})))"
+        f"(k, x) -> CASE WHEN k IN ({reserved}) THEN concat('input_', k) ELSE k END)"
     )
