@@ -253,26 +253,36 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
 
-    from sparktide.spark import local_session, run_job
+    from sparktide.spark import local_session
 
     if args.kill_at:
         point, _, batch = args.kill_at.partition("@")
         arm(point, int(batch))
 
     poison = {int(b) for b in args.poison.split(",") if b}
-    job, callback = job_of(args.jobdir, args.case)
+    run_case(local_session(), args.jobdir, args.case, poison)
+    print("done", flush=True)
+    return 0
+
+
+def run_case(spark: Any, jobdir: Path, case: str, poison: set[int]) -> None:
+    """Run ``case`` over ``jobdir`` to the end of its input, one file per micro-batch,
+    the clock an hour off for the ``poison`` batches: what a child runs, and what a test
+    runs in its own session to finish a chain of killed children (a restart reads only
+    the checkpoint, so the process it runs in makes no difference)."""
+    from sparktide.spark import run_job
+
+    job, callback = job_of(jobdir, case)
     run_job(
         job,
         once=True,
         flush=False,
-        spark=local_session(),
+        spark=spark,
         max_files_per_trigger=1,
         clock=poisoned(poison),
         publish=False,
         foreach_batch=callback,
     )
-    print("done", flush=True)
-    return 0
 
 
 if __name__ == "__main__":

@@ -6,9 +6,11 @@ Spark logged the batch — then restarted from its checkpoint, must write exactl
 records of an uninterrupted run: nothing missing, nothing twice.
 
 Each chain runs ``restart_runner.py`` children one after another, each killing itself
-(process group: JVM and Python workers too) at the next point of the matrix, then one
-child that runs to the end. Restarts are given a clock an hour off for every batch
-already journaled, so a replayed batch only matches if it takes its journaled time.
+(process group: JVM and Python workers too) at the next point of the matrix, then runs
+the job to the end in the test's own session (a restart reads only the checkpoint; every
+kill after the first is itself a restart in a new process). Restarts are given a clock
+an hour off for every batch already journaled, so a replayed batch only matches if it
+takes its journaled time.
 """
 
 from __future__ import annotations
@@ -20,8 +22,7 @@ from typing import Any
 
 import pytest
 
-from sparktide.spark import run_job
-from tests.spark.restart_runner import FILES, POINTS, SINKS, job_of
+from tests.spark.restart_runner import FILES, POINTS, SINKS, run_case
 from tests.spark.streams import clock, file_batches
 from tests.spark.test_restart import (
     SEEDS,
@@ -95,7 +96,7 @@ def test_the_matrix_covers_every_point():
         assert set(plan) <= set(FULL[case])
 
 
-@pytest.mark.jvm(10)  # a child JVM per kill and one to finish
+@pytest.mark.jvm(8)  # a child JVM per kill
 @pytest.mark.parametrize("case", sorted(c for c in MATRIX if c not in SINKS))
 def test_killed_at_every_point_and_restarted_matches_uninterrupted(spark, tmp_path, case):
     ref_dir, kill_dir = tmp_path / "reference", tmp_path / "killed"
@@ -109,7 +110,7 @@ def test_killed_at_every_point_and_restarted_matches_uninterrupted(spark, tmp_pa
             _run_here(spark, ref_dir, case, clock)  # overlaps the child's JVM start
         reached.append(child.killed_itself())
         journaled.update(journal(kill_dir / "out"))  # from now on: given an hour off
-    Child(kill_dir, case, len(MATRIX[case]), set(journaled)).finish()
+    run_case(spark, kill_dir, case, set(journaled))  # the last restart, in this session
     print(f"\n{case}: {len(reached)} kill points survived\n  " + "\n  ".join(reached))
 
     ref_out, kill_out = ref_dir / "out", kill_dir / "out"
@@ -138,7 +139,7 @@ def _accounted(out: Any) -> None:
     assert settled == last["input"] > 0
 
 
-@pytest.mark.jvm(10)  # a child JVM per kill and one to finish
+@pytest.mark.jvm(8)  # a child JVM per kill
 @pytest.mark.parametrize("case", sorted(c for c in MATRIX if c in SINKS))
 def test_each_sink_killed_and_restarted_matches_uninterrupted(spark, tmp_path, case):
     """The typed outputs (parquet, delta) and a callback writing by batch id hold
@@ -151,19 +152,10 @@ def test_each_sink_killed_and_restarted_matches_uninterrupted(spark, tmp_path, c
     for run, (point, batch) in enumerate(MATRIX[case]):
         child = Child(kill_dir, case, run, set(journaled), kill_at=f"{point}@{batch}")
         if run == 0:
-            job, callback = job_of(ref_dir, case)
-            run_job(
-                job,
-                once=True,
-                spark=spark,
-                max_files_per_trigger=1,
-                clock=clock,
-                publish=False,
-                foreach_batch=callback,
-            )
+            run_case(spark, ref_dir, case, set())  # overlaps the child's JVM start
         reached.append(child.killed_itself())
         journaled.update(journal(kill_dir / "out"))
-    Child(kill_dir, case, len(MATRIX[case]), set(journaled)).finish()
+    run_case(spark, kill_dir, case, set(journaled))  # the last restart, in this session
     print(f"\n{case}: {len(reached)} kill points survived\n  " + "\n  ".join(reached))
 
     ref_out, kill_out = ref_dir / "out", kill_dir / "out"
