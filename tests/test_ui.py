@@ -314,3 +314,24 @@ def test_job_labels_are_the_same_for_run_and_ui(tmp_path: Path, monkeypatch):
         {**tables, "output": {"path": "o", "checkpoint": "cp", "metrics": "m"}}, base_dir=tmp_path
     )
     assert job_label(named) == str(tmp_path / "m") == directory_label("m")
+
+
+def test_dead_letters_of_a_delta_output(tmp_path: Path):
+    """A Delta dead-letter output (its ``batch`` and ``flush`` columns, as the sink
+    writes them): the page shows the batches' rows that the metrics count."""
+    import pyarrow as pa
+    from deltalake import write_deltalake
+
+    metrics, dead = tmp_path / "metrics", tmp_path / "dead_letter"
+    rows = [
+        {"file": "a.jsonl", "line": 3, "reason": "malformed", "record": INJECTED, "batch": 0},
+        {"file": "b.jsonl", "line": 1, "reason": "late", "record": "{}", "batch": 1},
+    ]
+    table = pa.Table.from_pylist(rows).append_column("flush", pa.array([0, 0], pa.int32()))
+    table = table.set_column(4, "batch", pa.array([0, 1], pa.int32()))
+    write_deltalake(str(dead), table)
+    state = LiveState("j", dead_letter=str(dead))
+    write_record(metrics, record(0))
+    MetricsFollower(str(metrics), state).poll()
+    shown = state.snapshot()["dead_letters"]
+    assert [(d["batch"], d["file"], d["record"]) for d in shown] == [(0, "a.jsonl", INJECTED)]

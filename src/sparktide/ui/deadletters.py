@@ -1,9 +1,9 @@
 """The latest dead letters, for the live page: read from the job's dead-letter output.
 
 A batch's dead letters are in ``<dead_letter>/batch=<id>/flush=<0|1>/`` (docs/outputs.md),
-as JSON lines or Parquet. Only batches whose metrics record counts dead letters
-(``this_batch.dead_lettered``) are read, once each, when the page asks; other formats
-(Delta, a ``foreach_batch`` callback alone) show none.
+as JSON lines or Parquet, or in a Delta table's ``batch`` and ``flush`` columns. Only
+batches whose metrics record counts dead letters (``this_batch.dead_lettered``) are
+read, once each, when the page asks; a ``foreach_batch`` callback alone shows none.
 """
 
 from __future__ import annotations
@@ -36,6 +36,16 @@ def _rows(directory: Path) -> list[dict[str, Any]]:
     return rows
 
 
+def _delta_rows(root: Path, batch: int, flushed: bool) -> list[dict[str, Any]]:
+    """The dead letters of one batch in the Delta table at ``root`` (its newest version)."""
+    import pyarrow.dataset as ds
+    from deltalake import DeltaTable
+
+    dataset = DeltaTable(str(root)).to_pyarrow_dataset()
+    wanted = (ds.field("batch") == batch) & (ds.field("flush") == int(flushed))
+    return dataset.to_table(filter=wanted).to_pylist()
+
+
 def _shown(row: dict[str, Any], batch: int | None) -> dict[str, Any]:
     """A dead letter as the page shows it: its fields as text, the record as JSON."""
     out: dict[str, Any] = {"batch": batch}
@@ -64,8 +74,11 @@ class DeadLetters:
             batch, flushed = record.get("batch"), bool(record.get("flushed"))
             if not sum(dead.values()) or batch is None or (batch, flushed) in self._read:
                 continue
-            where = self._root / f"batch={batch:09d}" / f"flush={int(flushed)}"
-            rows = _rows(where) if where.is_dir() else []
+            if (self._root / "_delta_log").is_dir():
+                rows = _delta_rows(self._root, batch, flushed)
+            else:
+                where = self._root / f"batch={batch:09d}" / f"flush={int(flushed)}"
+                rows = _rows(where) if where.is_dir() else []
             if rows:  # (not written yet when empty: read again next time)
                 with self._lock:
                     self._read.add((batch, flushed))
