@@ -22,6 +22,17 @@ INTERPRETED = {
     "spark.sql.codegen.wholeStage": "false",
     "spark.sql.codegen.factoryMode": "NO_CODEGEN",
 }
+#: The session JVM's options. It lives the whole run, and about a third of its CPU went
+#: to the JIT's optimising compiler (C2) compiling Spark's planner: C2 waits for methods
+#: three times as hot as by default and inlines less deep, and the collector is the
+#: parallel one, not G1 with its concurrent threads. A sixth less CPU over
+#: ``test_transcripts_on_spark.py`` (docs/design.md, "The test suite's time"); the
+#: records are the same.
+SESSION_JVM_OPTIONS = (
+    "-XX:+UseParallelGC -XX:MaxInlineLevel=9 -XX:InlineSmallCode=1000 "
+    "-XX:Tier4InvocationThreshold=15000 -XX:Tier4MinInvocationThreshold=1800 "
+    "-XX:Tier4CompileThreshold=45000 -XX:Tier4BackEdgeThreshold=120000"
+)
 #: What a ``codegen`` test runs with: Spark's defaults.
 GENERATED = {"spark.sql.codegen.wholeStage": "true", "spark.sql.codegen.factoryMode": "FALLBACK"}
 
@@ -35,7 +46,8 @@ def spark():
     if ours:
         del os.environ["JDK_JAVA_OPTIONS"]
     try:
-        session = local_session(conf=INTERPRETED)
+        conf = {**INTERPRETED, "spark.driver.extraJavaOptions": SESSION_JVM_OPTIONS}
+        session = local_session(conf=conf)
     finally:
         if ours:
             os.environ["JDK_JAVA_OPTIONS"] = CHILD_JVM_OPTIONS

@@ -40,6 +40,7 @@ def local_session(
         .config("spark.ui.retainedStages", "50")
         .config("spark.sql.ui.retainedExecutions", "20")
         .config(HUGE_METHOD_LIMIT, HUGE_METHOD_BYTES)
+        .config(CHECKPOINT_FILE_MANAGER, FILE_SYSTEM_CHECKPOINTS)
     )
     for key, value in (conf or {}).items():
         builder = builder.config(key, value)
@@ -57,6 +58,16 @@ def local_session(
 HUGE_METHOD_LIMIT = "spark.sql.codegen.hugeMethodLimit"
 HUGE_METHOD_BYTES = "8000"
 _SPARK_HUGE_METHOD_DEFAULT = "65535"
+
+#: Spark writes its streaming checkpoint's files through Hadoop's ``FileContext`` by
+#: default, whose rename, on a local disk without Hadoop's native library (as pip's
+#: pyspark ships), starts a ``readlink`` child process of the JVM several times per file:
+#: a third of the processes a micro-batch started. The ``FileSystem`` manager renames
+#: in the JVM (each file still written to a temporary name first, then renamed).
+CHECKPOINT_FILE_MANAGER = "spark.sql.streaming.checkpointFileManagerClass"
+FILE_SYSTEM_CHECKPOINTS = (
+    "org.apache.spark.sql.execution.streaming.checkpointing.FileSystemBasedCheckpointFileManager"
+)
 
 
 def _quiet_query_failures(spark: SparkSession) -> None:

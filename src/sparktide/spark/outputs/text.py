@@ -39,6 +39,12 @@ def state_schema(columns: str) -> T.StructType:
     return T.StructType([T.StructField(name, _STATE_TYPES[kind]) for name, kind in pairs])
 
 
+#: The Hadoop setting (a write option reaches the write's Hadoop configuration) that
+#: makes a Spark write leave a ``_SUCCESS`` file: one file and one child process of the
+#: JVM less per state table (see docs/design.md).
+_SUCCESS_MARKER = "mapreduce.fileoutputcommitter.marksuccessfuljobs"
+
+
 def ordered(*columns: str) -> list[Column]:
     """``columns`` renamed ``_o0, _o1, ...``: the sort key :func:`write_text` writes in."""
     return [F.col(c).alias(f"_o{i}") for i, c in enumerate(columns)]
@@ -97,7 +103,9 @@ def write_state(
     observation = Observation() if gauge is not None else None
     if observation is not None:
         frame = frame.observe(observation, F.count(F.lit(1)).alias("n"))
-    frame.write.mode("overwrite").parquet(store.table_path(batch.id, table))
+    # (no ``_SUCCESS`` marker: the batch's clock file, written last, commits its state)
+    writer = frame.write.mode("overwrite").option(_SUCCESS_MARKER, "false")
+    writer.parquet(store.table_path(batch.id, table))
     if observation is not None and gauge is not None:
         batch.gauges[gauge] = _observed_count(observation)
 
