@@ -18,10 +18,10 @@ The JVMs of child processes (``CHILD_JVM_OPTIONS``) compile with the JIT's first
 only and collect garbage on one thread: they live seconds, where the optimising compiler
 and the parallel collector would take the cores the tests need. The session's JVM lives
 the whole run and keeps both compilers, tuned to compile less (``SESSION_JVM_OPTIONS``
-in tests/spark/conftest.py). Like the session,
-the children evaluate expressions without generating Java code (``CHILD_SPARK_ARGUMENTS``,
-read by PySpark when it starts a JVM; tests/spark/conftest.py says why). Neither changes
-a record: ``$JDK_JAVA_OPTIONS`` and ``$PYSPARK_SUBMIT_ARGS``, if set, are left as they are.
+in tests/spark/conftest.py). Like the session, the children evaluate expressions without
+generating Java code (``CHILD_SPARK_ARGUMENTS``, read by PySpark when it starts a JVM;
+tests/spark/conftest.py says why). Neither changes a record: ``$JDK_JAVA_OPTIONS`` and
+``$PYSPARK_SUBMIT_ARGS``, if set, are left as they are.
 """
 
 from __future__ import annotations

@@ -22,12 +22,12 @@ INTERPRETED = {
     "spark.sql.codegen.wholeStage": "false",
     "spark.sql.codegen.factoryMode": "NO_CODEGEN",
 }
-#: The session JVM's options. It lives the whole run, and about a third of its CPU went
-#: to the JIT's optimising compiler (C2) compiling Spark's planner: C2 waits for methods
-#: three times as hot as by default and inlines less deep, and the collector is the
-#: parallel one, not G1 with its concurrent threads. A sixth less CPU over
-#: ``test_transcripts_on_spark.py`` (docs/design.md, "The test suite's time"); the
-#: records are the same.
+#: The session JVM's options. It lives the whole run, and over the Spark tests about a
+#: quarter of the JVMs' CPU went to the JIT compilers: here the optimising one (C2)
+#: waits for methods three times as hot as by default and inlines less deep, and the
+#: collector is the parallel one, not G1 with its concurrent threads. A sixth less CPU
+#: over ``test_transcripts_on_spark.py`` (docs/design.md, "The test suite's Spark
+#: sessions"); the records are the same.
 SESSION_JVM_OPTIONS = (
     "-XX:+UseParallelGC -XX:MaxInlineLevel=9 -XX:InlineSmallCode=1000 "
     "-XX:Tier4InvocationThreshold=15000 -XX:Tier4MinInvocationThreshold=1800 "

@@ -39,9 +39,9 @@ def state_schema(columns: str) -> T.StructType:
     return T.StructType([T.StructField(name, _STATE_TYPES[kind]) for name, kind in pairs])
 
 
-#: The Hadoop setting (a write option reaches the write's Hadoop configuration) that
-#: makes a Spark write leave a ``_SUCCESS`` file: one file and one child process of the
-#: JVM less per state table (see docs/design.md).
+#: Hadoop's switch for the ``_SUCCESS`` file a Spark write leaves (a write option reaches
+#: the write's Hadoop configuration). Off for state tables: one file, and one ``chmod``
+#: process of the JVM, less per table (docs/design.md, "Child processes of the JVM").
 _SUCCESS_MARKER = "mapreduce.fileoutputcommitter.marksuccessfuljobs"
 
 
