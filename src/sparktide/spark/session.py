@@ -41,6 +41,8 @@ def local_session(
         .config("spark.sql.ui.retainedExecutions", "20")
         .config(HUGE_METHOD_LIMIT, HUGE_METHOD_BYTES)
         .config(CHECKPOINT_FILE_MANAGER, FILE_SYSTEM_CHECKPOINTS)
+        .config(DATAFRAME_DEBUGGING, "false")
+        .config(PYTHON_DAEMON_MODULE, SPARKTIDE_DAEMON)
     )
     for key, value in (conf or {}).items():
         builder = builder.config(key, value)
@@ -68,6 +70,20 @@ CHECKPOINT_FILE_MANAGER = "spark.sql.streaming.checkpointFileManagerClass"
 FILE_SYSTEM_CHECKPOINTS = (
     "org.apache.spark.sql.execution.streaming.checkpointing.FileSystemBasedCheckpointFileManager"
 )
+
+
+#: PySpark records, for every ``DataFrame`` and column function called, the Python
+#: line that called it, so that an error can name it: a few py4j round trips and a walk
+#: of the Python stack per call. A micro-batch's plans take thousands of such calls,
+#: all made by sparktide's own code, whose lines would mean nothing to a user reading
+#: the error. Off, a small batch takes about a tenth less time (docs/design.md, "Spark
+#: settings"). Read once per Python process, from the session active at the first call.
+DATAFRAME_DEBUGGING = "spark.python.sql.dataFrameDebugging.enabled"
+
+#: The module Spark starts its Python workers' daemon with: pyspark's own, run after
+#: taking pyspark's zip archives off the path (:mod:`sparktide.pyspark_daemon`).
+PYTHON_DAEMON_MODULE = "spark.python.daemon.module"
+SPARKTIDE_DAEMON = "sparktide.pyspark_daemon"
 
 
 def _quiet_query_failures(spark: SparkSession) -> None:
