@@ -143,11 +143,13 @@ def timeline_clocks(context: Context, good: DataFrame, start: BatchStart) -> tup
     if context.timeline.by_key:
         keys = context.store.load_table(start.keys_batch, "keys", KEYS_SCHEMA)
         rows = good.join(keys, on=SUBSTREAM_KEY, how="left")
-        rows = rows.withColumn(ARRIVAL_CLOCK_AT_START, F.expr(lit_us(start.arrival_at_start)))
-        rows = rows.withColumn(WATERMARK_AT_START, F.expr(f"coalesce({KEY_WATERMARK}, {NEG})"))
-        rows = rows.withColumn(NEWEST_AT_START, F.expr(f"coalesce({KEY_NEWEST}, {NEG})"))
-        rows = rows.withColumn(EVENTS_AT_START, F.expr(f"coalesce({KEY_EVENTS}, 0)"))
-        return rows, SUBSTREAM_KEY
+        clocks = {
+            ARRIVAL_CLOCK_AT_START: lit_us(start.arrival_at_start),
+            WATERMARK_AT_START: f"coalesce({KEY_WATERMARK}, {NEG})",
+            NEWEST_AT_START: f"coalesce({KEY_NEWEST}, {NEG})",
+            EVENTS_AT_START: f"coalesce({KEY_EVENTS}, 0)",
+        }
+        return _with_columns(rows, clocks), SUBSTREAM_KEY
     if parts and len(parts) <= INLINE_PARTITIONS:
         return _inline_clocks(good, parts), PARTITION
     table = context.spark.createDataFrame(
@@ -157,6 +159,13 @@ def timeline_clocks(context: Context, good: DataFrame, start: BatchStart) -> tup
     rows = good.join(F.broadcast(table), on=PARTITION, how="left")
     # (a partition new here has judged no event)
     return rows.withColumn(EVENTS_AT_START, F.expr(f"coalesce({EVENTS_AT_START}, 0)")), PARTITION
+
+
+def _with_columns(rows: DataFrame, columns: dict[str, str]) -> DataFrame:
+    """``rows`` with ``columns`` (name: SQL over ``rows``' own columns, none over another
+    of ``columns``) added in one projection: each ``withColumn`` analyses the whole plan
+    again (docs/design.md, "The test suite's Spark sessions")."""
+    return rows.withColumns({name: F.expr(sql) for name, sql in columns.items()})
 
 
 def _keyless_ctis(context: Context, cti_floor: int) -> str:
@@ -271,11 +280,16 @@ def timeline_watermark_floor(context: Context, rows: DataFrame, order: str) -> D
             return NEG
         return f"(greatest({ARRIVAL_CLOCK_AT_START}, {ARRIVAL_TIME}) - {late_term})"
 
-    rows = rows.withColumn(ARRIVAL_FLOOR, F.expr(by_input(context, floor)))
     explicit = NEG
     if context.explicit:
         explicit = f"max(CASE WHEN {IS_CTI} THEN {EVENT_TIME} END) OVER ({order} {_BEFORE})"
-    return rows.withColumn(EXPLICIT_CTIS_BEFORE, F.expr(f"coalesce({explicit}, {NEG})"))
+    return _with_columns(
+        rows,
+        {
+            ARRIVAL_FLOOR: by_input(context, floor),
+            EXPLICIT_CTIS_BEFORE: f"coalesce({explicit}, {NEG})",
+        },
+    )
 
 
 def _gone(context: Context) -> str:
@@ -313,11 +327,13 @@ def newest_timestamp(context: Context, rows: DataFrame, timeline: str, order: st
         rows = generated_ctis_scan(context, rows, timeline)
     before = f"OVER ({order} {_BEFORE})"
     running = f"coalesce(max({NEWEST_VALUE}) {before}, {NEG})"
-    rows = rows.withColumn(NEWEST_BEFORE, F.expr(f"greatest({NEWEST_AT_START}, {running})"))
-    rows = rows.withColumn(CTI_INSTANT, F.expr(f"CASE WHEN {IS_CTI} THEN {EVENT_TIME} END"))
+    columns = {
+        NEWEST_BEFORE: f"greatest({NEWEST_AT_START}, {running})",
+        CTI_INSTANT: f"CASE WHEN {IS_CTI} THEN {EVENT_TIME} END",
+    }
     if context.generated:
-        return generated_ctis(context, rows, order, before)
-    return rows.withColumn(GENERATED_CTIS_BEFORE, F.expr(NEG))
+        return generated_ctis(context, _with_columns(rows, columns), order, before)
+    return _with_columns(rows, {**columns, GENERATED_CTIS_BEFORE: NEG})
 
 
 def timeline_watermark(context: Context, rows: DataFrame) -> DataFrame:

@@ -60,10 +60,15 @@ def assign_windows(context: Context, rows: DataFrame) -> DataFrame:
     w = context.window
     starts, open_starts, governing = WINDOW_STARTS, OPEN_WINDOW_STARTS, GOVERNING_WATERMARK
     if w is None or w.type in ("session", "sliding"):
-        rows = rows.withColumn(starts, F.expr("CAST(NULL AS ARRAY<BIGINT>)"))
-        rows = rows.withColumn(open_starts, F.col(starts))
-        rows = rows.withColumn(CLOSED_WINDOW_START, F.lit(None).cast("bigint"))
-        return rows.withColumn(CLOSED_WINDOW_END, F.lit(None).cast("bigint"))
+        no_starts, no_start = "CAST(NULL AS ARRAY<BIGINT>)", "CAST(NULL AS BIGINT)"
+        return rows.withColumns(  # (one projection: each call analyses the plan again)
+            {
+                starts: F.expr(no_starts),
+                open_starts: F.expr(no_starts),
+                CLOSED_WINDOW_START: F.expr(no_start),
+                CLOSED_WINDOW_END: F.expr(no_start),
+            }
+        )
     candidates, end, one = _candidates(context)
     rows = rows.withColumn(starts, F.expr(f"CASE WHEN {_ADMITTED} THEN {candidates} END"))
     if one:
