@@ -5,8 +5,7 @@ Spark starts the Python processes that run a job's Arrow functions through a dae
 of pyspark and py4j at the head of their path: ``pyspark.zip`` and ``py4j-*-src.zip``
 in ``$SPARK_HOME/python/lib``. Python cannot cache the bytecode of a module imported
 from a zip file, so the daemon, and every worker it forks, compiles from source each
-pyspark module it imports: about a second of CPU per worker (docs/design.md, "Python
-workers").
+pyspark module it imports (docs/design.md, "Python workers", has the cost).
 
 :func:`sparktide.spark.local_session` names this module as the daemon
 (``spark.python.daemon.module``). It takes the two archives off the path when they are

@@ -76,8 +76,9 @@ FILE_SYSTEM_CHECKPOINTS = (
 #: line that called it, so that an error can name it: a few py4j round trips and a walk
 #: of the Python stack per call. A micro-batch's plans take thousands of such calls,
 #: all made by sparktide's own code, whose lines would mean nothing to a user reading
-#: the error. Off, a small batch takes about a tenth less time (docs/design.md, "Spark
-#: settings"). Read once per Python process, from the session active at the first call.
+#: the error. Off, a small batch's driver does markedly less (docs/design.md, "Spark
+#: settings", has the figures). Read once per Python process, from the session active at
+#: the first call.
 DATAFRAME_DEBUGGING = "spark.python.sql.dataFrameDebugging.enabled"
 
 #: The module Spark starts its Python workers' daemon with: pyspark's own, run after
