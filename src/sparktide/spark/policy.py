@@ -75,7 +75,7 @@ from sparktide.spark.context import Context
 from sparktide.spark.keys import KEYS_SCHEMA
 from sparktide.spark.perinput import by_input
 from sparktide.spark.punctuation import generated_ctis, generated_ctis_scan
-from sparktide.spark.sql import NEG, lit_us, sql_string
+from sparktide.spark.sql import NEG, lit_us, sql_string, with_columns
 
 __all__ = [
     "INLINE_PARTITIONS",
@@ -149,7 +149,7 @@ def timeline_clocks(context: Context, good: DataFrame, start: BatchStart) -> tup
             NEWEST_AT_START: f"coalesce({KEY_NEWEST}, {NEG})",
             EVENTS_AT_START: f"coalesce({KEY_EVENTS}, 0)",
         }
-        return _with_columns(rows, clocks), SUBSTREAM_KEY
+        return with_columns(rows, clocks), SUBSTREAM_KEY
     if parts and len(parts) <= INLINE_PARTITIONS:
         return _inline_clocks(good, parts), PARTITION
     table = context.spark.createDataFrame(
@@ -159,13 +159,6 @@ def timeline_clocks(context: Context, good: DataFrame, start: BatchStart) -> tup
     rows = good.join(F.broadcast(table), on=PARTITION, how="left")
     # (a partition new here has judged no event)
     return rows.withColumn(EVENTS_AT_START, F.expr(f"coalesce({EVENTS_AT_START}, 0)")), PARTITION
-
-
-def _with_columns(rows: DataFrame, columns: dict[str, str]) -> DataFrame:
-    """``rows`` with ``columns`` (name: SQL over ``rows``' own columns, none over another
-    of ``columns``) added in one projection: each ``withColumn`` analyses the whole plan
-    again (docs/design.md, "The test suite's Spark sessions")."""
-    return rows.withColumns({name: F.expr(sql) for name, sql in columns.items()})
 
 
 def _keyless_ctis(context: Context, cti_floor: int) -> str:
@@ -283,7 +276,7 @@ def timeline_watermark_floor(context: Context, rows: DataFrame, order: str) -> D
     explicit = NEG
     if context.explicit:
         explicit = f"max(CASE WHEN {IS_CTI} THEN {EVENT_TIME} END) OVER ({order} {_BEFORE})"
-    return _with_columns(
+    return with_columns(
         rows,
         {
             ARRIVAL_FLOOR: by_input(context, floor),
@@ -332,8 +325,8 @@ def newest_timestamp(context: Context, rows: DataFrame, timeline: str, order: st
         CTI_INSTANT: f"CASE WHEN {IS_CTI} THEN {EVENT_TIME} END",
     }
     if context.generated:
-        return generated_ctis(context, _with_columns(rows, columns), order, before)
-    return _with_columns(rows, {**columns, GENERATED_CTIS_BEFORE: NEG})
+        return generated_ctis(context, with_columns(rows, columns), order, before)
+    return with_columns(rows, {**columns, GENERATED_CTIS_BEFORE: NEG})
 
 
 def timeline_watermark(context: Context, rows: DataFrame) -> DataFrame:

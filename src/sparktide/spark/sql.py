@@ -15,12 +15,15 @@ from __future__ import annotations
 
 import re
 
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
 from sparktide.core.instants import NEG_INF
 from sparktide.spark.columns import (
     RECORD,
 )
 
-__all__ = ["NEG", "field", "iso", "lit_us", "quote", "sql_string"]
+__all__ = ["NEG", "field", "iso", "lit_us", "quote", "sql_string", "with_columns"]
 
 _PLAIN = re.compile(r"[ !#%&()*+,\-./0-9:;<=>?@A-Z\[\]^_a-z{|}~]*\Z")
 #: The job grammar for column names (:mod:`sparktide.job`), checked again here.
@@ -97,3 +100,10 @@ def iso(expr: str) -> str:
         f"WHEN {micros} = 0 THEN concat({base}, 'Z') "
         f"ELSE concat({base}, '.', {frac}, 'Z') END"
     )
+
+
+def with_columns(rows: DataFrame, columns: dict[str, str]) -> DataFrame:
+    """``rows`` with ``columns`` (name: SQL over ``rows``' own columns, none over another
+    of ``columns``) added in one projection: each ``withColumn`` analyses the whole plan
+    again (docs/design.md, "The test suite's Spark sessions")."""
+    return rows.withColumns({name: F.expr(sql) for name, sql in columns.items()})

@@ -28,6 +28,7 @@ from sparktide.spark.columns import (
 )
 from sparktide.spark.context import Context
 from sparktide.spark.edges import edge_starts, edges_schema, pair_edges
+from sparktide.spark.sql import with_columns
 
 __all__ = [
     "assign_windows",
@@ -61,13 +62,14 @@ def assign_windows(context: Context, rows: DataFrame) -> DataFrame:
     starts, open_starts, governing = WINDOW_STARTS, OPEN_WINDOW_STARTS, GOVERNING_WATERMARK
     if w is None or w.type in ("session", "sliding"):
         no_starts, no_start = "CAST(NULL AS ARRAY<BIGINT>)", "CAST(NULL AS BIGINT)"
-        return rows.withColumns(  # (one projection: each call analyses the plan again)
+        return with_columns(
+            rows,
             {
-                starts: F.expr(no_starts),
-                open_starts: F.expr(no_starts),
-                CLOSED_WINDOW_START: F.expr(no_start),
-                CLOSED_WINDOW_END: F.expr(no_start),
-            }
+                starts: no_starts,
+                open_starts: no_starts,
+                CLOSED_WINDOW_START: no_start,
+                CLOSED_WINDOW_END: no_start,
+            },
         )
     candidates, end, one = _candidates(context)
     rows = rows.withColumn(starts, F.expr(f"CASE WHEN {_ADMITTED} THEN {candidates} END"))
