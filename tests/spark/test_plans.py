@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from sparktide.spark import plans
-from sparktide.spark.plans import BatchPlan, plan_batch, windows_on
+from sparktide.spark.plans import BatchPlan, plan_batch, windows_on, writes_on
 from tests.spark.streams import job_for
 
 WINDOW = {
@@ -95,4 +95,38 @@ def test_windows_merge_on_the_driver_while_few(tmp_path, facts, place):
     assert on == place
     assert reason.startswith(
         f"windows merge {'on the driver' if place == 'driver' else 'in Spark'}"
+    )
+
+
+@pytest.mark.parametrize(
+    ("window", "input_rows", "state_rows", "place"),
+    [
+        (WINDOW, 10, 20, "driver"),
+        (WINDOW, 0, plans.DRIVER_WRITE_ROWS, "driver"),
+        (WINDOW, 1, plans.DRIVER_WRITE_ROWS, "spark"),
+        # an event may open size / hop = 4 hopping windows, and 2 sliding ones
+        (
+            {"type": "hopping", "size": "1m", "hop": "15s"},
+            plans.DRIVER_WRITE_ROWS // 4,
+            0,
+            "driver",
+        ),
+        (
+            {"type": "hopping", "size": "1m", "hop": "15s"},
+            plans.DRIVER_WRITE_ROWS // 4 + 1,
+            0,
+            "spark",
+        ),
+        ({"type": "sliding", "size": "1m"}, plans.DRIVER_WRITE_ROWS // 2 + 1, 0, "spark"),
+        (None, plans.DRIVER_WRITE_ROWS, 0, "driver"),
+    ],
+)
+def test_a_batch_writes_from_the_driver_while_few(tmp_path, window, input_rows, state_rows, place):
+    tables = {"source": {"partition": "partition"}, "ordering": BOUNDS}
+    if window is not None:
+        tables["window"] = {**window, "aggregates": {"n": "count(*)"}}
+    on, reason = writes_on(job_for(tmp_path, tables), input_rows=input_rows, state_rows=state_rows)
+    assert on == place
+    assert reason.startswith(
+        "records and state written " + ("from the driver" if place == "driver" else "by Spark")
     )

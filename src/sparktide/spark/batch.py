@@ -46,6 +46,9 @@ class Batch:
     #: callback: :mod:`sparktide.spark.outputs.sinks`), rather than written by Spark
     collect: bool = False
     callback: bool = False  # a ``foreach_batch`` callback takes the batch's records
+    #: Its records and state tables are few enough to be collected and written from the
+    #: driver (:func:`sparktide.spark.plans.writes_on`), rather than by Spark's writer
+    writes_on_driver: bool = False
     #: The batch's records by kind (``results``, ``dead_letters``), typed, when collected
     outputs: dict[str, pa.Table] = field(default_factory=dict)
     #: Where collected records go: ``sink(kind, directory, lines, typed)``

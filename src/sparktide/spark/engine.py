@@ -27,7 +27,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from sparktide.errors import ConfigError
 from sparktide.job import Job
-from sparktide.spark import clocks
+from sparktide.spark import clocks, plans
 from sparktide.spark.batch import Batch
 from sparktide.spark.context import Context
 from sparktide.spark.foreach import ForeachBatch, batch_results
@@ -193,6 +193,14 @@ class SparkEngine:
         """Dead letters, then windows, joined or released events, then substream keys."""
         context, job = self.context, self.job
         self.store.begin(batch.id, replace=batch.flushing)
+        input_rows = judgement.malformed + sum(
+            row[counter_column("input")] or 0 for row in judgement.summary
+        )
+        where, why = plans.writes_on(
+            job, input_rows=input_rows, state_rows=self.store.state_rows(batch.previous)
+        )
+        batch.writes_on_driver = where == "driver"
+        _log.debug("batch %s: %s", batch.id, why)
         lettered = sum(
             row[counter_column(f"dead_lettered.{reason}")] or 0
             for row in judgement.summary

@@ -28,11 +28,13 @@ from sparktide.spark.timelines import Timeline
 
 __all__ = [
     "DRIVER_WINDOW_ROWS",
+    "DRIVER_WRITE_ROWS",
     "BatchPlan",
     "estimates_first",
     "plan_batch",
     "scans_ctis",
     "windows_on",
+    "writes_on",
 ]
 
 #: The one-pass plan folds a batch's partials into the open windows on the driver while
@@ -40,6 +42,10 @@ __all__ = [
 #: in Spark, with a shuffle. Substreams take the one-pass plan only while their keys'
 #: state is at most this many rows (the task reads it, and the driver computes the next).
 DRIVER_WINDOW_ROWS = 2_000_000
+#: A batch collects its records and state tables and writes them from the driver while
+#: its input and the state it starts from, with each event counted once per window it
+#: may open, are at most this many rows; beyond, Spark's writer writes them.
+DRIVER_WRITE_ROWS = 100_000
 
 
 @dataclass(frozen=True)
@@ -190,3 +196,24 @@ def windows_on(job: Job, *, flushing: bool, keys_on_driver: bool, rows: int) -> 
     if rows > DRIVER_WINDOW_ROWS:
         return "spark", f"windows merge in Spark: {rows} rows"
     return "driver", f"windows merge on the driver: {rows} rows"
+
+
+def writes_on(job: Job, *, input_rows: int, state_rows: int) -> tuple[str, str]:
+    """Where a batch writes its records and state tables, and why: ``driver`` (collected
+    as Arrow, one file each) or ``spark`` (Spark's writer).
+
+    A Spark write of a few rows costs a job and its commit protocol, several times what
+    collecting them costs, and a micro-batch writes up to six tables. ``input_rows``:
+    the batch's input records; ``state_rows``: the rows of the state it starts from.
+    The estimate of what the batch writes counts an event once per window it may fall
+    in (hopping: ``size / hop``; sliding: twice, as it enters and as it leaves)."""
+    window = job.window
+    per_event = 1
+    if window is not None and window.type == "hopping" and window.hop:
+        per_event = -(-int(window.size) // int(window.hop))
+    elif window is not None and window.type == "sliding":
+        per_event = 2
+    rows = input_rows * per_event + state_rows
+    if rows > DRIVER_WRITE_ROWS:
+        return "spark", f"records and state written by Spark: up to {rows} rows"
+    return "driver", f"records and state written from the driver: up to {rows} rows"

@@ -211,6 +211,13 @@ class StateStore:
             pq.ParquetFile(path).metadata.num_rows for path in self.table_files(batch_id, name)
         )
 
+    def state_rows(self, batch_id: int | None) -> int:
+        """The number of rows of every table of a committed batch (from the footers)."""
+        if batch_id is None:
+            return 0
+        directory = self.root / "state" / str(batch_id)
+        return sum(pq.ParquetFile(path).metadata.num_rows for path in directory.glob("*/*.parquet"))
+
     def load_arrow(self, batch_id: int | None, name: str, schema: pa.Schema) -> pa.Table:
         """A committed batch's table read on the driver, as ``schema`` (empty when absent).
 

@@ -26,10 +26,8 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -42,7 +40,7 @@ from sparktide.job import Window
 from sparktide.spark.batch import Batch
 from sparktide.spark.context import Context
 from sparktide.spark.onepass import telling_keys
-from sparktide.spark.outputs.text import NO_RECORDS, ordered, write_text
+from sparktide.spark.outputs.text import ordered, write_text
 from sparktide.spark.projections import window_projection
 from sparktide.spark.scopes import written_from_start
 from sparktide.spark.sql import iso, lit_us, sql_string
@@ -52,7 +50,6 @@ __all__ = [
     "double_text",
     "spark_doubles",
     "window_lines",
-    "write_lines",
     "write_windows",
 ]
 
@@ -223,30 +220,6 @@ def _text_order(text: pa.Array) -> np.ndarray:
 
     with ThreadPoolExecutor(pieces) as pool:
         return np.concatenate(list(pool.map(sort, rows)))
-
-
-def write_lines(lines: pa.Array, directory: str) -> None:
-    """Write ``lines`` (each ending in a newline: :func:`window_lines`) as ``directory``'s
-    one JSON-lines file (:data:`~.NO_RECORDS` when there are none), replacing the
-    directory (as a Spark write in ``overwrite`` mode does), with Spark's ``_SUCCESS``
-    marker; readers never see a half-written directory (it is renamed into place)."""
-    final = Path(directory)
-    tmp = final.with_name(f".{final.name}.tmp")
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    tmp.mkdir(parents=True)
-    if len(lines):  # (the array's character data is the file)
-        width = np.int64 if pa.types.is_large_string(lines.type) else np.int32
-        offsets = np.frombuffer(lines.buffers()[1], dtype=width)
-        first, last = offsets[lines.offset], offsets[lines.offset + len(lines)]
-        with open(tmp / "part-00000.jsonl", "wb") as handle:
-            handle.write(memoryview(lines.buffers()[2])[first:last])
-    else:
-        (tmp / NO_RECORDS).touch()
-    (tmp / "_SUCCESS").touch()
-    if final.exists():
-        shutil.rmtree(final)
-    os.replace(tmp, final)
 
 
 def write_windows(context: Context, batch: Batch, closed: DataFrame, groups: list[str]) -> None:

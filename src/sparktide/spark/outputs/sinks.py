@@ -22,13 +22,12 @@ import shutil
 from pathlib import Path
 
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from sparktide.errors import ConfigError, RunError
 from sparktide.spark.batch import Batch
 from sparktide.spark.context import Context
-from sparktide.spark.outputs.records import write_lines
+from sparktide.spark.outputs.text import local_path, newline_ended, write_lines
 from sparktide.spark.outputs.typed import (
     RESULTS,
     TIME_TYPE,
@@ -67,7 +66,7 @@ def hand_over(
     (dead letters: a fixed schema), else it is parsed from ``lines``."""
     fmt = context.job.output.format
     if fmt == "jsonl" and directory is not None:
-        write_lines(_ended(lines), f"{_local(directory)}/{batch.label}")
+        write_lines(newline_ended(lines), f"{local_path(directory)}/{batch.label}")
     if fmt == "jsonl" and not batch.callback:
         return
     if typed is None:
@@ -99,22 +98,11 @@ def _no_records(context: Context) -> pa.Table:
     return pa.schema([(name, TIME_TYPE) for name in names]).empty_table()
 
 
-def _ended(lines: pa.Array) -> pa.Array:
-    """``lines`` each ending in a newline (as :func:`.write_lines` writes them)."""
-    if len(lines) == 0 or pc.all(pc.ends_with(lines, "\n")).as_py():
-        return lines
-    return pc.binary_join_element_wise(lines, "\n", "")
-
-
-def _local(directory: str) -> str:
-    return directory.removeprefix("file:")
-
-
 def _write_parquet(table: pa.Table, directory: str, label: str) -> None:
     """``table`` as the one Parquet file of ``directory``/``label`` (replaced whole,
     renamed into place with Spark's ``_SUCCESS``); first, every column so far in
     ``directory``/``_common_metadata``, where Spark takes a dataset's schema from."""
-    root = Path(_local(directory))
+    root = Path(local_path(directory))
     root.mkdir(parents=True, exist_ok=True)
     if len(table.schema) and (table.num_rows or not (root / "_common_metadata").exists()):
         tmp = root / "._common_metadata.tmp"
@@ -142,7 +130,7 @@ def _write_delta(table: pa.Table, directory: str, batch: Batch) -> None:
     from deltalake.exceptions import TableNotFoundError
 
     version = delta_version(batch.id, batch.flushing)
-    location = _local(directory)
+    location = local_path(directory)
     try:
         done = DeltaTable(location).transaction_version(DELTA_APP_ID)
         exists = True

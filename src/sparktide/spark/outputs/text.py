@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark.sql import Column, DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
@@ -16,8 +21,10 @@ __all__ = [
     "NO_RECORDS",
     "collect_sorted",
     "empty_directory",
+    "newline_ended",
     "ordered",
     "state_schema",
+    "write_lines",
     "write_state",
     "write_text",
 ]
@@ -62,13 +69,19 @@ def write_text(
     ``coalesce(1)``: the same single ordered file without the range-sampling job.
 
     When the batch collects its records (``batch.sink``: a typed format or a callback),
-    they are collected to the driver in that order and handed to the sink instead."""
+    they are collected to the driver in that order and handed to the sink instead; when
+    it writes from the driver (``batch.writes_on_driver``), they are collected and
+    written by :func:`write_lines`: the same file, without a Spark write."""
     if directory is None and not batch.callback:
         return
     order = sorted((c for c in frame.columns if c.startswith("_o")), key=lambda c: int(c[2:]))
-    if batch.sink is not None:
+    if batch.sink is not None or batch.writes_on_driver:
         lines = collect_sorted(frame, order).column("value").combine_chunks()
-        batch.sink("results", directory, lines, None)
+        if batch.sink is not None:
+            batch.sink("results", directory, lines, None)
+        else:
+            assert directory is not None
+            write_lines(newline_ended(lines), f"{local_path(directory)}/{batch.label}")
         if counter is not None:
             batch.count(counter, len(lines))
         return
@@ -99,7 +112,18 @@ def write_state(
     store: StateStore, batch: Batch, frame: DataFrame, table: str, gauge: str | None = None
 ) -> None:
     """Write a state table of the batch; with ``gauge``, its row count becomes that
-    state gauge of the metrics record (observed by the write: no extra job)."""
+    state gauge of the metrics record (observed by the write: no extra job).
+
+    When the batch writes from the driver (``batch.writes_on_driver``) and every column
+    has an Arrow type Spark reads back as it wrote it, the table is collected as Arrow
+    and written by :meth:`StateStore.write_arrow` (one Parquet file, as Spark's writer
+    would leave for so few rows)."""
+    if batch.writes_on_driver and _arrow_writable(frame.schema):
+        rows = frame.toArrow()
+        store.write_arrow(rows, batch.id, table)
+        if gauge is not None:
+            batch.gauges[gauge] = rows.num_rows
+        return
     observation = Observation() if gauge is not None else None
     if observation is not None:
         frame = frame.observe(observation, F.count(F.lit(1)).alias("n"))
@@ -108,6 +132,78 @@ def write_state(
     writer.parquet(store.table_path(batch.id, table))
     if observation is not None and gauge is not None:
         batch.gauges[gauge] = _observed_count(observation)
+
+
+#: The column types a state table written from the driver may have: Spark's Parquet
+#: reader gives back exactly what ``toArrow`` collected (others take Spark's writer).
+_ARROW_ATOMIC = (
+    T.StringType,
+    T.LongType,
+    T.IntegerType,
+    T.ShortType,
+    T.ByteType,
+    T.DoubleType,
+    T.FloatType,
+    T.BooleanType,
+    T.TimestampType,
+    T.DateType,
+    T.DecimalType,
+)
+
+
+def _arrow_writable(schema: T.StructType) -> bool:
+    """Whether every column of ``schema`` goes through Arrow and Parquet to Spark
+    unchanged (:data:`_ARROW_ATOMIC`, and structs, arrays and maps of them)."""
+    return all(_arrow_type(f.dataType) for f in schema.fields)
+
+
+def _arrow_type(kind: T.DataType) -> bool:
+    """:func:`_arrow_writable` for one column's type. A nested field that may not be
+    null is refused: in a struct that is null, PySpark's ``toArrow`` cannot convert it."""
+    if isinstance(kind, T.StructType):
+        return all(f.nullable and _arrow_type(f.dataType) for f in kind.fields)
+    if isinstance(kind, T.ArrayType):
+        return _arrow_type(kind.elementType)
+    if isinstance(kind, T.MapType):
+        return _arrow_type(kind.keyType) and _arrow_type(kind.valueType)
+    return isinstance(kind, _ARROW_ATOMIC)
+
+
+def newline_ended(lines: pa.Array) -> pa.Array:
+    """``lines`` each ending in a newline (as :func:`write_lines` writes them)."""
+    if len(lines) == 0 or pc.all(pc.ends_with(lines, "\n")).as_py():
+        return lines
+    return pc.binary_join_element_wise(lines, "\n", "")
+
+
+def local_path(directory: str) -> str:
+    """``directory`` as a local path (without Spark's ``file:`` scheme)."""
+    return directory.removeprefix("file:")
+
+
+def write_lines(lines: pa.Array, directory: str) -> None:
+    """Write ``lines`` (each ending in a newline: :func:`newline_ended`) as
+    ``directory``'s one JSON-lines file (:data:`NO_RECORDS` when there are none),
+    replacing the directory (as a Spark write in ``overwrite`` mode does), with Spark's
+    ``_SUCCESS`` marker; readers never see a half-written directory (it is renamed into
+    place)."""
+    final = Path(directory)
+    tmp = final.with_name(f".{final.name}.tmp")
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    tmp.mkdir(parents=True)
+    if len(lines):  # (the array's character data is the file)
+        width = np.int64 if pa.types.is_large_string(lines.type) else np.int32
+        offsets = np.frombuffer(lines.buffers()[1], dtype=width)
+        first, last = offsets[lines.offset], offsets[lines.offset + len(lines)]
+        with open(tmp / "part-00000.jsonl", "wb") as handle:
+            handle.write(memoryview(lines.buffers()[2])[first:last])
+    else:
+        (tmp / NO_RECORDS).touch()
+    (tmp / "_SUCCESS").touch()
+    if final.exists():
+        shutil.rmtree(final)
+    os.replace(tmp, final)
 
 
 def empty_directory(spark: SparkSession, directory: str) -> None:

@@ -19,7 +19,8 @@ from sparktide.spark.columns import SCOPE
 from sparktide.spark.context import Context
 from sparktide.spark.keys import forced_keys
 from sparktide.spark.onepass import merge_into
-from sparktide.spark.outputs.records import spark_doubles, window_lines, write_lines
+from sparktide.spark.outputs.records import spark_doubles, window_lines
+from sparktide.spark.outputs.text import write_lines
 from sparktide.spark.scopes import force, scope_arrays
 
 __all__ = ["merge_on_driver"]
