@@ -14,7 +14,9 @@ routes judge a batch, with the same answers:
 A batch planned ``one_pass`` may still be re-planned ``general`` once its tasks ran (a
 line the kernel could not vouch for, too much for one task...): :meth:`BatchPlan.fall_back`
 records the reason. Where windows merge (driver or Spark) is decided after the tasks
-ran, from the number of partials: :meth:`BatchPlan.merge_windows`.
+ran, from the number of partials: :meth:`BatchPlan.merge_windows`. Who writes a batch's
+records and state tables (the driver or Spark's writer) is decided once it is judged,
+from its input and state rows: :func:`writes_on`.
 """
 
 from __future__ import annotations
