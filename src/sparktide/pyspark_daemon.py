@@ -19,15 +19,21 @@ must run before any pyspark module is imported.
 
 from __future__ import annotations
 
+import importlib
 import importlib.machinery
 import os
 import runpy
 import sys
 
-__all__ = ["DAEMON", "bundled_archives"]
+__all__ = ["DAEMON", "PRELOADED", "bundled_archives"]
 
 #: pyspark's own daemon module, which this one runs.
 DAEMON = "pyspark.daemon"
+
+#: What every worker imports to run sparktide's Arrow functions: imported once by the
+#: daemon, so that each worker it forks starts with them rather than importing them
+#: itself (pyspark's worker, Arrow and pandas, and sparktide's Spark package).
+PRELOADED = ("pyspark.worker", "pyarrow", "pandas", "sparktide.spark")
 
 
 def bundled_archives(path: list[str]) -> list[str]:
@@ -71,11 +77,29 @@ def _same_py4j(archive: str, package_init: str | None) -> bool:
     return f'"{version}"' in text or f"'{version}'" in text
 
 
+def preload(names: tuple[str, ...] = PRELOADED) -> list[str]:
+    """Import ``names`` (those that import; a worker imports what it needs itself);
+    returns the ones imported."""
+    imported = []
+    for name in names:
+        try:
+            importlib.import_module(name)
+        except Exception:  # (an optional dependency missing: the worker will say so)
+            continue
+        imported.append(name)
+    return imported
+
+
 def main() -> None:
-    """Run pyspark's daemon with its bundled archives off ``sys.path``."""
+    """Run pyspark's daemon with its bundled archives off ``sys.path`` and the modules
+    the workers need (:data:`PRELOADED`) already imported; the daemon's globals name
+    them (``preloaded``), and so do those of every worker it forks."""
     for entry in bundled_archives(sys.path):
         sys.path.remove(entry)
-    runpy.run_module(DAEMON, run_name="__main__", alter_sys=True)
+    preloaded = preload()
+    runpy.run_module(
+        DAEMON, init_globals={"preloaded": preloaded}, run_name="__main__", alter_sys=True
+    )
 
 
 if __name__ == "__main__":

@@ -207,6 +207,33 @@ def test_named_columns_name_every_role_once():
     assert windowed[3].roles == ("window.aggregates.avg_t = avg(temprature)",)
 
 
+def test_analytic_columns_are_computed_and_their_inputs_named():
+    """An analytic column's name, read by the filter and [select], is no input field;
+    the fields it reads are (semantics §8.4)."""
+    from sparktide.core.diagnostics import named_columns
+    from sparktide.job import Analytic, Filter, Projection
+
+    prev = Analytic("prev", "lag", value="speed", partition_by=("devce",), limit_duration="1m")
+    job = Job(
+        Source(path="-", timestamp_by="t"),
+        filter=Filter("prev IS NULL OR prev < speed"),
+        select=(Projection("prev", "prev"), Projection("rise", "speed - prev")),
+        analytics=(prev,),
+    )
+    assert [(n.column, n.roles) for n in named_columns(job)] == [
+        ("t", ("source.timestamp_by",)),
+        ("devce", ("analytic.prev",)),
+        ("speed", ("analytic.prev", "filter.where", "select.rise")),
+    ]
+    rows = _rows({"device": "a", "speed": 1}, {"device": "a", "speed": 2})
+    diagnostics = simulate(job, rows, explain=False).metrics["diagnostics"]
+    (missing,) = [d for d in diagnostics if d["kind"] == "missing_column"]
+    assert missing["message"] == (
+        "column 'devce' (analytic.prev) holds a value in none of the 2 input records: "
+        "the analytic column reads it as null; check its spelling against the input"
+    )
+
+
 def test_a_column_no_record_holds_is_a_missing_column():
     """Semantics §8.4: held by none of the input records (absent or null); a malformed
     record counts by its fields; one record holding it is enough."""

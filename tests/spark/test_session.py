@@ -2,26 +2,35 @@
 
 from __future__ import annotations
 
+from sparktide.pyspark_daemon import PRELOADED
 from sparktide.spark.session import DATAFRAME_DEBUGGING, PYTHON_DAEMON_MODULE, SPARKTIDE_DAEMON
 
 
 def test_python_workers_import_pyspark_from_the_installed_package(spark):
     """Spark's Python workers start from sparktide's daemon module, which leaves
-    pyspark's zip archives off the path: they import pyspark's compiled modules."""
+    pyspark's zip archives off the path: they import pyspark's compiled modules; and
+    the daemon imported what the workers need before it forked them."""
 
     def where(batches):
+        import sys
+
         import py4j
         import pyarrow as pa
         import pyspark
 
         for _ in batches:
             pass
-        yield pa.RecordBatch.from_pydict({"pyspark": [pyspark.__file__], "py4j": [py4j.__file__]})
+        preloaded = ",".join(sys.modules["__main__"].__dict__.get("preloaded", []))
+        yield pa.RecordBatch.from_pydict(
+            {"pyspark": [pyspark.__file__], "py4j": [py4j.__file__], "preloaded": [preloaded]}
+        )
 
     assert spark.conf.get(PYTHON_DAEMON_MODULE) == SPARKTIDE_DAEMON
-    row = spark.range(1).mapInArrow(where, "pyspark string, py4j string").collect()[0]
+    schema = "pyspark string, py4j string, preloaded string"
+    row = spark.range(1).mapInArrow(where, schema).collect()[0]
     assert ".zip" not in row["pyspark"] and ".zip" not in row["py4j"], row
     assert row["pyspark"].endswith("pyspark/__init__.py")
+    assert row["preloaded"].split(",") == list(PRELOADED)
 
 
 def test_dataframe_call_sites_are_not_recorded(spark):

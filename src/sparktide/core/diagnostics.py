@@ -286,6 +286,7 @@ _CONSEQUENCES = (
     ("filter.where", "the filter reads it as null"),
     ("select.", "the output column reads it as null"),
     ("join.on", "no event can match"),
+    ("analytic.", "the analytic column reads it as null"),
 )
 
 
@@ -293,8 +294,9 @@ def named_columns(job: Any) -> list[NamedColumn]:
     """The input columns ``job`` names, each once, in this order: every input's time,
     arrival time, partition, substream key, end time and edge columns
     (``source.processing_time`` is ``simulate``'s alone: ``run`` times batches itself),
-    the window's group-by and aggregate inputs, the join's ``on`` columns, the filter's
-    fields and, in a job without a window or a join, ``[select]``'s fields.
+    the window's group-by and aggregate inputs, the join's ``on`` columns, the fields
+    analytic columns read, the filter's fields and, in a job without a window or a join,
+    ``[select]``'s fields (not the analytic columns they read: those are computed).
 
     ``missing_column`` (:func:`missing_columns`) is checked for each (semantics §8.4)."""
     from sparktide.expr import SYSTEM_TIMESTAMP, references
@@ -323,13 +325,21 @@ def named_columns(job: Any) -> list[NamedColumn]:
     if job.join is not None:
         for column in job.join.on:
             add(column, "join.on")
+    computed = set()
+    for analytic in job.analytics:  # the fields it reads; its own name is no field
+        for expr in analytic.expressions():
+            for column in references(expr):
+                add(column, f"analytic.{analytic.name}")
+        computed.add(analytic.name)
     if job.filter is not None:
         for column in references(job.filter.expression):
-            add(column, "filter.where")
+            if column not in computed:
+                add(column, "filter.where")
     if window is None and job.join is None:
         for projection in job.select:
             for column in references(projection.parsed):
-                add(column, f"select.{projection.name}")
+                if column not in computed:
+                    add(column, f"select.{projection.name}")
     return [NamedColumn(column, tuple(keys)) for column, keys in roles.items()]
 
 

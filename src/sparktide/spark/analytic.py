@@ -7,16 +7,19 @@ values as :mod:`sparktide.core.analytic`, computed per batch with window functio
   differ as in the reference), whether ``when`` holds (``aw<k>``), the looked-up value
   ``av<k>`` (a field's JSON text as written, else the computed value's) and the default
   ``ad<k>``. Held events carry them with their line (:func:`held_value`).
-- **At release** (:func:`analytic_release`) the released events of the batch, with the
-  matching events kept in state (table ``analytic``) ahead of them, are ordered per
-  ``(scope, key)`` in release order; ``lag(CASE WHEN w THEN (t, v) END, depth) IGNORE
-  NULLS`` finds the ``depth``-th latest matching event before each one, and closed-form
-  SQL gives the column's value (:func:`analytic_value`). The kept events of each
-  partition are its latest ``depth`` matching ones the scope's watermark has not left
-  behind (:func:`analytic_expired`). Then ``[filter]`` and ``[select]`` run over the
-  record and the columns.
+- **At release** (:func:`analytic_release`) each released event of the batch is stacked
+  once per column (``idx``), under the matching events kept in state (table
+  ``analytic``), and ordered per ``(idx, scope, key)`` in release order: one window
+  pass for every column. ``lag(CASE WHEN w THEN (t, v) END, depth) IGNORE NULLS`` finds
+  the ``depth``-th latest matching event before each one, and closed-form SQL gives the
+  column's value (:func:`analytic_value`). The kept events of each partition are its
+  latest ``depth`` matching ones the scope's watermark has not left behind
+  (:func:`analytic_expired`). The released events are then put back together, one row
+  each with every column, and ``[filter]`` and ``[select]`` run over the record and the
+  columns.
 
-No Python runs per event: one window function per column over the released rows.
+No Python runs per event: one window pass over the released rows, whatever the number
+of columns.
 """
 
 from __future__ import annotations
@@ -143,11 +146,12 @@ def analytic_expired(analytic: Analytic, t: str, watermark: str) -> str:
     return f"coalesce({t} < {floor}, false)"
 
 
-def analytic_value(analytic: Analytic, k: int, previous: str) -> str:
-    """SQL of column ``k``'s JSON text for a released row, given ``previous``: the
+def analytic_value(analytic: Analytic, previous: str, inputs: tuple[str, str, str]) -> str:
+    """SQL of the column's JSON text for a released row, given ``previous``: the
     ``depth``-th latest matching event before it, ``(t, v)`` (the rule of
-    :meth:`sparktide.core.analytic.AnalyticColumns.values`)."""
-    _, when, value, default = _names(k)
+    :meth:`sparktide.core.analytic.AnalyticColumns.values`). ``inputs``: the row's
+    columns saying whether ``when`` holds, its looked-up value and its default."""
+    when, value, default = inputs
     if analytic.function == "isfirst":
         period = f"{analytic.period}L"
         same = (
@@ -174,65 +178,107 @@ def analytic_release(
     ``[filter]`` (counted ``events_filtered``) and with ``[select]``'s columns ``e<i>``;
     writes the kept events of every column (table ``analytic``). ``watermark``: SQL of a
     row's scope watermark, reading the columns of ``scopes`` (joined on ``scope``) when
-    there is such a table."""
+    there is such a table.
+
+    Every column is computed in one pass: each released row is stacked once per column
+    (``idx``: the column's position) under the kept events of that column, and one
+    window partitioned by ``(idx, scope, key)`` looks back for all of them."""
     job = context.job
-    frame = _unpacked(job, ready)
-    kept_all = context.store.load_table(batch.previous, "analytic", ANALYTIC_SCHEMA)
+    kept = context.store.load_table(batch.previous, "analytic", ANALYTIC_SCHEMA)
     if scopes is not None:
-        kept_all = kept_all.join(scopes, on=SCOPE, how="left")
-    carried = []
+        kept = kept.join(scopes, on=SCOPE, how="left")
+    stacked = _stacked(job, _unpacked(job, ready), kept)
+    looked = batch.keep(_looked_back(job, stacked))
+    write_state(context.store, batch, _kept_next(job, looked, watermark), "analytic")
+    return _filter_and_select(job, batch, _side_by_side(job, looked.filter("_src = 1")))
+
+
+def _stacked(job: Job, frame: DataFrame, kept: DataFrame) -> DataFrame:
+    """The released rows ``frame`` once per column (``_src`` 1, numbered ``_rid``) with
+    each column's inputs as ``key``, ``_w``, ``_v`` and ``_d``, under the kept events
+    (``_src`` 0) of every column."""
+    parts = []
     for k, analytic in enumerate(job.analytics):
-        kept = kept_all.filter(F.col("idx") == k)
-        frame, kept = _one_column(batch, frame, kept, analytic, k, watermark)
-        carried.append(kept)
-    state = carried[0]
-    for more in carried[1:]:
-        state = state.unionByName(more)
-    write_state(context.store, batch, state, "analytic")
-    return _filter_and_select(job, batch, frame)
-
-
-def _one_column(
-    batch: Batch, frame: DataFrame, kept: DataFrame, analytic: Analytic, k: int, watermark: str
-) -> tuple[DataFrame, DataFrame]:
-    """Column ``k`` over the released rows ``frame`` (kept events ahead of them), and
-    the events column ``k`` keeps after the batch."""
-    key, when, value, _ = _names(k)
-    has_value = analytic.value_expression is not None
-    extra = [F.col("v").alias(value)] if has_value else []
+        key, when, value, default = _names(k)
+        v = value if analytic.value_expression is not None else "CAST(NULL AS STRING)"
+        d = default if analytic.default_expression is not None else "CAST(NULL AS STRING)"
+        parts.append(f"named_struct('idx', {k}L, 'key', {key}, '_w', {when}, '_v', {v}, '_d', {d})")
     scope_columns = [c for c in kept.columns if c.startswith("scope_")]
+    numbered = frame.withColumn("_rid", F.monotonically_increasing_id())  # (before explode)
+    released = (
+        numbered.select(
+            SCOPE,
+            *_ORDER,
+            RAW,
+            *scope_columns,
+            "_rid",
+            F.lit(1).alias("_src"),
+            F.explode(F.expr(f"array({', '.join(parts)})")).alias("_c"),
+        )
+        .select("*", "_c.*")
+        .drop("_c")
+    )
     before = kept.select(
+        "idx",
         SCOPE,
-        F.col("key").alias(key),
+        "key",
         *_ORDER,
-        *extra,
-        F.lit(True).alias(when),
-        F.lit(0).alias("_src"),
+        F.lit(None).cast("string").alias(RAW),
         *scope_columns,
+        F.lit(None).cast("long").alias("_rid"),
+        F.lit(0).alias("_src"),
+        F.lit(True).alias("_w"),
+        F.col("v").alias("_v"),
+        F.lit(None).cast("string").alias("_d"),
     )
-    both = frame.withColumn("_src", F.lit(1)).unionByName(before, allowMissingColumns=True)
+    return released.unionByName(before)
+
+
+def _by_column(job: Job, sql: Any) -> str:
+    """SQL choosing, by the row's ``idx``, column ``k``'s ``sql(k, analytic)``."""
+    cases = " ".join(f"WHEN {k} THEN {sql(k, a)}" for k, a in enumerate(job.analytics))
+    return f"CASE idx {cases} END"
+
+
+def _looked_back(job: Job, stacked: DataFrame) -> DataFrame:
+    """The stacked rows with ``_an``, their column's JSON text (released rows), and
+    ``_rank``, how many matching rows of their partition are at or after them."""
     order = ", ".join(["_src", *_ORDER])
-    window = f"PARTITION BY {SCOPE}, {key} ORDER BY {order}"
-    v = value if has_value else "CAST(NULL AS STRING)"
-    previous = (
-        f"lag(CASE WHEN {when} THEN named_struct('t', {SYSTEM_TIME}, 'v', {v}) END, "
-        f"{analytic.depth}) IGNORE NULLS OVER ({window})"
+    window = f"PARTITION BY idx, {SCOPE}, key ORDER BY {order}"
+    lags = {}
+    for depth in sorted({a.depth for a in job.analytics}):
+        lags[f"_p{depth}"] = (
+            f"lag(CASE WHEN _w THEN named_struct('t', {SYSTEM_TIME}, 'v', _v) END, {depth}) "
+            f"IGNORE NULLS OVER ({window})"
+        )
+    following = "ROWS BETWEEN CURRENT ROW AND UNBOUNDED FOLLOWING"
+    lags["_rank"] = f"count_if(_w) OVER ({window} {following})"
+    looked = stacked.withColumns({name: F.expr(sql) for name, sql in lags.items()})
+    inputs = ("_w", "_v", "_d")
+    value = _by_column(job, lambda _, a: analytic_value(a, f"_p{a.depth}", inputs))
+    return looked.withColumn("_an", F.expr(f"coalesce({value}, 'null')"))
+
+
+def _kept_next(job: Job, looked: DataFrame, watermark: str) -> DataFrame:
+    """The events each column keeps after the batch: per partition its latest ``depth``
+    matching ones the scope's watermark has not left behind."""
+    depth = _by_column(job, lambda _, a: str(a.depth))
+    expired = _by_column(job, lambda _, a: analytic_expired(a, SYSTEM_TIME, watermark))
+    return looked.filter(f"_w AND _rank <= {depth} AND NOT {expired}").select(
+        F.col("idx").cast("long"), SCOPE, "key", *_ORDER, F.col("_v").alias("v")
     )
-    latest = ", ".join(f"{c} DESC" for c in ("_src", *_ORDER))
-    rank = f"row_number() OVER (PARTITION BY {SCOPE}, {key}, {when} ORDER BY {latest})"
-    both = batch.keep(both.withColumn("_prev", F.expr(previous)).withColumn("_rank", F.expr(rank)))
-    column = f"coalesce({analytic_value(analytic, k, '_prev')}, 'null')"
-    out = both.filter("_src = 1").withColumn(f"an{k}", F.expr(column))
-    out = out.drop("_src", "_prev", "_rank")
-    expired = analytic_expired(analytic, SYSTEM_TIME, watermark)
-    kept_next = both.filter(f"{when} AND _rank <= {analytic.depth} AND NOT {expired}").select(
-        F.lit(k).cast("long").alias("idx"),
-        SCOPE,
-        F.col(key).alias("key"),
-        *_ORDER,
-        (F.col(value) if has_value else F.lit(None).cast("string")).alias("v"),
-    )
-    return out, kept_next
+
+
+def _side_by_side(job: Job, released: DataFrame) -> DataFrame:
+    """The released rows once each again, with column ``k``'s text as ``an<k>``."""
+    if len(job.analytics) == 1:
+        return released.select(SCOPE, *_ORDER, RAW, F.col("_an").alias("an0"))
+    texts = [
+        F.max(F.when(F.col("idx") == k, F.col("_an"))).alias(f"an{k}")
+        for k in range(len(job.analytics))
+    ]
+    first = [F.first(c).alias(c) for c in (SCOPE, *_ORDER, RAW)]
+    return released.groupBy("_rid").agg(*first, *texts).drop("_rid")
 
 
 def _filter_and_select(job: Job, batch: Batch, frame: DataFrame) -> DataFrame:

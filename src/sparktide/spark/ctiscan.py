@@ -23,7 +23,6 @@ those as it reads the closed forms' columns.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -51,60 +50,9 @@ SCAN_OUTPUT = (
 )
 
 
-@functools.cache
 def _compiled() -> Callable[..., Any]:
-    """The compiled recurrence (numba is imported, and the loop compiled, on first use)."""
-    import numba  # (slow to import: only the workers that scan pay it)
-
-    # (no on-disk cache: on an executor that can write neither beside the package nor
-    # in a user cache directory numba would fail the task; compiling happens once per
-    # Python worker, which Spark reuses)
-    @numba.njit(cache=False)
-    def scan(
-        h: np.ndarray,
-        counted: np.ndarray,
-        may_generate: np.ndarray,
-        end: np.ndarray,
-        newest0: int,
-        n0: int,
-        adjust: bool,
-        delay: int,
-        every_events: int,
-        every: int,
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        n = h.shape[0]
-        moved = np.empty(n, np.int64)
-        generated = np.zeros(n, np.bool_)
-        ctis = np.empty(n, np.int64)
-        newest = newest0
-        count = n0
-        cti = NEG_INF
-        for i in range(n):
-            x = h[i]
-            if x > NEG_INF:
-                if adjust:
-                    if cti > x:
-                        x = cti  # the start moves up to the CTI
-                    if x >= end[i]:
-                        x = NEG_INF  # an interval adjusted to its end is dropped
-                elif x < cti:
-                    x = NEG_INF  # out of order against the generated CTI
-            ctis[i] = cti
-            moved[i] = x
-            after = newest if newest >= x else x
-            if counted[i]:
-                count += 1
-            if may_generate[i] and after > NEG_INF:
-                if every_events > 0:
-                    due = count % every_events == 0
-                else:
-                    due = newest == NEG_INF or after // every > newest // every
-                if due:
-                    generated[i] = True
-                    if after - delay > cti:
-                        cti = after - delay
-            newest = after
-        return moved, generated, ctis
+    """The compiled recurrence (:mod:`.ctiloop`, compiled on first use)."""
+    from sparktide.spark.ctiloop import scan  # (imports numba)
 
     return scan
 
