@@ -1,8 +1,9 @@
 """How the suite is spread over ``pytest -n N`` workers (``make test`` runs two).
 
-Each worker that runs a Spark test starts one local SparkSession (tests/spark/conftest.py)
-and keeps it for the rest of the run. A worker given only Spark tests would leave the
-other idle at the end; one given every Spark test would start them after the other had
+Each worker that runs a Spark test takes one local SparkSession (tests/spark/conftest.py)
+and keeps it for the rest of the run; the workers' sessions share one JVM, which the
+controller starts (tests/shared_jvm.py says why). A worker given only Spark tests would
+leave the other idle at the end; one given every Spark test would start them after the other had
 finished. So under pytest-xdist's ``worksteal`` scheduler, which hands each worker one
 contiguous slice of the collection and lets an idle worker take the second half of
 another's queue, the collection is reordered: each slice begins with its share of the
@@ -82,3 +83,35 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
     if hasattr(config, "workerinput") and workers > 1:
         items[:] = spread(items, workers)
+
+
+_shared: dict[str, object] = {}
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """On the controller of several workers: one JVM for all their Spark tests
+    (tests/shared_jvm.py)."""
+    from tests import shared_jvm
+
+    if shared_jvm.wanted(config):
+        try:
+            _shared["session"] = shared_jvm.start()
+        except Exception as error:  # each worker starts its own, and says why it cannot
+            print(f"sparktide tests: no shared Spark JVM ({error}); one per worker")
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: object) -> None:
+    """pytest-xdist's hook, on the controller as it starts a worker: its own server in
+    the shared JVM."""
+    from tests import shared_jvm
+
+    session = _shared.get("session")
+    if session is not None:
+        node.workerinput[shared_jvm.SHARED_JVM] = shared_jvm.open_server(session)  # type: ignore[attr-defined]
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    session = _shared.pop("session", None)
+    if session is not None:
+        session.stop()  # type: ignore[attr-defined]

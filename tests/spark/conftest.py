@@ -1,4 +1,5 @@
-"""One local SparkSession for the whole test session (each worker of ``-n N`` has its own).
+"""One local SparkSession for the whole test session (each worker of ``-n N`` has its own,
+all of them in one JVM: tests/shared_jvm.py).
 
 The session evaluates expressions without generating Java code (Spark's own test setting,
 ``spark.sql.codegen.factoryMode = NO_CODEGEN``): the results are the same, and on the
@@ -16,6 +17,7 @@ import os
 import pytest
 
 from tests.conftest import CHILD_JVM_OPTIONS
+from tests.shared_jvm import SHARED_JVM, attached_session
 
 #: The session's settings: interpreted expressions, no whole-stage code generation.
 INTERPRETED = {
@@ -37,8 +39,8 @@ SESSION_JVM_OPTIONS = (
 GENERATED = {"spark.sql.codegen.wholeStage": "true", "spark.sql.codegen.factoryMode": "FALLBACK"}
 
 
-@pytest.fixture(scope="session")
-def spark():
+def session_jvm_session(memory: str | None = None):
+    """A local SparkSession in a new JVM with the session's settings (above)."""
     from sparktide.spark import local_session
 
     # the session's JVM runs for the whole suite: the JVM's own JIT and collector
@@ -47,10 +49,19 @@ def spark():
         del os.environ["JDK_JAVA_OPTIONS"]
     try:
         conf = {**INTERPRETED, "spark.driver.extraJavaOptions": SESSION_JVM_OPTIONS}
-        session = local_session(conf=conf)
+        return local_session(memory=memory, conf=conf)
     finally:
         if ours:
             os.environ["JDK_JAVA_OPTIONS"] = CHILD_JVM_OPTIONS
+
+
+@pytest.fixture(scope="session")
+def spark(request):
+    shared = getattr(request.config, "workerinput", {}).get(SHARED_JVM)
+    if shared is not None:  # the JVM tests/conftest.py started for every worker
+        yield attached_session(*shared)
+        return
+    session = session_jvm_session()
     yield session
     session.stop()
 

@@ -1,0 +1,83 @@
+"""One Spark JVM for the Spark tests of every pytest worker (``make test`` runs two).
+
+A local Spark JVM spends much of a short life compiling Spark's own code (its JIT) and
+loading its classes; two workers, each with its own JVM, paid that twice over the same
+code on the machine's two cores. Instead pytest-xdist's controller process starts one
+JVM before the workers start (:func:`start`) and opens in it one py4j server per worker
+(:func:`open_server`: Spark's own ``Py4JServer``, as PySpark's gateway is), whose port
+and secret it hands to that worker. The worker's ``spark`` fixture connects to it
+(:func:`attached_session`), wraps the JVM's SparkContext in a PySpark SparkContext of its
+own (its own accumulator and callback servers) and takes a new SparkSession: its own SQL
+settings, temporary views and streaming queries. Tests run as before; their Spark jobs
+share the JVM's task slots. The controller stops the JVM when the run ends.
+
+The ``sparktide run`` and ``restart_runner.py`` children of the crash, restart and
+interrupt tests still start JVMs of their own: the gateway's port is never left in the
+environment they inherit. ``SPARKTIDE_SHARED_JVM=0`` gives each worker its own JVM.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+__all__ = ["SHARED_JVM", "attached_session", "open_server", "start", "wanted"]
+
+#: The key of a worker's ``workerinput`` holding its server's port and secret.
+SHARED_JVM = "sparktide_shared_jvm"
+#: The shared JVM's heap: the two sessions' batches at once.
+MEMORY = "4g"
+_SPARK_TESTS = Path(__file__).parent / "spark"
+
+
+def wanted(config: Any) -> bool:
+    """Whether the controller of ``config`` should start the shared JVM: several
+    workers, some of the run's paths holding Spark tests, and not turned off."""
+    if os.environ.get("SPARKTIDE_SHARED_JVM") == "0" or hasattr(config, "workerinput"):
+        return False
+    workers = config.getoption("numprocesses", None)
+    if not isinstance(workers, int) or workers < 2:
+        return False
+    paths = [Path(a.split("::")[0]).resolve() for a in config.args] or [Path.cwd()]
+    spark = _SPARK_TESTS.resolve()
+    ignored = [Path(p).resolve() for p in config.getoption("ignore", None) or []]
+    if any(spark.is_relative_to(p) for p in ignored):
+        return False
+    return any(spark.is_relative_to(p) or p.is_relative_to(spark) for p in paths)
+
+
+def start() -> Any:
+    """The controller's session in a new JVM, with the test session's settings."""
+    from tests.spark.conftest import session_jvm_session
+
+    return session_jvm_session(memory=MEMORY)
+
+
+def open_server(session: Any) -> tuple[int, str]:
+    """A new py4j server in ``session``'s JVM for one worker: its port and secret."""
+    jvm = session.sparkContext._jvm
+    server = jvm.org.apache.spark.api.python.Py4JServer(session.sparkContext._jsc.sc().conf())
+    server.start()
+    return int(server.getListeningPort()), str(server.secret())
+
+
+def attached_session(port: int, secret: str) -> Any:
+    """A SparkSession of this process on the shared JVM's SparkContext (through the
+    server at ``port``), with its own SQL settings."""
+    from pyspark import SparkConf, SparkContext
+    from pyspark.java_gateway import launch_gateway
+    from pyspark.sql import SparkSession
+
+    os.environ["PYSPARK_GATEWAY_PORT"], os.environ["PYSPARK_GATEWAY_SECRET"] = str(port), secret
+    try:
+        gateway = launch_gateway()
+    finally:  # (the children the tests start launch JVMs of their own)
+        del os.environ["PYSPARK_GATEWAY_PORT"], os.environ["PYSPARK_GATEWAY_SECRET"]
+    jvm = gateway.jvm
+    jsc = jvm.org.apache.spark.api.java.JavaSparkContext.fromSparkContext(
+        jvm.org.apache.spark.SparkContext.getOrCreate()
+    )
+    context = SparkContext(gateway=gateway, jsc=jsc, conf=SparkConf(_jconf=jsc.getConf()))
+    default = jvm.org.apache.spark.sql.classic.SparkSession.getDefaultSession().get()
+    return SparkSession(context, jsparkSession=default.newSession())
