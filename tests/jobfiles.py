@@ -210,7 +210,6 @@ CONFIG_ERRORS: list[tuple[str, dict[str, Any], str]] = [
     ("partitions-negative", {"source.partitions": -2}, "source.partitions"),
     ("partitions-not-int", {"source.partitions": "4"}, "source.partitions"),
     # source
-    ("missing-source-path", {"source.path": DELETE}, "source.path"),
     ("missing-source", {"source": DELETE}, "source"),
     ("source-not-a-table", {"source": "events.jsonl"}, "source"),
     ("bad-column-name", {"source.timestamp_by": "t; drop table"}, "source.timestamp_by"),

@@ -265,6 +265,17 @@ def test_config_errors_from_dict_too(changes, key):
     assert key in str(info.value)
 
 
+def test_a_job_given_a_dataframe_needs_no_source_path():
+    """start(spark, job, frame) reads no file: the job may name none; reading its files
+    (simulate, run) says the path is required."""
+    from sparktide.reader import read_records
+
+    job = Job.from_dict(mutate(BASE_JOB, {"source.path": DELETE}))
+    assert job.source.path is None
+    with pytest.raises(ConfigError, match=r"source\.path: is required"):
+        read_records(job.source)
+
+
 def test_config_error_is_a_value_error_and_a_sparktide_error():
     assert issubclass(ConfigError, ValueError)
     assert issubclass(ConfigError, SparktideError)

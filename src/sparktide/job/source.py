@@ -34,7 +34,9 @@ class Source:
     Parameters
     ----------
     path
-        A file or a directory of files.
+        A file or a directory of files; ``None`` for a job given its input as a
+        streaming DataFrame (:func:`sparktide.spark.start`), which reads no file (``run``
+        and ``simulate`` require it).
     format
         ``jsonl``, ``csv`` or ``parquet``.
     timestamp_by
@@ -83,7 +85,7 @@ class Source:
         stored as ``(key, value)`` pairs, empty when the input has none.
     """
 
-    path: str
+    path: str | None = None
     format: str = "jsonl"
     timestamp_by: str | None = None
     arrival_time: str | None = None
@@ -137,7 +139,7 @@ class Source:
             raise ConfigError("source.edge_id", "must name another column than source.edge")
 
     def __post_init__(self) -> None:
-        check_path(self.path, "source.path", optional=False)
+        check_path(self.path, "source.path", optional=True)
         for table in ("ordering", "punctuation"):
             set_field(self, table, overrides(getattr(self, table), f"source.{table}"))
         normalise_signed_duration(self, "shift", "source.shift")

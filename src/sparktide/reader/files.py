@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from sparktide.core.records import InputRecord
-from sparktide.errors import InputError
+from sparktide.errors import ConfigError, InputError
 from sparktide.expr import Expr
 from sparktide.job import Job, Punctuation, Reference, Source, record_casts, union_partition
 from sparktide.reader.contract import Row
@@ -40,9 +40,13 @@ def input_files(source: Source) -> list[Path]:
 
     Raises
     ------
+    ConfigError
+        If the source names no path.
     InputError
         If the path does not exist or cannot be listed.
     """
+    if source.path is None:
+        raise ConfigError("source.path", "is required: simulate reads the job's records from it")
     path = Path(source.path)
     if not path.exists():
         raise InputError(f"source.path: no such file or directory: {str(path)!r}")

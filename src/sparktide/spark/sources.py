@@ -8,7 +8,7 @@ import os
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from sparktide.errors import InputError
+from sparktide.errors import ConfigError, InputError
 from sparktide.job import Job, Source
 from sparktide.spark.inputs.contract import WHITE_SPACE
 from sparktide.spark.inputs.csvlines import csv_rows
@@ -80,16 +80,22 @@ def union_lines(frame: DataFrame, job: Job) -> DataFrame:
     return out
 
 
-def check_watchable(path: str, key: str) -> None:
+def check_watchable(path: str | None, key: str) -> None:
     """Check that ``run`` can watch ``path`` (the input named ``key``) for new files.
 
     Raises
     ------
+    ConfigError
+        If there is no path (a job given a streaming DataFrame by ``start`` needs none).
     InputError
         If the path is missing, or is a file: a streaming run watches a directory (semantics
         §10), and Spark's file source would otherwise fail inside the query with a long
         trace (``simulate`` reads a single file; ``run`` needs its directory).
     """
+    if path is None:
+        raise ConfigError(
+            key, "is required: run watches it for new files (start() given a DataFrame reads none)"
+        )
     if not os.path.exists(path):
         raise InputError(f"{key}: no such file or directory: {path!r}")
     if not os.path.isdir(path):
