@@ -90,28 +90,25 @@ _shared: dict[str, object] = {}
 
 def pytest_configure(config: pytest.Config) -> None:
     """On the controller of several workers: one JVM for all their Spark tests
-    (tests/shared_jvm.py)."""
+    (tests/shared_jvm.py), started while the workers start."""
     from tests import shared_jvm
 
     if shared_jvm.wanted(config):
-        try:
-            _shared["session"] = shared_jvm.start()
-        except Exception as error:  # each worker starts its own, and says why it cannot
-            print(f"sparktide tests: no shared Spark JVM ({error}); one per worker")
+        _shared["jvm"] = shared_jvm.SharedJvm(config.getoption("numprocesses"))
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_configure_node(node: object) -> None:
-    """pytest-xdist's hook, on the controller as it starts a worker: its own server in
-    the shared JVM."""
+    """pytest-xdist's hook, on the controller as it starts a worker: where the worker
+    finds its server in the shared JVM."""
     from tests import shared_jvm
 
-    session = _shared.get("session")
-    if session is not None:
-        node.workerinput[shared_jvm.SHARED_JVM] = shared_jvm.open_server(session)  # type: ignore[attr-defined]
+    jvm = _shared.get("jvm")
+    if jvm is not None:
+        node.workerinput[shared_jvm.SHARED_JVM] = jvm.directory  # type: ignore[attr-defined]
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    session = _shared.pop("session", None)
-    if session is not None:
-        session.stop()  # type: ignore[attr-defined]
+    jvm = _shared.pop("jvm", None)
+    if jvm is not None:
+        jvm.stop()  # type: ignore[attr-defined]

@@ -39,3 +39,12 @@ def test_the_controller_starts_a_jvm_only_for_several_workers_running_spark_test
 def test_turned_off_by_the_environment(monkeypatch):
     monkeypatch.setenv("SPARKTIDE_SHARED_JVM", "0")
     assert not wanted(_config())
+
+
+def test_a_worker_finds_its_server_or_learns_there_is_none(tmp_path):
+    from tests.shared_jvm import _announce, served
+
+    _announce(tmp_path / "gw0.json", (4242, "secret"))
+    (tmp_path / "done").touch()
+    assert served(str(tmp_path), "gw0") == (4242, "secret")
+    assert served(str(tmp_path), "gw1") is None  # (the JVM did not start: its own)

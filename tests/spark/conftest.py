@@ -17,7 +17,7 @@ import os
 import pytest
 
 from tests.conftest import CHILD_JVM_OPTIONS
-from tests.shared_jvm import SHARED_JVM, attached_session
+from tests.shared_jvm import SHARED_JVM, attached_session, served
 
 #: The session's settings: interpreted expressions, no whole-stage code generation.
 INTERPRETED = {
@@ -57,9 +57,11 @@ def session_jvm_session(memory: str | None = None):
 
 @pytest.fixture(scope="session")
 def spark(request):
-    shared = getattr(request.config, "workerinput", {}).get(SHARED_JVM)
-    if shared is not None:  # the JVM tests/conftest.py started for every worker
-        yield attached_session(*shared)
+    workerinput = getattr(request.config, "workerinput", {})
+    directory = workerinput.get(SHARED_JVM)
+    server = None if directory is None else served(directory, workerinput["workerid"])
+    if server is not None:  # the JVM tests/conftest.py started for every worker
+        yield attached_session(*server)
         return
     session = session_jvm_session()
     yield session
