@@ -24,6 +24,7 @@ of columns.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from pyspark.sql import DataFrame
@@ -234,7 +235,7 @@ def _stacked(job: Job, frame: DataFrame, kept: DataFrame) -> DataFrame:
     return released.unionByName(before)
 
 
-def _by_column(job: Job, sql: Any) -> str:
+def _by_column(job: Job, sql: Callable[[int, Analytic], str]) -> str:
     """SQL choosing, by the row's ``idx``, column ``k``'s ``sql(k, analytic)``."""
     cases = " ".join(f"WHEN {k} THEN {sql(k, a)}" for k, a in enumerate(job.analytics))
     return f"CASE idx {cases} END"
