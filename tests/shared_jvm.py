@@ -102,8 +102,11 @@ def served(directory: str, worker: str) -> tuple[int, str] | None:
     """The port and secret of ``worker``'s server in the shared JVM, once announced;
     ``None`` when there is none (the JVM did not start)."""
     path = Path(directory) / f"{worker}.json"
+    deadline = time.monotonic() + 300  # (a JVM that never comes up: the worker's own)
     while not path.exists():
         if Path(directory, "done").exists() and not path.exists():
+            return None
+        if time.monotonic() > deadline:
             return None
         time.sleep(0.05)
     port, secret = json.loads(path.read_text())
