@@ -10,7 +10,7 @@ $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "sparktide needs Python 3.11+"'
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q --no-compile -e '.[dev]'  # (modules compile when first imported)
+	$(PY) -m pip install -q -e '.[dev]'
 	@touch $(STAMP)
 
 demo: $(STAMP)
