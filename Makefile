@@ -6,6 +6,8 @@ STAMP := $(VENV)/.installed
 
 .PHONY: demo test lint bench soak cluster-demo crash-matrix clean
 
+# pip compiles the installed packages' bytecode: under PYTHONDONTWRITEBYTECODE (set on this
+# machine) no import caches any, and every process would compile pyspark's modules again.
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "sparktide needs Python 3.11+"'
 	$(PYTHON) -m venv $(VENV)
