@@ -6,8 +6,9 @@ STAMP := $(VENV)/.installed
 
 .PHONY: demo test lint bench soak cluster-demo crash-matrix clean
 
-# pip compiles the installed packages' bytecode: under PYTHONDONTWRITEBYTECODE (set on this
-# machine) no import caches any, and every process would compile pyspark's modules again.
+# pip compiles the installed packages' bytecode (and `test` sparktide's): under
+# PYTHONDONTWRITEBYTECODE (set on this machine) no import caches any, and every process
+# of a run would compile the modules it imports again.
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "sparktide needs Python 3.11+"'
 	$(PYTHON) -m venv $(VENV)
@@ -20,6 +21,7 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(VENV)/bin/ruff check src tests bench
+	$(PY) -m compileall -q src
 	$(PY) -m pytest -q -n 2 --dist worksteal
 
 lint: $(STAMP)
