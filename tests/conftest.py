@@ -3,8 +3,8 @@
 Each worker that runs a Spark test takes one local SparkSession (tests/spark/conftest.py)
 and keeps it for the rest of the run; the workers' sessions share one JVM, which the
 controller starts (tests/shared_jvm.py says why). A worker given only Spark tests would
-leave the other idle at the end; one given every Spark test would start them after the other had
-finished. So under pytest-xdist's ``worksteal`` scheduler, which hands each worker one
+leave the other idle at the end; one given every Spark test would start them after the
+other had finished. So under pytest-xdist's ``worksteal`` scheduler, which hands each worker one
 contiguous slice of the collection and lets an idle worker take the second half of
 another's queue, the collection is reordered: each slice begins with its share of the
 Spark tests (balanced by weight) and ends with plain Python tests, the small ones that

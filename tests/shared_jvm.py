@@ -104,10 +104,10 @@ def served(directory: str, worker: str) -> tuple[int, str] | None:
     path = Path(directory) / f"{worker}.json"
     deadline = time.monotonic() + 300  # (a JVM that never comes up: the worker's own)
     while not path.exists():
-        if Path(directory, "done").exists() and not path.exists():
-            return None
-        if time.monotonic() > deadline:
-            return None
+        if Path(directory, "done").exists() or time.monotonic() > deadline:
+            if not path.exists():  # (announced just before "done": read it)
+                return None
+            break
         time.sleep(0.05)
     port, secret = json.loads(path.read_text())
     return int(port), str(secret)
