@@ -19,7 +19,8 @@ The JVMs of child processes (``CHILD_JVM_OPTIONS``) compile with the JIT's first
 only and collect garbage on one thread: they live seconds, where the optimising compiler
 and the parallel collector would take the cores the tests need. The session's JVM lives
 the whole run and keeps both compilers, tuned to compile less (``SESSION_JVM_OPTIONS``
-in tests/spark/conftest.py). Like the session, the children evaluate expressions without
+in tests/spark/conftest.py). Both map Spark's classes from an archive once it is made
+(tests/class_archive.py). Like the session, the children evaluate expressions without
 generating Java code (``CHILD_SPARK_ARGUMENTS``, read by PySpark when it starts a JVM;
 tests/spark/conftest.py says why). Neither changes a record: ``$JDK_JAVA_OPTIONS`` and
 ``$PYSPARK_SUBMIT_ARGS``, if set, are left as they are.
@@ -90,11 +91,24 @@ _shared: dict[str, object] = {}
 
 def pytest_configure(config: pytest.Config) -> None:
     """On the controller of several workers: one JVM for all their Spark tests
-    (tests/shared_jvm.py), started while the workers start."""
-    from tests import shared_jvm
+    (tests/shared_jvm.py), started while the workers start; and the archive of Spark's
+    classes for the JVMs the tests start (tests/class_archive.py), made meanwhile."""
+    from tests import class_archive, shared_jvm
 
     if shared_jvm.wanted(config):
         _shared["jvm"] = shared_jvm.SharedJvm(config.getoption("numprocesses"))
+        _shared["archive"] = class_archive.make_in_background(
+            CHILD_JVM_OPTIONS, CHILD_SPARK_ARGUMENTS
+        )
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """The children a test starts map Spark's classes from the archive once it is made
+    (unless ``$JDK_JAVA_OPTIONS`` was the caller's own)."""
+    from tests.class_archive import with_archive
+
+    if os.environ.get("JDK_JAVA_OPTIONS") == CHILD_JVM_OPTIONS:
+        os.environ["JDK_JAVA_OPTIONS"] = with_archive(CHILD_JVM_OPTIONS)
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -112,3 +126,6 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     jvm = _shared.pop("jvm", None)
     if jvm is not None:
         jvm.stop()  # type: ignore[attr-defined]
+    archive = _shared.pop("archive", None)
+    if archive is not None:  # (long made in a run of the whole suite)
+        archive.join()  # type: ignore[attr-defined]

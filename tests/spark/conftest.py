@@ -16,6 +16,7 @@ import os
 
 import pytest
 
+from tests.class_archive import with_archive
 from tests.conftest import CHILD_JVM_OPTIONS
 from tests.shared_jvm import SHARED_JVM, attached_session, served
 
@@ -44,15 +45,17 @@ def session_jvm_session(memory: str | None = None):
     from sparktide.spark import local_session
 
     # the session's JVM runs for the whole suite: the JVM's own JIT and collector
-    ours = os.environ.get("JDK_JAVA_OPTIONS") == CHILD_JVM_OPTIONS
+    children = os.environ.get("JDK_JAVA_OPTIONS", "")
+    ours = children.startswith(CHILD_JVM_OPTIONS)
     if ours:
         del os.environ["JDK_JAVA_OPTIONS"]
     try:
-        conf = {**INTERPRETED, "spark.driver.extraJavaOptions": SESSION_JVM_OPTIONS}
+        options = with_archive(SESSION_JVM_OPTIONS) if ours else SESSION_JVM_OPTIONS
+        conf = {**INTERPRETED, "spark.driver.extraJavaOptions": options}
         return local_session(memory=memory, conf=conf)
     finally:
         if ours:
-            os.environ["JDK_JAVA_OPTIONS"] = CHILD_JVM_OPTIONS
+            os.environ["JDK_JAVA_OPTIONS"] = children
 
 
 @pytest.fixture(scope="session")
