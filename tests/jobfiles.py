@@ -181,6 +181,16 @@ CONFIG_ERRORS: list[tuple[str, dict[str, Any], str]] = [
     ("bad-action", {"ordering.action": "ignore"}, "ordering.action"),
     ("bad-on-out-of-order", {"ordering.on_out_of_order": "keep"}, "ordering.on_out_of_order"),
     ("bad-source-format", {"source.format": "xml"}, "source.format"),
+    # streams Spark reads (no path; a table's name; reader options for them only)
+    ("spark-stream-with-path", {"source.format": "rate"}, "source.path"),
+    ("table-without-name", {"source.format": "table", "source.path": DELETE}, "source.table"),
+    ("table-name-for-files", {"source.table": "events"}, "source.table"),
+    ("options-for-files", {"source.options": {"rowsPerSecond": 5}}, "source.options"),
+    (
+        "bad-reader-option",
+        {"source.format": "rate", "source.path": DELETE, "source.options": {"x": [1]}},
+        "source.options.x",
+    ),
     ("bad-output-format", {"output.format": "csv"}, "output.format"),
     ("bad-boundary", {"window.boundary": "middle"}, "window.boundary"),
     ("bad-late", {"window.late": "keep"}, "window.late"),

@@ -276,6 +276,39 @@ def test_a_job_given_a_dataframe_needs_no_source_path():
         read_records(job.source)
 
 
+def test_a_stream_spark_reads_is_named_with_its_options_and_refused_by_simulate():
+    """``format = "rate"`` / ``"rate-micro-batch"`` / ``"table"``: Spark's own sources,
+    their reader options normalised to text; only ``run`` reads them."""
+    from sparktide.reader import read_records
+
+    job = Job.from_dict(
+        mutate(
+            BASE_JOB,
+            {
+                "source.path": DELETE,
+                "source.format": "rate-micro-batch",
+                "source.options": {"rowsPerBatch": 50, "numPartitions": 1, "x": True},
+            },
+        )
+    )
+    assert job.source.spark_stream
+    assert job.source.options == (("numPartitions", "1"), ("rowsPerBatch", "50"), ("x", "true"))
+    with pytest.raises(ConfigError, match=r"source\.format: 'rate-micro-batch' is a stream"):
+        read_records(job.source)
+    table = mutate(BASE_JOB, {"source.path": DELETE, "source.format": "table"})
+    assert Job.from_dict(mutate(table, {"source.table": "sales.events"})).source.table == (
+        "sales.events"
+    )
+    with pytest.raises(ConfigError, match=r"source\.table: .*got 'a b'"):
+        Job.from_dict(mutate(table, {"source.table": "a b"}))
+    main = {"path": "events", "timestamp_by": "event_time"}
+    union = mutate(
+        BASE_JOB, {"source": DELETE, "inputs": {"main": main, "ticks": {"format": "rate"}}}
+    )
+    with pytest.raises(ConfigError, match=r"inputs\.ticks\.format: a union's inputs are files"):
+        Job.from_dict(union)
+
+
 def test_config_error_is_a_value_error_and_a_sparktide_error():
     assert issubclass(ConfigError, ValueError)
     assert issubclass(ConfigError, SparktideError)

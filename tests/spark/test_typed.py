@@ -1,11 +1,13 @@
 """Typed streaming DataFrames in (issue 27.1): ``start(spark, job, frame)`` on a Parquet
 table stream, a Kafka-shaped frame after ``from_json`` and the rate source gives the
-records the same events give as JSON lines, on Spark and in the reference engine."""
+records the same events give as JSON lines, on Spark and in the reference engine; so do
+a job file's ``[source]`` naming Spark's rate source or a catalog table's stream."""
 
 from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +20,7 @@ from sparktide.core.engine import simulate
 from sparktide.errors import ConfigError
 from sparktide.job import Job
 from sparktide.reader import job_records
-from sparktide.spark import start
+from sparktide.spark import run_job, start
 from sparktide.time import SECOND, format_instant, parse_instant
 from tests.spark.streams import BASE, clock, read_output
 
@@ -300,3 +302,83 @@ def _long():
     from pyspark.sql import types as T
 
     return T.LongType()
+
+
+def test_a_job_file_names_spark_s_rate_source(spark, tmp_path):
+    """``[source] format = "rate-micro-batch"`` with its options, run by ``run_job``: the
+    typed route on Spark's own stream, the records the reference engine gives the same
+    rows as JSON lines (arriving at the batch's processing time)."""
+    start_ms = (clock(0) - 2 * SECOND) // 1000  # (the rows' time: 2 s before they arrive)
+    options = {"rowsPerBatch": 40, "numPartitions": 2, "startTimestamp": start_ms}
+    tables: dict[str, Any] = {
+        "source": {
+            "format": "rate-micro-batch",
+            "timestamp_by": "timestamp",
+            "options": {**options, "advanceMillisPerBatch": 30_000},
+        },
+        "window": {
+            "type": "tumbling",
+            "size": "10s",
+            "aggregates": {"n": "count(*)", "total": "sum(value)"},
+        },
+        "output": {"path": "rate/out", "dead_letter": "rate/dead", "checkpoint": "rate/ck"},
+    }
+    job = Job.from_dict(tables, base_dir=tmp_path)
+    metrics: list[dict[str, Any]] = []
+    run_job(
+        job,
+        once=True,
+        flush=True,
+        spark=spark,
+        clock=clock,
+        publish=False,
+        on_metrics=metrics.append,
+    )
+    assert [m["plan"] for m in metrics] == ["one_pass", "flush"]
+    assert metrics[0]["this_batch"]["admitted"] == 40 and metrics[0]["this_batch"]["late"] == 0
+    got = [{k: v for k, v in r.items() if k != "emitted_at"} for r in read_output(job.output.path)]
+
+    rows = _rate_rows(spark, tables["source"]["options"])
+    (tmp_path / "jsonl").mkdir()
+    lines = [json.dumps({"timestamp": format_instant(t), "value": v}) for t, v in rows]
+    path = tmp_path / "jsonl" / "rows.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    os.utime(path, ns=(clock(0) * 1000, clock(0) * 1000))  # (arriving as the batch did)
+    reference = {**tables, "source": {"path": "jsonl", "timestamp_by": "timestamp"}}
+    want = _reference(Job.from_dict(reference, base_dir=tmp_path))["out"]
+    assert len(rows) == 40 and got == want and sum(w["n"] for w in want) == 40
+
+
+def _rate_rows(spark, options: dict[str, Any]) -> list[tuple[int, int]]:
+    """The first micro-batch of a ``rate-micro-batch`` stream: (time, value) rows."""
+    stream = spark.readStream.format("rate-micro-batch").options(**options).load()
+    query = (
+        stream.selectExpr("unix_micros(timestamp) AS t", "value")
+        .writeStream.format("memory")
+        .queryName("rate_rows")
+        .trigger(availableNow=True)
+        .start()
+    )
+    query.awaitTermination()
+    try:
+        return sorted((r.t, r.value) for r in spark.table("rate_rows").collect())
+    finally:
+        spark.catalog.dropTempView("rate_rows")
+
+
+def test_a_job_file_names_a_catalog_table_s_stream(spark, tmp_path):
+    """``[source] format = "table"``: Spark streams the catalog table (here a Parquet
+    table over the typed events); the records are the JSON lines' and the reference
+    engine's."""
+    _write_inputs(tmp_path, _events())
+    want = _reference(_job(tmp_path, "ref"))
+    name = f"typed_events_{tmp_path.name.replace('-', '_')}"
+    spark.sql(f"CREATE TABLE {name} ({SCHEMA}) USING parquet LOCATION '{tmp_path / 'typed'}'")
+    try:
+        job = _job(tmp_path, "table", path=None, format="table", table=name)
+        assert _run(spark, job) == want
+    finally:
+        spark.sql(f"DROP TABLE {name}")
+    missing = _job(tmp_path, "missing", path=None, format="table", table=name)
+    with pytest.raises(ConfigError, match=r"source\.table: Spark cannot stream this source"):
+        start(spark, missing, once=True)

@@ -110,6 +110,8 @@ def _check_jobs(jobs: list[tuple[dict[str, Any] | None, Job]], start: str | int 
         check_job(job)
         check_output_start(job, start, OUTPUT_START)
         for name, source in job.input_sources:
+            if source.spark_stream:  # (Spark checks its own source when the run starts)
+                continue
             check_watchable(source.path, f"inputs.{name}.path" if name else "source.path")
         for name, reference in job.references:  # (read whole once Spark has started)
             if not Path(reference.path).exists():

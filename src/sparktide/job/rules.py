@@ -53,6 +53,10 @@ def check_inputs(job: Job) -> None:
     if len(set(names)) != len(names):
         raise ConfigError("inputs", "names an input twice")
     for name, source in job.inputs:
+        if source.spark_stream:
+            raise ConfigError(
+                f"inputs.{name}.format", "a union's inputs are files (jsonl, csv or parquet)"
+            )
         if source.path is None:  # (a union reads its inputs' files)
             raise ConfigError(f"inputs.{name}.path", "is required")
         exporter = source.import_ctis

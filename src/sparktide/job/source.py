@@ -6,6 +6,7 @@ A job reads one source, or a union of named inputs (semantics §7) whose partiti
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,9 +21,24 @@ from sparktide.job.values import (
     set_field,
 )
 
-__all__ = ["SOURCE_FORMATS", "TIME_UNITS", "Reference", "Source", "input_of", "union_partition"]
+__all__ = [
+    "FILE_FORMATS",
+    "SOURCE_FORMATS",
+    "SPARK_STREAMS",
+    "TIME_UNITS",
+    "Reference",
+    "Source",
+    "input_of",
+    "union_partition",
+]
 
-SOURCE_FORMATS = ("jsonl", "csv", "parquet")
+#: The formats of files sparktide reads itself (``source.path``; both engines).
+FILE_FORMATS = ("jsonl", "csv", "parquet")
+#: Streams Spark reads (``run`` only): its rate sources (``rate-micro-batch``: a fixed
+#: number of rows and a fixed time step per micro-batch), and a catalog table's stream
+#: (Delta, Iceberg, Parquet: whatever the cluster's catalog can stream).
+SPARK_STREAMS = ("rate", "rate-micro-batch", "table")
+SOURCE_FORMATS = FILE_FORMATS + SPARK_STREAMS
 #: The units of epoch-number time columns of a typed stream (``source.time_unit``).
 TIME_UNITS = ("s", "ms", "us", "ns")
 
@@ -38,7 +54,17 @@ class Source:
         streaming DataFrame (:func:`sparktide.spark.start`), which reads no file (``run``
         and ``simulate`` require it).
     format
-        ``jsonl``, ``csv`` or ``parquet``.
+        ``jsonl``, ``csv`` or ``parquet`` (files); ``rate`` or ``rate-micro-batch``
+        (Spark's rate sources: columns ``timestamp``, ``value``) or ``table``
+        (:attr:`table`'s stream), which only ``run`` reads, as typed columns
+        (:data:`SPARK_STREAMS`).
+    table
+        With ``format = "table"``: the catalog table Spark streams
+        (``spark.readStream.table``), such as ``"events"`` or ``"sales.events"``.
+    options
+        With a stream Spark reads: its reader options
+        (``[source.options]``, such as ``rowsPerSecond`` for the rate source), stored as
+        sorted ``(key, text)`` pairs.
     timestamp_by
         Column with the event (application) time; ``None`` runs in arrival-time mode.
     arrival_time
@@ -87,6 +113,8 @@ class Source:
 
     path: str | None = None
     format: str = "jsonl"
+    table: str | None = None
+    options: Any = ()
     timestamp_by: str | None = None
     arrival_time: str | None = None
     processing_time: str | None = None
@@ -102,6 +130,33 @@ class Source:
     time_unit: str | None = None
     ordering: Any = None
     punctuation: Any = None
+
+    @property
+    def spark_stream(self) -> bool:
+        """Whether Spark reads the stream (:data:`SPARK_STREAMS`), not sparktide's files."""
+        return self.format in SPARK_STREAMS
+
+    def _check_spark_stream(self) -> None:
+        set_field(self, "options", _reader_options(self.options))
+        if self.format == "table":
+            if not isinstance(self.table, str) or not _TABLE_NAME.match(self.table):
+                raise ConfigError(
+                    "source.table",
+                    f'format = "table" streams a catalog table: name it (such as '
+                    f'"sales.events"), got {self.table!r}',
+                )
+        elif self.table is not None:
+            raise ConfigError("source.table", 'is read with format = "table" only')
+        if self.spark_stream and self.path is not None:
+            raise ConfigError(
+                "source.path", f"format = {self.format!r} is a stream Spark reads: it has no path"
+            )
+        if self.options and not self.spark_stream:
+            raise ConfigError(
+                "source.options",
+                f"are Spark's reader options, for {', '.join(SPARK_STREAMS)}; "
+                f"{self.format} files are read by sparktide",
+            )
 
     @property
     def intervals(self) -> bool:
@@ -145,6 +200,7 @@ class Source:
         normalise_signed_duration(self, "shift", "source.shift")
         normalise_duration(self, "duration", "source.duration", allow_none=True, positive=True)
         check_choice(self.format, SOURCE_FORMATS, "source.format")
+        self._check_spark_stream()
         if self.time_unit is not None:
             check_choice(self.time_unit, TIME_UNITS, "source.time_unit")
         for name in (
@@ -208,12 +264,34 @@ class Reference:
 
     def __post_init__(self) -> None:
         check_path(self.path, "source.path", optional=False)
-        check_choice(self.format, SOURCE_FORMATS, "source.format")
+        check_choice(self.format, FILE_FORMATS, "source.format")
 
     @property
     def as_source(self) -> Source:
         """The table as a :class:`Source` (its path and format), for the file readers."""
         return Source(path=self.path, format=self.format)
+
+
+_TABLE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*){0,2}$")
+
+
+def _reader_options(options: Any) -> tuple[tuple[str, str], ...]:
+    """``[source.options]`` as sorted ``(key, text)`` pairs (booleans as ``true`` /
+    ``false``, as Spark's options take them)."""
+    if isinstance(options, tuple):
+        options = dict(options)
+    if not isinstance(options, dict):
+        raise ConfigError("source.options", f"must be a table of reader options, got {options!r}")
+    pairs = []
+    for key, value in options.items():
+        if isinstance(value, bool):
+            value = "true" if value else "false"
+        elif not isinstance(value, (str, int, float)):
+            raise ConfigError(
+                f"source.options.{key}", f"must be text, a number or a boolean, got {value!r}"
+            )
+        pairs.append((str(key), str(value)))
+    return tuple(sorted(pairs))
 
 
 def union_partition(name: str, partition: Any) -> str:

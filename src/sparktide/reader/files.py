@@ -41,10 +41,16 @@ def input_files(source: Source) -> list[Path]:
     Raises
     ------
     ConfigError
-        If the source names no path.
+        If the source names no path, or is a stream only Spark reads.
     InputError
         If the path does not exist or cannot be listed.
     """
+    if source.spark_stream:
+        raise ConfigError(
+            "source.format",
+            f"{source.format!r} is a stream Spark reads: `sparktide run` reads it; simulate "
+            "reads files (jsonl, csv or parquet)",
+        )
     if source.path is None:
         raise ConfigError("source.path", "is required: simulate reads the job's records from it")
     path = Path(source.path)

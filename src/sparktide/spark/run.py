@@ -23,7 +23,7 @@ from sparktide.spark.outputstart import begin_output
 from sparktide.spark.publish import publish_metrics
 from sparktide.spark.query import BatchGate, SparktideQuery
 from sparktide.spark.session import local_session, method_limit_for
-from sparktide.spark.sources import batch_lines, file_lines
+from sparktide.spark.sources import batch_lines, file_lines, spark_stream
 from sparktide.spark.ticks import (
     DEFAULT_TRIGGER,
     only_ticks,
@@ -170,6 +170,8 @@ def _prepared(
     callbacks and output start time), the query's stream (a typed frame checked and
     wrapped, else the job's files; with the ticker when the checkpoint takes it), and
     whether it ticks."""
+    if files is None and job.source.spark_stream:
+        files = spark_stream(spark, job.source)
     if files is not None and is_typed(files):
         check_frame(job, files.schema)  # (before anything is locked or started)
         files = wrapped(files)

@@ -15,7 +15,14 @@ from sparktide.spark.inputs.csvlines import csv_rows
 from sparktide.spark.inputs.parquet import parquet_rows
 from sparktide.spark.inputs.textfiles import split_lines, whole_texts
 
-__all__ = ["batch_lines", "broker_lines", "check_watchable", "file_lines", "union_lines"]
+__all__ = [
+    "batch_lines",
+    "broker_lines",
+    "check_watchable",
+    "file_lines",
+    "spark_stream",
+    "union_lines",
+]
 
 
 #: The (fixed) schema of Spark's ``binaryFile`` source, which a stream must be given.
@@ -78,6 +85,27 @@ def union_lines(frame: DataFrame, job: Job) -> DataFrame:
         out = lines if out is None else out.unionByName(lines)
     assert out is not None
     return out
+
+
+def spark_stream(spark: SparkSession, source: Source) -> DataFrame:
+    """The typed stream Spark reads for a ``rate``, ``rate-micro-batch`` or ``table``
+    source, with its reader options (``[source.options]``).
+
+    Raises
+    ------
+    ConfigError
+        Spark refuses the options or cannot stream the table (``source.options``,
+        ``source.table``), with Spark's own reason.
+    """
+    reader = spark.readStream.options(**dict(source.options))
+    try:
+        if source.format == "table":
+            return reader.table(source.table)
+        return reader.format(source.format).load()
+    except Exception as exc:  # (Spark's analysis errors: an unknown table, a bad option)
+        key = "source.table" if source.format == "table" else "source.options"
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ConfigError(key, f"Spark cannot stream this source: {reason}") from None
 
 
 def check_watchable(path: str | None, key: str) -> None:

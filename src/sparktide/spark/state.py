@@ -350,6 +350,8 @@ def _paths_and_ordering(job: Job) -> dict[str, Any]:
         key = f"input.{name}" if name else "input"
         out[f"{key}.path"] = None if source.path is None else str(source.path)
         out[f"{key}.format"] = source.format
+        if source.table is not None:  # (a table's stream: its offsets are the table's)
+            out[f"{key}.table"] = source.table
     output = job.output
     for name in ("path", "dead_letter"):
         value = getattr(output, name)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from sparktide.core.diagnostics import named_columns
 from sparktide.core.instants import NEG_INF
 from sparktide.job import Job
+from sparktide.job.source import SPARK_STREAMS
 from sparktide.spark.aggregates import plan_aggregates
 from sparktide.spark.inputs.arrowvalues import KernelPlan, kernel_plan
 
@@ -26,16 +27,17 @@ TYPED, TYPED_TEXT = "_kf", "_ktext"
 def fusable(job: Job) -> bool:
     """Whether the job's batches may take the one-pass plan (before looking at data).
 
-    JSONL files, Parquet rows or broker lines; one timeline per partition, or per key
-    (substreams); no union, no imports; the ordering policy with ``adjust`` or ``drop``
-    (nothing it decides is dead-lettered); no CTIs, intervals or edges; tumbling or
+    JSONL files, Parquet rows, broker lines or a typed stream; one timeline per
+    partition, or per key (substreams); no union, no imports; the ordering policy with
+    ``adjust`` or ``drop`` (nothing it decides is dead-lettered); no CTIs, intervals or
+    edges; tumbling or
     hopping windows whose aggregates are ``count``, ``sum`` or ``avg`` of a column; no ``[filter]``,
     ``[select]``, ``having`` or join. The engine also requires that the policy need no
     other partition's clock (``SparkEngine._fused``), except for substreams, whose
     input arrival clock the tasks compute (or guess, and the engine checks)."""
     source, window = job.source, job.window
     return (
-        source.format in ("jsonl", "parquet")
+        source.format in ("jsonl", "parquet", *SPARK_STREAMS)
         and not source.intervals
         and not job.edges
         and not job.inputs
