@@ -765,3 +765,23 @@ def test_broker_lines_take_one_pass(spark, tmp_path):
     assert sorted(map(key, got)) == sorted(map(key, want))
     dead = read_output(job.output.dead_letter)
     assert [(d["reason"], d["line"]) for d in dead] == [("malformed", 99)]
+
+
+def test_a_batch_s_file_splits_come_from_its_files_sizes(spark, tmp_path):
+    """The one-task guard counts splits from the files' sizes (the optimiser's
+    statistics), and from the RDD where the source reports no size."""
+    from sparktide.spark.taskpass import _splits
+
+    table = pa.table({"x": pa.array(np.arange(50_000), pa.int64())})
+    pq.write_table(table, tmp_path / "x.parquet", compression="none")
+    size = (tmp_path / "x.parquet").stat().st_size
+    files = spark.read.parquet(str(tmp_path)).selectExpr("x", "x * 2 AS y")
+    assert _splits(files) == 1
+    previous = spark.conf.get("spark.sql.files.maxPartitionBytes")
+    spark.conf.set("spark.sql.files.maxPartitionBytes", str(size // 3))
+    try:
+        assert _splits(files) == -(-size // (size // 3)) >= 3
+    finally:
+        spark.conf.set("spark.sql.files.maxPartitionBytes", previous)
+    unsized = spark.sparkContext.parallelize([(i,) for i in range(10)], 7).toDF(["x"])
+    assert _splits(unsized) == 7

@@ -282,10 +282,10 @@ def _run_tasks(
     for single in (False, True) if not memory.one_task else (True,):
         frame, task_plan = files, plan
         if single:
-            splits = files.rdd.getNumPartitions()
+            splits = _splits(files)
             if splits > ONE_TASK_SPLITS:  # too much for one Python worker
                 return Declined(f"{splits} file splits for one task")
-            frame = files.coalesce(1) if splits > 1 else files
+            frame = files.coalesce(1)
             # the batch's other cores would idle: the task vouches for files in threads
             cores = context.spark.sparkContext.defaultParallelism
             task_plan = dataclasses.replace(plan, threads=cores)
@@ -316,6 +316,26 @@ def _run_tasks(
                 continue  # the guess was wrong (idle partitions): this batch in one task
         return ran
     return Declined("one task split a partition")  # pragma: no cover
+
+
+#: Above this many bytes, a plan's statistics say only that the size is unknown (Spark's
+#: ``spark.sql.defaultSizeInBytes`` is the largest long): a stream's batch, not files.
+_UNKNOWN_SIZE = 1 << 62
+
+
+def _splits(files: DataFrame) -> int:
+    """How many of Spark's file splits the batch's input is: from the size of what its
+    plan reads (the optimiser's statistics of the plan's leaves, the files' sizes for a
+    file source, without planning the query: a tenth of the time), or, for a source that
+    reports no size (a broker, the rate source), the partitions of its RDD."""
+    jdf = files._jdf  # type: ignore[attr-defined]
+    leaves = jdf.queryExecution().optimizedPlan().collectLeaves()
+    sizes = [int(str(leaves.apply(i).stats().sizeInBytes())) for i in range(leaves.size())]
+    size = sum(sizes)
+    if size >= _UNKNOWN_SIZE:
+        return files.rdd.getNumPartitions()
+    split = int(jdf.sparkSession().sessionState().conf().filesMaxPartitionBytes())
+    return max(1, -(-size // split))
 
 
 def _malformed_lines(

@@ -47,7 +47,7 @@ def write_dead_letters(
             schema = dead_letter_schema(context.window is not None)
             batch.sink(DEAD_LETTERS, directory, pa.array([], pa.string()), schema.empty_table())
         elif directory is not None:
-            empty_directory(context.spark, f"{directory}/{batch.label}")
+            empty_directory(f"{directory}/{batch.label}")
         return
     rows = parsed.filter("error IS NOT NULL").select(
         "file",

@@ -206,15 +206,11 @@ def write_lines(lines: pa.Array, directory: str) -> None:
     os.replace(tmp, final)
 
 
-def empty_directory(spark: SparkSession, directory: str) -> None:
+def empty_directory(directory: str) -> None:
     """Replace ``directory`` by a batch directory with no records (``_SUCCESS`` and
-    :data:`NO_RECORDS`), through Hadoop's file system API, so any file system Spark
-    writes to works."""
-    jvm, fs, path = _file_system(spark, directory)
-    fs.delete(path, True)
-    fs.mkdirs(path)
-    fs.create(jvm.org.apache.hadoop.fs.Path(path, NO_RECORDS), True).close()
-    fs.create(jvm.org.apache.hadoop.fs.Path(path, "_SUCCESS"), True).close()
+    :data:`NO_RECORDS`), from the driver as :func:`write_lines` writes (a job's paths
+    are local: they cannot hold a scheme's ``:``)."""
+    write_lines(pa.array([], pa.string()), local_path(directory))
 
 
 def _file_system(spark: SparkSession, directory: str) -> tuple[Any, Any, Any]:
