@@ -48,8 +48,8 @@ def input_files(source: Source) -> list[Path]:
     if source.spark_stream:
         raise ConfigError(
             "source.format",
-            f"{source.format!r} is a stream Spark reads: `sparktide run` reads it; simulate "
-            "reads files (jsonl, csv or parquet)",
+            f"{source.format!r} is a stream Spark reads: only `sparktide run` reads it "
+            "(simulate, explain and advise read files: jsonl, csv or parquet)",
         )
     if source.path is None:
         raise ConfigError("source.path", "is required: simulate reads the job's records from it")
