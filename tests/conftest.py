@@ -59,7 +59,9 @@ def _slices(total: int, workers: int) -> list[int]:
 
 
 def spread(items: list[pytest.Item], workers: int) -> list[pytest.Item]:
-    """``items`` reordered into ``workers`` slices, each its Spark tests then plain ones."""
+    """``items`` reordered into ``workers`` slices, each its Spark tests then plain ones;
+    the tests that start JVMs of their own (marked ``jvm``) last among the Spark tests,
+    so their children find the class archive made (tests/class_archive.py)."""
     shares: list[list[pytest.Item]] = [[] for _ in range(workers)]
     loads = [0] * workers
     plain = []
@@ -72,6 +74,8 @@ def spread(items: list[pytest.Item], workers: int) -> list[pytest.Item]:
         shares[lightest].append(item)
         loads[lightest] += weight
     ordered: list[pytest.Item] = []
+    for share in shares:  # (a stable sort: the collection's order otherwise)
+        share.sort(key=lambda item: item.get_closest_marker("jvm") is not None)
     for share, size in zip(shares, _slices(len(items), workers), strict=True):
         fill = max(0, size - len(share))
         ordered += share + plain[:fill]
