@@ -167,9 +167,9 @@ def _prepared(
     max_files_per_trigger: int | None,
 ) -> tuple[SparkEngine, DataFrame, bool]:
     """The engine (its checkpoint taken; ``settings``: its clock, metrics and batch
-    callbacks and output start time), the query's stream (a typed frame checked and
-    wrapped, else the job's files; with the ticker when the checkpoint takes it), and
-    whether it ticks."""
+    callbacks and output start time), the query's stream (a typed frame, given or the
+    stream Spark reads for a ``rate`` or ``table`` source, checked and wrapped; else the
+    job's files; with the ticker when the checkpoint takes it), and whether it ticks."""
     if files is None and job.source.spark_stream:
         files = spark_stream(spark, job.source)
     if files is not None and is_typed(files):

@@ -30,11 +30,11 @@ def fusable(job: Job) -> bool:
     JSONL files, Parquet rows, broker lines or a typed stream; one timeline per
     partition, or per key (substreams); no union, no imports; the ordering policy with
     ``adjust`` or ``drop`` (nothing it decides is dead-lettered); no CTIs, intervals or
-    edges; tumbling or
-    hopping windows whose aggregates are ``count``, ``sum`` or ``avg`` of a column; no ``[filter]``,
-    ``[select]``, ``having`` or join. The engine also requires that the policy need no
-    other partition's clock (``SparkEngine._fused``), except for substreams, whose
-    input arrival clock the tasks compute (or guess, and the engine checks)."""
+    edges; tumbling or hopping windows whose aggregates are ``count``, ``sum`` or
+    ``avg`` of a column; no ``[filter]``, ``[select]``, ``having`` or join. The engine
+    also requires that the policy need no other partition's clock
+    (``SparkEngine._fused``), except for substreams, whose input arrival clock the tasks
+    compute (or guess, and the engine checks)."""
     source, window = job.source, job.window
     return (
         source.format in ("jsonl", "parquet", *SPARK_STREAMS)
