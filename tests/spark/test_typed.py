@@ -379,6 +379,21 @@ def test_a_job_file_names_a_catalog_table_s_stream(spark, tmp_path):
         assert _run(spark, job) == want
     finally:
         spark.sql(f"DROP TABLE {name}")
+    two = f"{name}_two"  # (two files, one per micro-batch: the run's max_files_per_trigger)
+    pq.write_table(
+        pq.read_table(tmp_path / "typed" / "p.parquet"), tmp_path / "typed" / "q.parquet"
+    )
+    spark.sql(f"CREATE TABLE {two} ({SCHEMA}) USING parquet LOCATION '{tmp_path / 'typed'}'")
+    try:
+        job = _job(tmp_path, "two", path=None, format="table", table=two)
+        metrics: list[dict[str, Any]] = []
+        query = start(
+            spark, job, once=True, clock=clock, on_metrics=metrics.append, max_files_per_trigger=1
+        )
+        query.awaitTermination()
+        assert [m["this_batch"]["input"] for m in metrics] == [N, N]
+    finally:
+        spark.sql(f"DROP TABLE {two}")
     missing = _job(tmp_path, "missing", path=None, format="table", table=name)
     with pytest.raises(ConfigError, match=r"source\.table: Spark cannot stream this source"):
         start(spark, missing, once=True)

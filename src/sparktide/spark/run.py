@@ -171,7 +171,7 @@ def _prepared(
     stream Spark reads for a ``rate`` or ``table`` source, checked and wrapped; else the
     job's files; with the ticker when the checkpoint takes it), and whether it ticks."""
     if files is None and job.source.spark_stream:
-        files = spark_stream(spark, job.source)
+        files = spark_stream(spark, job.source, max_files_per_trigger=max_files_per_trigger)
     if files is not None and is_typed(files):
         check_frame(job, files.schema)  # (before anything is locked or started)
         files = wrapped(files)

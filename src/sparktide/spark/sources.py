@@ -87,9 +87,13 @@ def union_lines(frame: DataFrame, job: Job) -> DataFrame:
     return out
 
 
-def spark_stream(spark: SparkSession, source: Source) -> DataFrame:
+def spark_stream(
+    spark: SparkSession, source: Source, *, max_files_per_trigger: int | None = None
+) -> DataFrame:
     """The typed stream Spark reads for a ``rate``, ``rate-micro-batch`` or ``table``
-    source, with its reader options (``[source.options]``).
+    source, with its reader options (``[source.options]``); ``max_files_per_trigger``
+    (``run --max-files-per-trigger``) becomes Spark's ``maxFilesPerTrigger`` unless the
+    options set it (a file table's stream reads it; the rate sources ignore it).
 
     Raises
     ------
@@ -97,7 +101,10 @@ def spark_stream(spark: SparkSession, source: Source) -> DataFrame:
         Spark refuses the options or cannot stream the table (``source.options``,
         ``source.table``), with Spark's own reason.
     """
-    reader = spark.readStream.options(**dict(source.options))
+    options = dict(source.options)
+    if max_files_per_trigger is not None:
+        options.setdefault("maxFilesPerTrigger", str(max_files_per_trigger))
+    reader = spark.readStream.options(**options)
     try:
         if source.format == "table":
             return reader.table(source.table)
