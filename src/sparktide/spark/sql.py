@@ -82,24 +82,19 @@ def lit_us(value: int | None) -> str:
 def iso(expr: str) -> str:
     """ISO-8601 UTC text of a microsecond expression, as ``format_instant`` writes it.
 
-    Made of whole days and seconds of the day, never through a ``TIMESTAMP``: Spark
-    renders timestamps in the session's time zone, which a caller's session (``start``)
-    may set to anything."""
-    micros = f"pmod(({expr}), 1000000)"
-    seconds = f"((({expr}) - {micros}) div 1000000)"  # (exact: no division through doubles)
-    second = f"pmod({seconds}, 86400)"
-    day = f"CAST(date_from_unix_date(CAST(({seconds} - {second}) div 86400 AS INT)) AS STRING)"
-    base = (
-        f"concat({day}, 'T', lpad(CAST(floor({second} / 3600) AS STRING), 2, '0'), ':', "
-        f"lpad(CAST(floor(pmod({second}, 3600) / 60) AS STRING), 2, '0'), ':', "
-        f"lpad(CAST(pmod({second}, 60) AS STRING), 2, '0'))"
-    )
-    frac = f"rtrim('0', lpad(CAST({micros} AS STRING), 6, '0'))"
+    Spark's CSV writer renders the instant with the zone given as its option, never the
+    session's (which a caller's session, ``start``, may set to anything); the fraction's
+    trailing zeros are trimmed, and with them a bare point. Small to analyse: each
+    plan that shows an instant as text carries one of these per instant."""
+    text = f"to_csv(named_struct('t', timestamp_micros({expr})), {_UTC_TEXT})"
     return (
         f"CASE WHEN ({expr}) IS NULL THEN NULL "
-        f"WHEN {micros} = 0 THEN concat({base}, 'Z') "
-        f"ELSE concat({base}, '.', {frac}, 'Z') END"
+        f"ELSE concat(rtrim('.', rtrim('0', {text})), 'Z') END"
     )
+
+
+#: SQL: the CSV writer's options for :func:`iso` (all six fraction digits, in UTC).
+_UTC_TEXT = "map('timestampFormat', \"yyyy-MM-dd'T'HH:mm:ss.SSSSSS\", 'timeZone', 'UTC')"
 
 
 def with_columns(rows: DataFrame, columns: dict[str, str]) -> DataFrame:
