@@ -88,8 +88,7 @@ def iso(expr: str) -> str:
     plan that shows an instant as text carries one of these per instant."""
     text = f"to_csv(named_struct('t', timestamp_micros({expr})), {_UTC_TEXT})"
     return (
-        f"CASE WHEN ({expr}) IS NULL THEN NULL "
-        f"ELSE concat(rtrim('.', rtrim('0', {text})), 'Z') END"
+        f"CASE WHEN ({expr}) IS NULL THEN NULL ELSE concat(rtrim('.', rtrim('0', {text})), 'Z') END"
     )
 
 
