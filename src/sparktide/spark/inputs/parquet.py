@@ -148,15 +148,24 @@ def _parquet_lines(frame: DataFrame, job: Job | None = None) -> DataFrame:
 def typed_rows(frame: DataFrame, job: Job | None = None) -> DataFrame:
     """Typed rows as JSON-object lines (with ``job``, the typed route's columns too:
     :func:`~.parquettyped.vouched_values`); the columns of :data:`META`, last in
-    ``frame``, give each row's ``file``, ``line``, ``mtime`` and ``pre_error``.
+    ``frame``, give each row's ``file``, ``line``, ``mtime`` and ``pre_error``
+    (:func:`renamed_rows` of the frame renamed by position)."""
+    fields = [f for f in frame.schema.fields if f.name not in META]
+    assert tuple(frame.columns[len(fields) :]) == META
+    names = [f"c{i}" for i in range(len(fields))]
+    return renamed_rows(frame.toDF(*names, "_file", "_line", "_mtime", "_pre_error"), fields, job)
+
+
+def renamed_rows(
+    frame: DataFrame, fields: list[T.StructField], job: Job | None = None
+) -> DataFrame:
+    """:func:`typed_rows` of a frame whose data columns are renamed by position (``c0``,
+    ``c1``, ... for ``fields``: each one's name and type) and followed by ``_file``,
+    ``_line``, ``_mtime`` and ``_pre_error``.
 
     The row's column names are data: they reach SQL only as string expressions
-    (:func:`~sparktide.spark.sql.sql_string`); the columns are renamed by position
-    (``c0``, ``c1``, ...) before any SQL refers to them."""
-    fields = [f for f in frame.schema.fields if f.name not in META]
+    (:func:`~sparktide.spark.sql.sql_string`), never as names."""
     names = [f"c{i}" for i in range(len(fields))]
-    assert tuple(frame.columns[len(fields) :]) == META
-    frame = frame.toDF(*names, "_file", "_line", "_mtime", "_pre_error")  # (by position)
     columns = []
     values: dict[str, str] = {}
     for item, column in zip(fields, names, strict=True):
@@ -175,8 +184,8 @@ def typed_rows(frame: DataFrame, job: Job | None = None) -> DataFrame:
             "_mtime AS mtime",
             "_pre_error AS pre_error",
         )
-    typed = frame.selectExpr("*", *vouched_values(job, list(fields), names, values))
-    kernel = [] if not fusable(job) else kernel_inputs(job, list(fields), names)
+    typed = frame.selectExpr("*", *vouched_values(job, fields, names, values))
+    kernel = [] if not fusable(job) else kernel_inputs(job, fields, names)
     if kernel:
         typed = typed.selectExpr("*", *kernel)
     # A vouched row's text is parsed by no one; later steps read it when the job releases

@@ -27,7 +27,7 @@ from sparktide.core.diagnostics import check_columns
 from sparktide.errors import ConfigError
 from sparktide.job import Job
 from sparktide.spark.inputs.contract import INSTANT_RANGE
-from sparktide.spark.inputs.parquet import META, typed_rows
+from sparktide.spark.inputs.parquet import META, renamed_rows
 from sparktide.spark.sql import iso, sql_string
 
 __all__ = ["ROW", "check_frame", "is_typed", "typed_lines", "wrapped"]
@@ -118,15 +118,18 @@ def check_frame(job: Job, schema: T.StructType) -> None:
                 raise bad(f"window.aggregates.{aggregate.name}", name, kind, "not a number")
 
 
-def instants(frame: DataFrame, job: Job) -> DataFrame:
-    """``frame`` with its time columns as ``TIMESTAMP`` (text left as it is), and a row's
-    early dead letter (``META[3]``): a time number that is no representable instant."""
+def instants(
+    types: dict[str, T.DataType], job: Job, skip: frozenset[str] = frozenset()
+) -> tuple[dict[str, tuple[str, T.DataType]], str]:
+    """The time columns of a frame of column ``types`` as ``TIMESTAMP`` (text left as it
+    is; the names in ``skip`` too): SQL and type by name, and SQL of a row's early dead
+    letter (``META[3]``): a time number that is no representable instant. The SQL reads
+    the frame's columns as they came, and the row's line as ``META[1]``."""
     errors = []
-    types = {f.name: f.dataType for f in frame.schema.fields}
-    replaced: dict[str, F.Column] = {}
+    replaced: dict[str, tuple[str, T.DataType]] = {}
     for _, name in _time_columns(job):
         kind, column = types[name], f"`{name.replace('`', '``')}`"
-        if isinstance(kind, T.TimestampType) or isinstance(kind, T.StringType):
+        if isinstance(kind, (T.TimestampType, T.StringType)) or name in skip:
             continue
         if isinstance(kind, T.TimestampNTZType):  # the wall clock read in UTC
             micros = (
@@ -140,15 +143,14 @@ def instants(frame: DataFrame, job: Job) -> DataFrame:
             unit = job.source.time_unit
             errors.append(
                 f"CASE WHEN {column} IS NOT NULL AND NOT coalesce({micros} {INSTANT_RANGE}, "
-                f"false) THEN concat('line ', CAST(__st_line AS STRING), ': ', "
+                f"false) THEN concat('line ', CAST({META[1]} AS STRING), ': ', "
                 f"{sql_string(name)}, ' = ', CAST({column} AS STRING), "
                 f"{sql_string(f' ({unit} since 1970) is no instant of years 1-9999')}) END"
             )
             micros = f"CASE WHEN {micros} {INSTANT_RANGE} THEN {micros} END"
-        replaced[name] = F.expr(f"timestamp_micros({micros})")
+        replaced[name] = (f"timestamp_micros({micros})", T.TimestampType())
     pre_error = f"coalesce({', '.join(errors)})" if errors else "CAST(NULL AS STRING)"
-    frame = frame.withColumn(META[3], F.expr(pre_error))  # (of the columns as they came)
-    return frame.withColumns(replaced) if replaced else frame
+    return replaced, pre_error
 
 
 def _epoch_micros(column: str, kind: T.DataType, unit: str) -> str:
@@ -174,15 +176,15 @@ def _epoch_micros(column: str, kind: T.DataType, unit: str) -> str:
     )
 
 
-def _partitions_as_text(frame: DataFrame, job: Job) -> DataFrame:
-    """``frame`` with a partition column of an atomic type other than integers and text
-    as its text (semantics §2.1: a partition id is an integer or a string)."""
+def _partition_as_text(types: dict[str, T.DataType], job: Job) -> dict[str, tuple[str, T.DataType]]:
+    """A partition column of an atomic type other than integers and text as its text
+    (semantics §2.1: a partition id is an integer or a string): SQL and type by name."""
     name = job.source.partition
     if name is None:
-        return frame
-    kind = {f.name: f.dataType for f in frame.schema.fields}[name]
+        return {}
+    kind = types[name]
     if isinstance(kind, (*_INTEGRAL, T.StringType)):
-        return frame
+        return {}
     column = f"`{name.replace('`', '``')}`"
     if isinstance(kind, T.TimestampType):
         text = iso(f"unix_micros({column})")
@@ -190,26 +192,35 @@ def _partitions_as_text(frame: DataFrame, job: Job) -> DataFrame:
         text = f"hex({column})"
     else:
         text = f"CAST({column} AS STRING)"
-    return frame.withColumn(name, F.expr(text))
+    return {name: (text, T.StringType())}
 
 
 def typed_lines(frame: DataFrame, job: Job, now: int | None) -> DataFrame:
     """A micro-batch of a typed frame (unwrapped: :data:`ROW`'s fields) as the engine's
-    lines, with the typed route's columns (:func:`typed_rows`).
+    lines, with the typed route's columns (:func:`~.parquet.renamed_rows`).
 
     Each row's ``file`` is :data:`STREAM_FILE`, its ``line`` its place in the batch as
     Spark reads it (``monotonically_increasing_id() + 1``: arrival ties go by it), its
     ``mtime`` the batch's processing time ``now`` (the arrival time of a job without
-    ``source.arrival_time``, semantics §1.1)."""
-    frame = _partitions_as_text(frame, job)
+    ``source.arrival_time``, semantics §1.1). The partition's text, the instants and
+    the row's place take one projection: each one PySpark adds is analysed again."""
+    fields = list(frame.schema.fields)
+    types = {f.name: f.dataType for f in fields}
+    replaced = _partition_as_text(types, job)
+    times, pre_error = instants(types, job, skip=frozenset(replaced))
+    replaced |= times
     frame = frame.withColumn(META[1], F.monotonically_increasing_id() + 1)
-    frame = instants(frame, job)
-    data = [c for c in frame.columns if c not in (META[1], META[3])]
+    columns = []
+    for i, item in enumerate(fields):
+        sql, kind = replaced.get(item.name, (f"`{item.name.replace('`', '``')}`", None))
+        columns.append(f"{sql} AS c{i}")
+        if kind is not None:
+            fields[i] = T.StructField(item.name, kind)
     frame = frame.selectExpr(
-        *(f"`{c.replace('`', '``')}`" for c in data),
-        f"{sql_string(STREAM_FILE)} AS {META[0]}",
-        META[1],
-        f"CAST({'NULL' if now is None else now} AS BIGINT) AS {META[2]}",
-        META[3],
+        *columns,
+        f"{sql_string(STREAM_FILE)} AS _file",
+        f"{META[1]} AS _line",
+        f"CAST({'NULL' if now is None else now} AS BIGINT) AS _mtime",
+        f"{pre_error} AS _pre_error",
     )
-    return typed_rows(frame, job)
+    return renamed_rows(frame, fields, job)
