@@ -36,7 +36,8 @@ from tests.test_transcripts import (
 )
 
 #: semantics §7 (issue 7): punctuation, interval and edge events, several inputs, the hold;
-#: the analytic columns of semantics §11.11; a query of several steps as one job (§13).
+#: the analytic columns of semantics §11.11 (the aggregates too); a query of several steps
+#: as one job (§13).
 SPEC7 = (
     "expression_functions_cast",
     "expression_records_arrays",
@@ -44,6 +45,7 @@ SPEC7 = (
     "names_user_window_columns",
     "names_user_event_columns",
     "analytic_lag_isfirst_last",
+    "analytic_aggregates",
     "cti_both",
     "cti_commits_at_once",
     "cti_commits_strictly_before",
