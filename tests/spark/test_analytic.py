@@ -143,7 +143,7 @@ CASES = {
             },
             "fast": {
                 "function": "sum",
-                "value": "TRY_CAST(speed AS float)",
+                "value": "CAST(speed AS float)",
                 "partition_by": ["lane"],
                 "limit_duration": "30s",
             },
