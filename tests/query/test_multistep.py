@@ -220,28 +220,6 @@ def test_an_analytic_function_over_a_step_without_where_sees_every_event() -> No
     assert run(j, rows) == [{"k": 2, "prev": 2, "timestamp": "2026-03-01T09:00:02Z"}]
 
 
-def test_an_analytic_aggregate_over_a_step_reads_its_computed_column() -> None:
-    """``SUM(w) OVER (...)`` over a step that computes ``w`` sums the input's ``v * 2``,
-    over every event (the outer WHERE does not stop them being summed)."""
-    j = job(
-        "WITH a AS (SELECT k, v * 2 AS w FROM i TIMESTAMP BY t)\n"
-        "SELECT k, SUM(w) OVER (PARTITION BY k LIMIT DURATION(second, 10)) AS total,\n"
-        "COUNT(*) OVER (LIMIT DURATION(second, 10) WHEN w > 2) AS big INTO o FROM a WHERE w > 2"
-    )
-    assert [(a.name, a.value) for a in j.analytics] == [("_sum1", "v * 2"), ("_count2", None)]
-    rows = [
-        {"k": 1, "v": 1, "t": "2026-03-01T09:00:01Z"},  # w = 2: filtered, still summed
-        {"k": 1, "v": 2, "t": "2026-03-01T09:00:05Z"},
-        {"k": 2, "v": 3, "t": "2026-03-01T09:00:06Z"},
-        {"k": 1, "v": 4, "t": "2026-03-01T09:00:12Z"},  # the first is 11 s back
-    ]
-    assert run(j, rows) == [
-        {"k": 1, "total": 6, "big": 1, "timestamp": "2026-03-01T09:00:05Z"},
-        {"k": 2, "total": 6, "big": 2, "timestamp": "2026-03-01T09:00:06Z"},
-        {"k": 1, "total": 12, "big": 3, "timestamp": "2026-03-01T09:00:12Z"},
-    ]
-
-
 def test_a_join_of_steps_that_shape_their_streams_joins_their_inputs() -> None:
     j = job(
         "WITH a AS (SELECT k, v * 2 AS w, t FROM e TIMESTAMP BY t),\n"

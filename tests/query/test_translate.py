@@ -609,50 +609,6 @@ def test_system_timestamp_without_a_window_is_the_events_timestamp() -> None:
         job("SELECT LAG(System.Timestamp()) OVER (LIMIT DURATION(minute, 1)) AS p FROM i")
 
 
-def test_the_analytic_forms_of_aggregates_are_analytic_columns() -> None:
-    """``SUM``, ``COUNT``, ``AVG``, ``MIN``, ``MAX`` with ``OVER (... LIMIT DURATION ...)``
-    (semantics §11.11) in ``SELECT`` and ``WHERE`` without ``GROUP BY``: one
-    ``[analytic.<name>]`` column per distinct call, ``COUNT(*)`` without a value."""
-    j = job(
-        "SELECT id, SUM(v) OVER (PARTITION BY k LIMIT DURATION(minute, 5)) AS s, "
-        "COUNT(*) OVER (LIMIT DURATION(second, 30) WHEN v > 2) AS n, "
-        "Max(v * 2) OVER (PARTITION BY k, z LIMIT DURATION(ms, 1500)) - "
-        "min(v * 2) OVER (PARTITION BY k, z LIMIT DURATION(ms, 1500)) AS spread, "
-        "COUNT(v) OVER (LIMIT DURATION(hh, 1)) AS nv "
-        "FROM i TIMESTAMP BY t "
-        "WHERE AVG(v) OVER (PARTITION BY k LIMIT DURATION(minute, 5)) > 3 "
-        "AND SUM(v) OVER (PARTITION BY k LIMIT DURATION(minute, 5)) < 100"
-    )
-    got = [
-        (a.name, a.function, a.value, a.partition_by, a.limit_duration, a.when) for a in j.analytics
-    ]
-    assert got == [
-        ("_avg1", "avg", "v", ("k",), 5 * MINUTE, None),
-        ("_sum2", "sum", "v", ("k",), 5 * MINUTE, None),
-        ("_count3", "count", None, (), 30 * SECOND, "v > 2"),
-        ("_max4", "max", "v * 2", ("k", "z"), 1_500_000, None),
-        ("_min5", "min", "v * 2", ("k", "z"), 1_500_000, None),
-        ("_count6", "count", "v", (), 60 * MINUTE, None),
-    ]
-    assert j.filter is not None and j.filter.where == "_avg1 > 3 AND _sum2 < 100"
-    assert [(p.name, p.expression) for p in j.select] == [
-        ("id", "id"),
-        ("s", "_sum2"),
-        ("n", "_count3"),
-        ("spread", "_max4 - _min5"),
-        ("nv", "_count6"),
-    ]
-    assert j.window is None
-    # Stream Analytics' own example: an alert when a resource was unhealthy for an hour
-    alert = job(
-        "SELECT 1 AS alert FROM input "
-        "WHERE MAX(healthy) OVER (PARTITION BY id LIMIT DURATION (hour, 1)) = 0"
-    )
-    (column,) = alert.analytics
-    assert (column.function, column.value, column.limit_duration) == ("max", "healthy", 60 * MINUTE)
-    assert alert.filter is not None and alert.filter.where == "_max1 = 0"
-
-
 def test_countif_is_count_if_of_its_condition() -> None:
     """``CountIf(condition)`` (semantics §6.12): the window's ``count_if``."""
     j = job(
