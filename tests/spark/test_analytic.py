@@ -141,6 +141,14 @@ CASES = {
                 "limit_duration": "2m",
                 "when": "speed > 20",
             },
+            # (an array is the null partition, as in the reference; LAG's key too)
+            "prev_lane": {
+                "function": "lag",
+                "value": "id",
+                "partition_by": ["lane"],
+                "limit_duration": "1m",
+            },
+            "long": {"function": "count", "value": "lane", "limit_duration": "36500d"},
             "fast": {
                 "function": "sum",
                 "value": "CAST(speed AS float)",
@@ -154,7 +162,7 @@ CASES = {
             for f in ("sum", "count", "avg", "min", "max")
             for v in ("speed", "lane")
         }
-        | {"lanes": "lanes", "fast": "fast"},
+        | {"lanes": "lanes", "fast": "fast", "prev_lane": "prev_lane", "long": "long"},
     },
     "aggregates-partitioned": {
         "source": {"partition": "partition", "partitions": 3},
