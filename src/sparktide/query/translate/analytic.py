@@ -11,6 +11,7 @@ from decimal import Decimal
 from typing import Any
 
 from sparktide import expr as E
+from sparktide.job import ANALYTIC_AGGREGATES
 from sparktide.query.ast import Call, Literal
 from sparktide.query.exprs import convert
 from sparktide.query.refusal import Refuse
@@ -19,8 +20,9 @@ __all__ = ["ANALYTIC_AGGREGATE_CALLS", "ANALYTIC_CALLS", "AnalyticColumns", "is_
 
 #: The analytic functions, as a query names them (any case).
 ANALYTIC_CALLS = ("lag", "last", "isfirst")
-#: The aggregates that have an analytic form: the call with ``OVER (... LIMIT DURATION``.
-ANALYTIC_AGGREGATE_CALLS = ("sum", "count", "avg", "min", "max")
+#: The aggregates that have an analytic form (the call with ``OVER (... LIMIT DURATION
+#: ...)``), named as the job file names them.
+ANALYTIC_AGGREGATE_CALLS = ANALYTIC_AGGREGATES
 
 
 def is_analytic(call: Call) -> bool:
