@@ -276,7 +276,7 @@ def _looked_back(job: Job, stacked: DataFrame) -> DataFrame:
         following = "ROWS BETWEEN CURRENT ROW AND UNBOUNDED FOLLOWING"
         lags["_rank"] = f"count_if(_w) OVER ({window} {following})"
     looked = stacked.withColumns({name: F.expr(sql) for name, sql in lags.items()})
-    looked, aggregates = analytic_aggregate_columns(job, looked)
+    merged, aggregates = analytic_aggregate_columns(job, looked)
     inputs = ("_w", "_v", "_d")
 
     def value(k: int, analytic: Analytic) -> str:
@@ -284,7 +284,9 @@ def _looked_back(job: Job, stacked: DataFrame) -> DataFrame:
             return aggregates[k]
         return analytic_value(analytic, f"_p{analytic.depth}", inputs)
 
-    return looked.withColumn("_an", F.expr(f"coalesce({_by_column(job, value)}, 'null')"))
+    texts = merged.withColumn("_an", F.expr(f"coalesce({_by_column(job, value)}, 'null')"))
+    # (the aggregates' inputs and partial columns are not kept with the batch)
+    return texts.drop(*(c for c in merged.columns if c not in looked.columns))
 
 
 def _kept_next(job: Job, looked: DataFrame, watermark: str) -> DataFrame:
