@@ -1,12 +1,16 @@
 """The analytic forms of the aggregates in queries (semantics §11.11): ``SUM``, ``COUNT``,
 ``AVG``, ``MIN``, ``MAX`` with ``OVER (... LIMIT DURATION ...)`` translated into
 ``[analytic.<name>]`` columns, in one statement and over a step. (Their refusals are in
-the tables of ``test_translate.py`` and ``test_multistep.py``.)"""
+``test_multistep.py``'s table over steps, and below, by the refusal check of
+``test_translate.py``.)"""
 
 from __future__ import annotations
 
+import pytest
+
 from sparktide.time import MINUTE, SECOND
 from tests.query.test_multistep import job, run
+from tests.query.test_translate import test_refusals_name_construct_and_position as _refused
 
 
 def test_the_analytic_forms_of_aggregates_are_analytic_columns() -> None:
@@ -73,3 +77,52 @@ def test_an_analytic_aggregate_over_a_step_reads_its_computed_column() -> None:
         {"k": 2, "total": 6, "big": 2, "timestamp": "2026-03-01T09:00:06Z"},
         {"k": 1, "total": 12, "big": 3, "timestamp": "2026-03-01T09:00:12Z"},
     ]
+
+
+@pytest.mark.parametrize(
+    ("text", "position", "message"),
+    [
+        (
+            "SELECT SUM(v) OVER (PARTITION BY k) AS s FROM i",
+            "1:8",
+            "SUM(...) OVER needs LIMIT DURATION(unit, length)",
+        ),
+        (
+            "SELECT COUNT(DISTINCT v) OVER (LIMIT DURATION(second, 5)) AS c FROM i",
+            "1:8",
+            "COUNT(DISTINCT ...) OVER (...) is not supported",
+        ),
+        ("SELECT MAX(*) OVER (LIMIT DURATION(second, 5)) AS m FROM i", "1:8", "MAX(*) is not"),
+        (
+            "SELECT AVG(v, w) OVER (LIMIT DURATION(second, 5)) AS a FROM i",
+            "1:8",
+            "AVG(...) OVER (...) takes one value",
+        ),
+        (
+            "SELECT SUM(v) OVER (ORDER BY v LIMIT DURATION(second, 5)) AS s FROM i",
+            "1:15",
+            "SUM takes no ORDER BY in OVER",
+        ),
+        (
+            "SELECT SUM(LAG(v) OVER (LIMIT DURATION(second, 5))) OVER (LIMIT DURATION(second, 5)) "
+            "AS s FROM i",
+            "1:12",
+            "LAG(...) inside SUM(...) is not supported yet",
+        ),
+        (
+            "SELECT STDEV(v) OVER (LIMIT DURATION(second, 5)) AS s FROM i",
+            "1:8",
+            "the aggregates with an analytic form are SUM, COUNT, AVG, MIN and MAX",
+        ),
+        (
+            "SELECT k, MIN(v) OVER (LIMIT DURATION(second, 5)) AS m FROM i "
+            "GROUP BY k, TumblingWindow(s, 5)",
+            "1:18",
+            "the analytic form of an aggregate is not supported with GROUP BY yet",
+        ),
+    ],
+)
+def test_analytic_aggregate_refusals_name_construct_and_position(
+    text: str, position: str, message: str
+) -> None:
+    _refused(text, position, message)

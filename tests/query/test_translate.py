@@ -156,44 +156,6 @@ def test_pass_through_queries_and_with_steps() -> None:
             "1:35",
             "ISFIRST(...) inside LAST(...) is not supported yet",
         ),
-        (
-            "SELECT SUM(v) OVER (PARTITION BY k) AS s FROM i",
-            "1:8",
-            "SUM(...) OVER needs LIMIT DURATION(unit, length)",
-        ),
-        (
-            "SELECT COUNT(DISTINCT v) OVER (LIMIT DURATION(second, 5)) AS c FROM i",
-            "1:8",
-            "COUNT(DISTINCT ...) OVER (...) is not supported",
-        ),
-        ("SELECT MAX(*) OVER (LIMIT DURATION(second, 5)) AS m FROM i", "1:8", "MAX(*) is not"),
-        (
-            "SELECT AVG(v, w) OVER (LIMIT DURATION(second, 5)) AS a FROM i",
-            "1:8",
-            "AVG(...) OVER (...) takes one value",
-        ),
-        (
-            "SELECT SUM(v) OVER (ORDER BY v LIMIT DURATION(second, 5)) AS s FROM i",
-            "1:15",
-            "SUM takes no ORDER BY in OVER",
-        ),
-        (
-            "SELECT SUM(LAG(v) OVER (LIMIT DURATION(second, 5))) OVER (LIMIT DURATION(second, 5)) "
-            "AS s FROM i",
-            "1:12",
-            "LAG(...) inside SUM(...) is not supported yet",
-        ),
-        (
-            "SELECT STDEV(v) OVER (LIMIT DURATION(second, 5)) AS s FROM i",
-            "1:8",
-            "the aggregates with an analytic form are SUM, COUNT, AVG, MIN and MAX",
-        ),
-        (
-            "SELECT k, MIN(v) OVER (LIMIT DURATION(second, 5)) AS m FROM i "
-            "GROUP BY k, TumblingWindow(s, 5)",
-            "1:18",
-            "the analytic form of an aggregate is not supported with GROUP BY yet",
-        ),
         ("SELECT x.*, a FROM i", "1:8", "x.* names no input of this SELECT"),
         (
             "WITH s AS (SELECT *, v * 2 AS w FROM i) SELECT w + 1 AS x FROM s",
