@@ -1,8 +1,11 @@
-"""Analytic columns in the job model and the reference engine (semantics §11.11)."""
+"""Analytic columns (LAG, LAST, ISFIRST and the analytic aggregates) in the job model and
+the reference engine (semantics §11.11)."""
 
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sparktide.core.engine import ReferenceEngine
 from sparktide.errors import ConfigError
@@ -126,3 +129,175 @@ def test_state_is_bounded_by_limit_duration():
     assert engine.analytics is not None
     # events at most 10 s behind the watermark (the newest minus 5 s) are kept
     assert 0 < engine.analytics.size() <= 17
+
+
+# ------------------------------------------------------------ the analytic aggregates
+@pytest.mark.parametrize(
+    ("analytic", "key", "words"),
+    [
+        ({"function": "sum", "limit_duration": "1m"}, "analytic.p.value", "required"),
+        ({"function": "avg", "value": "x"}, "analytic.p.limit_duration", "required"),
+        (
+            {"function": "max", "value": "x", "limit_duration": "1m", "period": "1m"},
+            "analytic.p.period",
+            "takes value, limit_duration",
+        ),
+        (
+            {"function": "min", "value": "x", "limit_duration": "1m", "default": "0"},
+            "analytic.p.default",
+            "takes value, limit_duration",
+        ),
+        (
+            {"function": "count", "limit_duration": "1m", "offset": 2},
+            "analytic.p.offset",
+            "no offset",
+        ),
+        ({"function": "sum", "value": "x +", "limit_duration": "1m"}, "analytic.p.value", ""),
+        ({"function": "count", "limit_duration": "-1s"}, "analytic.p.limit_duration", ""),
+    ],
+)
+def test_bad_analytic_aggregates_name_their_key(analytic, key, words):
+    with pytest.raises(ConfigError) as caught:
+        _job({"p": analytic})
+    assert caught.value.key == key
+    assert words in caught.value.message
+
+
+def _aggregates(**extra):
+    """Each aggregate of ``v`` over 10 s, with ``extra`` keys (when, partition_by)."""
+    columns = {f: {"function": f, "value": "v", "limit_duration": "10s", **extra} for f in _FNS}
+    columns["rows"] = {"function": "count", "limit_duration": "10s", **extra}
+    return columns
+
+
+_FNS = ("sum", "count", "avg", "min", "max")
+
+
+def _values(job, rows):
+    names = ["id", *_FNS, "rows"]
+    result = ReferenceEngine(job, explain=False).run(_records(job, rows))
+    return [tuple(e[n] for n in names) for e in result.events]
+
+
+def test_aggregates_of_mixed_kinds_follow_the_window_aggregates_rules():
+    """SUM of integers is an integer (exactly, beyond 2^53), with a float a float; AVG is
+    a float; null, text, booleans and arrays are skipped by SUM and AVG; COUNT(v) counts
+    the values that are not null, arrays and objects; MIN/MAX order numbers before text;
+    COUNT(*) counts every event; the event itself counts (it matches: no WHEN)."""
+    job = _job(_aggregates(), select={"id": "id", **{n: n for n in (*_FNS, "rows")}})
+    big = 2**60
+    rows = [
+        _row(1, 0, v=big),
+        _row(2, 1, v=3),  # integers: an exact integer sum
+        _row(3, 2, v=None),  # null: skipped by all but COUNT(*)
+        _row(4, 3, v="abc"),  # text: SUM and AVG skip it, MIN/MAX rank it after numbers
+        _row(5, 4, v=0.5),  # a float: the sum is a float from here on
+        _row(6, 5, v=[1, 2]),  # an array: null to every aggregate of a value
+        _row(7, 6, v=True),  # a boolean: not a number for SUM and AVG
+    ]
+    got = _values(job, rows)
+    assert got == [
+        (1, big, 1, float(big), big, big, 1),
+        (2, big + 3, 2, (big + 3) / 2, 3, big, 2),
+        (3, big + 3, 2, (big + 3) / 2, 3, big, 3),
+        (4, big + 3, 3, (big + 3) / 2, 3, "abc", 4),
+        (5, float(big) + 3.5, 4, (float(big) + 3.5) / 3, 0.5, "abc", 5),
+        (6, float(big) + 3.5, 4, (float(big) + 3.5) / 3, 0.5, "abc", 6),
+        (7, float(big) + 3.5, 5, (float(big) + 3.5) / 3, 0.5, "abc", 7),  # true is 1
+    ]
+    assert isinstance(got[0][3], float) and isinstance(got[1][1], int)
+
+
+def test_aggregates_window_when_and_ties():
+    """The group is the matching events of the partition at most 10 s before the event
+    (the bound included) released up to it: of two events at one timestamp the first
+    does not see the second. An event that does not match WHEN still has a value (over
+    the earlier matching events), but is not in it; over none: null, COUNT 0."""
+    job = _job(
+        _aggregates(when="v > 0", partition_by=["k"]),
+        select={"id": "id", **{n: n for n in (*_FNS, "rows")}},
+    )
+    rows = [
+        _row(1, 0, k="a", v=4),
+        _row(2, 0, k="b", v=100),  # another partition
+        _row(3, 5, k="a", v=-1),  # does not match: over event 1 only
+        _row(4, 5, k="a", v=2),  # a tie with 3, released after it
+        _row(5, 10, k="a", v=6),  # event 1 is exactly 10 s back: still in
+        _row(6, 10, k="a", v=0),  # does not match; a tie with 5, which it sees
+        _row(7, 21, k="a", v=-5),  # nothing matching within 10 s: null, counts 0
+    ]
+    assert _values(job, rows) == [
+        (1, 4, 1, 4.0, 4, 4, 1),
+        (2, 100, 1, 100.0, 100, 100, 1),
+        (3, 4, 1, 4.0, 4, 4, 1),
+        (4, 6, 2, 3.0, 2, 4, 2),
+        (5, 12, 3, 4.0, 2, 6, 3),
+        (6, 12, 3, 4.0, 2, 6, 3),
+        (7, None, 0, None, None, None, 0),
+    ]
+
+
+def test_an_aggregate_keeps_only_the_events_within_limit_duration():
+    """Every matching event is kept (not just the last): COUNT(*) over 10 s of one event a
+    second is 11; the state holds the events within 10 s of the watermark, not all."""
+    job = _job({"n": {"function": "count", "limit_duration": "10s"}}, select={"id": "id", "n": "n"})
+    engine = ReferenceEngine(job, explain=False)
+    rows = [_row(i, i) for i in range(300)]
+    result = engine.run(_records(job, rows), flush=False)
+    assert [e["n"] for e in result.events][:12] == [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 11]
+    assert engine.analytics is not None
+    assert 11 <= engine.analytics.size() <= 17  # the watermark is 5 s behind the newest
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(0, 4),  # seconds after the previous arrival
+            st.integers(0, 4),  # how far behind its arrival the event's time is (< 5 s)
+            st.sampled_from("ab"),
+            st.one_of(st.none(), st.integers(-5, 5)),
+        ),
+        max_size=30,
+    ),
+    st.integers(1, 12),
+    st.booleans(),
+)
+def test_aggregates_match_a_direct_computation(steps, seconds, with_when):
+    """Over disordered integer streams (null among them), each aggregate is what a direct
+    computation over the released events gives: the matching events of the partition
+    released up to the event (the release order is the timestamp order, then arrival),
+    at most ``seconds`` before it."""
+    extra = {"partition_by": ["k"], "limit_duration": f"{seconds}s"}
+    if with_when:
+        extra["when"] = "v >= 0"
+    columns = {f: {"function": f, "value": "v", **extra} for f in _FNS}
+    columns["rows"] = {"function": "count", **extra}
+    job = _job(columns, select={"id": "id", "k": "k", "v": "v", **{n: n for n in [*_FNS, "rows"]}})
+    rows, arrival = [], 0
+    for i, (step, behind, k, v) in enumerate(steps):
+        arrival += step
+        t, a = (
+            format_instant(T0 + (arrival - behind) * SECOND),
+            format_instant(T0 + arrival * SECOND),
+        )
+        rows.append({"id": i, "t": t, "a": a, "k": k, "v": v})
+    events = ReferenceEngine(job, explain=False).run(_records(job, rows)).events
+    assert sorted(e["id"] for e in events) == list(range(len(rows)))  # none adjusted
+    for n, event in enumerate(events):
+        now = parse_instant(event["timestamp"])
+        group = [
+            e
+            for e in events[: n + 1]
+            if e["k"] == event["k"]
+            and parse_instant(e["timestamp"]) >= now - seconds * SECOND
+            and (not with_when or (e["v"] is not None and e["v"] >= 0))
+        ]
+        values = [e["v"] for e in group if e["v"] is not None]
+        assert event["rows"] == len(group)
+        assert event["count"] == len(values)
+        assert event["sum"] == (sum(values) if values else None)
+        assert event["avg"] == (sum(values) / len(values) if values else None)
+        assert event["min"] == (min(values) if values else None)
+        assert event["max"] == (max(values) if values else None)
+        assert isinstance(event["avg"], float | None) and isinstance(event["sum"], int | None)

@@ -153,13 +153,14 @@ def test_without_the_option_the_metrics_are_as_before() -> None:
 @given(
     st.lists(st.tuples(st.integers(-8, 8), st.integers(0, 6), st.sampled_from("ab")), max_size=25),
     st.integers(0, 40),
-    st.sampled_from(["lag", "last", "isfirst"]),
+    st.sampled_from(["lag", "last", "isfirst", "sum", "count", "avg", "min", "max"]),
 )
 def test_analytic_columns_from_the_start_time(
     steps: list[tuple[int, int, str]], at: int, function: str
 ) -> None:
-    """LAG, LAST and ISFIRST (semantics §11.11) see the events of their look-back:
-    released events from the start on carry the columns a run over everything gives."""
+    """LAG, LAST, ISFIRST and the analytic aggregates (semantics §11.11) see the events of
+    their look-back: released events from the start on carry the columns a run over
+    everything gives."""
     analytic: dict[str, Any] = {"function": function, "partition_by": ["k"]}
     if function == "isfirst":
         analytic["period"] = "4s"

@@ -156,6 +156,9 @@ analytic_value: analytic columns: LAG, LAST, ISFIRST (§11.11)
 analytic_expired: analytic columns: a kept event the watermark left behind (§11.11)
     python core.analytic:analytic_expired
     sql    spark.analytic:analytic_expired
+analytic_aggregate: analytic columns: SUM, COUNT, AVG, MIN, MAX over LIMIT DURATION (§11.11)
+    python core.analytic:analytic_aggregate
+    sql    spark.analytic_aggregates:analytic_aggregate_columns
 before_start_verdict: output start: an event that arrived before the read point is skipped (§12.2)
     python core.policy:before_start_verdict
     sql    spark.policy:before_start_verdict

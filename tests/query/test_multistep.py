@@ -464,6 +464,11 @@ def test_the_transcript_s_job_is_the_translation_of_its_query() -> None:
             "2:11: LAG(...) over the step b, which filters, is not supported yet",
         ),
         (
+            "WITH a AS (SELECT * FROM i WHERE v > 1)\n"
+            "SELECT k, AVG(v) OVER (LIMIT DURATION(minute, 1)) AS p INTO o FROM a",
+            "2:11: AVG(...) over the step a, which filters, is not supported yet",
+        ),
+        (
             "WITH a AS (SELECT k AS key, v * 2 AS w FROM i)\n"
             "SELECT w, COUNT(*) AS n INTO o FROM a GROUP BY TumblingWindow(s, 5), w",
             "2:70: GROUP BY w, a column its step computes, is not supported yet",

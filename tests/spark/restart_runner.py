@@ -50,6 +50,23 @@ CASES: dict[str, dict[str, Any]] = {
         "source": {"partition": "partition", "partitions": 2},
         "ordering": {"late_arrival": "20s", "out_of_order": "5s"},
     },
+    # analytic columns (semantics §11.11): their kept events are the state table
+    # ``analytic``, read by the next batch
+    "analytic": {
+        "source": {"partition": "partition", "partitions": 2},
+        "ordering": {"late_arrival": "20s", "out_of_order": "5s"},
+        "analytic": {
+            "total": {
+                "function": "sum",
+                "value": "value",
+                "partition_by": ["device"],
+                "limit_duration": "1m",
+            },
+            "n": {"function": "count", "limit_duration": "30s", "when": "value > 5"},
+            "prev": {"function": "lag", "value": "id", "limit_duration": "1m"},
+        },
+        "select": {"id": "id", "total": "total", "n": "n", "prev": "prev"},
+    },
 }
 
 

@@ -1,5 +1,6 @@
-"""Analytic columns (LAG, LAST, ISFIRST; semantics §11.11) on Spark: the reference engine's
-records, across micro-batches (state carried in the checkpoint) and restarts."""
+"""Analytic columns (LAG, LAST, ISFIRST and the analytic forms of SUM, COUNT, AVG, MIN,
+MAX; semantics §11.11) on Spark: the reference engine's records, across micro-batches
+(state carried in the checkpoint) and restarts."""
 
 from __future__ import annotations
 
@@ -68,18 +69,132 @@ CASES = {
         },
         "filter": {"where": "first = 1"},
     },
+    # the aggregates: several partitions and durations, WHEN, COUNT(*) and COUNT(x), and a
+    # LAG beside them (the two window plans in one pass); the stream's ties at one
+    # timestamp (adjusted late events, equal times) are released in order
+    "aggregates-merged-with-lag": {
+        "ordering": {"late_arrival": "20s", "out_of_order": "5s"},
+        "analytic": {
+            "total": {
+                "function": "sum",
+                "value": "value",
+                "partition_by": ["device"],
+                "limit_duration": "30s",
+            },
+            "n": {"function": "count", "partition_by": ["device"], "limit_duration": "20s"},
+            "nbig": {
+                "function": "count",
+                "value": "value",
+                "limit_duration": "1m",
+                "when": "value > 5",
+            },
+            "mean": {
+                "function": "avg",
+                "value": "value",
+                "partition_by": ["device"],
+                "limit_duration": "45s",
+            },
+            "lo": {"function": "min", "value": "value", "limit_duration": "10s"},
+            "hi": {
+                "function": "max",
+                "value": "value * 2",
+                "partition_by": ["device"],
+                "limit_duration": "1m",
+                "when": "id % 3 <> 0",
+            },
+            "prev": {
+                "function": "lag",
+                "value": "value",
+                "partition_by": ["device"],
+                "limit_duration": "30s",
+            },
+        },
+        "filter": {"where": "n > 1 OR total IS NULL"},
+        "select": {
+            "id": "id",
+            "device": "device",
+            "total": "total",
+            "n": "n",
+            "nbig": "nbig",
+            "mean": "mean",
+            "lo": "lo",
+            "hi": "hi",
+            "prev": "prev",
+            "share": "value / total",
+        },
+    },
+    # every JSON kind (text, booleans, arrays, integers beyond 64 bits, integral floats)
+    # through each aggregate, per substream and per lane
+    "aggregates-mixed-kinds-substreams": {
+        "stream": {"mixed": True},
+        "source": {"partition": "partition", "over": "device"},
+        "ordering": {"late_arrival": "15s", "out_of_order": "4s", "on_out_of_order": "drop"},
+        "analytic": {
+            f"{f}_{v}": {"function": f, "value": v, "limit_duration": "40s"}
+            for f in ("sum", "count", "avg", "min", "max")
+            for v in ("speed", "lane")
+        }
+        | {
+            "lanes": {
+                "function": "count",
+                "partition_by": ["lane"],
+                "limit_duration": "2m",
+                "when": "speed > 20",
+            },
+            # (an array is the null partition, as in the reference; LAG's key too)
+            "prev_lane": {
+                "function": "lag",
+                "value": "id",
+                "partition_by": ["lane"],
+                "limit_duration": "1m",
+            },
+            "long": {"function": "count", "value": "lane", "limit_duration": "36500d"},
+            "fast": {
+                "function": "sum",
+                "value": "CAST(speed AS float)",
+                "partition_by": ["lane"],
+                "limit_duration": "30s",
+            },
+        },
+        "select": {"id": "id", "speed": "speed", "lane": "lane"}
+        | {
+            f"{f}_{v}": f"{f}_{v}"
+            for f in ("sum", "count", "avg", "min", "max")
+            for v in ("speed", "lane")
+        }
+        | {"lanes": "lanes", "fast": "fast", "prev_lane": "prev_lane", "long": "long"},
+    },
+    "aggregates-partitioned": {
+        "source": {"partition": "partition", "partitions": 3},
+        "ordering": {"late_arrival": "10s", "out_of_order": "3s", "partitioned": True},
+        "analytic": {
+            "peak": {
+                "function": "max",
+                "value": "value",
+                "partition_by": ["device"],
+                "limit_duration": "25s",
+                "when": "value >= 5",
+            },
+            "seen": {"function": "count", "limit_duration": "15s"},
+        },
+        "filter": {"where": "peak = value OR seen = 1"},
+        "select": {"id": "id", "device": "device", "peak": "peak", "seen": "seen"},
+    },
 }
 
 #: Each case's micro-batches: 2 or 3 of the 4 files each (an analytic column's state
 #: crosses a batch boundary in every case; the restart test carries it across runs)
 RUNS = [(case, (2, 3, 2)[i % 3]) for i, case in enumerate(sorted(CASES))]
+#: ... and the aggregates' ties and frames once more across one file per batch
+RUNS.append(("aggregates-merged-with-lag", 1))
 
 
 @pytest.mark.parametrize(("case", "files_per_batch"), RUNS)
 def test_analytic_matches_reference(spark, tmp_path, case, files_per_batch):
     tables = dict(CASES[case])
+    stream = tables.pop("stream", {})
     seed = zlib.crc32(case.encode()) % 1000
-    write_stream(tmp_path / "in", seed=seed, files=4, partitions=3)
+    write_stream(tmp_path / "in", seed=seed, files=4, partitions=3, **stream)
     job = job_for(tmp_path, tables)
     batches = run_matching_reference(spark, job, files_per_batch)
     assert len(batches) >= 4 // files_per_batch
@@ -95,7 +210,8 @@ def test_analytic_state_survives_restart_and_stays_bounded(spark, tmp_path):
     """Two runs on one checkpoint (the second reads files written after the first
     stopped) give the reference engine's records for the whole input: the kept events
     travel in the checkpoint. Keyed by ``id`` (a key per event), the state holds only
-    the events ``limit_duration`` has not left behind, not one per event seen."""
+    the events ``limit_duration`` has not left behind, not one per event seen; the
+    aggregates keep as many events as the reference engine does."""
     write_stream(tmp_path / "all", seed=11, files=4, partitions=2)
     (tmp_path / "in").mkdir()
     tables = {
@@ -114,9 +230,17 @@ def test_analytic_state_survives_restart_and_stays_bounded(spark, tmp_path):
                 "limit_duration": "1m",
                 "when": "value IS NOT NULL",
             },
+            "recent": {
+                "function": "avg",
+                "value": "value",
+                "partition_by": ["device"],
+                "limit_duration": "20s",
+                "when": "value IS NOT NULL",
+            },
+            "seen": {"function": "count", "limit_duration": "10s"},
         },
         "filter": {"where": "prev IS NOT NULL"},
-        "select": {"id": "id", "prev": "prev", "mine": "mine"},
+        "select": {"id": "id", "prev": "prev", "mine": "mine", "recent": "recent", "seen": "seen"},
     }
     job = job_for(tmp_path, tables)
     files = sorted((tmp_path / "all").iterdir())
@@ -133,6 +257,10 @@ def test_analytic_state_survives_restart_and_stays_bounded(spark, tmp_path):
     kept_by_reference = sum(len(k) for k in engine.analytics._state[0].values())
     assert by_id == kept_by_reference
     assert 0 < by_id < len(engine.result.events) * 2 // 3, (by_id, len(engine.result.events))
+    # an aggregate keeps every matching event within its limit_duration, and no more
+    for idx in (2, 3):
+        kept_here = sum(len(k) for k in engine.analytics._state[idx].values())
+        assert kept.filter(f"idx = {idx}").count() == kept_here > 1
     for path in files[2:]:
         path.rename(tmp_path / "in" / path.name)
     metrics = run_job(job, flush=True, publish=False, **options)

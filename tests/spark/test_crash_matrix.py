@@ -57,6 +57,12 @@ FULL: dict[str, list[tuple[str, int]]] = {
     ],
     # the typed sinks and the callback (restart_runner.SINKS): killed after the typed
     # write, inside the callback, and at the steps after them
+    # analytic columns: their kept events written, then committed
+    "analytic": [
+        ("outputs", 1),
+        ("state_tables", 2),
+        ("committed", 3),
+    ],
     "parquet_callback": [
         ("dead_letters", 1),
         ("sink", 1),
@@ -83,6 +89,8 @@ FULL: dict[str, list[tuple[str, int]]] = {
 QUICK: dict[str, list[tuple[str, int]]] = {
     "tumbling": [("reading", 0), ("batch_done", 5)],
     "release": [("state_tables", 3)],
+    # the analytic columns' kept events (table analytic) killed while being written
+    "analytic": [("state_tables", 2)],
     # a Delta commit the state does not know of; a callback killed once it wrote
     "delta": [("sink", 2)],
     "parquet_callback": [("callback", 2)],

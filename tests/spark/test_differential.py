@@ -537,6 +537,23 @@ CASES = {
             "late": "window_start < '2026-03-01T09:03:00Z'",
         },
     },
+    # aggregates of expressions that may be arrays (semantics §6.12: an array or object
+    # is null to them), over lane's arrays and a CASE choosing one
+    "filter-tumbling-array-values": {
+        "ordering": {"late_arrival": "20s", "out_of_order": "5s"},
+        "filter": {"where": "value IS NOT NULL OR lane IS NOT NULL"},
+        "window": {
+            "type": "tumbling",
+            "size": "30s",
+            "group_by": ["device"],
+            "aggregates": {
+                "top": "max(CASE WHEN speed > 0 THEN lane END)",
+                "bottom": "min(CASE WHEN value > 1 THEN lane ELSE speed END)",
+                "n": "count(CASE WHEN id % 2 = 0 THEN lane END)",
+                "first": "count(GetArrayElement(lane, 0))",
+            },
+        },
+    },
     "filter-release-select": {
         "source": {"partition": "partition"},
         "ordering": {"late_arrival": "20s", "out_of_order": "5s", "action": "drop"},

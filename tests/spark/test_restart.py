@@ -225,7 +225,7 @@ def _key(record: dict[str, Any]) -> str:
 
 
 # ---------------------------------------------------------------------- the test
-SEEDS = {"tumbling": 11, "release": 23}  # release: test_crash_matrix.py
+SEEDS = {"tumbling": 11, "release": 23, "analytic": 31}  # release, analytic: test_crash_matrix.py
 
 
 def _run_here(spark, jobdir: Path, case: str, schedule: Callable[[int], int]) -> float:

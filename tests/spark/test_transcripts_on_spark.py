@@ -36,7 +36,8 @@ from tests.test_transcripts import (
 )
 
 #: semantics §7 (issue 7): punctuation, interval and edge events, several inputs, the hold;
-#: the analytic columns of semantics §11.11; a query of several steps as one job (§13).
+#: the analytic columns of semantics §11.11 (the aggregates too); a query of several steps
+#: as one job (§13).
 SPEC7 = (
     "expression_functions_cast",
     "expression_records_arrays",
@@ -44,6 +45,8 @@ SPEC7 = (
     "names_user_window_columns",
     "names_user_event_columns",
     "analytic_lag_isfirst_last",
+    "analytic_aggregates",
+    "analytic_aggregates_ties_across_batches",
     "cti_both",
     "cti_commits_at_once",
     "cti_commits_strictly_before",
@@ -84,7 +87,9 @@ ROW_WINDOWS = (
 
 #: Transcripts run a micro-batch per input row: imported CTIs are taken at every
 #: observation instant, which for simulate is every record and for Spark every batch.
-PER_ROW = {"union_import_ctis"}
+#: The analytic aggregates' ties meet across batches only so (a kept event and a released
+#: one at one timestamp).
+PER_ROW = {"union_import_ctis", "analytic_aggregates_ties_across_batches"}
 
 #: Fields that depend on where micro-batches are cut or on the processing-time clock,
 #: or that only simulate writes.

@@ -1,12 +1,18 @@
-"""Analytic columns (``LAG``, ``LAST``, ``ISFIRST``; semantics §11.11) in the reference
-engine: computed for each released event, in release order, from what the earlier
-released events of its scope and partition left.
+"""Analytic columns (``LAG``, ``LAST``, ``ISFIRST`` and the analytic forms of ``SUM``,
+``COUNT``, ``AVG``, ``MIN``, ``MAX``; semantics §11.11) in the reference engine: computed
+for each released event, in release order, from what the earlier released events of its
+scope and partition left.
 
 Per column and ``(scope, partition values)`` the state keeps the latest ``depth``
-matching events (timestamp and looked-up value). An event kept there can matter only to
-an event at most ``limit_duration`` later (``lag``, ``last``) or in its own period
+matching events (timestamp and looked-up value), every one for an aggregate (its
+``depth`` is ``None``). An event kept there can matter only to an event at most
+``limit_duration`` later (``lag``, ``last``, the aggregates) or in its own period
 (``isfirst``); since every event released later has a timestamp at or above its scope's
 watermark, the state drops what the watermark has left behind (:func:`analytic_expired`).
+An aggregate's value follows the window aggregates' rules, from their one home
+(:mod:`sparktide.core.aggregates`): what an event adds is
+:func:`~sparktide.core.aggregates.aggregated_value`, and the aggregate of the kept
+values is :func:`~sparktide.core.aggregates.accumulate`'s.
 """
 
 from __future__ import annotations
@@ -16,12 +22,15 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
+from sparktide.core.aggregates import accumulate, aggregated_value
 from sparktide.expr import Ref, evaluate, value_of
 from sparktide.expr.nodes import Expr, is_other
-from sparktide.job import Analytic, Job
+from sparktide.job import Aggregate, Analytic, Job
 
 __all__ = [
     "AnalyticColumns",
+    "added_value",
+    "analytic_aggregate",
     "analytic_expired",
     "analytic_key",
     "analytic_value",
@@ -38,8 +47,8 @@ def period_start(timestamp: int, period: int) -> int:
 def analytic_expired(analytic: Analytic, timestamp: int, watermark: int) -> bool:
     """Whether a matching event at ``timestamp`` can no longer matter to an event
     released after its scope's watermark reached ``watermark`` (every such event is at or
-    after ``watermark``): ``lag``/``last`` look back ``limit_duration``, ``isfirst``
-    within a period."""
+    after ``watermark``): ``lag``, ``last`` and the aggregates look back
+    ``limit_duration``, ``isfirst`` within a period."""
     if analytic.function == "isfirst":
         return timestamp < period_start(watermark, analytic.period)  # type: ignore[arg-type]
     return timestamp < watermark - analytic.limit_duration  # type: ignore[operator]
@@ -90,6 +99,46 @@ def analytic_value(
     return default
 
 
+#: The field an aggregate's kept values are read from (:func:`analytic_aggregate`).
+_KEPT = "v"
+
+
+def analytic_aggregate(
+    analytic: Analytic,
+    kept: deque[tuple[int, Any]] | None,
+    timestamp: int,
+    *,
+    matches: bool,
+    current: Any,
+) -> Any:
+    """The value of the aggregate column ``analytic`` for an event at ``timestamp``
+    (``matches``: whether its ``when`` holds; ``current``: what it adds,
+    :func:`added_value`), given ``kept``, the matching events released before it (oldest
+    first, ``(timestamp, added value)``).
+
+    The aggregate, by the window aggregates' rules (:func:`accumulate`), of the kept
+    events at least ``limit_duration`` before the event (the bound included) and of the
+    event itself when it matches; ``count`` of none is 0, the others null."""
+    floor = timestamp - analytic.limit_duration  # type: ignore[operator]
+    values = [value for seen, value in kept or () if seen >= floor]
+    if matches:
+        values.append(current)
+    column = Aggregate(analytic.name, analytic.function, column=_KEPT)
+    rows = [((0, 0, i), {_KEPT: value}) for i, value in enumerate(values)]
+    return accumulate((column,), rows)[analytic.name]
+
+
+def added_value(analytic: Analytic, fields: dict[str, Any]) -> Any:
+    """What an event adds to the aggregate column ``analytic``
+    (:func:`~sparktide.core.aggregates.aggregated_value` of its aggregate: an array or
+    object is null, and so is anything but a number for ``sum`` and ``avg``); ``True``
+    for ``COUNT(*)``, which counts every matching event."""
+    aggregate = analytic.aggregate
+    if aggregate.counts_rows:
+        return True
+    return aggregated_value(aggregate, fields)
+
+
 def _raw(expr: Expr, fields: dict[str, Any]) -> Any:
     """A looked-up value: a field as it is (kept whole for the output), else computed."""
     if isinstance(expr, Ref):
@@ -123,13 +172,19 @@ class AnalyticColumns:
             when = analytic.when_expression
             matches = when is None or evaluate(when, lookup) is True
             current = None
-            if analytic.function != "isfirst":
-                current = _raw(analytic.value_expression, fields)  # type: ignore[arg-type]
-            default = analytic.default_expression
-            fallback = None if default is None else _raw(default, fields)
-            out[analytic.name] = analytic_value(
-                analytic, kept, timestamp, matches=matches, current=current, default=fallback
-            )
+            if analytic.is_aggregate:
+                current = added_value(analytic, fields)
+                out[analytic.name] = analytic_aggregate(
+                    analytic, kept, timestamp, matches=matches, current=current
+                )
+            else:
+                if analytic.function != "isfirst":
+                    current = _raw(analytic.value_expression, fields)  # type: ignore[arg-type]
+                default = analytic.default_expression
+                fallback = None if default is None else _raw(default, fields)
+                out[analytic.name] = analytic_value(
+                    analytic, kept, timestamp, matches=matches, current=current, default=fallback
+                )
             if matches:
                 if kept is None:
                     kept = state[(scope, key)] = deque(maxlen=analytic.depth)

@@ -15,7 +15,8 @@ The package, one module per idea:
 - :mod:`~sparktide.job.window`: ``[window]`` and its aggregates;
 - :mod:`~sparktide.job.join`: ``[join]``;
 - :mod:`~sparktide.job.expressions`: ``[filter]``, ``[select]`` and the names they read;
-- :mod:`~sparktide.job.analytic`: ``[analytic.<name>]``, the analytic columns;
+- :mod:`~sparktide.job.analytic`: ``[analytic.<name>]``, the analytic columns (``LAG``,
+  ``LAST``, ``ISFIRST`` and the aggregates' analytic forms);
 - :mod:`~sparktide.job.output`: ``[output]``;
 - :mod:`~sparktide.job.model`: the whole :class:`Job`, and :mod:`~sparktide.job.rules`,
   the rules between its tables;
@@ -23,7 +24,7 @@ The package, one module per idea:
   TOML tables, and reading a job file.
 """
 
-from sparktide.job.analytic import ANALYTIC_FUNCTIONS, Analytic
+from sparktide.job.analytic import ANALYTIC_AGGREGATES, ANALYTIC_FUNCTIONS, Analytic
 from sparktide.job.expressions import Filter, Projection, expression_fields, record_casts
 from sparktide.job.files import load_job
 from sparktide.job.files import read_toml as _read_toml  # noqa: F401 (sparktide.query.bind)
@@ -40,6 +41,7 @@ from sparktide.job.window import AGGREGATE_FUNCTIONS, Aggregate, Window
 
 __all__ = [
     "AGGREGATE_FUNCTIONS",
+    "ANALYTIC_AGGREGATES",
     "ANALYTIC_FUNCTIONS",
     "Aggregate",
     "Analytic",

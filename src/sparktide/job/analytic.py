@@ -1,15 +1,17 @@
 """``[analytic.<name>]``: Stream Analytics' analytic functions ``LAG``, ``LAST`` and
-``ISFIRST`` (semantics §11.11), as named columns the job's ``[filter]`` and ``[select]`` read.
+``ISFIRST`` and the analytic forms of the aggregates ``SUM``, ``COUNT``, ``AVG``, ``MIN``
+and ``MAX`` (semantics §11.11), as named columns the job's ``[filter]`` and ``[select]``
+read.
 
 Each table names one column::
 
     [analytic.previous_make]
-    function = "lag"              # lag, last or isfirst
-    value = "Make"                # lag, last: the expression whose value is looked up
+    function = "lag"              # lag, last, isfirst, sum, count, avg, min or max
+    value = "Make"                # the expression looked up or aggregated (count: optional)
     offset = 1                    # lag: how many matching events back (1 or more)
     default = "'none'"            # lag, last: the value when there is none (else null)
     partition_by = ["Make"]       # expressions: look only at events with the same values
-    limit_duration = "1m"         # lag, last: how far back from the current event
+    limit_duration = "1m"         # all but isfirst: how far back from the current event
     when = "Weight < 20000"       # only events where this is true are looked at
     period = "10m"                # isfirst: the tumbling periods it ranks events in
 
@@ -25,15 +27,18 @@ from typing import TYPE_CHECKING, Any
 
 from sparktide.errors import ConfigError
 from sparktide.expr import Expr, parse_expression
+from sparktide.job.aggregates import Aggregate
 from sparktide.job.values import check_column, normalise_duration, set_field
 
 if TYPE_CHECKING:
     from sparktide.job.model import Job
 
-__all__ = ["ANALYTIC_FUNCTIONS", "Analytic", "check_analytics"]
+__all__ = ["ANALYTIC_AGGREGATES", "ANALYTIC_FUNCTIONS", "Analytic", "check_analytics"]
 
+#: The aggregates with an analytic form (``SUM(x) OVER (... LIMIT DURATION(...))``).
+ANALYTIC_AGGREGATES = ("sum", "count", "avg", "min", "max")
 #: The analytic functions, by their job-file name.
-ANALYTIC_FUNCTIONS = ("lag", "last", "isfirst")
+ANALYTIC_FUNCTIONS = ("lag", "last", "isfirst", *ANALYTIC_AGGREGATES)
 
 
 @dataclass(frozen=True)
@@ -46,10 +51,13 @@ class Analytic:
         The column's name, read by ``[filter]`` and ``[select]``.
     function
         ``lag`` (the value of the ``offset``-th previous matching event), ``last`` (of the
-        latest matching event, the current one included) or ``isfirst`` (1 when the event
-        is the first matching one of its ``period``, else 0).
+        latest matching event, the current one included), ``isfirst`` (1 when the event
+        is the first matching one of its ``period``, else 0), or an aggregate (``sum``,
+        ``count``, ``avg``, ``min``, ``max``) of ``value`` over the matching events within
+        ``limit_duration``, the current one included when it matches.
     value
-        ``lag``, ``last``: the expression evaluated on the event looked up.
+        ``lag``, ``last``, the aggregates: the expression evaluated on the event looked up
+        (or aggregated); ``count`` without it counts the events (``COUNT(*)``).
     offset
         ``lag``: how many matching events back, at least 1.
     default
@@ -59,8 +67,8 @@ class Analytic:
         Expressions: only events with equal values (SQL equality of their kinds) are
         looked at.
     limit_duration
-        ``lag``, ``last`` (required): a matching event counts only while its timestamp is
-        at least the current event's minus this duration.
+        All but ``isfirst`` (required): a matching event counts only while its timestamp
+        is at least the current event's minus this duration.
     when
         A condition: only events where it is true are looked at.
     period
@@ -96,6 +104,8 @@ class Analytic:
             _parse(self.when, f"{key}.when")
         if self.function == "isfirst":
             self._check_isfirst(key)
+        elif self.function in ANALYTIC_AGGREGATES:
+            self._check_aggregate(key)
         else:
             self._check_lookup(key)
 
@@ -123,6 +133,35 @@ class Analytic:
         if self.function == "last" and self.offset != 1:
             raise ConfigError(f"{key}.offset", "last takes no offset (it is lag with offset 0)")
 
+    def _check_aggregate(self, key: str) -> None:
+        for name in ("period", "default"):
+            if getattr(self, name) is not None:
+                raise ConfigError(
+                    f"{key}.{name}",
+                    f"{self.function} takes value, limit_duration, partition_by and when",
+                )
+        if self.offset != 1:
+            raise ConfigError(f"{key}.offset", f"{self.function} takes no offset")
+        if self.value is None and self.function != "count":
+            raise ConfigError(f"{key}.value", f"is required ({self.function}(*) is count only)")
+        if self.value is not None:
+            _parse(self.value, f"{key}.value")
+        normalise_duration(self, "limit_duration", f"{key}.limit_duration", positive=True)
+
+    @property
+    def is_aggregate(self) -> bool:
+        """Whether the column is an aggregate's analytic form (``sum`` ... ``max``)."""
+        return self.function in ANALYTIC_AGGREGATES
+
+    @property
+    def aggregate(self) -> Aggregate:
+        """The window aggregate whose value rules the column follows (semantics §6.12):
+        ``function`` of ``value`` as an expression, or ``count(*)`` without a value.
+        Only for :attr:`is_aggregate` columns."""
+        if not self.is_aggregate:
+            raise ValueError(f"analytic.{self.name}: {self.function} is no aggregate")
+        return Aggregate(self.name, self.function, expression=self.value)
+
     @property
     def value_expression(self) -> Expr | None:
         """The parsed ``value``."""
@@ -149,9 +188,13 @@ class Analytic:
         )
 
     @property
-    def depth(self) -> int:
+    def depth(self) -> int | None:
         """How many matching events the column keeps per partition: ``offset`` for
-        ``lag``, one for ``last`` and ``isfirst``."""
+        ``lag``, one for ``last`` and ``isfirst``; ``None`` (no limit but
+        ``limit_duration``'s) for an aggregate, which reads every matching event within
+        it."""
+        if self.is_aggregate:
+            return None
         return self.offset if self.function == "lag" else 1
 
     @property

@@ -59,8 +59,8 @@ def look_back(job: Job) -> int | None:
       nor for windows with an ``idle_timeout`` (a window the timer closes moves the
       watermark past the events that come after it, so what a window after the start
       holds depends on the windows before it, without bound);
-    - analytic columns: the longest ``limit_duration`` (``LAG``, ``LAST``) or ``period``
-      (``ISFIRST``);
+    - analytic columns: the longest ``limit_duration`` (``LAG``, ``LAST``, the aggregates)
+      or ``period`` (``ISFIRST``);
     - a join of two streams: the larger bound of ``between``;
     - interval events: no bound with an ``end_time`` column or edge events (an interval may
       last any time), else their ``duration`` more;

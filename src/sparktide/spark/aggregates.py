@@ -13,10 +13,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from sparktide.job import Aggregate
-from sparktide.job.aggregates import ORDERED_FUNCTIONS, SPREAD_FUNCTIONS
+from sparktide.job.aggregates import NUMERIC_FUNCTIONS, ORDERED_FUNCTIONS, SPREAD_FUNCTIONS
 from sparktide.spark.columns import (
     RELEASE_ORDER,
 )
+from sparktide.spark.expr import scalar_json_of
+from sparktide.spark.exprvalues import Value, of_kind
 from sparktide.spark.ordered import ordered_plan
 from sparktide.spark.sql import field
 
@@ -24,6 +26,7 @@ __all__ = [
     "INTEGRAL_FLOAT",
     "AggregatePlan",
     "derived_column",
+    "derived_variant",
     "distinct_key",
     "group_inputs",
     "json_text",
@@ -118,6 +121,23 @@ DERIVED = "dv"
 def derived_column(index: int) -> str:
     """The variant column of the aggregate at ``index`` when it aggregates an expression."""
     return f"{DERIVED}{index}"
+
+
+def derived_variant(value: Value, function: str) -> str:
+    """The variant an aggregate of an expression reads, as the reference's
+    :func:`sparktide.core.aggregates.aggregated_value` gives it: the value's JSON
+    (an array or object is null), and for ``sum``/``avg`` numbers only."""
+    if function == "count_if":  # true where the condition is true, else null
+        return f"CASE WHEN coalesce({of_kind(value, 'b')}, false) THEN parse_json('true') END"
+    if function in NUMERIC_FUNCTIONS:
+        cases = []
+        if value.i:
+            cases.append(f"WHEN {value.i} IS NOT NULL THEN CAST({value.i} AS STRING)")
+        if value.d:
+            cases.append(f"WHEN {value.d} IS NOT NULL THEN CAST({value.d} AS STRING)")
+        text = f"CASE {' '.join(cases)} END" if cases else "CAST(NULL AS STRING)"
+        return f"parse_json({text})"
+    return f"parse_json({scalar_json_of(value)})"
 
 
 def group_inputs(columns: tuple[str, ...] | list[str]) -> list[tuple[str, str]]:

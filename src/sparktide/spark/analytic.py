@@ -1,19 +1,25 @@
-"""Analytic columns (``LAG``, ``LAST``, ``ISFIRST``; semantics §11.11) on Spark: the same
-values as :mod:`sparktide.core.analytic`, computed per batch with window functions.
+"""Analytic columns (``LAG``, ``LAST``, ``ISFIRST`` and the analytic forms of ``SUM``,
+``COUNT``, ``AVG``, ``MIN``, ``MAX``; semantics §11.11) on Spark: the same values as
+:mod:`sparktide.core.analytic`, computed per batch with window functions.
 
 - **At admission** (:func:`admission_columns`, right after parsing) each event's inputs
   are taken out of the record as narrow text columns: per column ``k`` its partition
   key ``ak<k>`` (the partition values' JSON texts, kind by kind, so ``1`` and ``1.0``
-  differ as in the reference), whether ``when`` holds (``aw<k>``), the looked-up value
-  ``av<k>`` (a field's JSON text as written, else the computed value's) and the default
-  ``ad<k>``. Held events carry them with their line (:func:`held_value`).
+  differ as in the reference; an array or object is null), whether ``when`` holds
+  (``aw<k>``), the looked-up value ``av<k>`` (a field's JSON text as written, else the
+  computed value's; for an aggregate what the event adds to it,
+  :func:`sparktide.spark.analytic_aggregates.added_value`) and the default ``ad<k>``.
+  Held events carry them with their line (:func:`held_value`).
 - **At release** (:func:`analytic_release`) each released event of the batch is stacked
   once per column (``idx``), under the matching events kept in state (table
   ``analytic``), and ordered per ``(idx, scope, key)`` in release order: one window
   pass for every column. ``lag(CASE WHEN w THEN (t, v) END, depth) IGNORE NULLS`` finds
   the ``depth``-th latest matching event before each one, and closed-form SQL gives the
-  column's value (:func:`analytic_value`). The kept events of each partition are its
-  latest ``depth`` matching ones the scope's watermark has not left behind
+  column's value (:func:`analytic_value`); an aggregate's value comes from window
+  aggregates over the rows within ``limit_duration``
+  (:func:`sparktide.spark.analytic_aggregates.analytic_aggregate_columns`). The kept
+  events of each partition are its latest ``depth`` matching ones (every matching one
+  for an aggregate) the scope's watermark has not left behind
   (:func:`analytic_expired`). The released events are then put back together, one row
   each with every column, and ``[filter]`` and ``[select]`` run over the record and the
   columns.
@@ -33,10 +39,18 @@ from pyspark.sql import functions as F
 from sparktide.expr import SYSTEM_TIMESTAMP, Ref, references
 from sparktide.job import Analytic, Job
 from sparktide.spark.aggregates import json_text
+from sparktide.spark.analytic_aggregates import added_value, analytic_aggregate_columns
 from sparktide.spark.batch import Batch
 from sparktide.spark.columns import ARRIVAL_TIME, FILE, LINE, RAW, RECORD, SCOPE, SYSTEM_TIME
 from sparktide.spark.context import Context
-from sparktide.spark.expr import Compiled, Value, json_of, of_kind, variant_leaves
+from sparktide.spark.expr import (
+    Compiled,
+    Value,
+    json_of,
+    of_kind,
+    scalar_json_of,
+    variant_leaves,
+)
 from sparktide.spark.outputs.text import state_schema, write_state
 from sparktide.spark.sql import field as variant_field
 from sparktide.spark.sql import iso
@@ -76,7 +90,8 @@ def admission_columns(frame: DataFrame, job: Job) -> DataFrame:
     outputs = []
     for k, analytic in enumerate(job.analytics):
         key, when, value, default = _names(k)
-        parts = [json_of(compiled.value(e)) for e in analytic.partition_expressions]
+        # (an array or object is null there, as in the reference's analytic_key)
+        parts = [scalar_json_of(compiled.value(e)) for e in analytic.partition_expressions]
         outputs.append(f"{_concat(parts)} AS {key}")
         condition = analytic.when_expression
         test = (
@@ -85,7 +100,9 @@ def admission_columns(frame: DataFrame, job: Job) -> DataFrame:
             else f"coalesce({of_kind(compiled.value(condition), 'b')}, false)"
         )
         outputs.append(f"{test} AS {when}")
-        if analytic.value_expression is not None:
+        if analytic.is_aggregate:  # what the event adds to the aggregate
+            outputs.append(f"{added_value(compiled, analytic)} AS {value}")
+        elif analytic.value_expression is not None:
             outputs.append(f"{_text(compiled, analytic.value_expression)} AS {value}")
         if analytic.default_expression is not None:
             outputs.append(f"{_text(compiled, analytic.default_expression)} AS {default}")
@@ -115,7 +132,7 @@ def admission_names(job: Job) -> list[str]:
     for k, analytic in enumerate(job.analytics):
         key, when, value, default = _names(k)
         out += [key, when]
-        out += [value] if analytic.value_expression is not None else []
+        out += [value] if analytic.value_expression is not None or analytic.is_aggregate else []
         out += [default] if analytic.default_expression is not None else []
     return out
 
@@ -201,7 +218,8 @@ def _stacked(job: Job, frame: DataFrame, kept: DataFrame) -> DataFrame:
     parts = []
     for k, analytic in enumerate(job.analytics):
         key, when, value, default = _names(k)
-        v = value if analytic.value_expression is not None else "CAST(NULL AS STRING)"
+        has_value = analytic.value_expression is not None or analytic.is_aggregate
+        v = value if has_value else "CAST(NULL AS STRING)"
         d = default if analytic.default_expression is not None else "CAST(NULL AS STRING)"
         parts.append(f"named_struct('idx', {k}L, 'key', {key}, '_w', {when}, '_v', {v}, '_d', {d})")
     scope_columns = [c for c in kept.columns if c.startswith("scope_")]
@@ -243,29 +261,41 @@ def _by_column(job: Job, sql: Callable[[int, Analytic], str]) -> str:
 
 def _looked_back(job: Job, stacked: DataFrame) -> DataFrame:
     """The stacked rows with ``_an``, their column's JSON text (released rows), and
-    ``_rank``, how many matching rows of their partition are at or after them."""
+    ``_rank``, how many matching rows of their partition are at or after them (when a
+    column keeps a number of them)."""
     order = ", ".join(["_src", *_ORDER])
     window = f"PARTITION BY idx, {SCOPE}, key ORDER BY {order}"
     lags = {}
-    for depth in sorted({a.depth for a in job.analytics}):
+    depths = {a.depth for a in job.analytics if a.depth is not None}
+    for depth in sorted(depths):
         lags[f"_p{depth}"] = (
             f"lag(CASE WHEN _w THEN named_struct('t', {SYSTEM_TIME}, 'v', _v) END, {depth}) "
             f"IGNORE NULLS OVER ({window})"
         )
-    following = "ROWS BETWEEN CURRENT ROW AND UNBOUNDED FOLLOWING"
-    lags["_rank"] = f"count_if(_w) OVER ({window} {following})"
+    if depths:
+        following = "ROWS BETWEEN CURRENT ROW AND UNBOUNDED FOLLOWING"
+        lags["_rank"] = f"count_if(_w) OVER ({window} {following})"
     looked = stacked.withColumns({name: F.expr(sql) for name, sql in lags.items()})
+    merged, aggregates = analytic_aggregate_columns(job, looked)
     inputs = ("_w", "_v", "_d")
-    value = _by_column(job, lambda _, a: analytic_value(a, f"_p{a.depth}", inputs))
-    return looked.withColumn("_an", F.expr(f"coalesce({value}, 'null')"))
+
+    def value(k: int, analytic: Analytic) -> str:
+        if analytic.is_aggregate:
+            return aggregates[k]
+        return analytic_value(analytic, f"_p{analytic.depth}", inputs)
+
+    texts = merged.withColumn("_an", F.expr(f"coalesce({_by_column(job, value)}, 'null')"))
+    # (the aggregates' inputs and partial columns are not kept with the batch)
+    return texts.drop(*(c for c in merged.columns if c not in looked.columns))
 
 
 def _kept_next(job: Job, looked: DataFrame, watermark: str) -> DataFrame:
     """The events each column keeps after the batch: per partition its latest ``depth``
-    matching ones the scope's watermark has not left behind."""
-    depth = _by_column(job, lambda _, a: str(a.depth))
+    matching ones (every one for an aggregate) the scope's watermark has not left
+    behind."""
+    kept = _by_column(job, lambda _, a: "true" if a.depth is None else f"_rank <= {a.depth}")
     expired = _by_column(job, lambda _, a: analytic_expired(a, SYSTEM_TIME, watermark))
-    return looked.filter(f"_w AND _rank <= {depth} AND NOT {expired}").select(
+    return looked.filter(f"_w AND {kept} AND NOT {expired}").select(
         F.col("idx").cast("long"), SCOPE, "key", *_ORDER, F.col("_v").alias("v")
     )
 

@@ -40,7 +40,7 @@ floating point touches a duration.
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pyspark.sql import DataFrame
@@ -67,7 +67,7 @@ from sparktide.spark.exprvalues import (
 from sparktide.spark.inputs.sqlvalues import instant_of
 from sparktide.spark.sql import iso, sql_string
 
-__all__ = ["Compiled", "Value", "json_of", "of_kind", "variant_leaves"]
+__all__ = ["Compiled", "Value", "json_of", "of_kind", "scalar_json_of", "variant_leaves"]
 
 _SQL_OP = {"=": "=", "<>": "<>", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
 _number = number
@@ -95,6 +95,13 @@ def json_of(value: Value) -> str:
     if not cases:
         return "'null'"
     return f"CASE {' '.join(cases)} ELSE 'null' END"
+
+
+def scalar_json_of(value: Value) -> str:
+    """JSON text of a computed value with an array or object as ``'null'``: what an
+    aggregate of an expression reads and what a partition key is made of (the
+    reference's ``is_other`` values are null there)."""
+    return json_of(replace(value, v=None))
 
 
 @dataclass

@@ -13,8 +13,7 @@ from pyspark.sql import functions as F
 
 from sparktide.expr import SYSTEM_TIMESTAMP, Ref, ref_nodes, references
 from sparktide.job import Job
-from sparktide.job.aggregates import NUMERIC_FUNCTIONS
-from sparktide.spark.aggregates import derived_column, json_text
+from sparktide.spark.aggregates import derived_column, derived_variant, json_text
 from sparktide.spark.analytic import admission_columns, admission_names
 from sparktide.spark.columns import (
     ARRIVAL_TIME,
@@ -104,7 +103,7 @@ def add_record_columns(parsed: DataFrame, job: Job) -> DataFrame:
         outputs.append(f"{text} AS e{i}")
     for i, aggregate in derived:
         value = compiled.value(aggregate.parsed)  # type: ignore[arg-type]
-        outputs.append(f"{_derived_variant(value, aggregate.function)} AS {derived_column(i)}")
+        outputs.append(f"{derived_variant(value, aggregate.function)} AS {derived_column(i)}")
         errors.append(value.err)
     frame = parsed
     for stage in stages:
@@ -161,23 +160,6 @@ def derived_aggregates(job: Job) -> list[tuple[int, Any]]:
     if job.window is None:
         return []
     return [(i, a) for i, a in enumerate(job.window.aggregates) if a.expression is not None]
-
-
-def _derived_variant(value: Value, function: str) -> str:
-    """The variant an aggregate of an expression reads, as the reference's
-    :func:`sparktide.core.aggregates.aggregated_value` gives it: the value's JSON
-    (an array or object is null), and for ``sum``/``avg`` numbers only."""
-    if function == "count_if":  # true where the condition is true, else null
-        return f"CASE WHEN coalesce({of_kind(value, 'b')}, false) THEN parse_json('true') END"
-    if function in NUMERIC_FUNCTIONS:
-        cases = []
-        if value.i:
-            cases.append(f"WHEN {value.i} IS NOT NULL THEN CAST({value.i} AS STRING)")
-        if value.d:
-            cases.append(f"WHEN {value.d} IS NOT NULL THEN CAST({value.d} AS STRING)")
-        text = f"CASE {' '.join(cases)} END" if cases else "CAST(NULL AS STRING)"
-        return f"parse_json({text})"
-    return f"parse_json({json_of(value)})"
 
 
 #: The columns a malformed record does not have (semantics §8.2): nulled when a CAST

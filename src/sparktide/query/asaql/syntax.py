@@ -70,7 +70,7 @@ def syntax_error(exc: UnexpectedInput, source: str, text: str) -> QueryError:
     if token.type == "OVER":  # (OVER follows a call: SessionWindow(...), LAG(...) ...)
         hint = (
             " (OVER (PARTITION BY ...) applies to SessionWindow only, and to the analytic "
-            "functions LAG, LAST and ISFIRST)"
+            "functions LAG, LAST and ISFIRST and the aggregates SUM, COUNT, AVG, MIN, MAX)"
         )
     return QueryError(
         source,

@@ -235,7 +235,9 @@ class Aggregates:
             raise self.refuse(
                 call.over.pos,
                 f"{call.text[:-2].upper()}(...) OVER (...): the analytic form of an aggregate "
-                "is not supported yet; aggregate over a window in GROUP BY",
+                "is not supported with GROUP BY yet (analytic columns are computed over "
+                "events, without a window); use it without GROUP BY, or aggregate over a "
+                "window in GROUP BY",
             )
         if function == "collect" and not call.args and not call.star:
             return "collect()"  # the whole records

@@ -1,6 +1,8 @@
-"""``LAG``, ``LAST`` and ``ISFIRST`` of a query → ``[analytic.<name>]`` tables
-(semantics §11.11): each call becomes a named column that ``[filter]`` and ``[select]``
-read (``_lag1``, ``_last2``, ``_isfirst3``: the names of a query's analytic columns)."""
+"""``LAG``, ``LAST``, ``ISFIRST`` and the analytic forms of ``SUM``, ``COUNT``, ``AVG``,
+``MIN``, ``MAX`` (``SUM(x) OVER ([PARTITION BY ...] LIMIT DURATION(unit, n) [WHEN
+cond])``) of a query → ``[analytic.<name>]`` tables (semantics §11.11): each call becomes
+a named column that ``[filter]`` and ``[select]`` read (``_lag1``, ``_last2``,
+``_isfirst3``, ``_sum4``: the names of a query's analytic columns)."""
 
 from __future__ import annotations
 
@@ -9,14 +11,26 @@ from decimal import Decimal
 from typing import Any
 
 from sparktide import expr as E
+from sparktide.job import ANALYTIC_AGGREGATES
 from sparktide.query.ast import Call, Literal
 from sparktide.query.exprs import convert
 from sparktide.query.refusal import Refuse
 
-__all__ = ["ANALYTIC_CALLS", "AnalyticColumns"]
+__all__ = ["ANALYTIC_AGGREGATE_CALLS", "ANALYTIC_CALLS", "AnalyticColumns", "is_analytic"]
 
 #: The analytic functions, as a query names them (any case).
 ANALYTIC_CALLS = ("lag", "last", "isfirst")
+#: The aggregates that have an analytic form (the call with ``OVER (... LIMIT DURATION
+#: ...)``), named as the job file names them.
+ANALYTIC_AGGREGATE_CALLS = ANALYTIC_AGGREGATES
+
+
+def is_analytic(call: Call) -> bool:
+    """Whether ``call`` is an analytic function: ``LAG``, ``LAST``, ``ISFIRST``, or an
+    aggregate of :data:`ANALYTIC_AGGREGATE_CALLS` with ``OVER (...)``."""
+    if call.function in ANALYTIC_CALLS:
+        return True
+    return call.function in ANALYTIC_AGGREGATE_CALLS and call.over is not None
 
 
 class AnalyticColumns:
@@ -29,11 +43,15 @@ class AnalyticColumns:
     def column(self, call: Call, field: Callable[[Any], E.Expr], clause: str) -> E.Expr:
         """The column of the analytic ``call`` (``field``: reads the input's fields)."""
         function = call.function
-        if call.star or call.distinct:
+        if call.distinct:
+            raise self.refuse(
+                call.pos, f"{function.upper()}(DISTINCT ...) OVER (...) is not supported"
+            )
+        if call.star and function != "count":
             raise self.refuse(call.pos, f"{call.text[:-2]}(*) is not supported yet")
 
         def leaf(node: Any) -> E.Expr:
-            if isinstance(node, Call) and node.function in ANALYTIC_CALLS:
+            if isinstance(node, Call) and is_analytic(node):
                 raise self.refuse(
                     node.pos,
                     f"{node.function.upper()}(...) inside {function.upper()}(...) is not "
@@ -52,6 +70,15 @@ class AnalyticColumns:
         args = list(call.args)
         if function == "isfirst":
             table["period"] = self._duration(args, call, "ISFIRST(unit, length)")
+        elif function in ANALYTIC_AGGREGATE_CALLS:
+            if len(args) != (0 if call.star else 1):
+                raise self.refuse(call.pos, f"{function.upper()}(...) OVER (...) takes one value")
+            if args:
+                table["value"] = text(args[0])
+            if over is None or over.limit is None:
+                raise self.refuse(
+                    call.pos, f"{function.upper()}(...) OVER needs LIMIT DURATION(unit, length)"
+                )
         else:
             if not 1 <= len(args) <= (3 if function == "lag" else 2):
                 raise self.refuse(call.pos, f"{function.upper()}: wrong number of arguments")

@@ -19,7 +19,7 @@ from sparktide.query.ast import Call, Column, Expr, FromSource, Pos, Select, Sel
 from sparktide.query.bind import Bindings
 from sparktide.query.exprs import Leaf, convert
 from sparktide.query.refusal import Refuse, check_column
-from sparktide.query.translate.analytic import ANALYTIC_CALLS, AnalyticColumns
+from sparktide.query.translate.analytic import AnalyticColumns, is_analytic
 from sparktide.query.translate.context import (
     describe,
     is_scalar,
@@ -76,8 +76,14 @@ class Fields:
             return self.nested(node, source)
         if node.function == "getmetadatapropertyvalue":  # (semantics §11.15)
             return metadata_field(node, source, self.bindings, self.refuse)
-        if node.function in ANALYTIC_CALLS:  # LAG, LAST, ISFIRST (semantics §11.11)
+        if is_analytic(node):  # LAG, LAST, ISFIRST, SUM(x) OVER (...) ... (semantics §11.11)
             return self.analytics.column(node, lambda n: self.field_leaf(n, source, clause), clause)
+        if node.over is not None and node.over.limit is not None:
+            raise self.refuse(
+                node.pos,
+                f"{node.text[:-2].upper()}(...) OVER (... LIMIT DURATION ...) is not supported: "
+                "the aggregates with an analytic form are SUM, COUNT, AVG, MIN and MAX",
+            )
         raise unsupported_call(
             node,
             self.refuse,

@@ -15,8 +15,8 @@ A windowed SELECT over a windowed step is composed by :mod:`.rollup` when the tw
 window of the events (semantics §13.4), else refused there by name. Not composed (left
 to the planner, which refuses them by name): a step that is a ``UNION``, a step with
 ``INTO``; a JOIN of steps is composed by :mod:`.joinsteps` when the steps only shape
-their streams. An analytic function (``LAG``, ``LAST``,
-``ISFIRST``) over a step that filters is refused here (the function would then see the
+their streams. An analytic function (``LAG``, ``LAST``, ``ISFIRST``, an aggregate with
+``OVER``) over a step that filters is refused here (the function would then see the
 events the step drops).
 """
 
@@ -42,7 +42,7 @@ from sparktide.query.ast import (
 )
 from sparktide.query.bind import Bindings
 from sparktide.query.refusal import Refuse
-from sparktide.query.translate.analytic import ANALYTIC_CALLS
+from sparktide.query.translate.analytic import is_analytic
 from sparktide.query.translate.joinsteps import JoinSteps
 from sparktide.query.translate.rollup import Rollup
 
@@ -183,11 +183,12 @@ class Inliner:
         return self.over_events(select, step)
 
     def check_analytic(self, select: Select, body: Union) -> None:
-        """Refuse LAG, LAST or ISFIRST over a step whose records are not all its input's
-        events (it filters or joins, itself or through the steps it reads): a job
-        computes them before every WHERE, so they would see the events the step drops."""
+        """Refuse an analytic function (LAG, LAST, ISFIRST, an aggregate with OVER) over a
+        step whose records are not all its input's events (it filters or joins, itself or
+        through the steps it reads): a job computes them before every WHERE, so they
+        would see the events the step drops."""
         calls = [c for e in _select_exprs(select) for c in _calls(e)]
-        analytic = [c for c in calls if c.function in ANALYTIC_CALLS]
+        analytic = [c for c in calls if is_analytic(c)]
         why = self.filters(body) if analytic else None
         if why is not None:
             raise self.refuse(

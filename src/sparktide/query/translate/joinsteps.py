@@ -17,7 +17,7 @@ from dataclasses import replace
 
 from sparktide.query.ast import Call, Column, Expr, FromSource, Operation, Select, Star, Union
 from sparktide.query.refusal import Refuse
-from sparktide.query.translate.analytic import ANALYTIC_CALLS
+from sparktide.query.translate.analytic import is_analytic
 from sparktide.query.translate.context import is_timestamp
 
 __all__ = ["JoinSteps"]
@@ -149,7 +149,7 @@ def _reads_time(expr: Expr) -> bool:
     if is_timestamp(expr):
         return True
     if isinstance(expr, Call):
-        return expr.function in ANALYTIC_CALLS or any(_reads_time(a) for a in expr.args)
+        return is_analytic(expr) or any(_reads_time(a) for a in expr.args)
     if isinstance(expr, Operation):
         return any(_reads_time(o) for o in expr.operands)
     return False

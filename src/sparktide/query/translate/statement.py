@@ -56,11 +56,12 @@ class StatementTranslator:
         self.join_or_union(plan, data)
         self.filter(plan, data)
         self.columns(plan, data)
-        if self.fields.analytics.tables:  # LAG, LAST, ISFIRST (semantics §11.11)
+        if self.fields.analytics.tables:  # LAG, LAST, ISFIRST, SUM(x) OVER ... (§11.11)
             data["analytic"] = self.fields.analytics.tables
             self.context.notes.append(
-                "LAG, LAST and ISFIRST are [analytic.<name>] columns, computed as events are "
-                "released in timestamp order, before WHERE ([filter] then runs at release)"
+                "LAG, LAST, ISFIRST and aggregates with OVER are [analytic.<name>] columns, "
+                "computed as events are released in timestamp order, before WHERE ([filter] "
+                "then runs at release)"
             )
         context = self.context
         job = build_job(data, context.bindings.base_dir, context.refuse, self.anchor(plan, select))

@@ -1,0 +1,128 @@
+"""The analytic forms of the aggregates in queries (semantics §11.11): ``SUM``, ``COUNT``,
+``AVG``, ``MIN``, ``MAX`` with ``OVER (... LIMIT DURATION ...)`` translated into
+``[analytic.<name>]`` columns, in one statement and over a step. (Their refusals are in
+``test_multistep.py``'s table over steps, and below, by the refusal check of
+``test_translate.py``.)"""
+
+from __future__ import annotations
+
+import pytest
+
+from sparktide.time import MINUTE, SECOND
+from tests.query.test_multistep import job, run
+from tests.query.test_translate import test_refusals_name_construct_and_position as _refused
+
+
+def test_the_analytic_forms_of_aggregates_are_analytic_columns() -> None:
+    """``SUM``, ``COUNT``, ``AVG``, ``MIN``, ``MAX`` with ``OVER (... LIMIT DURATION ...)``
+    (semantics §11.11) in ``SELECT`` and ``WHERE`` without ``GROUP BY``: one
+    ``[analytic.<name>]`` column per distinct call, ``COUNT(*)`` without a value."""
+    j = job(
+        "SELECT id, SUM(v) OVER (PARTITION BY k LIMIT DURATION(minute, 5)) AS s, "
+        "COUNT(*) OVER (LIMIT DURATION(second, 30) WHEN v > 2) AS n, "
+        "Max(v * 2) OVER (PARTITION BY k, z LIMIT DURATION(ms, 1500)) - "
+        "min(v * 2) OVER (PARTITION BY k, z LIMIT DURATION(ms, 1500)) AS spread, "
+        "COUNT(v) OVER (LIMIT DURATION(hh, 1)) AS nv "
+        "FROM i TIMESTAMP BY t "
+        "WHERE AVG(v) OVER (PARTITION BY k LIMIT DURATION(minute, 5)) > 3 "
+        "AND SUM(v) OVER (PARTITION BY k LIMIT DURATION(minute, 5)) < 100"
+    )
+    got = [
+        (a.name, a.function, a.value, a.partition_by, a.limit_duration, a.when) for a in j.analytics
+    ]
+    assert got == [
+        ("_avg1", "avg", "v", ("k",), 5 * MINUTE, None),
+        ("_sum2", "sum", "v", ("k",), 5 * MINUTE, None),
+        ("_count3", "count", None, (), 30 * SECOND, "v > 2"),
+        ("_max4", "max", "v * 2", ("k", "z"), 1_500_000, None),
+        ("_min5", "min", "v * 2", ("k", "z"), 1_500_000, None),
+        ("_count6", "count", "v", (), 60 * MINUTE, None),
+    ]
+    assert j.filter is not None and j.filter.where == "_avg1 > 3 AND _sum2 < 100"
+    assert [(p.name, p.expression) for p in j.select] == [
+        ("id", "id"),
+        ("s", "_sum2"),
+        ("n", "_count3"),
+        ("spread", "_max4 - _min5"),
+        ("nv", "_count6"),
+    ]
+    assert j.window is None
+    # Stream Analytics' own example: an alert when a resource was unhealthy for an hour
+    alert = job(
+        "SELECT 1 AS alert FROM input "
+        "WHERE MAX(healthy) OVER (PARTITION BY id LIMIT DURATION (hour, 1)) = 0"
+    )
+    (column,) = alert.analytics
+    assert (column.function, column.value, column.limit_duration) == ("max", "healthy", 60 * MINUTE)
+    assert alert.filter is not None and alert.filter.where == "_max1 = 0"
+
+
+def test_an_analytic_aggregate_over_a_step_reads_its_computed_column() -> None:
+    """``SUM(w) OVER (...)`` over a step that computes ``w`` sums the input's ``v * 2``,
+    over every event (the outer WHERE does not stop them being summed)."""
+    j = job(
+        "WITH a AS (SELECT k, v * 2 AS w FROM i TIMESTAMP BY t)\n"
+        "SELECT k, SUM(w) OVER (PARTITION BY k LIMIT DURATION(second, 10)) AS total,\n"
+        "COUNT(*) OVER (LIMIT DURATION(second, 10) WHEN w > 2) AS big INTO o FROM a WHERE w > 2"
+    )
+    assert [(a.name, a.value) for a in j.analytics] == [("_sum1", "v * 2"), ("_count2", None)]
+    rows = [
+        {"k": 1, "v": 1, "t": "2026-03-01T09:00:01Z"},  # w = 2: filtered, still summed
+        {"k": 1, "v": 2, "t": "2026-03-01T09:00:05Z"},
+        {"k": 2, "v": 3, "t": "2026-03-01T09:00:06Z"},
+        {"k": 1, "v": 4, "t": "2026-03-01T09:00:12Z"},  # the first is 11 s back
+    ]
+    assert run(j, rows) == [
+        {"k": 1, "total": 6, "big": 1, "timestamp": "2026-03-01T09:00:05Z"},
+        {"k": 2, "total": 6, "big": 2, "timestamp": "2026-03-01T09:00:06Z"},
+        {"k": 1, "total": 12, "big": 3, "timestamp": "2026-03-01T09:00:12Z"},
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "position", "message"),
+    [
+        (
+            "SELECT SUM(v) OVER (PARTITION BY k) AS s FROM i",
+            "1:8",
+            "SUM(...) OVER needs LIMIT DURATION(unit, length)",
+        ),
+        (
+            "SELECT COUNT(DISTINCT v) OVER (LIMIT DURATION(second, 5)) AS c FROM i",
+            "1:8",
+            "COUNT(DISTINCT ...) OVER (...) is not supported",
+        ),
+        ("SELECT MAX(*) OVER (LIMIT DURATION(second, 5)) AS m FROM i", "1:8", "MAX(*) is not"),
+        (
+            "SELECT AVG(v, w) OVER (LIMIT DURATION(second, 5)) AS a FROM i",
+            "1:8",
+            "AVG(...) OVER (...) takes one value",
+        ),
+        (
+            "SELECT SUM(v) OVER (ORDER BY v LIMIT DURATION(second, 5)) AS s FROM i",
+            "1:15",
+            "SUM takes no ORDER BY in OVER",
+        ),
+        (
+            "SELECT SUM(LAG(v) OVER (LIMIT DURATION(second, 5))) OVER (LIMIT DURATION(second, 5)) "
+            "AS s FROM i",
+            "1:12",
+            "LAG(...) inside SUM(...) is not supported yet",
+        ),
+        (
+            "SELECT STDEV(v) OVER (LIMIT DURATION(second, 5)) AS s FROM i",
+            "1:8",
+            "the aggregates with an analytic form are SUM, COUNT, AVG, MIN and MAX",
+        ),
+        (
+            "SELECT k, MIN(v) OVER (LIMIT DURATION(second, 5)) AS m FROM i "
+            "GROUP BY k, TumblingWindow(s, 5)",
+            "1:18",
+            "the analytic form of an aggregate is not supported with GROUP BY yet",
+        ),
+    ],
+)
+def test_analytic_aggregate_refusals_name_construct_and_position(
+    text: str, position: str, message: str
+) -> None:
+    _refused(text, position, message)
