@@ -89,8 +89,6 @@ FULL: dict[str, list[tuple[str, int]]] = {
 QUICK: dict[str, list[tuple[str, int]]] = {
     "tumbling": [("reading", 0), ("batch_done", 5)],
     "release": [("state_tables", 3)],
-    # the analytic columns' kept events (table analytic) killed while being written
-    "analytic": [("state_tables", 2)],
     # a Delta commit the state does not know of; a callback killed once it wrote
     "delta": [("sink", 2)],
     "parquet_callback": [("callback", 2)],
