@@ -157,6 +157,9 @@ def _agg(**aggregates: str) -> dict[str, Any]:
 
 
 #: (id, changes to BASE_JOB, the dotted key the error must name)
+#: An [apply] table the catalogue's apply-* entries change.
+_APPLY = {"apply.function": "elements", "apply.value": "readings", "apply.name": "a"}
+
 CONFIG_ERRORS: list[tuple[str, dict[str, Any], str]] = [
     # unknown tables and keys
     ("unknown-table", {"outputs": {"path": "x"}}, "outputs"),
@@ -378,4 +381,22 @@ CONFIG_ERRORS: list[tuple[str, dict[str, Any], str]] = [
     ("select-datediff-arity", {"select.d": "DATEDIFF(minute, window_end)"}, "select.d"),
     ("filter-unknown-function", {"filter.where": "uppr(lane) = 'A'"}, "filter.where"),
     ("having-input-field", {"window.having": "entry.n > 1"}, "window.having"),
+    # [apply]
+    ("apply-unknown-function", {**_APPLY, "apply.function": "rows"}, "apply.function"),
+    ("apply-without-value", {**_APPLY, "apply.value": DELETE}, "apply.value"),
+    ("apply-without-name", {**_APPLY, "apply.name": DELETE}, "apply.name"),
+    ("apply-value-syntax", {**_APPLY, "apply.value": "readings +"}, "apply.value"),
+    ("apply-value-not-text", {**_APPLY, "apply.value": 3}, "apply.value"),
+    ("apply-value-input-field", {**_APPLY, "apply.value": "e.readings"}, "apply.value"),
+    ("apply-value-cast", {**_APPLY, "apply.value": "CAST(r AS array)"}, "apply.value"),
+    ("apply-bad-name", {**_APPLY, "apply.name": "a b"}, "apply.name"),
+    ("apply-name-is-time", {**_APPLY, "apply.name": "event_time"}, "apply.name"),
+    ("apply-unknown-key", {**_APPLY, "apply.as": "a"}, "apply.as"),
+    ("apply-not-a-table", {"apply": "elements"}, "apply"),
+    ("apply-with-edges", {**_APPLY, "source.edge": "kind", "source.edge_id": "id"}, "apply"),
+    (
+        "apply-with-failing-cast",
+        {**_APPLY, "filter.where": "CAST(GetRecordPropertyValue(a, 'ArrayValue') AS bigint) > 1"},
+        "apply",
+    ),
 ]

@@ -31,7 +31,7 @@ from sparktide.job.aggregates import NUMERIC_FUNCTIONS, ORDERED_FUNCTIONS
 
 __all__ = ["Accumulator", "accumulate", "aggregated_value"]
 
-OrderKey = tuple[int, int, int]
+OrderKey = tuple[int, int, int, int]
 #: Integers outside this range are summed as floats (Spark reads them as decimals).
 _INT64 = (-(2**63), 2**63 - 1)
 

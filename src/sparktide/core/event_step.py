@@ -4,11 +4,16 @@
    time; its timeline's watermark is refreshed (and published if it moved);
 2. *judge*: the ordering policy's verdict against that watermark (early, late,
    out of order); an interval event whose start was adjusted to its end is dropped;
-3. *filter*: an admitted event the job's ``[filter]`` refuses moved its timeline, then
-   stops;
-4. *place*: an edge opens or ends its event; any other admitted event goes to the sink
-   (ordered release, windows or a join), which may find all its windows closed;
-5. *generate*: the generator may punctuate the timeline after the event (generated CTIs).
+3. *expand*: with ``[apply]``, an admitted event becomes one event per element or
+   property (:mod:`sparktide.core.apply`); one that becomes none moved its timeline,
+   then stops (``no_elements``);
+4. *filter*: an admitted event (with ``[apply]``: each event it became) the job's
+   ``[filter]`` refuses moved its timeline, then stops; with ``[apply]`` the event stops
+   (``filtered``) when the filter refuses all it became;
+5. *place*: an edge opens or ends its event; any other admitted event (each event it
+   became) goes to the sink (ordered release, windows or a join), which may find all its
+   windows closed;
+6. *generate*: the generator may punctuate the timeline after the event (generated CTIs).
 
 The outcome is a :class:`Case`: the verdict, the timestamp, every reason and the one
 that decided, and what the sink made of the event.
@@ -16,8 +21,9 @@ that decided, and what the sink made of the event.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from sparktide.core.apply import expand
 from sparktide.core.clocks import Clocks
 from sparktide.core.counts import Counts
 from sparktide.core.diagnostics import LateInput
@@ -120,16 +126,18 @@ class EventStep:
         newest_before = timeline.newest
         cti = max(timeline.cti, clocks.cti_floor)  # (keyless CTIs reach every substream)
         case = self._judge(record, watermark, cti)
-        if (
-            case.timestamp is not None
-            and record.edge != "end"
-            and self._filtered(record, case.timestamp)
-        ):
-            self._filter_out(case, timeline)
+        events = self._expand(record) if case.timestamp is not None else [record]
+        if not events:
+            self._filter_out(case, timeline, "no_elements")
+        elif case.timestamp is not None and record.edge != "end":
+            timestamp = case.timestamp
+            events = [event for event in events if not self._filtered(event, timestamp)]
+            if not events:
+                self._filter_out(case, timeline)
         if case.timestamp is not None and record.edge is not None:
             self._place_edge(record, case, timeline)
         elif case.timestamp is not None:
-            self._admit(record, case, timeline)
+            self._admit(events, case, timeline)
         if self.generators:
             self._generate(record, timeline, newest_before)
         return case
@@ -164,16 +172,25 @@ class EventStep:
             case.timestamp = None
         return case
 
+    def _expand(self, record: InputRecord) -> list[InputRecord]:
+        """The events an admitted ``record`` becomes: itself without ``[apply]``, else one
+        per element or property (the same times, partition and place in the input)."""
+        apply = self.job.apply
+        if apply is None:
+            return [record]
+        return [replace(record, fields=fields) for fields in expand(apply, record.fields or {})]
+
     def _filtered(self, record: InputRecord, timestamp: int) -> bool:
         """Whether the job's ``[filter]`` stops ``record`` (an event the policy admitted
         at the system ``timestamp``, which ``System.Timestamp()`` reads)."""
         where = self.admission_where
         return where is not None and not passes(where, with_time(record.fields or {}, timestamp))
 
-    def _filter_out(self, case: Case, timeline: Timeline) -> None:
-        """The filter runs after the policy: the event moved its timeline, then stops."""
+    def _filter_out(self, case: Case, timeline: Timeline, reason: str = "filtered") -> None:
+        """The filter (and ``[apply]``) run after the policy: the event moved its
+        timeline, then stops for ``reason``."""
         timeline.admit(case.timestamp)  # type: ignore[arg-type]
-        case.refuse("filtered", DROPPED)
+        case.refuse(reason, DROPPED)
         if self.clocks.refresh_without_floor(timeline) > case.watermark:
             self.clocks.publish(timeline)
 
@@ -209,13 +226,21 @@ class EventStep:
         sink.end_edge(pair, timestamp)
         return "empty_edge" if timestamp <= start else None
 
-    def _admit(self, record: InputRecord, case: Case, timeline: Timeline) -> None:
-        """Hand the admitted event to the sink; all its windows may be closed already."""
+    def _admit(self, events: list[InputRecord], case: Case, timeline: Timeline) -> None:
+        """Hand the admitted event (with ``[apply]``, the events it became, in order) to
+        the sink; all its windows may be closed already (then for every one of them: they
+        share its timestamp)."""
         clocks = self.clocks
-        timeline.admit(case.timestamp)  # type: ignore[arg-type]
-        admitted = Admitted(record, case.timestamp, clocks.scope(record))  # type: ignore[arg-type]
-        case.admitted = admitted
-        bounds = clocks.sink.admit(admitted, clocks.governing_watermark(admitted.scope), clocks.now)
+        timestamp: int = case.timestamp  # type: ignore[assignment]
+        timeline.admit(timestamp)
+        bounds = None
+        for part, record in enumerate(events):
+            admitted = Admitted(record, timestamp, clocks.scope(record), part)
+            case.admitted = case.admitted or admitted
+            watermark = clocks.governing_watermark(admitted.scope)
+            bounds = clocks.sink.admit(admitted, watermark, clocks.now)
+            if bounds is not None:
+                break
         if bounds is not None:
             late = self.job.window.late  # type: ignore[union-attr]
             case.refuse("window_closed", DEAD_LETTERED if late == "dead_letter" else DROPPED)

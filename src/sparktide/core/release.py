@@ -78,13 +78,13 @@ class OrderedRelease(Windowless):
         self._emit = emit
         self._on_watermark = on_watermark
         self._strict = strict
-        self._heaps: dict[Any, list[tuple[int, int, int, Admitted]]] = {}
-        self._all: list[tuple[int, int, int, Admitted]] | None = [] if shared_floor else None
+        self._heaps: dict[Any, list[tuple[int, int, int, int, Admitted]]] = {}
+        self._all: list[tuple[int, int, int, int, Admitted]] | None = [] if shared_floor else None
         self.held = 0
 
     def admit(self, event: Admitted, watermark: int, now: int) -> None:
         """Hold ``event``; release at once what its scope's ``watermark`` already allows."""
-        entry = (event.timestamp, event.record.arrival_time, event.record.seq, event)
+        entry = (event.timestamp, event.record.arrival_time, event.record.seq, event.part, event)
         heapq.heappush(self._heaps.setdefault(event.scope, []), entry)
         if self._all is not None:
             heapq.heappush(self._all, entry)
@@ -97,7 +97,7 @@ class OrderedRelease(Windowless):
         """The watermark of ``scope`` reached ``watermark``: release what it allows."""
         heap = self._heaps.get(scope)
         while heap and release_ready(heap[0][0], watermark, strict=self._strict):
-            event = heapq.heappop(heap)[3]
+            event = heapq.heappop(heap)[4]
             if not event.done:
                 self._release(event, now)
         if self._on_watermark is not None:
@@ -107,7 +107,7 @@ class OrderedRelease(Windowless):
         """Every scope's watermark reached ``floor`` (substreams)."""
         heap = self._all
         while heap and release_ready(heap[0][0], floor, strict=self._strict):
-            event = heapq.heappop(heap)[3]
+            event = heapq.heappop(heap)[4]
             if not event.done:
                 self._release(event, now)
         if self._on_watermark is not None:
@@ -115,9 +115,9 @@ class OrderedRelease(Windowless):
 
     def flush(self, now: int) -> None:
         """End of input: release everything still held, in timestamp order."""
-        pending = [entry for heap in self._heaps.values() for entry in heap if not entry[3].done]
-        for entry in sorted(pending, key=lambda e: e[:3]):
-            self._release(entry[3], now)
+        pending = [entry for heap in self._heaps.values() for entry in heap if not entry[4].done]
+        for entry in sorted(pending, key=lambda e: e[:4]):
+            self._release(entry[4], now)
         self._heaps.clear()
         if self._all is not None:
             self._all.clear()

@@ -25,12 +25,16 @@ class Admitted:
         Set once the event has been released (ordered output).
     windows
         The windows it joined, as ``(start, end)`` pairs (for ``--explain``).
+    part
+        Its place among the events ``[apply]`` made of one input record (``0``
+        otherwise): after the record's own place, what orders them.
     """
 
-    __slots__ = ("done", "record", "scope", "timestamp", "windows")
+    __slots__ = ("done", "part", "record", "scope", "timestamp", "windows")
 
-    def __init__(self, record: InputRecord, timestamp: int, scope: Any) -> None:
+    def __init__(self, record: InputRecord, timestamp: int, scope: Any, part: int = 0) -> None:
         self.record = record
+        self.part = part
         self.timestamp = timestamp
         self.scope = scope
         self.done = False

@@ -25,6 +25,7 @@ The package, one module per idea:
 """
 
 from sparktide.job.analytic import ANALYTIC_AGGREGATES, ANALYTIC_FUNCTIONS, Analytic
+from sparktide.job.apply import Apply
 from sparktide.job.expressions import Filter, Projection, expression_fields, record_casts
 from sparktide.job.files import load_job
 from sparktide.job.files import read_toml as _read_toml  # noqa: F401 (sparktide.query.bind)
@@ -45,6 +46,7 @@ __all__ = [
     "ANALYTIC_FUNCTIONS",
     "Aggregate",
     "Analytic",
+    "Apply",
     "Filter",
     "Job",
     "Join",

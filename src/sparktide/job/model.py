@@ -2,7 +2,7 @@
 
 A job is four tables: ``[source]``, ``[ordering]``, ``[window]`` (optional) and
 ``[output]``, and optionally ``[punctuation]``, ``[join]``, ``[filter]``, ``[select]``
-and ``[analytic.<name>]``.
+``[analytic.<name>]`` and ``[apply]``.
 Each is a frozen dataclass that validates itself on construction, so the Python API, the
 TOML file and the command line build the very same objects; the rules between tables
 are :mod:`sparktide.job.rules`.
@@ -17,6 +17,7 @@ from typing import Any
 from sparktide.job import rules
 from sparktide.job.aggregates import NUMERIC_FUNCTIONS
 from sparktide.job.analytic import Analytic, check_analytics
+from sparktide.job.apply import Apply, check_apply
 from sparktide.job.expressions import Filter, Projection
 from sparktide.job.join import Join
 from sparktide.job.ordering import Ordering
@@ -56,6 +57,7 @@ class Job:
     select_star: int | None = None
     references: tuple[tuple[str, Reference], ...] = ()
     analytics: tuple[Analytic, ...] = ()
+    apply: Apply | None = None
     _policies: dict[str, InputPolicy] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
@@ -68,6 +70,7 @@ class Job:
         rules.check_select(self)
         rules.check_timelines(self)
         check_analytics(self)
+        check_apply(self)
 
     @property
     def declared_partitions(self) -> list[Any]:

@@ -14,6 +14,7 @@ from typing import Any
 
 from sparktide.errors import ConfigError
 from sparktide.job.analytic import Analytic
+from sparktide.job.apply import Apply
 from sparktide.job.expressions import STAR, Filter, Projection
 from sparktide.job.join import Join
 from sparktide.job.ordering import Ordering
@@ -181,6 +182,7 @@ def job_tables(data: dict[str, Any], base_dir: Path | str | None = None) -> dict
         "select_star": _select_star(data),
         "references": tuple(references),
         "analytics": _analytics(data),
+        "apply": _build(Apply, _table(data, "apply"), "apply") if "apply" in data else None,
     }
 
 
@@ -193,7 +195,7 @@ def _check_top_level(data: Any) -> None:
         raise ConfigError(
             key, "binds the names of a query: run it with --query FILE (docs/query.md)"
         )
-    _check_keys(data, (*_TABLES, "filter", "select", "analytic"), "")
+    _check_keys(data, (*_TABLES, "filter", "select", "analytic", "apply"), "")
     if "source" in data and "inputs" in data:
         raise ConfigError("inputs", "cannot be combined with [source]: a union names each input")
     if "source" not in data and "inputs" not in data:

@@ -57,8 +57,9 @@ def group_key(fields: dict[str, Any], group_by: tuple[str, ...]) -> tuple[Any, .
 
 
 def order_of(event: Admitted) -> OrderKey:
-    """Where ``event`` comes among a window's events: (timestamp, arrival, input order)."""
-    return (event.timestamp, event.record.arrival_time or 0, event.record.seq)
+    """Where ``event`` comes among a window's events: (timestamp, arrival, input order,
+    place among the events ``[apply]`` made of one record)."""
+    return (event.timestamp, event.record.arrival_time or 0, event.record.seq, event.part)
 
 
 def _hashable(value: Any) -> Any:

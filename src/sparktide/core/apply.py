@@ -1,0 +1,27 @@
+"""``[apply]`` in the reference engine (semantics §11.18): what one admitted event
+becomes, one event per element of an array or per property of a record."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sparktide.expr import Composite, evaluate, value_of
+from sparktide.job import Apply
+
+__all__ = ["expand"]
+
+
+def expand(apply: Apply, fields: dict[str, Any]) -> list[dict[str, Any]]:
+    """The fields of each event a record with ``fields`` becomes: its own fields and,
+    under ``apply.name``, ``{"ArrayIndex": i, "ArrayValue": v}`` per element (``i`` from 0)
+    or ``{"PropertyName": k, "PropertyValue": v}`` per property, in the array's or the
+    record's order. None when the value is not an array (``elements``) or a record
+    (``properties``), is null, or is empty."""
+    found = evaluate(apply.expression, lambda name: value_of(fields.get(name)))
+    raw = found.raw if isinstance(found, Composite) else None
+    index, value = apply.members
+    if apply.function == "elements":
+        pairs = list(enumerate(raw)) if isinstance(raw, list) else []
+    else:
+        pairs = list(raw.items()) if isinstance(raw, dict) else []
+    return [{**fields, apply.name: {index: k, value: v}} for k, v in pairs]
