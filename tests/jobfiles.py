@@ -399,4 +399,10 @@ CONFIG_ERRORS: list[tuple[str, dict[str, Any], str]] = [
         {**_APPLY, "filter.where": "CAST(GetRecordPropertyValue(a, 'ArrayValue') AS bigint) > 1"},
         "apply",
     ),
+    ("apply-without-select", {**_APPLY, "window": DELETE}, "select"),
+    (
+        "apply-select-star",
+        {**_APPLY, "window": DELETE, "select": {"*": "*", "v": "GetArrayLength(readings)"}},
+        'select."*"',
+    ),
 ]

@@ -41,6 +41,8 @@ from tests.test_transcripts import (
 SPEC7 = (
     "expression_functions_cast",
     "expression_records_arrays",
+    "apply_array_elements",
+    "apply_record_properties",
     "window_ordered_aggregates",
     "names_user_window_columns",
     "names_user_event_columns",

@@ -14,14 +14,15 @@ __all__ = ["expand"]
 def expand(apply: Apply, fields: dict[str, Any]) -> list[dict[str, Any]]:
     """The fields of each event a record with ``fields`` becomes: its own fields and,
     under ``apply.name``, ``{"ArrayIndex": i, "ArrayValue": v}`` per element (``i`` from 0)
-    or ``{"PropertyName": k, "PropertyValue": v}`` per property, in the array's or the
-    record's order. None when the value is not an array (``elements``) or a record
-    (``properties``), is null, or is empty."""
+    or ``{"PropertyName": k, "PropertyValue": v}`` per property, in the array's order or
+    the order of the property names (a record's properties have none of their own).
+    None when the value is not an array (``elements``) or a record (``properties``), is
+    null, or is empty."""
     found = evaluate(apply.expression, lambda name: value_of(fields.get(name)))
     raw = found.raw if isinstance(found, Composite) else None
     index, value = apply.members
     if apply.function == "elements":
         pairs = list(enumerate(raw)) if isinstance(raw, list) else []
     else:
-        pairs = list(raw.items()) if isinstance(raw, dict) else []
+        pairs = sorted(raw.items(), key=lambda item: item[0]) if isinstance(raw, dict) else []
     return [{**fields, apply.name: {index: k, value: v}} for k, v in pairs]

@@ -86,7 +86,8 @@ class Apply:
 def check_apply(job: Job) -> None:
     """``[apply]`` expands the events of one stream before its filter, select or window:
     not with a join, edge events or analytic columns; no ``CAST`` that can fail in
-    ``[filter]`` or ``[select]`` (it would make a record malformed after its policy)."""
+    ``[filter]`` or ``[select]`` (it would make a record malformed after its policy);
+    without a window, ``[select]`` names the output columns (no ``*``)."""
     apply = job.apply
     if apply is None:
         return
@@ -104,6 +105,14 @@ def check_apply(job: Job) -> None:
             "a CAST that can fail in [filter], [select] or an aggregate is not supported "
             "with [apply]: use TRY_CAST",
         )
+    if job.window is None and not job.select:
+        raise ConfigError(
+            "select",
+            "is required with [apply] and no [window]: name the output columns (the "
+            f"element is GetRecordPropertyValue({apply.name}, '{apply.members[1]}'))",
+        )
+    if job.select_star is not None:
+        raise ConfigError('select."*"', "the record's fields are not written with [apply] yet")
     for _, source in job.input_sources:
         for column in (source.timestamp_by, source.partition, source.over, source.arrival_time):
             if column == apply.name:

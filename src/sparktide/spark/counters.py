@@ -34,6 +34,7 @@ COUNTERS = (
     "dropped.window_closed",
     "dropped.filtered",
     "dropped.empty_edge",
+    "dropped.no_elements",
     "dead_lettered.out_of_order",
     "dead_lettered.window_closed",
     "dead_lettered.unmatched_edge",
@@ -56,7 +57,15 @@ _CONDITIONS = (
     ("in_no_window", f"{_ADMITTED} AND size({WINDOW_STARTS}) = 0"),
     *(
         (f"dropped.{reason}", f"{VERDICT} = 'dropped' AND {REASON} = '{reason}'")
-        for reason in ("early", "late", "out_of_order", "window_closed", "filtered", "empty_edge")
+        for reason in (
+            "early",
+            "late",
+            "out_of_order",
+            "window_closed",
+            "filtered",
+            "empty_edge",
+            "no_elements",
+        )
     ),
     *(
         (f"dead_lettered.{reason}", f"{VERDICT} = 'dead_lettered' AND {REASON} = '{reason}'")

@@ -210,7 +210,7 @@ class SparkEngine:
             context,
             batch,
             judgement.malformed_from,  # type: ignore[arg-type]
-            judgement.decided,
+            judgement.decided if judgement.counted is None else judgement.counted,
             judgement.lines if lettered else None,
             judgement.malformed,
         )

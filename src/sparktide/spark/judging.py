@@ -13,7 +13,7 @@ from pyspark.sql import functions as F
 
 from sparktide.core.instants import NEG_INF
 from sparktide.job import record_casts
-from sparktide.spark import policy
+from sparktide.spark import apply, policy
 from sparktide.spark.aggregates import derived_column, distinct_key, group_inputs, present
 from sparktide.spark.batch import Batch
 from sparktide.spark.clocks import idle_estimates, import_ctis
@@ -85,6 +85,8 @@ class Judged:
     keys_next: DataFrame | None  # substreams: the keys' state after the batch
     #: per named column (``missing_column``): the input records holding a value
     present: list[int] = dataclasses.field(default_factory=list)
+    #: one row per input record (``decided`` but with [apply], sparktide.spark.apply)
+    counted: DataFrame | None = None
 
 
 def judge(context: Context, batch: Batch, lines: DataFrame, *, estimates_first: bool) -> Judged:
@@ -107,7 +109,11 @@ def judge(context: Context, batch: Batch, lines: DataFrame, *, estimates_first: 
     keys_batch = context.store.latest(below=batch.id) if context.timeline.by_key else None
     start = policy.BatchStart(parts, arrival_at_start, keys_batch, clock.get("cti_floor", NEG_INF))
     judged = policy.judged_rows(context, source, start)
-    decided = assign_windows(context, filter_rows(judged, context.job))
+    if context.job.apply is None:
+        decided = assign_windows(context, filter_rows(judged, context.job))
+    else:  # (each admitted event expanded, semantics §11.18: sparktide.spark.apply)
+        judged = apply.expanded_rows(context, judged, lambda rows: _row_columns(context, rows))
+        decided = assign_windows(context, apply.counted(filter_rows(judged, context.job)))
     if context.accepts_below_rows:  # (session and sliding windows under accept)
         decided = window_closed_rows(context, decided, *open_rows(context, batch, decided))
     decided = narrow(context, decided)
@@ -116,14 +122,17 @@ def judge(context: Context, batch: Batch, lines: DataFrame, *, estimates_first: 
         decided = batch.paired.filter("NOT from_state")
     else:
         decided = batch.keep(decided)
+    counted = decided
+    if context.job.apply is not None:  # one row per input record counts (sparktide.spark.apply)
+        counted, decided = apply.counting_rows(decided), apply.sink_rows(decided)
     keys_next = None
     if context.timeline.by_key:
         assert delivering is not None
         arrivals = (row["max_a"] for row in delivering.values())
         arrival_at_end = max([arrival_at_start, *arrivals])
-        keys = _batch_keys(context, decided)
+        keys = _batch_keys(context, counted)
         keys_next = next_keys(context, keys, batch.previous, arrival_at_end, now)
-    summary = _summary(context, decided)
+    summary = _summary(context, counted)
     counts = present_counts(context, summary)
     if estimates_first:  # (the malformed rows were counted before the policy)
         counts = [a + b for a, b in zip(counts, seen, strict=True)]
@@ -132,7 +141,15 @@ def judge(context: Context, batch: Batch, lines: DataFrame, *, estimates_first: 
         delivering = {row[PARTITION]: row for row in summary if row[PARTITION] is not None}
         arrival_at_start = idle_estimates(clock, delivering, now, context.watermark_terms)
     return Judged(
-        decided, parsed, summary, delivering, malformed, arrival_at_start, keys_next, counts
+        decided,
+        parsed,
+        summary,
+        delivering,
+        malformed,
+        arrival_at_start,
+        keys_next,
+        counts,
+        counted,
     )
 
 
@@ -144,8 +161,14 @@ def _parsed_for_judging(context: Context, lines: DataFrame, stream: bool) -> Dat
     record variant ``m`` (needed for malformed records only): the values windows read
     are taken out of it here, as narrow typed columns (:func:`row_inputs`), and so are
     the flags of :func:`column_present` (``stream``: the partition is the stream's)."""
-    parsed = add_record_columns(parse(context, lines), context.job)  # [filter], [select]
+    parsed = parse(context, lines)
+    expands = context.job.apply is not None  # (then computed after the policy)
+    if not expands:
+        parsed = add_record_columns(parsed, context.job)  # [filter], [select]
     derived = [derived_column(i) for i, _ in derived_aggregates(context.job)]
+    derived = [] if expands else derived
+    record = RECORD if expands else f"CASE WHEN {ERROR} IS NOT NULL THEN {RECORD} END"
+    inputs = [] if expands else row_inputs(context)
     keep_raw = (
         RAW
         if context.window is None or system_time_reads(context.job)[0]  # (read again)
@@ -160,10 +183,21 @@ def _parsed_for_judging(context: Context, lines: DataFrame, stream: bool) -> Dat
     return parsed.selectExpr(
         *(c for c in parsed.columns if c not in (RAW, "mtime", "pre_error", RECORD, *derived)),
         f"{keep_raw} AS {RAW}",
-        f"CASE WHEN {ERROR} IS NOT NULL THEN {RECORD} END AS {RECORD}",
-        *(f"{expr} AS {name}" for name, expr in row_inputs(context)),
+        f"{record} AS {RECORD}",
+        *(f"{expr} AS {name}" for name, expr in inputs),
         *(f"{expr} AS {name}" for name, expr in column_present(context, parsed, stream)),
         *(f"{value} AS {name}" for name, value in absent.items() if name not in parsed.columns),
+    )
+
+
+def _row_columns(context: Context, rows: DataFrame) -> DataFrame:
+    """What the parse adds to a job without ``[apply]`` (:func:`_parsed_for_judging`),
+    added to expanded ``rows``: the filter's verdict, ``[select]``, the windows' inputs."""
+    made = add_record_columns(rows, context.job)
+    derived = [derived_column(i) for i, _ in derived_aggregates(context.job)]
+    return made.selectExpr(
+        *(f"`{c}`" for c in made.columns if c not in derived),
+        *(f"{expr} AS {name}" for name, expr in row_inputs(context)),
     )
 
 
@@ -325,6 +359,8 @@ def narrow(context: Context, decided: DataFrame) -> DataFrame:
     columns += [name for name, _ in row_inputs(context)]
     columns += [f"_nc{i}" for i in range(len(context.named_columns))]
     columns += record_columns(context.job)
+    if context.job.apply is not None:
+        columns += [apply.PART, apply.COUNTS]
     return decided.selectExpr(*columns)
 
 

@@ -111,6 +111,9 @@ def plan_batch(job: Job, *, flush: bool = False, starts: bool = False) -> BatchP
     if estimates and not timeline.by_key:
         why = "the policy reads other partitions' clocks"
         return BatchPlan("general", **common, reasons=(why,))
+    if job.apply is not None:  # (docs/design.md: the kernel judges and folds each row once)
+        why = "[apply]: the general plan expands each admitted event (semantics §11.18)"
+        return BatchPlan("general", **common, reasons=(why,))
     if not fusable(job):
         return BatchPlan("general", **common, reasons=("the one-pass kernel cannot run the job",))
     if starts:

@@ -84,7 +84,10 @@ def add_record_columns(parsed: DataFrame, job: Job) -> DataFrame:
     exprs += [a.parsed for _, a in derived]  # type: ignore[misc]
     names = list(dict.fromkeys(n for e in exprs for n in references(e) if n != TIME_KEY))
     stages, leaves = variant_leaves("_xf", names, variant_field)
-    leaves[TIME_KEY] = Value(null="true")  # (unknown before judging: see with_system_time)
+    if job.apply is None:  # (unknown before judging: see with_system_time)
+        leaves[TIME_KEY] = Value(null="true")
+    else:  # (with [apply], computed after judging: sparktide.spark.apply)
+        leaves[TIME_KEY] = Value(s=iso(SYSTEM_TIME), null=f"({SYSTEM_TIME} IS NULL)")
     compiled = Compiled("_xe", leaves)
     outputs = []
     errors = []
@@ -119,7 +122,7 @@ def system_time_reads(job: Job) -> tuple[bool, list[int]]:
     """Whether ``[filter]`` reads ``System.Timestamp()``, and which ``[select]`` columns
     over the record do (semantics §11.17): the system timestamp is known after judging,
     so :func:`with_system_time` computes them again then."""
-    if job.analytics:  # (computed at release with the analytic columns)
+    if job.analytics or job.apply is not None:  # (at release; with [apply] after judging)
         return False, []
     where = job.filter is not None and SYSTEM_TIMESTAMP in ref_nodes(job.filter.expression)
     if not _projects_records(job):

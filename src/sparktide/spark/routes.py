@@ -45,6 +45,9 @@ class Judgement:
     read_by: str | None = None  # who read whole files' contents: arrow or spark
     #: per named column (``missing_column``): the input records holding a value
     present: list[int] | None = None
+    #: one row per input record, where the dead letters are read (``decided`` but with
+    #: [apply], whose rows are its events' elements: sparktide.spark.apply)
+    counted: DataFrame | None = None
 
 
 def judge_batch(context: Context, memory: TaskMemory, batch: Batch, lines: DataFrame) -> Judgement:
@@ -124,7 +127,8 @@ def _general_judgement(
         judged.malformed,
         judged.arrival_at_start,
         decided=judged.decided,
-        malformed_from=judged.parsed if plan.estimates_first else judged.decided,
+        malformed_from=judged.parsed if plan.estimates_first else judged.counted,
+        counted=judged.counted,
         keys_next=judged.keys_next,
         present=judged.present,
     )
