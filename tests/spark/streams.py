@@ -58,6 +58,7 @@ def write_stream(
     intervals: bool = False,
     mixed: bool = False,
     edges: bool = False,
+    readings: bool = False,
 ) -> None:
     """Write a telemetry stream with disorder, late and early bursts and bad lines.
 
@@ -69,10 +70,13 @@ def write_stream(
     filters and computed columns), drawn from a generator of their own: the rest of the
     stream is the same. With ``edges``, every event is a start edge (``"kind": "start"``,
     id ``eid``) and most get an end edge a few rows later (some before their start, some
-    never); a few ends have no start and a few starts reuse an id still open.
+    never); a few ends have no start and a few starts reuse an id still open. With
+    ``readings`` (JSON lines only), records also carry ``readings`` (:func:`_readings`),
+    from a third generator: the rest of the stream is the same.
     """
     rng = random.Random(seed)
     other = random.Random(seed + 1)
+    third = random.Random(seed + 2)
     directory.mkdir(parents=True, exist_ok=True)
     arrival = BASE
     lines: list[str] = []
@@ -119,6 +123,8 @@ def write_stream(
             record["e"] = format_instant(arrival - lag + length)
         if mixed:
             record.update(_mixed(other))
+        if readings:
+            record.update(_readings(third))
         if edges:
             eid: Any = f"e{i}" if i % 3 else i
             if device in last_id and rng.random() < 0.06:
@@ -173,6 +179,28 @@ def _zoned(text: Any) -> datetime.datetime | None:
     except (TypeError, ValueError):
         return None
     return value if value.tzinfo is not None else None
+
+
+def _readings(rng: random.Random) -> dict[str, Any]:
+    """``readings`` for ``[apply]``: an array or a record (of integers, floats, integral
+    ones too, text, booleans, null, nested values), empty ones, null, text, or missing."""
+
+    def value() -> Any:
+        return rng.choice(
+            [rng.randrange(0, 60), round(rng.uniform(0, 60), 2), 7.0, "x", True, None, [1]]
+        )
+
+    kind = rng.choice(["array", "array", "array", "record", "record", "empty", "other"])
+    if kind == "array":
+        return {"readings": [value() for _ in range(rng.randrange(1, 5))]}
+    if kind == "record":
+        names = rng.sample(
+            ["temp", "hum", "co2", "Zeta", "a b", "\u00e9t\u00e9"], rng.randrange(1, 4)
+        )
+        return {"readings": {name: value() for name in names}}
+    if kind == "empty":
+        return {"readings": rng.choice([[], {}])}
+    return rng.choice([{}, {"readings": None}, {"readings": "12"}, {"readings": 4}])
 
 
 def _mixed(rng: random.Random) -> dict[str, Any]:
