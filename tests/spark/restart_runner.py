@@ -67,6 +67,34 @@ CASES: dict[str, dict[str, Any]] = {
         },
         "select": {"id": "id", "total": "total", "n": "n", "prev": "prev"},
     },
+    # [apply] (semantics §11.18): each event's readings expanded after the policy, into
+    # windows (their open windows the state) and into the release (the held events)
+    "apply": {
+        "source": {"partition": "partition", "partitions": 2},
+        "ordering": {"late_arrival": "20s", "out_of_order": "5s"},
+        "apply": {"function": "elements", "value": "readings", "name": "el"},
+        "filter": {"where": "GetRecordPropertyValue(el, 'ArrayIndex') < 3"},
+        "window": {
+            "type": "tumbling",
+            "size": "30s",
+            "group_by": ["device"],
+            "aggregates": {
+                "n": "count(*)",
+                "total": "sum(GetRecordPropertyValue(el, 'ArrayValue'))",
+                "lastv": "last(GetRecordPropertyValue(el, 'ArrayValue'))",
+            },
+        },
+    },
+    "apply_release": {
+        "source": {"partition": "partition", "partitions": 2},
+        "ordering": {"late_arrival": "20s", "out_of_order": "5s"},
+        "apply": {"function": "properties", "value": "readings", "name": "p"},
+        "select": {
+            "id": "id",
+            "name": "GetRecordPropertyValue(p, 'PropertyName')",
+            "value": "GetRecordPropertyValue(p, 'PropertyValue')",
+        },
+    },
 }
 
 
@@ -111,8 +139,12 @@ def callback_writer(directory: Path) -> Any:
 
 
 def write_input(directory: Path, *, seed: int) -> None:
-    """``FILES`` files of a two-partition stream; partition 1 is silent in some files."""
-    write_stream(directory, seed=seed, events=150, files=FILES, partitions=2, devices=4)
+    """``FILES`` files of a two-partition stream; partition 1 is silent in some files.
+    Its records carry ``readings`` (for the ``[apply]`` cases; the rest of the stream is
+    the same without them)."""
+    write_stream(
+        directory, seed=seed, events=150, files=FILES, partitions=2, devices=4, readings=True
+    )
     for pid, files in SILENT.items():
         for f in files:
             path = directory / f"part-{f:03d}.jsonl"

@@ -63,6 +63,16 @@ FULL: dict[str, list[tuple[str, int]]] = {
         ("state_tables", 2),
         ("committed", 3),
     ],
+    # [apply]: the expanded rows' window state, and the held events of a release
+    "apply": [
+        ("dead_letters", 1),
+        ("outputs", 2),
+        ("state_tables", 3),
+    ],
+    "apply_release": [
+        ("outputs", 2),
+        ("state_tables", 3),
+    ],
     "parquet_callback": [
         ("dead_letters", 1),
         ("sink", 1),
@@ -92,6 +102,8 @@ QUICK: dict[str, list[tuple[str, int]]] = {
     # a Delta commit the state does not know of; a callback killed once it wrote
     "delta": [("sink", 2)],
     "parquet_callback": [("callback", 2)],
+    "apply": [("outputs", 2)],
+    "apply_release": [("state_tables", 3)],
 }
 MATRIX = FULL if os.environ.get("SPARKTIDE_CRASH_MATRIX") == "full" else QUICK
 

@@ -225,7 +225,8 @@ def _key(record: dict[str, Any]) -> str:
 
 
 # ---------------------------------------------------------------------- the test
-SEEDS = {"tumbling": 11, "release": 23, "analytic": 31}  # release, analytic: test_crash_matrix.py
+#: (release, analytic, apply, apply_release: test_crash_matrix.py)
+SEEDS = {"tumbling": 11, "release": 23, "analytic": 31, "apply": 41, "apply_release": 43}
 
 
 def _run_here(spark, jobdir: Path, case: str, schedule: Callable[[int], int]) -> float:
