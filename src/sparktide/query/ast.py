@@ -16,6 +16,7 @@ __all__ = [
     "Call",
     "Clause",
     "Column",
+    "CrossApply",
     "Expr",
     "FromSource",
     "GroupItem",
@@ -179,6 +180,17 @@ class FromSource:
 
 
 @dataclass(frozen=True)
+class CrossApply:
+    """``CROSS APPLY GetArrayElements(value) AS alias`` (``function = "elements"``) or
+    ``CROSS APPLY GetRecordProperties(value) AS alias`` (``"properties"``)."""
+
+    function: str
+    value: Expr
+    alias: str
+    pos: Pos
+
+
+@dataclass(frozen=True)
 class Join:
     """``[INNER | LEFT [OUTER] | CROSS] JOIN source ON condition``."""
 
@@ -240,7 +252,8 @@ class Clause:
 
 @dataclass(frozen=True)
 class Select:
-    """``SELECT items [INTO output] FROM source [JOIN ...] [WHERE] [GROUP BY] [HAVING]``."""
+    """``SELECT items [INTO output] FROM source [CROSS APPLY ...] [JOIN ...] [WHERE]
+    [GROUP BY] [HAVING]``."""
 
     items: tuple[SelectItem, ...]
     into: str | None
@@ -252,6 +265,7 @@ class Select:
     group_by: tuple[GroupItem, ...] = ()
     group_pos: Pos | None = None
     having: Clause | None = None
+    applies: tuple[CrossApply, ...] = ()
 
 
 @dataclass(frozen=True)

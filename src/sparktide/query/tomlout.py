@@ -163,6 +163,12 @@ def job_to_toml(job: Job, comments: tuple[str, ...] | list[str] = ()) -> str:
                 lines.append(f"{key} = {json.dumps(format_duration(value))}")
         if analytic.when is not None:
             lines.append(f"when = {_value('', analytic.when)}")
+    if job.apply is not None:  # (semantics §11.18)
+        lines.append("")
+        lines.append("[apply]")
+        lines += [
+            f"{k} = {_value('', getattr(job.apply, k))}" for k in ("function", "value", "name")
+        ]
     if job.filter is not None:
         lines.append("")
         lines += ["[filter]", f"where = {_value('', job.filter.where)}"]

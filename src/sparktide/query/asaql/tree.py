@@ -22,6 +22,7 @@ from sparktide.query.ast import (
     Call,
     Clause,
     Column,
+    CrossApply,
     FromSource,
     GroupItem,
     Join,
@@ -36,6 +37,10 @@ from sparktide.query.ast import (
 from sparktide.query.refusal import Refuse
 
 __all__ = ["TreeBuilder"]
+
+
+#: The functions of ``CROSS APPLY`` (as :class:`Call` names them) and their expansions.
+_APPLIED = {"getarrayelements": "elements", "getrecordproperties": "properties"}
 
 
 @dataclass(frozen=True)
@@ -116,6 +121,20 @@ class TreeBuilder(ExpressionRules, Transformer):  # type: ignore[type-arg]
         kind, _join, source, _on, condition = children
         return Join(kind, source, condition, position(_join))
 
+    def cross_apply(self, children: list[Any]) -> CrossApply:
+        cross, keyword, value, alias = children
+        if str(keyword).casefold() != "apply":
+            raise self.refuse(keyword.pos, f"CROSS {keyword}: expected CROSS JOIN or CROSS APPLY")
+        function = value.function if isinstance(value, Call) else None
+        if function not in _APPLIED or value.over is not None or value.star or value.distinct:
+            raise self.refuse(
+                position(value),
+                "CROSS APPLY takes GetArrayElements(value) or GetRecordProperties(value)",
+            )
+        if len(value.args) != 1:
+            raise self.refuse(value.pos, f"{value.text[:-2]}(...) takes one value")
+        return CrossApply(_APPLIED[function], value.args[0], str(alias), position(cross))
+
     # ----------------------------------------------------------- clauses
     def where(self, children: list[Any]) -> _Condition:
         return _Condition(False, Clause(children[1], position(children[0])))
@@ -151,6 +170,7 @@ class TreeBuilder(ExpressionRules, Transformer):  # type: ignore[type-arg]
         items: tuple[SelectItem, ...] = children[1]
         into = into_pos = source = where = having = group_pos = None
         joins: list[Join] = []
+        applies: list[CrossApply] = []
         group: tuple[GroupItem, ...] = ()
         for child in children[2:]:
             if isinstance(child, Token):
@@ -161,6 +181,8 @@ class TreeBuilder(ExpressionRules, Transformer):  # type: ignore[type-arg]
                 source = child
             elif isinstance(child, Join):
                 joins.append(child)
+            elif isinstance(child, CrossApply):
+                applies.append(child)
             elif isinstance(child, tuple):
                 group_pos, group = child
             elif isinstance(child, _Condition) and child.having:
@@ -179,6 +201,7 @@ class TreeBuilder(ExpressionRules, Transformer):  # type: ignore[type-arg]
             group_by=group,
             group_pos=group_pos,
             having=having,
+            applies=tuple(applies),
         )
 
     def union(self, children: list[Any]) -> Union:

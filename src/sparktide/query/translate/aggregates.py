@@ -248,7 +248,7 @@ class Aggregates:
         if len(call.args) != 1:
             raise self.refuse(call.pos, f"{call.text[:-2]}(...) takes one column")
         arg = call.args[0]
-        if not isinstance(arg, Column):  # SUM(CAST(Weight AS bigint)), AVG(a * b)
+        if not self.fields.plain(arg, source):  # SUM(CAST(Weight AS bigint)), AVG(a.b)
             inner = convert(
                 arg,
                 lambda n: self.fields.field_leaf(n, source, "an aggregate"),
@@ -275,7 +275,8 @@ class Aggregates:
         """Reads an aggregate's argument: a column's name, or an expression's text."""
 
         def value(arg: Expr) -> str:
-            if isinstance(arg, Column):
+            if self.fields.plain(arg, source):
+                assert isinstance(arg, Column)
                 return self.fields.column(arg, source)
             inner = convert(
                 arg,

@@ -54,6 +54,14 @@ class Fields:
             )
         return check_column(parts[0], expr.pos, self.refuse, what)
 
+    def plain(self, expr: Expr, source: FromSource) -> bool:
+        """Whether ``expr`` is a plain column of ``source`` (``x``, ``alias.x``), not a
+        value inside one (``r.a``, ``a.ArrayValue`` of a CROSS APPLY) nor an expression."""
+        if not isinstance(expr, Column):
+            return False
+        parts = expr.parts
+        return len(parts) == 1 or (len(parts) == 2 and parts[0].casefold() in source_names(source))
+
     def nested(self, expr: Column, source: FromSource) -> E.Expr:
         """A field, or with dots a value inside it (``r.a.b``, Stream Analytics' dot
         notation): ``GetRecordPropertyValue(r, 'a.b')`` (semantics §11.14)."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from sparktide import expr as E
-from sparktide.query.ast import Column, FromSource, Select, Star, Step, Union
+from sparktide.query.ast import Column, CrossApply, FromSource, Select, Star, Step, Union
 from sparktide.query.translate.context import Context, describe, source_names
 from sparktide.query.translate.fields import Fields
 from sparktide.query.translate.joins import JoinPlanner
@@ -48,6 +48,11 @@ class Planner:
         """Follow ``union`` through the WITH steps defined before index ``visible``
         (``where``: ``"statement"``, or the name of the step being followed)."""
         if len(union.selects) > 1:
+            for select in union.selects:
+                if select.applies:
+                    raise self.refuse(
+                        select.applies[0].pos, "CROSS APPLY in a UNION is not supported yet"
+                    )
             return self.union_plan(union, visible, where)
         return self.select_plan(union.selects[0], visible, where)
 
@@ -61,6 +66,8 @@ class Planner:
         """One SELECT: its FROM (an input, a step or a JOIN), WHERE, window or columns."""
         self.check_clauses(select, where)
         inner, from_step = self.inner(select, visible)
+        if select.applies:
+            inner = replace(inner, apply=self.cross_apply(select, from_step))
         self.check_partition(select, inner)
         partition = self.partition(inner.partition, select.source)
         wheres = self.wheres(select, inner, from_step)
@@ -75,6 +82,12 @@ class Planner:
 
     def check_clauses(self, select: Select, where: str) -> None:
         """Refuse INTO inside a WITH step and HAVING without GROUP BY."""
+        if select.applies and where != "statement":
+            raise self.refuse(
+                select.applies[0].pos,
+                f"CROSS APPLY inside the WITH step {where} is not supported yet: apply it "
+                "in the statement that reads the input",
+            )
         if select.into is not None and where != "statement":
             assert select.into_pos is not None
             raise self.refuse(select.into_pos, f"INTO inside the WITH step {where}")
@@ -82,6 +95,23 @@ class Planner:
             raise self.refuse(
                 select.having.pos, "HAVING without GROUP BY: HAVING filters a window's results"
             )
+
+    def cross_apply(self, select: Select, from_step: str | None) -> CrossApply:
+        """The one CROSS APPLY of a statement over an input (semantics §11.18)."""
+        apply = select.applies[0]
+        if len(select.applies) > 1:
+            raise self.refuse(select.applies[1].pos, "a second CROSS APPLY is not supported yet")
+        if select.joins:
+            raise self.refuse(apply.pos, "CROSS APPLY with a JOIN is not supported yet")
+        if from_step is not None:
+            raise self.refuse(
+                apply.pos,
+                f"CROSS APPLY over the step {from_step} is not supported yet: apply it to "
+                "the input",
+            )
+        if apply.alias.casefold() in source_names(select.source):
+            raise self.refuse(apply.pos, f"CROSS APPLY ... AS {apply.alias}: names the input")
+        return apply
 
     def inner(self, select: Select, visible: int) -> tuple[Plan, str | None]:
         """The plan of what ``select`` reads (a JOIN, a step or an input), and the name of

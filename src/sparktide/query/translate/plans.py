@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sparktide import expr as E
-from sparktide.query.ast import Column, FromSource, Pos, Select
+from sparktide.query.ast import Column, CrossApply, FromSource, Pos, Select
 
 __all__ = ["JoinPlan", "Plan"]
 
@@ -43,6 +43,7 @@ class Plan:
     projection: Select | None = None  # SELECT a, b, expr AS c without GROUP BY
     join: JoinPlan | None = None
     union: Pos | None = None  # the first UNION keyword of a union
+    apply: CrossApply | None = None  # CROSS APPLY of the statement's own input
 
     @property
     def combined(self) -> str | None:

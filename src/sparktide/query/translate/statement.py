@@ -10,10 +10,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from sparktide import expr as E
+from sparktide.job.apply import APPLY_MEMBERS
 from sparktide.query.ast import Pos, Query, Select
 from sparktide.query.bind import Bindings
+from sparktide.query.exprs import convert
 from sparktide.query.jobs import StatementJob, build_job
-from sparktide.query.refusal import Refuse
+from sparktide.query.refusal import Refuse, check_column
 from sparktide.query.translate.context import Context
 from sparktide.query.translate.fields import Fields
 from sparktide.query.translate.inputs import Inputs
@@ -54,6 +57,7 @@ class StatementTranslator:
         plan = self.planner.plan(union, len(self.query.steps), "statement")
         data = self.tables(plan, select)
         self.join_or_union(plan, data)
+        self.apply(plan, data)
         self.filter(plan, data)
         self.columns(plan, data)
         if self.fields.analytics.tables:  # LAG, LAST, ISFIRST, SUM(x) OVER ... (§11.11)
@@ -90,6 +94,37 @@ class StatementTranslator:
                 "keeps duplicates, as UNION ALL): their partitions are named <input>/<id> and "
                 "the job watermark is the minimum over all of them"
             )
+
+    def apply(self, plan: Plan, data: dict[str, Any]) -> None:
+        """``[apply]`` of ``CROSS APPLY GetArrayElements(x) AS a`` (or
+        ``GetRecordProperties``): ``a.ArrayValue`` is then ``GetRecordPropertyValue(a,
+        'ArrayValue')`` wherever the statement reads it (semantics §11.18)."""
+        apply = plan.apply
+        if apply is None:
+            return
+        refuse = self.context.refuse
+        members = APPLY_MEMBERS[apply.function]
+        if plan.window is None and plan.projection is None:
+            raise refuse(
+                apply.pos,
+                "SELECT * with CROSS APPLY is not supported yet: name the columns "
+                f"(the element is {apply.alias}.{members[1]})",
+            )
+        source = plan.sources[0]
+        value = convert(
+            apply.value,
+            lambda n: self.fields.field_leaf(n, source, "CROSS APPLY"),
+            refuse,
+            "CROSS APPLY",
+        )
+        name = check_column(apply.alias, apply.pos, refuse, "CROSS APPLY alias")
+        data["apply"] = {"function": apply.function, "value": E.to_text(value), "name": name}
+        self.context.notes.append(
+            f"CROSS APPLY is [apply]: each admitted event becomes one event per "
+            f"{'element' if apply.function == 'elements' else 'property'}, its field {name} "
+            f"holding {members[0]} and {members[1]}; then WHERE, SELECT and the window read "
+            "those events (an event with none is dropped: no_elements)"
+        )
 
     def filter(self, plan: Plan, data: dict[str, Any]) -> None:
         """``[filter] where`` of the WHERE conditions on the way."""

@@ -1,0 +1,124 @@
+"""``CROSS APPLY GetArrayElements(...)`` and ``GetRecordProperties(...)`` → ``[apply]``
+(semantics §11.18): what is translated, and what is refused with its position."""
+
+from __future__ import annotations
+
+import pytest
+
+from sparktide.errors import QueryError
+from sparktide.query import job_to_toml, translate_text
+from tests.query.test_translate import test_refusals_name_construct_and_position as _refused
+
+
+def _translated(text: str):  # type: ignore[no-untyped-def]
+    return translate_text(text, "asaql", None, "q.asaql")
+
+
+def test_elements_with_where_and_select() -> None:
+    t = _translated(
+        "SELECT e.DeviceId, a.ArrayIndex AS i, a.ArrayValue AS v INTO o "
+        "FROM Input e TIMESTAMP BY Time "
+        "CROSS APPLY GetArrayElements(e.Readings) AS a WHERE a.ArrayValue > 20"
+    )
+    j = t.job
+    assert j.apply is not None
+    assert (j.apply.function, j.apply.value, j.apply.name) == ("elements", "Readings", "a")
+    assert j.filter is not None
+    assert j.filter.where == "GETRECORDPROPERTYVALUE(a, 'ArrayValue') > 20"
+    assert [(p.name, p.expression) for p in j.select] == [
+        ("DeviceId", "DeviceId"),
+        ("i", "GETRECORDPROPERTYVALUE(a, 'ArrayIndex')"),
+        ("v", "GETRECORDPROPERTYVALUE(a, 'ArrayValue')"),
+    ]
+    assert any(note.startswith("CROSS APPLY is [apply]") for note in t.notes)
+    text = job_to_toml(j)
+    assert '[apply]\nfunction = "elements"\nvalue = "Readings"\nname = "a"' in text
+
+
+def test_properties_of_a_nested_record_into_a_window() -> None:
+    j = _translated(
+        "SELECT COUNT(*) AS n, SUM(p.PropertyValue) AS total, MAX(p.PropertyName) AS last "
+        "FROM Input i TIMESTAMP BY Time "
+        "CROSS APPLY GetRecordProperties(i.Reading.Sensors) p "
+        "GROUP BY TumblingWindow(minute, 1)"
+    ).job
+    assert j.apply is not None
+    assert j.apply.function == "properties" and j.apply.name == "p"
+    assert j.apply.value == "GETRECORDPROPERTYVALUE(Reading, 'Sensors')"
+    assert [str(a) for a in j.window.aggregates] == [
+        "count(*)",
+        "sum(GETRECORDPROPERTYVALUE(p, 'PropertyValue'))",
+        "max(GETRECORDPROPERTYVALUE(p, 'PropertyName'))",
+    ]
+
+
+def test_a_nested_field_in_an_aggregate_without_cross_apply() -> None:
+    j = _translated(
+        "SELECT k, AVG(r.Speed) AS speed FROM i GROUP BY k, TumblingWindow(minute, 1)"
+    ).job
+    assert [str(a) for a in j.window.aggregates] == ["avg(GETRECORDPROPERTYVALUE(r, 'Speed'))"]
+
+
+_HEAD = "SELECT a.ArrayValue AS v FROM i "
+
+
+@pytest.mark.parametrize(
+    ("text", "position", "message"),
+    [
+        (_HEAD + "CROSS APPLY Foo(x) AS a", "1:45", "CROSS APPLY takes GetArrayElements"),
+        (_HEAD + "CROSS MERGE GetArrayElements(x) AS a", "1:39", "expected CROSS JOIN or"),
+        (_HEAD + "CROSS APPLY GetArrayElements(x, y) AS a", "1:45", "takes one value"),
+        (
+            _HEAD + "CROSS APPLY GetArrayElements(x) AS a CROSS APPLY GetArrayElements(y) AS b",
+            "1:70",
+            "a second CROSS APPLY is not supported yet",
+        ),
+        (
+            "SELECT * FROM i CROSS APPLY GetArrayElements(x) AS a",
+            "1:17",
+            "SELECT * with CROSS APPLY is not supported yet: name the columns "
+            "(the element is a.ArrayValue)",
+        ),
+        (
+            "SELECT a.ArrayValue AS v FROM i CROSS APPLY GetArrayElements(i.x) AS i",
+            "1:33",
+            "AS i: names the input",
+        ),
+        (
+            "WITH s AS (SELECT * FROM i CROSS APPLY GetArrayElements(x) AS a) SELECT * FROM s",
+            "1:28",
+            "CROSS APPLY inside the WITH step s is not supported yet",
+        ),
+        (
+            "WITH s AS (SELECT * FROM i WHERE k = 1) "
+            "SELECT a.ArrayValue AS v FROM s CROSS APPLY GetArrayElements(x) AS a",
+            "1:73",
+            "CROSS APPLY over the step s is not supported yet",
+        ),
+        (
+            "SELECT a.ArrayValue AS v FROM i CROSS APPLY GetArrayElements(x) AS a "
+            "UNION SELECT a.ArrayValue AS v FROM j CROSS APPLY GetArrayElements(x) AS a",
+            "1:33",
+            "CROSS APPLY in a UNION is not supported yet",
+        ),
+        (
+            "SELECT i.k AS k FROM i CROSS APPLY GetArrayElements(x) AS a "
+            "JOIN j ON i.k = j.k AND DATEDIFF(second, i, j) BETWEEN 0 AND 5",
+            "1:24",
+            "CROSS APPLY with a JOIN is not supported yet",
+        ),
+        (
+            "SELECT LAG(a.ArrayValue) OVER (LIMIT DURATION(minute, 1)) AS p FROM i "
+            "CROSS APPLY GetArrayElements(x) AS a",
+            "1:1",
+            "is not supported with analytic columns",
+        ),
+    ],
+)
+def test_refusals(text: str, position: str, message: str) -> None:
+    _refused(text, position, message)
+
+
+def test_getarrayelements_elsewhere_is_still_refused() -> None:
+    with pytest.raises(QueryError, match=r"GetArrayElements\(\.\.\.\) is not supported yet"):
+        _translated("SELECT GetArrayElements(x) AS y FROM i")
