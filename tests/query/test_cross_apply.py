@@ -69,6 +69,11 @@ _HEAD = "SELECT a.ArrayValue AS v FROM i "
         (_HEAD + "CROSS MERGE GetArrayElements(x) AS a", "1:39", "expected CROSS JOIN or"),
         (_HEAD + "CROSS APPLY GetArrayElements(x, y) AS a", "1:45", "takes one value"),
         (
+            _HEAD + "OUTER APPLY GetArrayElements(x) AS a",
+            "1:33",
+            "OUTER APPLY is not supported yet",
+        ),
+        (
             _HEAD + "CROSS APPLY GetArrayElements(x) AS a CROSS APPLY GetArrayElements(y) AS b",
             "1:70",
             "a second CROSS APPLY is not supported yet",

@@ -124,7 +124,13 @@ class TreeBuilder(ExpressionRules, Transformer):  # type: ignore[type-arg]
     def cross_apply(self, children: list[Any]) -> CrossApply:
         cross, keyword, value, alias = children
         if str(keyword).casefold() != "apply":
-            raise self.refuse(keyword.pos, f"CROSS {keyword}: expected CROSS JOIN or CROSS APPLY")
+            raise self.refuse(keyword.pos, f"{cross} {keyword}: expected CROSS JOIN or CROSS APPLY")
+        if str(cross).casefold() == "outer":
+            raise self.refuse(
+                position(cross),
+                "OUTER APPLY is not supported yet: CROSS APPLY drops an event with nothing "
+                "to expand",
+            )
         function = value.function if isinstance(value, Call) else None
         if function not in _APPLIED or value.over is not None or value.star or value.distinct:
             raise self.refuse(
