@@ -163,6 +163,16 @@ def job_to_toml(job: Job, comments: tuple[str, ...] | list[str] = ()) -> str:
                 lines.append(f"{key} = {json.dumps(format_duration(value))}")
         if analytic.when is not None:
             lines.append(f"when = {_value('', analytic.when)}")
+    lines += _expression_tables(job)
+    output = _table("output", job.output, _OUTPUT_KEYS)
+    lines.append("")
+    lines += output
+    return "\n".join(lines) + "\n"
+
+
+def _expression_tables(job: Job) -> list[str]:
+    """The lines of ``[apply]``, ``[filter]`` and ``[select]`` (each after a blank line)."""
+    lines: list[str] = []
     if job.apply is not None:  # (semantics §11.18)
         lines.append("")
         lines.append("[apply]")
@@ -179,7 +189,4 @@ def job_to_toml(job: Job, comments: tuple[str, ...] | list[str] = ()) -> str:
         if job.select_star is not None:  # the record's fields (SELECT *, expr AS c)
             columns.insert(job.select_star, '"*" = "*"')
         lines += columns
-    output = _table("output", job.output, _OUTPUT_KEYS)
-    lines.append("")
-    lines += output
-    return "\n".join(lines) + "\n"
+    return lines

@@ -135,6 +135,12 @@ class StatementTranslator:
             "WHERE is [filter] where: it applies after the ordering policy; an event that "
             "fails it is counted as dropped (filtered)"
             + (
+                " (with CROSS APPLY it reads each element; an event none of whose elements "
+                "passes is dropped)"
+                if plan.apply is not None
+                else ""
+            )
+            + (
                 f" (over the JOIN it reads {plan.join.left.name}'s fields only: it stops "
                 "events before they meet the table, which keeps the same matches)"
                 if plan.join is not None and plan.join.reference
