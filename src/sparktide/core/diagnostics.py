@@ -296,7 +296,8 @@ def named_columns(job: Any) -> list[NamedColumn]:
     (``source.processing_time`` is ``simulate``'s alone: ``run`` times batches itself),
     the window's group-by and aggregate inputs, the join's ``on`` columns, the fields
     analytic columns read, the filter's fields and, in a job without a window or a join,
-    ``[select]``'s fields (not the analytic columns they read: those are computed).
+    ``[select]``'s fields (not the analytic columns they read: those are computed), and
+    the fields ``[apply]``'s value reads (not its name: the element each event holds).
 
     ``missing_column`` (:func:`missing_columns`) is checked for each (semantics §8.4)."""
     from sparktide.expr import SYSTEM_TIMESTAMP, references
@@ -340,6 +341,10 @@ def named_columns(job: Any) -> list[NamedColumn]:
             for column in references(projection.parsed):
                 if column not in computed:
                     add(column, f"select.{projection.name}")
+    if job.apply is not None:  # the fields its value reads; its name is the element's
+        for column in references(job.apply.expression):
+            add(column, "apply.value")
+        roles.pop(job.apply.name, None)
     return [NamedColumn(column, tuple(keys)) for column, keys in roles.items()]
 
 
