@@ -61,3 +61,16 @@ def test_the_apply_name_is_no_input_column_its_value_fields_are() -> None:
     columns = {n.column: n.roles for n in named_columns(Job.from_dict(data))}
     assert "el" not in columns
     assert columns["r"] == ("apply.value",)
+
+
+def test_a_misspelled_value_field_is_a_missing_column() -> None:
+    """Semantics §8.4: the field ``[apply]`` reads is held by no record."""
+    from tests.test_transcripts import TRANSCRIPTS, load, run_transcript
+
+    data = load(TRANSCRIPTS / "apply_array_elements.toml")
+    data["job"]["apply"]["value"] = "rr"
+    result = run_transcript(data)
+    (missing,) = [d for d in result.metrics["diagnostics"] if d["kind"] == "missing_column"]
+    assert (missing["column"], missing["role"], missing["count"]) == ("rr", "apply.value", 6)
+    assert "no event expands into anything (dropped: no_elements)" in missing["message"]
+    assert result.metrics["dropped"] == {"no_elements": 6}

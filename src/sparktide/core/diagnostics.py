@@ -287,6 +287,7 @@ _CONSEQUENCES = (
     ("select.", "the output column reads it as null"),
     ("join.on", "no event can match"),
     ("analytic.", "the analytic column reads it as null"),
+    ("apply.", "no event expands into anything (dropped: no_elements)"),
 )
 
 
