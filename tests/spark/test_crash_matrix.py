@@ -102,8 +102,6 @@ QUICK: dict[str, list[tuple[str, int]]] = {
     # a Delta commit the state does not know of; a callback killed once it wrote
     "delta": [("sink", 2)],
     "parquet_callback": [("callback", 2)],
-    "apply": [("outputs", 2)],
-    "apply_release": [("state_tables", 3)],
 }
 MATRIX = FULL if os.environ.get("SPARKTIDE_CRASH_MATRIX") == "full" else QUICK
 
