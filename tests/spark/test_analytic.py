@@ -12,6 +12,13 @@ from sparktide.spark import run_job
 from tests.spark.streams import clock, job_for, read_output, reference, write_stream
 from tests.spark.test_differential import assert_matches_reference, run_matching_reference
 
+#: Each aggregate over ``speed`` (every JSON kind in a mixed stream), and the two
+#: that rank (text, booleans, arrays) over ``lane`` too.
+_MIXED = [(f, "speed") for f in ("sum", "count", "avg", "min", "max")] + [
+    ("min", "lane"),
+    ("max", "lane"),
+]
+
 CASES = {
     "merged-lag-last-isfirst": {
         "ordering": {"late_arrival": "20s", "out_of_order": "5s"},
@@ -130,9 +137,7 @@ CASES = {
         "source": {"partition": "partition", "over": "device"},
         "ordering": {"late_arrival": "15s", "out_of_order": "4s", "on_out_of_order": "drop"},
         "analytic": {
-            f"{f}_{v}": {"function": f, "value": v, "limit_duration": "40s"}
-            for f in ("sum", "count", "avg", "min", "max")
-            for v in ("speed", "lane")
+            f"{f}_{v}": {"function": f, "value": v, "limit_duration": "40s"} for f, v in _MIXED
         }
         | {
             "lanes": {
@@ -157,11 +162,7 @@ CASES = {
             },
         },
         "select": {"id": "id", "speed": "speed", "lane": "lane"}
-        | {
-            f"{f}_{v}": f"{f}_{v}"
-            for f in ("sum", "count", "avg", "min", "max")
-            for v in ("speed", "lane")
-        }
+        | {f"{f}_{v}": f"{f}_{v}" for f, v in _MIXED}
         | {"lanes": "lanes", "fast": "fast", "prev_lane": "prev_lane", "long": "long"},
     },
     "aggregates-partitioned": {
@@ -185,8 +186,8 @@ CASES = {
 #: Each case's micro-batches: 2 or 3 of the 4 files each (an analytic column's state
 #: crosses a batch boundary in every case; the restart test carries it across runs)
 RUNS = [(case, (2, 3, 2)[i % 3]) for i, case in enumerate(sorted(CASES))]
-#: ... and the aggregates' ties and frames once more across one file per batch
-RUNS.append(("aggregates-merged-with-lag", 1))
+#: (ties across batches of one file each: the transcript
+#: ``analytic_aggregates_ties_across_batches``, on Spark in test_transcripts_on_spark)
 
 
 @pytest.mark.parametrize(("case", "files_per_batch"), RUNS)
