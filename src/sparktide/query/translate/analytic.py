@@ -50,18 +50,10 @@ class AnalyticColumns:
         if call.star and function != "count":
             raise self.refuse(call.pos, f"{call.text[:-2]}(*) is not supported yet")
 
-        def leaf(node: Any) -> E.Expr:
-            if isinstance(node, Call) and is_analytic(node):
-                raise self.refuse(
-                    node.pos,
-                    f"{node.function.upper()}(...) inside {function.upper()}(...) is not "
-                    "supported yet: an analytic function reads the events' own fields (also "
-                    "through a step's column that is one)",
-                )
-            return field(node)
-
         def text(node: Any) -> str:
-            return E.to_text(convert(node, leaf, self.refuse, clause))
+            # (an analytic call inside, also through a step's column that is one, is its
+            # own column, declared first: this one reads its value for the same event)
+            return E.to_text(convert(node, field, self.refuse, clause))
 
         over = call.over
         if over is not None and over.order_by:
