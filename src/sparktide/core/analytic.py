@@ -3,12 +3,15 @@
 for each released event, in release order, from what the earlier released events of its
 scope and partition left.
 
-Per column and ``(scope, partition values)`` the state keeps the latest ``depth``
-matching events (timestamp and looked-up value), every one for an aggregate (its
-``depth`` is ``None``). An event kept there can matter only to an event at most
-``limit_duration`` later (``lag``, ``last``, the aggregates) or in its own period
-(``isfirst``); since every event released later has a timestamp at or above its scope's
-watermark, the state drops what the watermark has left behind (:func:`analytic_expired`).
+The columns are computed in levels (:func:`sparktide.job.analytic_levels`): a column
+whose expressions name other columns sees their values for the same event. Per column
+and ``(scope, partition values)`` the state keeps the latest ``depth`` matching events
+(timestamp and looked-up value, as evaluated at their release; whether ``when`` held is
+their being kept), every one for an aggregate (its ``depth`` is ``None``). An event kept
+there can matter only to an event at most ``limit_duration`` later (``lag``, ``last``,
+the aggregates) or in its own period (``isfirst``); since every event released later
+has a timestamp at or above its scope's watermark, the state drops what the watermark
+has left behind (:func:`analytic_expired`).
 An aggregate's value follows the window aggregates' rules, from their one home
 (:mod:`sparktide.core.aggregates`): what an event adds is
 :func:`~sparktide.core.aggregates.aggregated_value`, and the aggregate of the kept

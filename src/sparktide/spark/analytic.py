@@ -24,8 +24,17 @@
   each with every column, and ``[filter]`` and ``[select]`` run over the record and the
   columns.
 
-No Python runs per event: one window pass over the released rows, whatever the number
-of columns.
+- **Columns reading columns** (:func:`sparktide.job.analytic_levels`): the columns of
+  level 0 are computed as above (their inputs taken at admission). A column that reads
+  other columns has inputs known only once they are computed, so the released rows go
+  through one window pass per level: level ``n`` takes its columns' inputs from the
+  record (parsed again from its line) and the texts ``an<j>`` of the lower levels, and
+  stacks the rows under its columns' kept events. Kept events carry their evaluated
+  inputs (``key``, and only the events whose ``when`` held), so the state table is the
+  same. A job without such columns takes the one pass.
+
+No Python runs per event: one window pass over the released rows per level, whatever
+the number of columns.
 """
 
 from __future__ import annotations
