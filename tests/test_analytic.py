@@ -493,3 +493,17 @@ def test_columns_reading_columns_match_a_direct_computation(steps, seconds, back
         )
         expected = event["st"] if event["st"] is not None else found and found["st"]
         assert event["ls"] == expected
+
+
+def test_a_column_another_reads_is_no_field_of_the_record():
+    """The fields the job reads (checked for presence, read at admission) leave out
+    the names of the columns other columns read, but not a column's own name."""
+    from sparktide.core.diagnostics import named_columns
+    from sparktide.job import expression_fields
+
+    job = _fault_job()
+    fields = expression_fields(job)
+    assert "previous_weight" not in fields and {"w", "t"} <= set(fields)
+    assert "previous_weight" not in {c.column for c in named_columns(job)}
+    own = _job({"w": {"function": "lag", "value": "w", "limit_duration": "1m"}})
+    assert "w" in expression_fields(own)
