@@ -301,3 +301,209 @@ def test_aggregates_match_a_direct_computation(steps, seconds, with_when):
         assert event["min"] == (min(values) if values else None)
         assert event["max"] == (max(values) if values else None)
         assert isinstance(event["avg"], float | None) and isinstance(event["sum"], int | None)
+
+
+# ------------------------------------------------- columns reading columns (levels)
+@pytest.mark.parametrize(
+    ("analytic", "key", "words"),
+    [
+        (  # two columns reading each other
+            {
+                "a": {"function": "lag", "value": "b", "limit_duration": "1m"},
+                "b": {"function": "lag", "value": "x", "limit_duration": "1m", "when": "a > 0"},
+            },
+            "analytic.b.when",
+            "a cycle: a -> b -> a",
+        ),
+        (  # three, through partition_by and default
+            {
+                "a": {"function": "count", "limit_duration": "1m", "partition_by": ["c"]},
+                "b": {"function": "lag", "value": "x", "default": "a", "limit_duration": "1m"},
+                "c": {"function": "isfirst", "period": "1m", "when": "b = 1"},
+            },
+            "analytic.b.default",
+            "a cycle: a -> c -> b -> a",
+        ),
+    ],
+)
+def test_a_cycle_of_analytic_columns_names_the_expression_closing_it(analytic, key, words):
+    with pytest.raises(ConfigError) as caught:
+        _job(analytic)
+    assert caught.value.key == key
+    assert words in caught.value.message
+
+
+def test_levels_follow_what_each_column_reads():
+    """Another column's name reads that column (whatever the order of the tables); a
+    column's own name, and a name that is no column, read the event's fields."""
+    from sparktide.job import analytic_levels
+
+    job = _job(
+        {
+            "top": {"function": "last", "value": "mid", "limit_duration": "1m"},
+            "mid": {"function": "lag", "value": "id", "limit_duration": "1m", "when": "pw > 0"},
+            "pw": {"function": "lag", "value": "pw", "limit_duration": "1m"},  # (the field)
+            "other": {"function": "sum", "value": "w", "limit_duration": "1m"},
+        }
+    )
+    assert analytic_levels(job.analytics) == ((2, 3), (1,), (0,))
+
+
+def _fault_job(**extra):
+    """Stream Analytics' "duration of a condition": the previous weight and time of each
+    event, and the time of the latest earlier event whose previous weight was below
+    20000 (its WHEN reads the other column), for events that go back below it."""
+    analytic = {
+        "start": {
+            "function": "lag",
+            "value": "t",
+            "limit_duration": "1h",
+            "when": "previous_weight < 20000",
+        },
+        "previous_weight": {"function": "lag", "value": "w", "limit_duration": "1h"},
+        "previous_time": {"function": "lag", "value": "t", "limit_duration": "1h"},
+    }
+    return _job(
+        analytic,
+        filter={"where": "w < 20000 AND previous_weight > 20000"},
+        select={"id": "id", "start": "start", "end": "previous_time"},
+        **extra,
+    )
+
+
+_FAULT_ROWS = [  # (seconds, arrival, weight), in arrival order
+    (0, 0, 15000),
+    (60, 60, 18000),
+    (122, 122, 25000),
+    (120, 123, 22000),  # out of order (within 5 s): released before 122; the fault starts
+    (180, 180, 21000),
+    (240, 240, 19000),  # back below: start 120, end 180
+    (300, 300, 23000),
+    (360, 364, 19500),  # back below: start 300, end 300
+    (4000, 4000, 26000),  # over an hour after 360: no previous weight
+    (4060, 4060, 17000),  # back below: no earlier match within the hour, end 4000
+]
+
+
+def _fault_rows():
+    rows = []
+    for i, (seconds, arrival, w) in enumerate(_FAULT_ROWS):
+        t = format_instant(T0 + seconds * SECOND)
+        a = format_instant(T0 + arrival * SECOND)
+        rows.append({"id": i, "t": t, "a": a, "w": w})
+    return rows
+
+
+def test_a_when_reads_another_columns_value_of_each_earlier_event():
+    """StartFault is the time of the latest earlier event whose own previous weight was
+    below 20000: the events WHERE drops are seen (the columns come first)."""
+    job = _fault_job()
+    result = ReferenceEngine(job, explain=False).run(_records(job, _fault_rows()))
+    t = lambda s: format_instant(T0 + s * SECOND)  # noqa: E731
+    assert [(e["id"], e["start"], e["end"]) for e in result.events] == [
+        (5, t(120), t(180)),
+        (7, t(300), t(300)),
+        (9, None, t(4000)),
+    ]
+
+
+def test_columns_reading_columns_across_micro_batches():
+    """The same records observed one by one or in chunks of three (the state carries
+    each column's kept events, evaluated at their release) give the same events."""
+    job = _fault_job()
+    one = ReferenceEngine(job, explain=False).run(_records(job, _fault_rows())).events
+    records = _records(job, _fault_rows())
+    for n, record in enumerate(records):  # observed at the last arrival of its chunk
+        last = records[min(n - n % 3 + 2, len(records) - 1)]
+        record.processing_time = max(r.arrival_time for r in records[: last.seq + 1])
+    chunks = ReferenceEngine(job, explain=False).run(records).events
+    assert chunks == one and len(one) == 3
+
+
+def _latest(events, n, within, test):
+    """The latest event released before ``events[n]``, at most ``within`` seconds
+    before it, for which ``test`` holds (``None`` if none)."""
+    now = parse_instant(events[n]["timestamp"])
+    for e in reversed(events[:n]):
+        if parse_instant(e["timestamp"]) >= now - within * SECOND and test(e):
+            return e
+    return None
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(0, 4),  # seconds after the previous arrival
+            st.integers(0, 4),  # how far behind its arrival the event's time is (< 5 s)
+            st.sampled_from("ab"),
+            st.one_of(st.none(), st.integers(-3, 3)),
+        ),
+        max_size=30,
+    ),
+    st.integers(1, 12),
+    st.integers(1, 12),
+)
+def test_columns_reading_columns_match_a_direct_computation(steps, seconds, back):
+    """Three levels over disordered streams: ``pv`` (LAG(v) per k), ``st`` (LAG(id) WHEN
+    pv < 0: reads pv of each earlier event), ``n`` (COUNT(*) PARTITION BY pv: the events
+    with the same pv) and ``ls`` (LAST(st) per k WHEN st IS NOT NULL: a column of level
+    2) are what a direct computation over the released events gives."""
+    columns = {
+        "ls": {
+            "function": "last",
+            "value": "st",
+            "partition_by": ["k"],
+            "limit_duration": f"{back}s",
+            "when": "st IS NOT NULL",
+        },
+        "n": {"function": "count", "partition_by": ["pv"], "limit_duration": f"{seconds}s"},
+        "st": {"function": "lag", "value": "id", "limit_duration": f"{back}s", "when": "pv < 0"},
+        "pv": {"function": "lag", "value": "v", "partition_by": ["k"], "limit_duration": "5s"},
+    }
+    names = ("id", "k", "v", "pv", "st", "n", "ls")
+    job = _job(columns, select={n: n for n in names})
+    rows, arrival = [], 0
+    for i, (step, behind, k, v) in enumerate(steps):
+        arrival += step
+        t, a = (
+            format_instant(T0 + (arrival - behind) * SECOND),
+            format_instant(T0 + arrival * SECOND),
+        )
+        rows.append({"id": i, "t": t, "a": a, "k": k, "v": v})
+    events = ReferenceEngine(job, explain=False).run(_records(job, rows)).events
+    assert sorted(e["id"] for e in events) == list(range(len(rows)))  # none adjusted
+    for n, event in enumerate(events):
+        found = _latest(events, n, 5, lambda e: e["k"] == event["k"])  # noqa: B023
+        assert event["pv"] == (None if found is None else found["v"])
+        found = _latest(events, n, back, lambda e: e["pv"] is not None and e["pv"] < 0)
+        assert event["st"] == (None if found is None else found["id"])
+        now = parse_instant(event["timestamp"])
+        same = [
+            e
+            for e in events[: n + 1]
+            if e["pv"] == event["pv"] and parse_instant(e["timestamp"]) >= now - seconds * SECOND
+        ]
+        assert event["n"] == len(same)
+        found = _latest(
+            events,
+            n,
+            back,
+            lambda e: e["k"] == event["k"] and e["st"] is not None,  # noqa: B023
+        )
+        expected = event["st"] if event["st"] is not None else found and found["st"]
+        assert event["ls"] == expected
+
+
+def test_a_column_another_reads_is_no_field_of_the_record():
+    """The fields the job reads (checked for presence, read at admission) leave out
+    the names of the columns other columns read, but not a column's own name."""
+    from sparktide.core.diagnostics import named_columns
+    from sparktide.job import expression_fields
+
+    job = _fault_job()
+    fields = expression_fields(job)
+    assert "previous_weight" not in fields and {"w", "t"} <= set(fields)
+    assert "previous_weight" not in {c.column for c in named_columns(job)}
+    own = _job({"w": {"function": "lag", "value": "w", "limit_duration": "1m"}})
+    assert "w" in expression_fields(own)

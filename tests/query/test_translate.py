@@ -144,18 +144,6 @@ def test_pass_through_queries_and_with_steps() -> None:
             "a hopping window over the windowed step s is not supported yet",
         ),
         ("SELECT *, a, * FROM i", "1:14", "SELECT * twice"),
-        (
-            "WITH s AS (SELECT LAG(w) OVER (LIMIT DURATION(hour, 1)) AS pw, t FROM i) "
-            "SELECT LAG(t) OVER (LIMIT DURATION(hour, 1) WHEN pw < 2) AS sf FROM s",
-            "1:19",
-            "LAG(...) inside LAG(...) is not supported yet",
-        ),
-        (
-            "SELECT LAST(t) OVER (PARTITION BY ISFIRST(minute, 1) LIMIT DURATION(hour, 1)) AS l "
-            "FROM i",
-            "1:35",
-            "ISFIRST(...) inside LAST(...) is not supported yet",
-        ),
         ("SELECT x.*, a FROM i", "1:8", "x.* names no input of this SELECT"),
         (
             "WITH s AS (SELECT *, v * 2 AS w FROM i) SELECT w + 1 AS x FROM s",

@@ -181,6 +181,39 @@ CASES = {
         "filter": {"where": "peak = value OR seen = 1"},
         "select": {"id": "id", "device": "device", "peak": "peak", "seen": "seen"},
     },
+    # columns reading columns (three levels): a WHEN, a value, a partition and a default
+    # reading earlier columns' values of each event, per partition (scope watermarks)
+    "when-reads-columns-levels": {
+        "source": {"partition": "partition", "partitions": 3},
+        "ordering": {"late_arrival": "10s", "out_of_order": "3s", "partitioned": True},
+        "analytic": {
+            "ls": {
+                "function": "last",
+                "value": "st",
+                "partition_by": ["device"],
+                "limit_duration": "1m",
+                "when": "st IS NOT NULL",
+                "default": "pv",
+            },
+            "big": {"function": "count", "partition_by": ["pv > 20"], "limit_duration": "30s"},
+            "st": {"function": "lag", "value": "id", "limit_duration": "1m", "when": "pv < value"},
+            "pv": {
+                "function": "lag",
+                "value": "value",
+                "partition_by": ["device"],
+                "limit_duration": "30s",
+            },
+        },
+        "filter": {"where": "st IS NOT NULL OR big > 2"},
+        "select": {
+            "id": "id",
+            "device": "device",
+            "pv": "pv",
+            "st": "st",
+            "big": "big",
+            "ls": "ls",
+        },
+    },
 }
 
 #: Each case's micro-batches: 2 or 3 of the 4 files each (an analytic column's state
@@ -239,9 +272,24 @@ def test_analytic_state_survives_restart_and_stays_bounded(spark, tmp_path):
                 "when": "value IS NOT NULL",
             },
             "seen": {"function": "count", "limit_duration": "10s"},
+            # (a column reading a column: its WHEN's verdicts travel in the kept events)
+            "back": {
+                "function": "lag",
+                "value": "id",
+                "partition_by": ["device"],
+                "limit_duration": "1m",
+                "when": "recent > 10",
+            },
         },
         "filter": {"where": "prev IS NOT NULL"},
-        "select": {"id": "id", "prev": "prev", "mine": "mine", "recent": "recent", "seen": "seen"},
+        "select": {
+            "id": "id",
+            "prev": "prev",
+            "mine": "mine",
+            "recent": "recent",
+            "seen": "seen",
+            "back": "back",
+        },
     }
     job = job_for(tmp_path, tables)
     files = sorted((tmp_path / "all").iterdir())
@@ -262,6 +310,8 @@ def test_analytic_state_survives_restart_and_stays_bounded(spark, tmp_path):
     for idx in (2, 3):
         kept_here = sum(len(k) for k in engine.analytics._state[idx].values())
         assert kept.filter(f"idx = {idx}").count() == kept_here > 1
+    kept_here = sum(len(k) for k in engine.analytics._state[4].values())
+    assert kept.filter("idx = 4").count() == kept_here
     for path in files[2:]:
         path.rename(tmp_path / "in" / path.name)
     metrics = run_job(job, flush=True, publish=False, **options)

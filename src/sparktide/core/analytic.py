@@ -3,12 +3,15 @@
 for each released event, in release order, from what the earlier released events of its
 scope and partition left.
 
-Per column and ``(scope, partition values)`` the state keeps the latest ``depth``
-matching events (timestamp and looked-up value), every one for an aggregate (its
-``depth`` is ``None``). An event kept there can matter only to an event at most
-``limit_duration`` later (``lag``, ``last``, the aggregates) or in its own period
-(``isfirst``); since every event released later has a timestamp at or above its scope's
-watermark, the state drops what the watermark has left behind (:func:`analytic_expired`).
+The columns are computed in levels (:func:`sparktide.job.analytic_levels`): a column
+whose expressions name other columns sees their values for the same event. Per column
+and ``(scope, partition values)`` the state keeps the latest ``depth`` matching events
+(timestamp and looked-up value, as evaluated at their release; whether ``when`` held is
+their being kept), every one for an aggregate (its ``depth`` is ``None``). An event kept
+there can matter only to an event at most ``limit_duration`` later (``lag``, ``last``,
+the aggregates) or in its own period (``isfirst``); since every event released later
+has a timestamp at or above its scope's watermark, the state drops what the watermark
+has left behind (:func:`analytic_expired`).
 An aggregate's value follows the window aggregates' rules, from their one home
 (:mod:`sparktide.core.aggregates`): what an event adds is
 :func:`~sparktide.core.aggregates.aggregated_value`, and the aggregate of the kept
@@ -25,7 +28,7 @@ from typing import Any
 from sparktide.core.aggregates import accumulate, aggregated_value
 from sparktide.expr import Ref, evaluate, value_of
 from sparktide.expr.nodes import Expr, is_other
-from sparktide.job import Aggregate, Analytic, Job
+from sparktide.job import Aggregate, Analytic, Job, analytic_levels, analytic_reads
 
 __all__ = [
     "AnalyticColumns",
@@ -160,36 +163,51 @@ class AnalyticColumns:
         self._state: list[dict[tuple[Any, Any], deque[tuple[int, Any]]]] = [
             {} for _ in self.analytics
         ]
+        names = [a.name for a in self.analytics]
+        #: The columns in the order they are computed (level by level) and the other
+        #: columns each reads.
+        self._order = [k for level in analytic_levels(self.analytics) for k in level]
+        self._reads = [tuple(analytic_reads(a, names)) for a in self.analytics]
 
     def values(self, scope: Any, timestamp: int, fields: dict[str, Any]) -> dict[str, Any]:
         """Each column's value for the event released now (``fields`` at ``timestamp`` in
-        ``scope``), as raw values; the event then joins the state."""
-        out = {}
+        ``scope``), as raw values; the event then joins the state. The columns are
+        computed level by level: one that reads others sees their values for this event
+        (hiding fields of their names), and so does its ``when``, whose verdict (and the
+        value it looks up) is what the event leaves in its state."""
+        values: dict[str, Any] = {}
+        for k in self._order:
+            analytic, reads = self.analytics[k], self._reads[k]
+            seen = {**fields, **{n: values[n] for n in reads}} if reads else fields
+            values[analytic.name] = self._value(k, scope, timestamp, seen)
+        return {a.name: values[a.name] for a in self.analytics}
+
+    def _value(self, k: int, scope: Any, timestamp: int, fields: dict[str, Any]) -> Any:
+        """Column ``k``'s value for the event (``fields``: its fields and the columns it
+        reads); the event then joins the column's state when it matches."""
+        analytic, state = self.analytics[k], self._state[k]
         lookup: Callable[[str], Any] = lambda name: value_of(fields.get(name))  # noqa: E731
-        for analytic, state in zip(self.analytics, self._state, strict=True):
-            key = tuple(analytic_key(evaluate(e, lookup)) for e in analytic.partition_expressions)
-            kept = state.get((scope, key))
-            when = analytic.when_expression
-            matches = when is None or evaluate(when, lookup) is True
-            current = None
-            if analytic.is_aggregate:
-                current = added_value(analytic, fields)
-                out[analytic.name] = analytic_aggregate(
-                    analytic, kept, timestamp, matches=matches, current=current
-                )
-            else:
-                if analytic.function != "isfirst":
-                    current = _raw(analytic.value_expression, fields)  # type: ignore[arg-type]
-                default = analytic.default_expression
-                fallback = None if default is None else _raw(default, fields)
-                out[analytic.name] = analytic_value(
-                    analytic, kept, timestamp, matches=matches, current=current, default=fallback
-                )
-            if matches:
-                if kept is None:
-                    kept = state[(scope, key)] = deque(maxlen=analytic.depth)
-                kept.append((timestamp, current))
-        return out
+        key = tuple(analytic_key(evaluate(e, lookup)) for e in analytic.partition_expressions)
+        kept = state.get((scope, key))
+        when = analytic.when_expression
+        matches = when is None or evaluate(when, lookup) is True
+        current = None
+        if analytic.is_aggregate:
+            current = added_value(analytic, fields)
+            value = analytic_aggregate(analytic, kept, timestamp, matches=matches, current=current)
+        else:
+            if analytic.function != "isfirst":
+                current = _raw(analytic.value_expression, fields)  # type: ignore[arg-type]
+            default = analytic.default_expression
+            fallback = None if default is None else _raw(default, fields)
+            value = analytic_value(
+                analytic, kept, timestamp, matches=matches, current=current, default=fallback
+            )
+        if matches:
+            if kept is None:
+                kept = state[(scope, key)] = deque(maxlen=analytic.depth)
+            kept.append((timestamp, current))
+        return value
 
     def evict(self, scope: Any, watermark: int, *, every_scope: bool = False) -> None:
         """Drop what ``scope``'s watermark (every scope's, with ``every_scope``) has left

@@ -327,12 +327,12 @@ def named_columns(job: Any) -> list[NamedColumn]:
     if job.join is not None:
         for column in job.join.on:
             add(column, "join.on")
-    computed = set()
-    for analytic in job.analytics:  # the fields it reads; its own name is no field
+    computed = {analytic.name for analytic in job.analytics}
+    for analytic in job.analytics:  # the fields it reads; the other columns' names are none
         for expr in analytic.expressions():
             for column in references(expr):
-                add(column, f"analytic.{analytic.name}")
-        computed.add(analytic.name)
+                if column == analytic.name or column not in computed:
+                    add(column, f"analytic.{analytic.name}")
     if job.filter is not None:
         for column in references(job.filter.expression):
             if column not in computed:

@@ -24,7 +24,13 @@ The package, one module per idea:
   TOML tables, and reading a job file.
 """
 
-from sparktide.job.analytic import ANALYTIC_AGGREGATES, ANALYTIC_FUNCTIONS, Analytic
+from sparktide.job.analytic import (
+    ANALYTIC_AGGREGATES,
+    ANALYTIC_FUNCTIONS,
+    Analytic,
+    analytic_levels,
+    analytic_reads,
+)
 from sparktide.job.apply import Apply
 from sparktide.job.expressions import Filter, Projection, expression_fields, record_casts
 from sparktide.job.files import load_job
@@ -57,6 +63,8 @@ __all__ = [
     "Reference",
     "Source",
     "Window",
+    "analytic_levels",
+    "analytic_reads",
     "expression_fields",
     "input_of",
     "load_job",

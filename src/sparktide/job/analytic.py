@@ -17,11 +17,18 @@ Each table names one column::
 
 The columns are computed at ordered release, event by event in release order, before
 ``[filter]``: a column's name hides an input field of the same name in ``[filter]`` and
-``[select]``.
+``[select]``, and in the expressions of the other columns (``value``, ``default``,
+``partition_by``, ``when``), which then read its value for the same event (the "duration
+of a condition" pattern: ``when = "previous_weight < 20000"`` over ``[analytic.
+previous_weight]``). A column's own name in its expressions is the field. The columns
+are computed in levels (:func:`analytic_levels`): a column reading no other column is
+of level 0, one reading others one level above the highest of theirs; a cycle is a
+configuration error.
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -33,7 +40,14 @@ from sparktide.job.values import check_column, normalise_duration, set_field
 if TYPE_CHECKING:
     from sparktide.job.model import Job
 
-__all__ = ["ANALYTIC_AGGREGATES", "ANALYTIC_FUNCTIONS", "Analytic", "check_analytics"]
+__all__ = [
+    "ANALYTIC_AGGREGATES",
+    "ANALYTIC_FUNCTIONS",
+    "Analytic",
+    "analytic_levels",
+    "analytic_reads",
+    "check_analytics",
+]
 
 #: The aggregates with an analytic form (``SUM(x) OVER (... LIMIT DURATION(...))``).
 ANALYTIC_AGGREGATES = ("sum", "count", "avg", "min", "max")
@@ -205,10 +219,16 @@ class Analytic:
 
     def expressions(self) -> list[Expr]:
         """Every expression of the column (the fields they read are read at admission)."""
-        out = [*self.partition_expressions]
-        for expr in (self.value_expression, self.default_expression, self.when_expression):
+        return [expr for _, expr in self.keyed_expressions()]
+
+    def keyed_expressions(self) -> list[tuple[str, Expr]]:
+        """Every expression of the column with its key (``analytic.<name>.when``)."""
+        key = f"analytic.{self.name}"
+        out = [(f"{key}.partition_by[{i}]", e) for i, e in enumerate(self.partition_expressions)]
+        for name in ("value", "default", "when"):
+            expr = getattr(self, f"{name}_expression")
             if expr is not None:
-                out.append(expr)
+                out.append((f"{key}.{name}", expr))
         return out
 
 
@@ -221,7 +241,7 @@ def _parse(text: Any, key: str) -> Expr:
 def check_analytics(job: Job) -> None:
     """Analytic columns: distinct names, in a job that releases events in timestamp order
     (no window, no join, out-of-order events not accepted behind the watermark), reading
-    plain fields."""
+    plain fields and other columns without a cycle."""
     analytics = job.analytics
     if isinstance(analytics, (str, dict)) or not isinstance(analytics, (list, tuple)):
         raise ConfigError("analytic", f"must be a list of Analytic objects, got {analytics!r}")
@@ -237,6 +257,7 @@ def check_analytics(job: Job) -> None:
         seen.add(analytic.name)
         for expr in analytic.expressions():
             _plain_fields(expr, f"analytic.{analytic.name}")
+    analytic_levels(analytics)  # (a cycle is refused here)
     where = (
         "a window" if job.window is not None else "a join" if job.join or job.references else None
     )
@@ -254,6 +275,52 @@ def check_analytics(job: Job) -> None:
         )
     if job.edges or job.source.intervals:
         raise ConfigError("analytic", "analytic columns read point events only")
+
+
+def analytic_reads(analytic: Analytic, names: Collection[str]) -> dict[str, str]:
+    """The other analytic columns (of ``names``) whose value ``analytic``'s expressions
+    read, each with the key of the first expression reading it; its own name is the
+    field."""
+    from sparktide.expr import references
+
+    out: dict[str, str] = {}
+    for key, expr in analytic.keyed_expressions():
+        for name in references(expr):
+            if name in names and name != analytic.name:
+                out.setdefault(name, key)
+    return out
+
+
+def analytic_levels(analytics: Sequence[Analytic]) -> tuple[tuple[int, ...], ...]:
+    """The positions of the columns of each level, in order: level 0 reads no other
+    column, a column reading others is one level above the highest of theirs (so it is
+    computed after them, seeing their values for the same event). A cycle is a
+    :class:`~sparktide.errors.ConfigError` naming the expression that closes it."""
+    position = {a.name: k for k, a in enumerate(analytics)}
+    reads = [analytic_reads(a, position) for a in analytics]
+    level: dict[int, int] = {}
+
+    def visit(k: int, path: tuple[int, ...]) -> int:
+        if k in level:
+            return level[k]
+        deepest = -1
+        for name, key in reads[k].items():
+            j = position[name]
+            if j in path:
+                cycle = " -> ".join(analytics[i].name for i in (*path[path.index(j) :], k, j))
+                raise ConfigError(
+                    key,
+                    f"reads the analytic column {name!r}, which needs this one's value "
+                    f"first (a cycle: {cycle})",
+                )
+            deepest = max(deepest, visit(j, (*path, k)))
+        level[k] = deepest + 1
+        return level[k]
+
+    for k in range(len(analytics)):
+        visit(k, ())
+    depth = max(level.values(), default=-1) + 1
+    return tuple(tuple(k for k in range(len(analytics)) if level[k] == n) for n in range(depth))
 
 
 def _plain_fields(expr: Expr, key: str) -> None:

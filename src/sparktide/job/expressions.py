@@ -172,7 +172,13 @@ def expression_fields(job: Job) -> list[str]:
     analytic_names = {analytic.name for analytic in job.analytics}
     analytic_names.add(SYSTEM_TIMESTAMP.key)  # (the event's timestamp, no field)
     names = [n for e in exprs for n in references(e) if n not in analytic_names]
-    names += [n for a in job.analytics for e in a.expressions() for n in references(e)]
+    names += [  # (another column's name there is that column; its own, the field)
+        n
+        for a in job.analytics
+        for e in a.expressions()
+        for n in references(e)
+        if n == a.name or n not in analytic_names
+    ]
     return list(dict.fromkeys(names))
 
 

@@ -24,20 +24,30 @@
   each with every column, and ``[filter]`` and ``[select]`` run over the record and the
   columns.
 
-No Python runs per event: one window pass over the released rows, whatever the number
-of columns.
+- **Columns reading columns** (:func:`sparktide.job.analytic_levels`): the columns of
+  level 0 are computed as above (their inputs taken at admission). A column that reads
+  other columns has inputs known only once they are computed, so the released rows go
+  through one window pass per level: level ``n`` takes its columns' inputs from the
+  record (parsed again from its line) and the texts ``an<j>`` of the lower levels, and
+  stacks the rows under its columns' kept events. Kept events carry their evaluated
+  inputs (``key``, and only the events whose ``when`` held), so the state table is the
+  same. A job without such columns takes the one pass.
+
+No Python runs per event: one window pass over the released rows per level, whatever
+the number of columns.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from functools import reduce
 from typing import Any
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from sparktide.expr import SYSTEM_TIMESTAMP, Ref, references
-from sparktide.job import Analytic, Job
+from sparktide.job import Analytic, Job, analytic_levels
 from sparktide.spark.aggregates import json_text
 from sparktide.spark.analytic_aggregates import added_value, analytic_aggregate_columns
 from sparktide.spark.batch import Batch
@@ -76,19 +86,42 @@ ANALYTIC_SCHEMA = state_schema(
 _ORDER = (SYSTEM_TIME, ARRIVAL_TIME, FILE, LINE)
 
 
+#: Analytic columns with their positions in the job.
+Columns = list[tuple[int, Analytic]]
+
+
 def _names(k: int) -> tuple[str, str, str, str]:
     return f"ak{k}", f"aw{k}", f"av{k}", f"ad{k}"
 
 
+def _first_level(job: Job) -> Columns:
+    """The columns of level 0 (reading no other column): those computed at admission."""
+    return [(k, job.analytics[k]) for k in analytic_levels(job.analytics)[0]]
+
+
 def admission_columns(frame: DataFrame, job: Job) -> DataFrame:
-    """The parsed batch with each column's inputs (see the module docstring), read from
-    the record ``m`` before it is dropped."""
-    exprs = [e for a in job.analytics for e in a.expressions()]
+    """The parsed batch with the inputs of each column of level 0 (see the module
+    docstring), read from the record ``m`` before it is dropped."""
+    stages, compiled, outputs = _inputs(_first_level(job), "_a", variant_field, {})
+    for stage in stages:
+        frame = frame.selectExpr("*", *stage)
+    frame = compiled.apply(frame)
+    kept = [c for c in frame.columns if not c.startswith(("_af", "_ae"))]
+    return frame.selectExpr(*(f"`{c}`" for c in kept), *outputs)
+
+
+def _inputs(
+    columns: Columns, prefix: str, variant: Callable[[str], str], texts: dict[str, str]
+) -> tuple[list[list[str]], Compiled, list[str]]:
+    """The projections reading the leaves of ``columns``' expressions (``variant``:
+    a name's variant SQL), their compiled values and the SQL of each column's inputs
+    (``texts``: the JSON text column of each earlier analytic column they read)."""
+    exprs = [e for _, a in columns for e in a.expressions()]
     names = list(dict.fromkeys(n for e in exprs for n in references(e)))
-    stages, leaves = variant_leaves("_af", names, variant_field)
-    compiled = Compiled("_ae", leaves)
+    stages, leaves = variant_leaves(f"{prefix}f", names, variant)
+    compiled = Compiled(f"{prefix}e", leaves)
     outputs = []
-    for k, analytic in enumerate(job.analytics):
+    for k, analytic in columns:
         key, when, value, default = _names(k)
         # (an array or object is null there, as in the reference's analytic_key)
         parts = [scalar_json_of(compiled.value(e)) for e in analytic.partition_expressions]
@@ -103,14 +136,10 @@ def admission_columns(frame: DataFrame, job: Job) -> DataFrame:
         if analytic.is_aggregate:  # what the event adds to the aggregate
             outputs.append(f"{added_value(compiled, analytic)} AS {value}")
         elif analytic.value_expression is not None:
-            outputs.append(f"{_text(compiled, analytic.value_expression)} AS {value}")
+            outputs.append(f"{_text(compiled, analytic.value_expression, texts)} AS {value}")
         if analytic.default_expression is not None:
-            outputs.append(f"{_text(compiled, analytic.default_expression)} AS {default}")
-    for stage in stages:
-        frame = frame.selectExpr("*", *stage)
-    frame = compiled.apply(frame)
-    kept = [c for c in frame.columns if not c.startswith(("_af", "_ae"))]
-    return frame.selectExpr(*(f"`{c}`" for c in kept), *outputs)
+            outputs.append(f"{_text(compiled, analytic.default_expression, texts)} AS {default}")
+    return stages, compiled, outputs
 
 
 def _concat(parts: list[str]) -> str:
@@ -119,8 +148,11 @@ def _concat(parts: list[str]) -> str:
     return "concat_ws(chr(1), " + ", ".join(parts) + ")"
 
 
-def _text(compiled: Compiled, expr: Any) -> str:
-    """JSON text of a looked-up value: a field as written, else the computed value."""
+def _text(compiled: Compiled, expr: Any, texts: dict[str, str]) -> str:
+    """JSON text of a looked-up value: a field as written (an earlier analytic column's
+    text, of ``texts``), else the computed value."""
+    if isinstance(expr, Ref) and expr.key in texts:
+        return texts[expr.key]
     if isinstance(expr, Ref):
         return f"coalesce({json_text(variant_field(expr.name))}, 'null')"
     return json_of(compiled.value(expr))
@@ -129,7 +161,7 @@ def _text(compiled: Compiled, expr: Any) -> str:
 def admission_names(job: Job) -> list[str]:
     """The columns :func:`admission_columns` adds."""
     out = []
-    for k, analytic in enumerate(job.analytics):
+    for k, analytic in _first_level(job):
         key, when, value, default = _names(k)
         out += [key, when]
         out += [value] if analytic.value_expression is not None or analytic.is_aggregate else []
@@ -205,31 +237,91 @@ def analytic_release(
     kept = context.store.load_table(batch.previous, "analytic", ANALYTIC_SCHEMA)
     if scopes is not None:
         kept = kept.join(scopes, on=SCOPE, how="left")
-    stacked = _stacked(job, _unpacked(job, ready), kept)
-    looked = batch.keep(_looked_back(job, stacked))
-    write_state(context.store, batch, _kept_next(job, looked, watermark), "analytic")
-    return _filter_and_select(job, batch, _side_by_side(job, looked.filter("_src = 1")))
+    levels = analytic_levels(job.analytics)
+    if len(levels) > 1:  # columns reading columns: a pass per level
+        released = _by_levels(context, batch, _unpacked(job, ready), kept, watermark, levels)
+        return _filter_and_select(job, batch, released)
+    columns = list(enumerate(job.analytics))
+    stacked = _stacked(columns, _unpacked(job, ready), kept)
+    looked = batch.keep(_looked_back(columns, stacked))
+    write_state(context.store, batch, _kept_next(columns, looked, watermark), "analytic")
+    return _filter_and_select(job, batch, _side_by_side(columns, looked.filter("_src = 1")))
 
 
-def _stacked(job: Job, frame: DataFrame, kept: DataFrame) -> DataFrame:
-    """The released rows ``frame`` once per column (``_src`` 1, numbered ``_rid``) with
-    each column's inputs as ``key``, ``_w``, ``_v`` and ``_d``, under the kept events
-    (``_src`` 0) of every column."""
+def _by_levels(
+    context: Context,
+    batch: Batch,
+    frame: DataFrame,
+    kept: DataFrame,
+    watermark: str,
+    levels: tuple[tuple[int, ...], ...],
+) -> DataFrame:
+    """The released rows ``frame`` with every column's text ``an<k>``, computed level by
+    level: a level's inputs are read from the record and the lower levels' texts
+    (level 0's at admission), then one window pass over the level's columns. Writes
+    the kept events of every column."""
+    job = context.job
+    scope_columns = [c for c in kept.columns if c.startswith("scope_")]
+    carry = [SCOPE, *_ORDER, RAW, *scope_columns]
+    frame = frame.withColumn("_rid", F.monotonically_increasing_id())
+    done: Columns = []
+    nexts = []
+    for n, level in enumerate(levels):
+        columns = [(k, job.analytics[k]) for k in level]
+        if n:
+            frame = _level_inputs(frame, columns, done)
+        earlier = [f"an{k}" for k, _ in done]
+        mine = kept.filter(F.col("idx").isin(*level))
+        looked = batch.keep(_looked_back(columns, _stacked(columns, frame, mine, earlier)))
+        nexts.append(_kept_next(columns, looked, watermark))
+        frame = _side_by_side(columns, looked.filter("_src = 1"), [*carry, *earlier])
+        done += columns
+    write_state(context.store, batch, reduce(DataFrame.unionByName, nexts), "analytic")
+    texts = [f"an{k}" for k in range(len(job.analytics))]
+    return frame.select(SCOPE, *_ORDER, RAW, *texts)
+
+
+def _level_inputs(frame: DataFrame, columns: Columns, done: Columns) -> DataFrame:
+    """The released rows with the inputs of ``columns`` (a level above 0), read from the
+    record (parsed again from its line) and the texts of the columns ``done``."""
+    texts = {a.name: f"an{k}" for k, a in done}
+
+    def variant(name: str) -> str:
+        return f"try_parse_json({texts[name]})" if name in texts else variant_field(name)
+
+    stages, compiled, outputs = _inputs(columns, "_l", variant, texts)
+    read = frame.withColumn(RECORD, F.expr(f"try_parse_json({RAW})"))
+    for stage in stages:
+        read = read.selectExpr("*", *stage)
+    read = compiled.apply(read)
+    return read.selectExpr(*(f"`{c}`" for c in frame.columns), *outputs)
+
+
+def _stacked(
+    columns: Columns, frame: DataFrame, kept: DataFrame, carry: Sequence[str] = ()
+) -> DataFrame:
+    """The released rows ``frame`` once per column of ``columns`` (``_src`` 1, numbered
+    ``_rid``) with each column's inputs as ``key``, ``_w``, ``_v`` and ``_d``, under the
+    kept events (``_src`` 0) of those columns; the released rows keep the columns
+    ``carry`` (null on the kept rows)."""
     parts = []
-    for k, analytic in enumerate(job.analytics):
+    for k, analytic in columns:
         key, when, value, default = _names(k)
         has_value = analytic.value_expression is not None or analytic.is_aggregate
         v = value if has_value else "CAST(NULL AS STRING)"
         d = default if analytic.default_expression is not None else "CAST(NULL AS STRING)"
         parts.append(f"named_struct('idx', {k}L, 'key', {key}, '_w', {when}, '_v', {v}, '_d', {d})")
     scope_columns = [c for c in kept.columns if c.startswith("scope_")]
-    numbered = frame.withColumn("_rid", F.monotonically_increasing_id())  # (before explode)
+    numbered = frame
+    if "_rid" not in frame.columns:
+        numbered = frame.withColumn("_rid", F.monotonically_increasing_id())  # (before explode)
     released = (
         numbered.select(
             SCOPE,
             *_ORDER,
             RAW,
             *scope_columns,
+            *carry,
             "_rid",
             F.lit(1).alias("_src"),
             F.explode(F.expr(f"array({', '.join(parts)})")).alias("_c"),
@@ -244,6 +336,7 @@ def _stacked(job: Job, frame: DataFrame, kept: DataFrame) -> DataFrame:
         *_ORDER,
         F.lit(None).cast("string").alias(RAW),
         *scope_columns,
+        *(F.lit(None).cast("string").alias(c) for c in carry),
         F.lit(None).cast("long").alias("_rid"),
         F.lit(0).alias("_src"),
         F.lit(True).alias("_w"),
@@ -253,20 +346,20 @@ def _stacked(job: Job, frame: DataFrame, kept: DataFrame) -> DataFrame:
     return released.unionByName(before)
 
 
-def _by_column(job: Job, sql: Callable[[int, Analytic], str]) -> str:
+def _by_column(columns: Columns, sql: Callable[[int, Analytic], str]) -> str:
     """SQL choosing, by the row's ``idx``, column ``k``'s ``sql(k, analytic)``."""
-    cases = " ".join(f"WHEN {k} THEN {sql(k, a)}" for k, a in enumerate(job.analytics))
+    cases = " ".join(f"WHEN {k} THEN {sql(k, a)}" for k, a in columns)
     return f"CASE idx {cases} END"
 
 
-def _looked_back(job: Job, stacked: DataFrame) -> DataFrame:
+def _looked_back(columns: Columns, stacked: DataFrame) -> DataFrame:
     """The stacked rows with ``_an``, their column's JSON text (released rows), and
     ``_rank``, how many matching rows of their partition are at or after them (when a
     column keeps a number of them)."""
     order = ", ".join(["_src", *_ORDER])
     window = f"PARTITION BY idx, {SCOPE}, key ORDER BY {order}"
     lags = {}
-    depths = {a.depth for a in job.analytics if a.depth is not None}
+    depths = {a.depth for _, a in columns if a.depth is not None}
     for depth in sorted(depths):
         lags[f"_p{depth}"] = (
             f"lag(CASE WHEN _w THEN named_struct('t', {SYSTEM_TIME}, 'v', _v) END, {depth}) "
@@ -276,7 +369,7 @@ def _looked_back(job: Job, stacked: DataFrame) -> DataFrame:
         following = "ROWS BETWEEN CURRENT ROW AND UNBOUNDED FOLLOWING"
         lags["_rank"] = f"count_if(_w) OVER ({window} {following})"
     looked = stacked.withColumns({name: F.expr(sql) for name, sql in lags.items()})
-    merged, aggregates = analytic_aggregate_columns(job, looked)
+    merged, aggregates = analytic_aggregate_columns(columns, looked)
     inputs = ("_w", "_v", "_d")
 
     def value(k: int, analytic: Analytic) -> str:
@@ -284,32 +377,34 @@ def _looked_back(job: Job, stacked: DataFrame) -> DataFrame:
             return aggregates[k]
         return analytic_value(analytic, f"_p{analytic.depth}", inputs)
 
-    texts = merged.withColumn("_an", F.expr(f"coalesce({_by_column(job, value)}, 'null')"))
+    texts = merged.withColumn("_an", F.expr(f"coalesce({_by_column(columns, value)}, 'null')"))
     # (the aggregates' inputs and partial columns are not kept with the batch)
     return texts.drop(*(c for c in merged.columns if c not in looked.columns))
 
 
-def _kept_next(job: Job, looked: DataFrame, watermark: str) -> DataFrame:
+def _kept_next(columns: Columns, looked: DataFrame, watermark: str) -> DataFrame:
     """The events each column keeps after the batch: per partition its latest ``depth``
     matching ones (every one for an aggregate) the scope's watermark has not left
     behind."""
-    kept = _by_column(job, lambda _, a: "true" if a.depth is None else f"_rank <= {a.depth}")
-    expired = _by_column(job, lambda _, a: analytic_expired(a, SYSTEM_TIME, watermark))
+    kept = _by_column(columns, lambda _, a: "true" if a.depth is None else f"_rank <= {a.depth}")
+    expired = _by_column(columns, lambda _, a: analytic_expired(a, SYSTEM_TIME, watermark))
     return looked.filter(f"_w AND {kept} AND NOT {expired}").select(
         F.col("idx").cast("long"), SCOPE, "key", *_ORDER, F.col("_v").alias("v")
     )
 
 
-def _side_by_side(job: Job, released: DataFrame) -> DataFrame:
-    """The released rows once each again, with column ``k``'s text as ``an<k>``."""
-    if len(job.analytics) == 1:
-        return released.select(SCOPE, *_ORDER, RAW, F.col("_an").alias("an0"))
-    texts = [
-        F.max(F.when(F.col("idx") == k, F.col("_an"))).alias(f"an{k}")
-        for k in range(len(job.analytics))
-    ]
-    first = [F.first(c).alias(c) for c in (SCOPE, *_ORDER, RAW)]
-    return released.groupBy("_rid").agg(*first, *texts).drop("_rid")
+def _side_by_side(
+    columns: Columns, released: DataFrame, carry: Sequence[str] | None = None
+) -> DataFrame:
+    """The released rows once each again, with column ``k``'s text as ``an<k>``; with
+    ``carry``, those columns and ``_rid`` (else the release order and the line)."""
+    kept = (SCOPE, *_ORDER, RAW) if carry is None else ("_rid", *carry)
+    if len(columns) == 1:
+        return released.select(*kept, F.col("_an").alias(f"an{columns[0][0]}"))
+    texts = [F.max(F.when(F.col("idx") == k, F.col("_an"))).alias(f"an{k}") for k, _ in columns]
+    first = [F.first(c).alias(c) for c in kept if c != "_rid"]
+    grouped = released.groupBy("_rid").agg(*first, *texts)
+    return grouped.drop("_rid") if carry is None else grouped
 
 
 def _filter_and_select(job: Job, batch: Batch, frame: DataFrame) -> DataFrame:

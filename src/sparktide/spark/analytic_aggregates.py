@@ -29,7 +29,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from sparktide.expr import Expr
-from sparktide.job import Aggregate, Analytic, Job
+from sparktide.job import Aggregate, Analytic
 from sparktide.spark.aggregates import derived_variant, json_text, plan_aggregates
 from sparktide.spark.columns import ARRIVAL_TIME, FILE, LINE, SCOPE, SYSTEM_TIME
 from sparktide.spark.expr import Compiled
@@ -70,12 +70,15 @@ def _combined(merge: str, a: str, b: str) -> str:
     return f"{'least' if op == 'min' else 'greatest'}({a}, {b})"
 
 
-def analytic_aggregate_columns(job: Job, stacked: DataFrame) -> tuple[DataFrame, dict[int, str]]:
-    """The stacked rows (``idx``, ``scope``, ``key``, the release order, ``_src``, ``_w``
-    and ``_v``: what each row adds) with each aggregate column's merged partial columns,
-    and, by column position, the SQL of its JSON text over them (the rule of
+def analytic_aggregate_columns(
+    analytics: list[tuple[int, Analytic]], stacked: DataFrame
+) -> tuple[DataFrame, dict[int, str]]:
+    """The stacked rows of ``analytics`` (columns with their positions; the rows have
+    ``idx``, ``scope``, ``key``, the release order, ``_src``, ``_w`` and ``_v``: what each
+    row adds) with each aggregate column's merged partial columns, and, by column
+    position, the SQL of its JSON text over them (the rule of
     :func:`sparktide.core.analytic.analytic_aggregate`)."""
-    columns = [(k, a) for k, a in enumerate(job.analytics) if a.is_aggregate]
+    columns = [(k, a) for k, a in analytics if a.is_aggregate]
     if not columns:
         return stacked, {}
     plans = plan_aggregates(tuple(_planned(a) for _, a in columns))

@@ -2,7 +2,11 @@
 ``MIN``, ``MAX`` (``SUM(x) OVER ([PARTITION BY ...] LIMIT DURATION(unit, n) [WHEN
 cond])``) of a query → ``[analytic.<name>]`` tables (semantics §11.11): each call becomes
 a named column that ``[filter]`` and ``[select]`` read (``_lag1``, ``_last2``,
-``_isfirst3``, ``_sum4``: the names of a query's analytic columns)."""
+``_isfirst3``, ``_sum4``: the names of a query's analytic columns). A call inside
+another's argument, ``PARTITION BY`` or ``WHEN`` (written there, or through a step's
+column that is one) is a column of its own, made first; the outer column's expression
+names it, and reads its value of each event (semantics §11.11, columns reading
+columns)."""
 
 from __future__ import annotations
 
@@ -50,18 +54,10 @@ class AnalyticColumns:
         if call.star and function != "count":
             raise self.refuse(call.pos, f"{call.text[:-2]}(*) is not supported yet")
 
-        def leaf(node: Any) -> E.Expr:
-            if isinstance(node, Call) and is_analytic(node):
-                raise self.refuse(
-                    node.pos,
-                    f"{node.function.upper()}(...) inside {function.upper()}(...) is not "
-                    "supported yet: an analytic function reads the events' own fields (also "
-                    "through a step's column that is one)",
-                )
-            return field(node)
-
         def text(node: Any) -> str:
-            return E.to_text(convert(node, leaf, self.refuse, clause))
+            # (an analytic call inside, also through a step's column that is one, is its
+            # own column, declared first: this one reads its value for the same event)
+            return E.to_text(convert(node, field, self.refuse, clause))
 
         over = call.over
         if over is not None and over.order_by:

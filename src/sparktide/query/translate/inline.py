@@ -87,11 +87,19 @@ def substitute(expr: Expr, columns: dict[tuple[str, ...], Expr]) -> Expr:
     return walk(expr)
 
 
+def _over(call: Call) -> list[Expr]:
+    """The expressions of a call's ``OVER``: its ``PARTITION BY`` and ``WHEN``."""
+    over = call.over
+    if over is None:
+        return []
+    return [*over.partition_by, *([over.when] if over.when is not None else [])]
+
+
 def _calls(expr: Expr) -> list[Call]:
-    """Every call in ``expr``."""
+    """Every call in ``expr`` (also in an ``OVER``)."""
     if isinstance(expr, Call):
         found = [expr]
-        for arg in expr.args:
+        for arg in (*expr.args, *_over(expr)):
             found.extend(_calls(arg))
         return found
     if isinstance(expr, Operation):
@@ -100,12 +108,12 @@ def _calls(expr: Expr) -> list[Call]:
 
 
 def _columns(expr: Expr) -> list[Column]:
-    """Every column in ``expr``."""
+    """Every column in ``expr`` (also in an ``OVER``)."""
     if isinstance(expr, Column):
         return [expr]
     if isinstance(expr, Call):
         args = expr.args[1:] if expr.function in _UNIT_CALLS else expr.args
-        return [c for a in args for c in _columns(a)]
+        return [c for a in (*args, *_over(expr)) for c in _columns(a)]
     if isinstance(expr, Operation):
         return [c for o in expr.operands for c in _columns(o)]
     return []
@@ -272,7 +280,7 @@ class Inliner:
                 self.check_known(operand, columns, qualifiers, step)
         elif isinstance(expr, Call):
             args = expr.args[1:] if expr.function in _UNIT_CALLS else expr.args
-            for arg in args:
+            for arg in (*args, *_over(expr)):  # (an OVER's PARTITION BY and WHEN too)
                 self.check_known(arg, columns, qualifiers, step)
 
     def items(self, select: Select, step: Select, columns: dict) -> tuple[SelectItem, ...]:
