@@ -1,4 +1,5 @@
-"""How the suite is spread over ``pytest -n N`` workers (``make test`` runs two).
+"""How the suite is spread over ``pytest -n N`` workers (``make test`` runs three on two
+cores: while one waits on py4j, a child JVM or a file, the others keep the cores busy).
 
 Each worker that runs a Spark test takes one local SparkSession (tests/spark/conftest.py)
 and keeps it for the rest of the run; the workers' sessions share one JVM, which the
