@@ -1,5 +1,5 @@
 """Analytic columns (LAG, LAST, ISFIRST and the analytic aggregates) in the job model and
-the reference engine (semantics §11.11)."""
+the reference engine (semantics §11.19)."""
 
 from __future__ import annotations
 

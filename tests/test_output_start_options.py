@@ -158,7 +158,7 @@ def test_without_the_option_the_metrics_are_as_before() -> None:
 def test_analytic_columns_from_the_start_time(
     steps: list[tuple[int, int, str]], at: int, function: str
 ) -> None:
-    """LAG, LAST, ISFIRST and the analytic aggregates (semantics §11.11) see the events of
+    """LAG, LAST, ISFIRST and the analytic aggregates (semantics §11.19) see the events of
     their look-back: released events from the start on carry the columns a run over
     everything gives."""
     analytic: dict[str, Any] = {"function": function, "partition_by": ["k"]}

@@ -150,13 +150,13 @@ record_access: GetRecordPropertyValue, GetArrayElement, GetArrayLength (§11.14)
 cast_failure: a CAST that fails over a record makes it malformed (§11.13)
     python reader.fields:cast_failure_check
     sql    spark.projections:cast_failures
-analytic_value: analytic columns: LAG, LAST, ISFIRST (§11.11)
+analytic_value: analytic columns: LAG, LAST, ISFIRST (§11.19)
     python core.analytic:analytic_value
     sql    spark.analytic:analytic_value
-analytic_expired: analytic columns: a kept event the watermark left behind (§11.11)
+analytic_expired: analytic columns: a kept event the watermark left behind (§11.19)
     python core.analytic:analytic_expired
     sql    spark.analytic:analytic_expired
-analytic_aggregate: analytic columns: SUM, COUNT, AVG, MIN, MAX over LIMIT DURATION (§11.11)
+analytic_aggregate: analytic columns: SUM, COUNT, AVG, MIN, MAX over LIMIT DURATION (§11.19)
     python core.analytic:analytic_aggregate
     sql    spark.analytic_aggregates:analytic_aggregate_columns
 before_start_verdict: output start: an event that arrived before the read point is skipped (§12.2)

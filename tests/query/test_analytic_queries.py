@@ -1,4 +1,4 @@
-"""The analytic forms of the aggregates in queries (semantics §11.11): ``SUM``, ``COUNT``,
+"""The analytic forms of the aggregates in queries (semantics §11.19): ``SUM``, ``COUNT``,
 ``AVG``, ``MIN``, ``MAX`` with ``OVER (... LIMIT DURATION ...)`` translated into
 ``[analytic.<name>]`` columns, in one statement and over a step. (Their refusals are in
 ``test_multistep.py``'s table over steps, and below, by the refusal check of
@@ -15,7 +15,7 @@ from tests.query.test_translate import test_refusals_name_construct_and_position
 
 def test_the_analytic_forms_of_aggregates_are_analytic_columns() -> None:
     """``SUM``, ``COUNT``, ``AVG``, ``MIN``, ``MAX`` with ``OVER (... LIMIT DURATION ...)``
-    (semantics §11.11) in ``SELECT`` and ``WHERE`` without ``GROUP BY``: one
+    (semantics §11.19) in ``SELECT`` and ``WHERE`` without ``GROUP BY``: one
     ``[analytic.<name>]`` column per distinct call, ``COUNT(*)`` without a value."""
     j = job(
         "SELECT id, SUM(v) OVER (PARTITION BY k LIMIT DURATION(minute, 5)) AS s, "

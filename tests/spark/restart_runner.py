@@ -50,7 +50,7 @@ CASES: dict[str, dict[str, Any]] = {
         "source": {"partition": "partition", "partitions": 2},
         "ordering": {"late_arrival": "20s", "out_of_order": "5s"},
     },
-    # analytic columns (semantics §11.11): their kept events are the state table
+    # analytic columns (semantics §11.19): their kept events are the state table
     # ``analytic``, read by the next batch
     "analytic": {
         "source": {"partition": "partition", "partitions": 2},

@@ -1,5 +1,5 @@
 """Analytic columns (LAG, LAST, ISFIRST and the analytic forms of SUM, COUNT, AVG, MIN,
-MAX; semantics §11.11) on Spark: the reference engine's records, across micro-batches
+MAX; semantics §11.19) on Spark: the reference engine's records, across micro-batches
 (state carried in the checkpoint) and restarts."""
 
 from __future__ import annotations

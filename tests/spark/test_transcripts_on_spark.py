@@ -36,7 +36,7 @@ from tests.test_transcripts import (
 )
 
 #: semantics §7 (issue 7): punctuation, interval and edge events, several inputs, the hold;
-#: the analytic columns of semantics §11.11 (the aggregates too); a query of several steps
+#: the analytic columns of semantics §11.19 (the aggregates too); a query of several steps
 #: as one job (§13).
 SPEC7 = (
     "expression_functions_cast",

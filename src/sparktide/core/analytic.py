@@ -1,5 +1,5 @@
 """Analytic columns (``LAG``, ``LAST``, ``ISFIRST`` and the analytic forms of ``SUM``,
-``COUNT``, ``AVG``, ``MIN``, ``MAX``; semantics §11.11) in the reference engine: computed
+``COUNT``, ``AVG``, ``MIN``, ``MAX``; semantics §11.19) in the reference engine: computed
 for each released event, in release order, from what the earlier released events of its
 scope and partition left.
 

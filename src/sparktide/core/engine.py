@@ -295,7 +295,7 @@ class ReferenceEngine:
 
     def _emit_analytic(self, event: Admitted, now: int) -> None:
         """A released event of a job with analytic columns: the columns, then
-        ``[filter]`` (which reads them; semantics §11.11), then its record."""
+        ``[filter]`` (which reads them; semantics §11.19), then its record."""
         assert self.analytics is not None
         fields = event.record.fields or {}
         values = self.analytics.values(event.scope, event.timestamp, fields)

@@ -115,7 +115,7 @@ class EventStep:
             if p.punctuation is not None and p.punctuation.generated
         }
         self.where = job.filter.expression if job.filter is not None else None
-        # With analytic columns the filter reads them, so it runs at release (semantics §11.11).
+        # With analytic columns the filter reads them, so it runs at release (semantics §11.19).
         self.admission_where = None if job.analytics else self.where
 
     def run(self, record: InputRecord) -> Case:

@@ -1,6 +1,6 @@
 """``[analytic.<name>]``: Stream Analytics' analytic functions ``LAG``, ``LAST`` and
 ``ISFIRST`` and the analytic forms of the aggregates ``SUM``, ``COUNT``, ``AVG``, ``MIN``
-and ``MAX`` (semantics §11.11), as named columns the job's ``[filter]`` and ``[select]``
+and ``MAX`` (semantics §11.19), as named columns the job's ``[filter]`` and ``[select]``
 read.
 
 Each table names one column::
@@ -57,7 +57,7 @@ ANALYTIC_FUNCTIONS = ("lag", "last", "isfirst", *ANALYTIC_AGGREGATES)
 
 @dataclass(frozen=True)
 class Analytic:
-    """One analytic column (``[analytic.<name>]``, semantics §11.11).
+    """One analytic column (``[analytic.<name>]``, semantics §11.19).
 
     Parameters
     ----------

@@ -150,7 +150,7 @@ def job_to_toml(job: Job, comments: tuple[str, ...] | list[str] = ()) -> str:
         lines.append(f"aggregates = {{ {aggregates} }}" if aggregates else "aggregates = {}")
         if window.having is not None:
             lines.append(f"having = {_value('', window.having)}")
-    for analytic in job.analytics:  # (semantics §11.11)
+    for analytic in job.analytics:  # (semantics §11.19)
         lines.append("")
         lines.append(f"[analytic.{_key(analytic.name)}]")
         for key in ("function", "value", "offset", "default", "partition_by"):

@@ -1,5 +1,5 @@
 """Analytic columns (``LAG``, ``LAST``, ``ISFIRST`` and the analytic forms of ``SUM``,
-``COUNT``, ``AVG``, ``MIN``, ``MAX``; semantics §11.11) on Spark: the same values as
+``COUNT``, ``AVG``, ``MIN``, ``MAX``; semantics §11.19) on Spark: the same values as
 :mod:`sparktide.core.analytic`, computed per batch with window functions.
 
 - **At admission** (:func:`admission_columns`, right after parsing) each event's inputs

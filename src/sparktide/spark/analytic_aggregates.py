@@ -1,5 +1,5 @@
 """The analytic forms of ``SUM``, ``COUNT``, ``AVG``, ``MIN`` and ``MAX`` on Spark
-(semantics §11.11): the values of :func:`sparktide.core.analytic.analytic_aggregate`,
+(semantics §11.19): the values of :func:`sparktide.core.analytic.analytic_aggregate`,
 computed with window functions over the stacked rows of
 :func:`sparktide.spark.analytic.analytic_release`.
 

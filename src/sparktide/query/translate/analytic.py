@@ -1,11 +1,11 @@
 """``LAG``, ``LAST``, ``ISFIRST`` and the analytic forms of ``SUM``, ``COUNT``, ``AVG``,
 ``MIN``, ``MAX`` (``SUM(x) OVER ([PARTITION BY ...] LIMIT DURATION(unit, n) [WHEN
-cond])``) of a query → ``[analytic.<name>]`` tables (semantics §11.11): each call becomes
+cond])``) of a query → ``[analytic.<name>]`` tables (semantics §11.19): each call becomes
 a named column that ``[filter]`` and ``[select]`` read (``_lag1``, ``_last2``,
 ``_isfirst3``, ``_sum4``: the names of a query's analytic columns). A call inside
 another's argument, ``PARTITION BY`` or ``WHEN`` (written there, or through a step's
 column that is one) is a column of its own, made first; the outer column's expression
-names it, and reads its value of each event (semantics §11.11, columns reading
+names it, and reads its value of each event (semantics §11.19, columns reading
 columns)."""
 
 from __future__ import annotations

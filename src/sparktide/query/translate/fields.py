@@ -84,7 +84,7 @@ class Fields:
             return self.nested(node, source)
         if node.function == "getmetadatapropertyvalue":  # (semantics §11.15)
             return metadata_field(node, source, self.bindings, self.refuse)
-        if is_analytic(node):  # LAG, LAST, ISFIRST, SUM(x) OVER (...) ... (semantics §11.11)
+        if is_analytic(node):  # LAG, LAST, ISFIRST, SUM(x) OVER (...) ... (semantics §11.19)
             return self.analytics.column(node, lambda n: self.field_leaf(n, source, clause), clause)
         if node.over is not None and node.over.limit is not None:
             raise self.refuse(

@@ -60,7 +60,7 @@ class StatementTranslator:
         self.apply(plan, data)
         self.filter(plan, data)
         self.columns(plan, data)
-        if self.fields.analytics.tables:  # LAG, LAST, ISFIRST, SUM(x) OVER ... (§11.11)
+        if self.fields.analytics.tables:  # LAG, LAST, ISFIRST, SUM(x) OVER ... (§11.19)
             data["analytic"] = self.fields.analytics.tables
             self.context.notes.append(
                 "LAG, LAST, ISFIRST and aggregates with OVER are [analytic.<name>] columns, "

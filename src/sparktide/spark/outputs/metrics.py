@@ -56,7 +56,7 @@ def metrics_record(context: Context, clock: ClockState, now: int, batch_id: int)
     record["windows_emitted"] = written.get("windows_emitted", 0)
     if window is not None and window.having is not None:
         record["windows_filtered"] = written.get("windows_filtered", 0)
-    if context.job.analytics and context.job.filter is not None:  # (semantics §11.11)
+    if context.job.analytics and context.job.filter is not None:  # (semantics §11.19)
         record["events_filtered"] = written.get("events_filtered", 0)
     record["released"] = written.get("released", 0)
     record["processing_time"] = time_or_none(now)

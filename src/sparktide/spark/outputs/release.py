@@ -60,7 +60,7 @@ def release(context: Context, batch: Batch, decided: DataFrame) -> None:
         written = written_from_start(context)  # (no result before the output start, §12)
         if job.references:
             out = meet(context, ready.filter(written))
-        elif job.analytics:  # the columns, then [filter] and [select] (semantics §11.11)
+        elif job.analytics:  # the columns, then [filter] and [select] (semantics §11.19)
             ready = analytic_release(context, batch, ready, scope_w, table).filter(written)
             value = F.expr(_event_record(context)).alias("value")
             out = ready.select(*ordered(*RELEASE_ORDER), value)
