@@ -22,7 +22,7 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(VENV)/bin/ruff check src tests bench
 	$(PY) -m compileall -q src
-	$(PY) -m pytest -q -n 3 --dist worksteal
+	$(PY) -m pytest -q -n 2 --dist worksteal
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check src tests bench

@@ -1,5 +1,4 @@
-"""How the suite is spread over ``pytest -n N`` workers (``make test`` runs three on two
-cores: while one waits on py4j, a child JVM or a file, the others keep the cores busy).
+"""How the suite is spread over ``pytest -n N`` workers (``make test`` runs two).
 
 Each worker that runs a Spark test takes one local SparkSession (tests/spark/conftest.py)
 and keeps it for the rest of the run; the workers' sessions share one JVM, which the

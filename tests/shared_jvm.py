@@ -1,4 +1,4 @@
-"""One Spark JVM for the Spark tests of every pytest worker (``make test`` runs three).
+"""One Spark JVM for the Spark tests of every pytest worker (``make test`` runs two).
 
 A local Spark JVM spends much of a short life compiling Spark's own code (its JIT) and
 loading its classes; two workers, each with its own JVM, paid that twice over the same
@@ -41,7 +41,7 @@ __all__ = [
 
 #: The key of a worker's ``workerinput`` holding the directory of the servers' files.
 SHARED_JVM = "sparktide_shared_jvm"
-#: The shared JVM's heap: the workers' sessions' batches at once.
+#: The shared JVM's heap: the two sessions' batches at once.
 MEMORY = "4g"
 _SPARK_TESTS = Path(__file__).parent / "spark"
 
