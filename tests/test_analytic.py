@@ -249,17 +249,23 @@ def test_an_aggregate_keeps_only_the_events_within_limit_duration():
     assert 11 <= engine.analytics.size() <= 17  # the watermark is 5 s behind the newest
 
 
-@settings(max_examples=200, deadline=None)
-@given(
-    st.lists(
+def _steps(spread: int) -> st.SearchStrategy:
+    """Up to 30 events, each as (seconds after the previous arrival, how far behind its
+    arrival its time is (< 5 s), its key, its value: none or within ``spread`` of 0)."""
+    return st.lists(
         st.tuples(
-            st.integers(0, 4),  # seconds after the previous arrival
-            st.integers(0, 4),  # how far behind its arrival the event's time is (< 5 s)
+            st.integers(0, 4),
+            st.integers(0, 4),
             st.sampled_from("ab"),
-            st.one_of(st.none(), st.integers(-5, 5)),
+            st.one_of(st.none(), st.integers(-spread, spread)),
         ),
         max_size=30,
-    ),
+    )
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    _steps(5),
     st.integers(1, 12),
     st.booleans(),
 )
@@ -432,15 +438,7 @@ def _latest(events, n, within, test):
 
 @settings(max_examples=150, deadline=None)
 @given(
-    st.lists(
-        st.tuples(
-            st.integers(0, 4),  # seconds after the previous arrival
-            st.integers(0, 4),  # how far behind its arrival the event's time is (< 5 s)
-            st.sampled_from("ab"),
-            st.one_of(st.none(), st.integers(-3, 3)),
-        ),
-        max_size=30,
-    ),
+    _steps(3),
     st.integers(1, 12),
     st.integers(1, 12),
 )
