@@ -249,6 +249,22 @@ def test_an_aggregate_keeps_only_the_events_within_limit_duration():
     assert 11 <= engine.analytics.size() <= 17  # the watermark is 5 s behind the newest
 
 
+def _released(job, steps) -> list[dict]:
+    """The reference engine's released events of ``steps`` (:func:`_steps`), each event
+    ``id`` once (none adjusted)."""
+    rows, arrival = [], 0
+    for i, (step, behind, k, v) in enumerate(steps):
+        arrival += step
+        t, a = (
+            format_instant(T0 + (arrival - behind) * SECOND),
+            format_instant(T0 + arrival * SECOND),
+        )
+        rows.append({"id": i, "t": t, "a": a, "k": k, "v": v})
+    events = ReferenceEngine(job, explain=False).run(_records(job, rows)).events
+    assert sorted(e["id"] for e in events) == list(range(len(rows)))  # none adjusted
+    return events
+
+
 def _steps(spread: int) -> st.SearchStrategy:
     """Up to 30 events, each as (seconds after the previous arrival, how far behind its
     arrival its time is (< 5 s), its key, its value: none or within ``spread`` of 0)."""
@@ -280,16 +296,7 @@ def test_aggregates_match_a_direct_computation(steps, seconds, with_when):
     columns = {f: {"function": f, "value": "v", **extra} for f in _FNS}
     columns["rows"] = {"function": "count", **extra}
     job = _job(columns, select={"id": "id", "k": "k", "v": "v", **{n: n for n in [*_FNS, "rows"]}})
-    rows, arrival = [], 0
-    for i, (step, behind, k, v) in enumerate(steps):
-        arrival += step
-        t, a = (
-            format_instant(T0 + (arrival - behind) * SECOND),
-            format_instant(T0 + arrival * SECOND),
-        )
-        rows.append({"id": i, "t": t, "a": a, "k": k, "v": v})
-    events = ReferenceEngine(job, explain=False).run(_records(job, rows)).events
-    assert sorted(e["id"] for e in events) == list(range(len(rows)))  # none adjusted
+    events = _released(job, steps)
     for n, event in enumerate(events):
         now = parse_instant(event["timestamp"])
         group = [
@@ -461,16 +468,7 @@ def test_columns_reading_columns_match_a_direct_computation(steps, seconds, back
     }
     names = ("id", "k", "v", "pv", "st", "n", "ls")
     job = _job(columns, select={n: n for n in names})
-    rows, arrival = [], 0
-    for i, (step, behind, k, v) in enumerate(steps):
-        arrival += step
-        t, a = (
-            format_instant(T0 + (arrival - behind) * SECOND),
-            format_instant(T0 + arrival * SECOND),
-        )
-        rows.append({"id": i, "t": t, "a": a, "k": k, "v": v})
-    events = ReferenceEngine(job, explain=False).run(_records(job, rows)).events
-    assert sorted(e["id"] for e in events) == list(range(len(rows)))  # none adjusted
+    events = _released(job, steps)
     for n, event in enumerate(events):
         found = _latest(events, n, 5, lambda e: e["k"] == event["k"])  # noqa: B023
         assert event["pv"] == (None if found is None else found["v"])
