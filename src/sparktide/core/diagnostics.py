@@ -302,6 +302,7 @@ def named_columns(job: Any) -> list[NamedColumn]:
 
     ``missing_column`` (:func:`missing_columns`) is checked for each (semantics §8.4)."""
     from sparktide.expr import SYSTEM_TIMESTAMP, references
+    from sparktide.job import analytic_fields
 
     roles: dict[str, list[str]] = {}
 
@@ -329,10 +330,8 @@ def named_columns(job: Any) -> list[NamedColumn]:
             add(column, "join.on")
     computed = {analytic.name for analytic in job.analytics}
     for analytic in job.analytics:  # the fields it reads; the other columns' names are none
-        for expr in analytic.expressions():
-            for column in references(expr):
-                if column == analytic.name or column not in computed:
-                    add(column, f"analytic.{analytic.name}")
+        for column in analytic_fields(analytic, computed):
+            add(column, f"analytic.{analytic.name}")
     if job.filter is not None:
         for column in references(job.filter.expression):
             if column not in computed:

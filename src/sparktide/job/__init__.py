@@ -28,6 +28,7 @@ from sparktide.job.analytic import (
     ANALYTIC_AGGREGATES,
     ANALYTIC_FUNCTIONS,
     Analytic,
+    analytic_fields,
     analytic_levels,
     analytic_reads,
 )
@@ -63,6 +64,7 @@ __all__ = [
     "Reference",
     "Source",
     "Window",
+    "analytic_fields",
     "analytic_levels",
     "analytic_reads",
     "expression_fields",

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from sparktide.errors import ConfigError
-from sparktide.expr import Expr, parse_expression
+from sparktide.expr import Expr, parse_expression, references
 from sparktide.job.aggregates import Aggregate
 from sparktide.job.values import check_column, normalise_duration, set_field
 
@@ -44,6 +44,7 @@ __all__ = [
     "ANALYTIC_AGGREGATES",
     "ANALYTIC_FUNCTIONS",
     "Analytic",
+    "analytic_fields",
     "analytic_levels",
     "analytic_reads",
     "check_analytics",
@@ -281,14 +282,24 @@ def analytic_reads(analytic: Analytic, names: Collection[str]) -> dict[str, str]
     """The other analytic columns (of ``names``) whose value ``analytic``'s expressions
     read, each with the key of the first expression reading it; its own name is the
     field."""
-    from sparktide.expr import references
-
     out: dict[str, str] = {}
     for key, expr in analytic.keyed_expressions():
         for name in references(expr):
             if name in names and name != analytic.name:
                 out.setdefault(name, key)
     return out
+
+
+def analytic_fields(analytic: Analytic, names: Collection[str]) -> list[str]:
+    """The input fields ``analytic``'s expressions read, in order, repeats included:
+    every name but another analytic column's (of ``names``); its own name is the field
+    (the complement of :func:`analytic_reads`)."""
+    return [
+        name
+        for expr in analytic.expressions()
+        for name in references(expr)
+        if name == analytic.name or name not in names
+    ]
 
 
 def analytic_levels(analytics: Sequence[Analytic]) -> tuple[tuple[int, ...], ...]:

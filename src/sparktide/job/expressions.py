@@ -169,16 +169,12 @@ def expression_fields(job: Job) -> list[str]:
         exprs += [p.parsed for p in job.select]
     if job.window is not None:
         exprs += [a.parsed for a in job.window.aggregates if a.parsed is not None]
+    from sparktide.job.analytic import analytic_fields  # (it imports this module)
+
     analytic_names = {analytic.name for analytic in job.analytics}
     analytic_names.add(SYSTEM_TIMESTAMP.key)  # (the event's timestamp, no field)
     names = [n for e in exprs for n in references(e) if n not in analytic_names]
-    names += [  # (another column's name there is that column; its own, the field)
-        n
-        for a in job.analytics
-        for e in a.expressions()
-        for n in references(e)
-        if n == a.name or n not in analytic_names
-    ]
+    names += [n for a in job.analytics for n in analytic_fields(a, analytic_names)]
     return list(dict.fromkeys(names))
 
 
