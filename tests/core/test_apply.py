@@ -7,6 +7,7 @@ import pytest
 
 from sparktide.core.apply import expand
 from sparktide.core.diagnostics import named_columns
+from sparktide.errors import ConfigError
 from sparktide.job import Apply, Job
 from tests.jobfiles import BASE_JOB, DELETE, mutate
 
@@ -48,6 +49,21 @@ def test_nothing_to_expand(function: str, value: object) -> None:
     assert expand(Apply(function, "v", "a"), {}) == []
 
 
+@pytest.mark.parametrize("function", ["elements", "properties"])
+def test_outer_keeps_a_record_with_nothing_to_expand_its_name_null(function: str) -> None:
+    apply = Apply(function, "v", "a", outer=True)
+    for value in ([], {}, None, "[1]", 3):
+        assert expand(apply, {"v": value, "a": 1}) == [{"v": value, "a": None}]
+    assert expand(apply, {}) == [{"a": None}]
+    found = {"elements": [7], "properties": {"k": 7}}[function]
+    assert expand(apply, {"v": found}) == expand(Apply(function, "v", "a"), {"v": found})
+
+
+def test_outer_must_be_a_boolean() -> None:
+    with pytest.raises(ConfigError, match=r"apply\.outer: must be true or false, got 'yes'"):
+        Apply("elements", "v", "a", outer="yes")  # type: ignore[arg-type]
+
+
 def test_the_apply_name_is_no_input_column_its_value_fields_are() -> None:
     data = mutate(
         BASE_JOB,
@@ -72,5 +88,5 @@ def test_a_misspelled_value_field_is_a_missing_column() -> None:
     result = run_transcript(data)
     (missing,) = [d for d in result.metrics["diagnostics"] if d["kind"] == "missing_column"]
     assert (missing["column"], missing["role"], missing["count"]) == ("rr", "apply.value", 6)
-    assert "no event expands into anything (dropped: no_elements)" in missing["message"]
+    assert "no event expands into anything (dropped: no_elements; kept" in missing["message"]
     assert result.metrics["dropped"] == {"no_elements": 6}

@@ -3,9 +3,12 @@
 
 from __future__ import annotations
 
+import tomllib
+
 import pytest
 
 from sparktide.errors import QueryError
+from sparktide.job import Job
 from sparktide.query import job_to_toml, translate_text
 from tests.query.test_translate import test_refusals_name_construct_and_position as _refused
 
@@ -33,6 +36,23 @@ def test_elements_with_where_and_select() -> None:
     assert any(note.startswith("CROSS APPLY is [apply]") for note in t.notes)
     text = job_to_toml(j)
     assert '[apply]\nfunction = "elements"\nvalue = "Readings"\nname = "a"' in text
+
+
+def test_outer_apply_keeps_an_event_with_nothing_to_expand() -> None:
+    t = _translated(
+        "SELECT e.DeviceId, a.ArrayValue AS v INTO o FROM Input e "
+        "OUTER APPLY GetArrayElements(e.Readings) AS a"
+    )
+    j = t.job
+    assert j.apply is not None and j.apply.outer
+    assert (j.apply.function, j.apply.value, j.apply.name) == ("elements", "Readings", "a")
+    assert any(
+        note.startswith("OUTER APPLY is [apply]") and "stays one event, its a null" in note
+        for note in t.notes
+    )
+    text = job_to_toml(j)
+    assert '[apply]\nfunction = "elements"\nvalue = "Readings"\nname = "a"\nouter = true' in text
+    assert Job.from_dict(tomllib.loads(text)) == j
 
 
 def test_properties_of_a_nested_record_into_a_window() -> None:
@@ -69,10 +89,12 @@ _HEAD = "SELECT a.ArrayValue AS v FROM i "
         (_HEAD + "CROSS MERGE GetArrayElements(x) AS a", "1:39", "expected CROSS JOIN or"),
         (_HEAD + "CROSS APPLY GetArrayElements(x, y) AS a", "1:45", "takes one value"),
         (
-            _HEAD + "OUTER APPLY GetArrayElements(x) AS a",
+            _HEAD + "OUTER APPLY GetArrayElements(x) AS a "
+            "JOIN j ON i.k = j.k AND DATEDIFF(second, i, j) BETWEEN 0 AND 5",
             "1:33",
-            "OUTER APPLY is not supported yet",
+            "OUTER APPLY with a JOIN is not supported yet",
         ),
+        (_HEAD + "OUTER APPLY Foo(x) AS a", "1:45", "OUTER APPLY takes GetArrayElements"),
         (
             _HEAD + "CROSS APPLY GetArrayElements(x) AS a CROSS APPLY GetArrayElements(y) AS b",
             "1:70",

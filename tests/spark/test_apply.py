@@ -1,7 +1,8 @@
 """``[apply]`` on Spark (semantics §11.18): the same records, dead letters and counters
 as the reference engine, over a stream whose ``readings`` are arrays, records, empty,
-null or neither (:func:`tests.spark.streams.write_stream`), and a run killed after a
-batch's outputs and restarted."""
+null or neither (:func:`tests.spark.streams.write_stream`), ``CROSS`` and ``OUTER``
+(``outer = true``) for arrays and for records, and a run killed after a batch's outputs
+and restarted."""
 
 from __future__ import annotations
 
@@ -18,10 +19,11 @@ _ELEMENTS = {"function": "elements", "value": "readings", "name": "el"}
 _PROPERTIES = {"function": "properties", "value": "readings", "name": "p"}
 
 CASES = {
-    # merged ordering: one release order, the elements of an event in their order
-    "elements-release-filter": {
+    # merged ordering: one release order, the elements of an event in their order; OUTER
+    # APPLY: an event with none is one event, its element null
+    "elements-outer-release-filter": {
         "ordering": {"late_arrival": "20s", "out_of_order": "5s"},
-        "apply": _ELEMENTS,
+        "apply": {**_ELEMENTS, "outer": True},
         "filter": {"where": f"{_VALUE} > 10 OR {_VALUE} IS NULL OR device = 'd1'"},
         "select": {
             "id": "id",
@@ -65,10 +67,10 @@ CASES = {
             },
         },
     },
-    "properties-substreams-release": {
+    "properties-outer-substreams-release": {
         "source": {"partition": "partition", "over": "device"},
         "ordering": {"late_arrival": "15s", "out_of_order": "4s", "on_out_of_order": "dead_letter"},
-        "apply": _PROPERTIES,
+        "apply": {**_PROPERTIES, "outer": True},
         "select": {
             "id": "id",
             "name": "GetRecordPropertyValue(p, 'PropertyName')",

@@ -17,7 +17,8 @@ def expand(apply: Apply, fields: dict[str, Any]) -> list[dict[str, Any]]:
     or ``{"PropertyName": k, "PropertyValue": v}`` per property, in the array's order or
     the order of the property names (a record's properties have none of their own).
     None when the value is not an array (``elements``) or a record (``properties``), is
-    null, or is empty."""
+    null, or is empty; then, with ``apply.outer``, the record itself with null under
+    ``apply.name`` (``OUTER APPLY``)."""
     found = evaluate(apply.expression, lambda name: value_of(fields.get(name)))
     raw = found.raw if isinstance(found, Composite) else None
     index, value = apply.members
@@ -25,4 +26,6 @@ def expand(apply: Apply, fields: dict[str, Any]) -> list[dict[str, Any]]:
         pairs = list(enumerate(raw)) if isinstance(raw, list) else []
     else:
         pairs = sorted(raw.items(), key=lambda item: item[0]) if isinstance(raw, dict) else []
+    if not pairs and apply.outer:
+        return [{**fields, apply.name: None}]
     return [{**fields, apply.name: {index: k, value: v}} for k, v in pairs]

@@ -287,7 +287,11 @@ _CONSEQUENCES = (
     ("select.", "the output column reads it as null"),
     ("join.on", "no event can match"),
     ("analytic.", "the analytic column reads it as null"),
-    ("apply.", "no event expands into anything (dropped: no_elements)"),
+    (
+        "apply.",
+        "no event expands into anything (dropped: no_elements; kept, its element null, "
+        "with apply.outer)",
+    ),
 )
 
 

@@ -1,6 +1,7 @@
 """``[apply]``: each event becomes one event per element of an array, or per property
-of a record, that an expression of its fields finds (Stream Analytics' ``CROSS APPLY
-GetArrayElements(...)`` and ``GetRecordProperties(...)``, semantics §11.18).
+of a record, that an expression of its fields finds (Stream Analytics' ``CROSS APPLY``
+and ``OUTER APPLY`` of ``GetArrayElements(...)`` and ``GetRecordProperties(...)``,
+semantics §11.18).
 
 The rule itself (what an event becomes) is :mod:`sparktide.core.apply`; this module is
 the table and the rules that tie it to the rest of the job.
@@ -46,11 +47,15 @@ class Apply:
     name
         The field of each expanded event that holds that record (the query's
         ``AS a``); the expressions read it as ``GetRecordPropertyValue(a, 'ArrayValue')``.
+    outer
+        ``OUTER APPLY``: an event with nothing to expand stays one event, whose ``name``
+        holds null (by default, ``CROSS APPLY``, it is dropped: ``no_elements``).
     """
 
     function: str
     value: str
     name: str
+    outer: bool = False
 
     def __post_init__(self) -> None:
         if self.function not in APPLY_FUNCTIONS:
@@ -71,6 +76,8 @@ class Apply:
                 "apply.value", "a CAST that can fail is not supported here: use TRY_CAST"
             )
         check_column(self.name, "apply.name", optional=False)
+        if not isinstance(self.outer, bool):
+            raise ConfigError("apply.outer", f"must be true or false, got {self.outer!r}")
 
     @property
     def expression(self) -> Expr:

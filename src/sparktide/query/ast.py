@@ -182,12 +182,19 @@ class FromSource:
 @dataclass(frozen=True)
 class CrossApply:
     """``CROSS APPLY GetArrayElements(value) AS alias`` (``function = "elements"``) or
-    ``CROSS APPLY GetRecordProperties(value) AS alias`` (``"properties"``)."""
+    ``CROSS APPLY GetRecordProperties(value) AS alias`` (``"properties"``); ``OUTER
+    APPLY`` (``outer``) keeps an event with nothing to expand."""
 
     function: str
     value: Expr
     alias: str
     pos: Pos
+    outer: bool = False
+
+    @property
+    def keyword(self) -> str:
+        """``CROSS APPLY`` or ``OUTER APPLY``, as messages name it."""
+        return "OUTER APPLY" if self.outer else "CROSS APPLY"
 
 
 @dataclass(frozen=True)

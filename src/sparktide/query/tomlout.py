@@ -179,6 +179,8 @@ def _expression_tables(job: Job) -> list[str]:
         lines += [
             f"{k} = {_value('', getattr(job.apply, k))}" for k in ("function", "value", "name")
         ]
+        if job.apply.outer:  # (OUTER APPLY)
+            lines.append("outer = true")
     if job.filter is not None:
         lines.append("")
         lines += ["[filter]", f"where = {_value('', job.filter.where)}"]

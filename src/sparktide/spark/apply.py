@@ -7,6 +7,8 @@ admitted row into one row per element or property, whose record variant
 :data:`~sparktide.spark.columns.RECORD` holds the element under ``apply.name``, and only
 then computes ``[filter]``, ``[select]`` and the windows' inputs over it
 (:func:`~sparktide.spark.projections.add_record_columns`, :func:`row_inputs`).
+With ``apply.outer`` (``OUTER APPLY``) an admitted row with nothing to expand stays one
+row (:data:`PART` 0, flagged :data:`_EMPTY`) whose record holds null under ``apply.name``.
 Every input event keeps one *counting* row (:data:`COUNTS`): its first element the
 filter passes, else its first row; the counters, the keys and the dead letters read
 those (:func:`counting_rows`), the windows and the release every row
@@ -47,6 +49,8 @@ PART = "_part"
 #: True on the one row of each input event the counters read.
 COUNTS = "_counts"
 _ELEMENT = "_elem"
+#: True on the one row of an admitted event that ``OUTER APPLY`` found nothing to expand in.
+_EMPTY = "_empty"
 #: Places per input line for its elements in the sinks' order (:func:`sink_rows`).
 _PLACES = 1 << 20
 _ADMITTED = f"{VERDICT} IN ({', '.join(sql_string(k) for k in ADMITTED_KINDS)})"
@@ -76,6 +80,14 @@ def _pairs(function: str, v: str) -> str:
     return f"array_sort({entries}, {order})"
 
 
+def _nothing(function: str) -> str:
+    """SQL of the one-element array an ``OUTER APPLY`` row explodes into (:func:`_pairs`'
+    type, its element null)."""
+    if function == "elements":
+        return "array(CAST(NULL AS VARIANT))"
+    return "array(CAST(NULL AS STRUCT<key: STRING, value: VARIANT>))"
+
+
 def _record(context: Context) -> str:
     """SQL of an expanded row's record: its own fields with ``apply.name`` holding the
     element (``{ArrayIndex, ArrayValue}``) or the property (``{PropertyName,
@@ -90,7 +102,8 @@ def _record(context: Context) -> str:
     name = sql_string(apply.name)
     fields = f"try_variant_get({RECORD}, '$', 'map<string,variant>')"
     own = f"map_filter({fields}, (k, v) -> k <> {name})"
-    merged = f"to_variant_object(map_concat({own}, map({name}, to_variant_object({made}))))"
+    held = f"CASE WHEN {_EMPTY} THEN parse_json('null') ELSE to_variant_object({made}) END"
+    merged = f"to_variant_object(map_concat({own}, map({name}, {held})))"
     return f"CASE WHEN {PART} IS NULL THEN {RECORD} ELSE {merged} END"
 
 
@@ -99,14 +112,21 @@ def expanded_rows(
 ) -> DataFrame:
     """The judged rows (their record variant kept) with each admitted row expanded: one
     row per element or property (:data:`PART` from 0), an admitted row that expands into
-    none dropped with reason ``no_elements``; then ``columns`` (the filter's verdict,
+    none dropped with reason ``no_elements`` (kept as one row, with ``apply.outer``);
+    then ``columns`` (the filter's verdict,
     ``[select]``, the windows' inputs) computed over each row's record, and the record
     dropped but for malformed rows."""
     apply = context.job.apply
     assert apply is not None
     frame, v = _found(context, judged)
-    pairs = f"CASE WHEN {_ADMITTED} THEN {_pairs(apply.function, v)} END"
-    frame = frame.selectExpr(*(f"`{c}`" for c in judged.columns), f"{pairs} AS _pairs")
+    found = _pairs(apply.function, v)
+    empty = f"({_ADMITTED} AND coalesce(size({found}), 0) < 1)" if apply.outer else "false"
+    pairs = f"CASE WHEN {_ADMITTED} THEN {found} END"
+    if apply.outer:
+        pairs = f"CASE WHEN {empty} THEN {_nothing(apply.function)} ELSE {pairs} END"
+    frame = frame.selectExpr(
+        *(f"`{c}`" for c in judged.columns), f"{pairs} AS _pairs", f"{empty} AS {_EMPTY}"
+    )
     frame = frame.select("*", F.posexplode_outer("_pairs").alias(PART, _ELEMENT))
     none = f"({_ADMITTED} AND {PART} IS NULL)"
     frame = (
@@ -114,7 +134,7 @@ def expanded_rows(
         .withColumn(REASON, F.expr(f"CASE WHEN {none} THEN 'no_elements' ELSE {REASON} END"))
         .withColumn(SYSTEM_TIME, F.expr(f"CASE WHEN {none} THEN NULL ELSE {SYSTEM_TIME} END"))
         .withColumn(VERDICT, F.expr(f"CASE WHEN {none} THEN 'dropped' ELSE {VERDICT} END"))
-        .drop("_pairs", _ELEMENT)
+        .drop("_pairs", _ELEMENT, _EMPTY)
     )
     frame = columns(frame)
     return frame.withColumn(RECORD, F.expr(f"CASE WHEN {ERROR} IS NOT NULL THEN {RECORD} END"))

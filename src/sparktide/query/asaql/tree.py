@@ -125,21 +125,17 @@ class TreeBuilder(ExpressionRules, Transformer):  # type: ignore[type-arg]
         cross, keyword, value, alias = children
         if str(keyword).casefold() != "apply":
             raise self.refuse(keyword.pos, f"{cross} {keyword}: expected CROSS JOIN or CROSS APPLY")
-        if str(cross).casefold() == "outer":
-            raise self.refuse(
-                position(cross),
-                "OUTER APPLY is not supported yet: CROSS APPLY drops an event with nothing "
-                "to expand",
-            )
+        outer = str(cross).casefold() == "outer"
+        keyword = "OUTER APPLY" if outer else "CROSS APPLY"
         function = value.function if isinstance(value, Call) else None
         if function not in _APPLIED or value.over is not None or value.star or value.distinct:
             raise self.refuse(
                 position(value),
-                "CROSS APPLY takes GetArrayElements(value) or GetRecordProperties(value)",
+                f"{keyword} takes GetArrayElements(value) or GetRecordProperties(value)",
             )
         if len(value.args) != 1:
             raise self.refuse(value.pos, f"{value.text[:-2]}(...) takes one value")
-        return CrossApply(_APPLIED[function], value.args[0], str(alias), position(cross))
+        return CrossApply(_APPLIED[function], value.args[0], str(alias), position(cross), outer)
 
     # ----------------------------------------------------------- clauses
     def where(self, children: list[Any]) -> _Condition:

@@ -51,7 +51,8 @@ class Planner:
             for select in union.selects:
                 if select.applies:
                     raise self.refuse(
-                        select.applies[0].pos, "CROSS APPLY in a UNION is not supported yet"
+                        select.applies[0].pos,
+                        f"{select.applies[0].keyword} in a UNION is not supported yet",
                     )
             return self.union_plan(union, visible, where)
         return self.select_plan(union.selects[0], visible, where)
@@ -85,8 +86,8 @@ class Planner:
         if select.applies and where != "statement":
             raise self.refuse(
                 select.applies[0].pos,
-                f"CROSS APPLY inside the WITH step {where} is not supported yet: apply it "
-                "in the statement that reads the input",
+                f"{select.applies[0].keyword} inside the WITH step {where} is not supported "
+                "yet: apply it in the statement that reads the input",
             )
         if select.into is not None and where != "statement":
             assert select.into_pos is not None
@@ -97,20 +98,21 @@ class Planner:
             )
 
     def cross_apply(self, select: Select, from_step: str | None) -> CrossApply:
-        """The one CROSS APPLY of a statement over an input (semantics §11.18)."""
+        """The one CROSS (or OUTER) APPLY of a statement over an input (semantics §11.18)."""
         apply = select.applies[0]
         if len(select.applies) > 1:
-            raise self.refuse(select.applies[1].pos, "a second CROSS APPLY is not supported yet")
+            second = select.applies[1]
+            raise self.refuse(second.pos, f"a second {second.keyword} is not supported yet")
         if select.joins:
-            raise self.refuse(apply.pos, "CROSS APPLY with a JOIN is not supported yet")
+            raise self.refuse(apply.pos, f"{apply.keyword} with a JOIN is not supported yet")
         if from_step is not None:
             raise self.refuse(
                 apply.pos,
-                f"CROSS APPLY over the step {from_step} is not supported yet: apply it to "
+                f"{apply.keyword} over the step {from_step} is not supported yet: apply it to "
                 "the input",
             )
         if apply.alias.casefold() in source_names(select.source):
-            raise self.refuse(apply.pos, f"CROSS APPLY ... AS {apply.alias}: names the input")
+            raise self.refuse(apply.pos, f"{apply.keyword} ... AS {apply.alias}: names the input")
         return apply
 
     def inner(self, select: Select, visible: int) -> tuple[Plan, str | None]:

@@ -97,33 +97,42 @@ class StatementTranslator:
 
     def apply(self, plan: Plan, data: dict[str, Any]) -> None:
         """``[apply]`` of ``CROSS APPLY GetArrayElements(x) AS a`` (or
-        ``GetRecordProperties``): ``a.ArrayValue`` is then ``GetRecordPropertyValue(a,
-        'ArrayValue')`` wherever the statement reads it (semantics §11.18)."""
+        ``GetRecordProperties``; ``OUTER APPLY``: ``outer = true``): ``a.ArrayValue`` is
+        then ``GetRecordPropertyValue(a, 'ArrayValue')`` wherever the statement reads it
+        (semantics §11.18)."""
         apply = plan.apply
         if apply is None:
             return
         refuse = self.context.refuse
+        keyword = apply.keyword
         members = APPLY_MEMBERS[apply.function]
         if plan.window is None and plan.projection is None:
             raise refuse(
                 apply.pos,
-                "SELECT * with CROSS APPLY is not supported yet: name the columns "
+                f"SELECT * with {keyword} is not supported yet: name the columns "
                 f"(the element is {apply.alias}.{members[1]})",
             )
         source = plan.sources[0]
         value = convert(
             apply.value,
-            lambda n: self.fields.field_leaf(n, source, "CROSS APPLY"),
+            lambda n: self.fields.field_leaf(n, source, keyword),
             refuse,
-            "CROSS APPLY",
+            keyword,
         )
-        name = check_column(apply.alias, apply.pos, refuse, "CROSS APPLY alias")
+        name = check_column(apply.alias, apply.pos, refuse, f"{keyword} alias")
         data["apply"] = {"function": apply.function, "value": E.to_text(value), "name": name}
+        if apply.outer:
+            data["apply"]["outer"] = True
+        none = (
+            f"an event with none stays one event, its {name} null"
+            if apply.outer
+            else "an event with none is dropped: no_elements"
+        )
         self.context.notes.append(
-            f"CROSS APPLY is [apply]: each admitted event becomes one event per "
+            f"{keyword} is [apply]: each admitted event becomes one event per "
             f"{'element' if apply.function == 'elements' else 'property'}, its field {name} "
             f"holding {members[0]} and {members[1]}; then WHERE, SELECT and the window read "
-            "those events (an event with none is dropped: no_elements)"
+            f"those events ({none})"
         )
 
     def filter(self, plan: Plan, data: dict[str, Any]) -> None:
@@ -135,8 +144,8 @@ class StatementTranslator:
             "WHERE is [filter] where: it applies after the ordering policy; an event that "
             "fails it is counted as dropped (filtered)"
             + (
-                " (with CROSS APPLY it reads each element; an event none of whose elements "
-                "passes is dropped)"
+                f" (with {plan.apply.keyword} it reads each element; an event none of "
+                "whose elements passes is dropped)"
                 if plan.apply is not None
                 else ""
             )
