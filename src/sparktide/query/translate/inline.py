@@ -4,7 +4,9 @@ A step that filters and projects events (``SELECT x, y * 2 AS z FROM in WHERE c`
 stateless: a SELECT that reads it reads the step's input, with the step's expressions in
 place of the step's column names and the step's ``WHERE`` joined to its own by ``AND``
 (Stream Analytics evaluates each step's ``WHERE`` on its own events; a condition over a
-computed column is the same condition over the expression that computes it). A SELECT
+computed column is the same condition over the expression that computes it); the step's
+``CROSS``/``OUTER APPLY`` comes with it, and the reader's own APPLY reads the step's
+columns (semantics §13.2). A SELECT
 without ``GROUP BY`` that reads a windowed step reads the window's records: its
 ``WHERE`` is a ``HAVING`` of the window and its columns are computed from the window's
 columns. The result is a query whose steps the planner
@@ -22,6 +24,7 @@ events the step drops).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
 from sparktide.query.ast import (
@@ -46,7 +49,7 @@ from sparktide.query.translate.analytic import is_analytic
 from sparktide.query.translate.joinsteps import JoinSteps
 from sparktide.query.translate.rollup import Rollup
 
-__all__ = ["inline_steps", "item_name", "substitute"]
+__all__ = ["inline_steps", "item_name", "map_columns", "substitute"]
 
 _UNIT_CALLS = ("datediff", "dateadd", "datepart", "datename", "isfirst")  # (unit, ...)
 
@@ -64,10 +67,16 @@ def item_name(item: SelectItem) -> str | None:
 def substitute(expr: Expr, columns: dict[tuple[str, ...], Expr]) -> Expr:
     """``expr`` with each column whose case-folded parts are a key of ``columns``
     replaced by its value."""
+    return map_columns(expr, lambda c: columns.get(tuple(p.casefold() for p in c.parts), c))
+
+
+def map_columns(expr: Expr, change: Callable[[Column], Expr]) -> Expr:
+    """``expr`` with each column (also in an ``OVER``; not a date part) replaced by what
+    ``change`` makes of it."""
 
     def walk(node: Expr) -> Expr:
         if isinstance(node, Column):
-            return columns.get(tuple(p.casefold() for p in node.parts), node)
+            return change(node)
         if isinstance(node, Literal):
             return node
         if isinstance(node, Operation):
@@ -181,6 +190,14 @@ class Inliner:
         if _passes_through(step) and not step.group_by:
             return select  # a pass-through step: the planner follows it
         if step.group_by:
+            if select.applies:
+                apply = select.applies[0]
+                raise self.refuse(
+                    apply.pos,
+                    f"{apply.keyword} over the windowed step {source.name} is not supported "
+                    "yet: the engines expand events, not a window's records; apply it in the "
+                    "step, to the events it windows",
+                )
             if source.partition_by is not None or step.joins:
                 return select
             if select.group_by and any(g.window is not None for g in select.group_by):
@@ -237,8 +254,9 @@ class Inliner:
         if any(isinstance(i.expr, Star) for i in step.items):
             self.check_shadowed(select, step)
             return columns
-        for expr in _select_exprs(select):
-            self.check_known(expr, columns, qualifiers, select.source.name)
+        applied = {a.alias.casefold() for a in select.applies}
+        for expr in [*_select_exprs(select), *(a.value for a in select.applies)]:
+            self.check_known(expr, columns, applied, select.source.name)
         return columns
 
     def check_shadowed(self, select: Select, step: Select) -> None:
@@ -267,21 +285,23 @@ class Inliner:
         self,
         expr: Expr,
         columns: dict[tuple[str, ...], Expr],
-        qualifiers: set[str],
+        applied: set[str],
         step: str,
     ) -> None:
-        """Refuse a column of ``expr`` that the step (which has no ``*``) does not name."""
+        """Refuse a column of ``expr`` that the step (which has no ``*``) does not name
+        (``applied``: the aliases of the reader's own APPLY, whose members are no step
+        columns)."""
         if isinstance(expr, Column):
             parts = tuple(p.casefold() for p in expr.parts)
-            if parts not in columns:
+            if parts not in columns and not (len(parts) > 1 and parts[0] in applied):
                 raise self.refuse(expr.pos, f"{expr.name} is not a column of the step {step}")
         elif isinstance(expr, Operation):
             for operand in expr.operands:
-                self.check_known(operand, columns, qualifiers, step)
+                self.check_known(operand, columns, applied, step)
         elif isinstance(expr, Call):
             args = expr.args[1:] if expr.function in _UNIT_CALLS else expr.args
             for arg in (*args, *_over(expr)):  # (an OVER's PARTITION BY and WHEN too)
-                self.check_known(arg, columns, qualifiers, step)
+                self.check_known(arg, columns, applied, step)
 
     def items(self, select: Select, step: Select, columns: dict) -> tuple[SelectItem, ...]:
         """``select``'s items over the step's expressions (``*``: the step's items)."""
@@ -317,6 +337,9 @@ class Inliner:
                 raise self.refuse(
                     mine.pos, f"PARTITION BY {mine.name} differs from PARTITION BY {theirs.name}"
                 )
+        # the step's APPLY, then the reader's over the step's columns: two are refused by
+        # the planner; WHERE runs after them (semantics §13.2)
+        mine = tuple(replace(a, value=substitute(a.value, columns)) for a in select.applies)
         return replace(
             select,
             items=self.items(select, step, columns),
@@ -325,6 +348,7 @@ class Inliner:
             where=_and(step.where, where),
             group_by=group_by,
             having=having,
+            applies=(*step.applies, *mine),
         )
 
     def group_item(self, group: GroupItem, columns: dict) -> GroupItem:

@@ -116,6 +116,7 @@ class JoinSteps:
         if (
             step.where is not None
             or step.joins
+            or step.applies
             or step.group_by
             or step.having is not None
             or step.into is not None

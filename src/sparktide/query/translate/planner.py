@@ -15,6 +15,7 @@ from sparktide import expr as E
 from sparktide.query.ast import Column, CrossApply, FromSource, Select, Star, Step, Union
 from sparktide.query.translate.context import Context, describe, source_names
 from sparktide.query.translate.fields import Fields
+from sparktide.query.translate.inline import map_columns
 from sparktide.query.translate.joins import JoinPlanner
 from sparktide.query.translate.plans import Plan
 from sparktide.query.translate.unions import Unions
@@ -68,7 +69,7 @@ class Planner:
         self.check_clauses(select, where)
         inner, from_step = self.inner(select, visible)
         if select.applies:
-            inner = replace(inner, apply=self.cross_apply(select, from_step))
+            inner = replace(inner, apply=self.cross_apply(select, from_step, inner))
         self.check_partition(select, inner)
         partition = self.partition(inner.partition, select.source)
         wheres = self.wheres(select, inner, from_step)
@@ -97,23 +98,43 @@ class Planner:
                 select.having.pos, "HAVING without GROUP BY: HAVING filters a window's results"
             )
 
-    def cross_apply(self, select: Select, from_step: str | None) -> CrossApply:
-        """The one CROSS (or OUTER) APPLY of a statement over an input (semantics §11.18)."""
+    def cross_apply(self, select: Select, from_step: str | None, inner: Plan) -> CrossApply:
+        """The one CROSS (or OUTER) APPLY of a statement over an input, or over steps
+        that only pass its events on (``SELECT *``, maybe with ``WHERE``: semantics
+        §11.18, §13.2)."""
         apply = select.applies[0]
         if len(select.applies) > 1:
             second = select.applies[1]
             raise self.refuse(second.pos, f"a second {second.keyword} is not supported yet")
         if select.joins:
             raise self.refuse(apply.pos, f"{apply.keyword} with a JOIN is not supported yet")
-        if from_step is not None:
+        plain = (
+            len(inner.sources) == 1
+            and inner.window is None
+            and inner.join is None
+            and inner.union is None
+            and inner.projection is None
+            and inner.apply is None
+        )
+        if from_step is not None and not plain:
             raise self.refuse(
                 apply.pos,
                 f"{apply.keyword} over the step {from_step} is not supported yet: apply it to "
                 "the input",
             )
-        if apply.alias.casefold() in source_names(select.source):
+        names = source_names(select.source)
+        if apply.alias.casefold() in names:
             raise self.refuse(apply.pos, f"{apply.keyword} ... AS {apply.alias}: names the input")
-        return apply
+        if from_step is None:
+            return apply
+
+        def field(column: Column) -> Column:  # (s.Readings over the step s: the input's)
+            parts = column.parts
+            if len(parts) > 1 and parts[0].casefold() in names:
+                return replace(column, parts=parts[1:])
+            return column
+
+        return replace(apply, value=map_columns(apply.value, field))
 
     def inner(self, select: Select, visible: int) -> tuple[Plan, str | None]:
         """The plan of what ``select`` reads (a JOIN, a step or an input), and the name of

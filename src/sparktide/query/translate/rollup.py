@@ -72,6 +72,7 @@ class Rollup:
             where=step.where,
             group_by=(*keys, group),
             having=having,
+            applies=step.applies,  # (the step's elements are the events it windows)
         )
 
     def window(self, select: Select) -> GroupItem:
