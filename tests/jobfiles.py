@@ -390,6 +390,19 @@ CONFIG_ERRORS: list[tuple[str, dict[str, Any], str]] = [
     ("apply-value-input-field", {**_APPLY, "apply.value": "e.readings"}, "apply.value"),
     ("apply-value-cast", {**_APPLY, "apply.value": "CAST(r AS array)"}, "apply.value"),
     ("apply-bad-name", {**_APPLY, "apply.name": "a b"}, "apply.name"),
+    ("apply-outer-not-boolean", {**_APPLY, "apply.outer": "yes"}, "apply.outer"),
+    # IS MISSING tests a field of the input record (semantics §11.16)
+    ("missing-in-having", {"window.having": "n IS MISSING"}, "window.having"),
+    ("missing-in-window-select", {"select": {"d": "device IS NOT MISSING"}}, "select.d"),
+    (
+        "missing-of-an-analytic-column",
+        {
+            "window": DELETE,
+            "analytic": {"p": {"function": "lag", "value": "value", "limit_duration": "1m"}},
+            "filter.where": "p IS MISSING",
+        },
+        "filter.where",
+    ),
     ("apply-name-is-time", {**_APPLY, "apply.name": "event_time"}, "apply.name"),
     ("apply-unknown-key", {**_APPLY, "apply.as": "a"}, "apply.as"),
     ("apply-not-a-table", {"apply": "elements"}, "apply"),

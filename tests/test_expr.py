@@ -46,7 +46,8 @@ ROW = {
 
 
 def ev(text: str) -> object:
-    return evaluate(parse_expression(text), lambda name: value_of(ROW.get(name)))
+    lookup = lambda name: value_of(ROW.get(name))  # noqa: E731
+    return evaluate(parse_expression(text), lookup, present=ROW.__contains__)
 
 
 def same(a: object, b: object) -> bool:
@@ -122,6 +123,7 @@ def test_parse(text: str, tree: object) -> None:
         "[and].[or] = a.b",
         "DATEDIFF(hh, [x-y-z].t, u) BETWEEN 0 AND 15",
         "DATEDIFF(s, DATEDIFF(d, a, b), c) IS NULL",
+        "a IS NOT MISSING AND [missing] IS MISSING",
     ],
 )
 def test_canonical_text_round_trips(text: str) -> None:
@@ -147,6 +149,9 @@ def test_canonical_text_round_trips(text: str) -> None:
         ("datediff('minute', a, b)", "written as a bare word (DATEDIFF(minute, ...))"),
         ("datediff(t.minute, a, b)", "DATEDIFF(t.minute, ...): the date part is"),
         ("[a].[b c] = 1", "'b c' is not a column name"),
+        ("a + 1 IS MISSING", "column 7: IS MISSING takes a field of the record"),
+        ("i.a IS MISSING", "IS MISSING takes a field of the record"),
+        ("System.Timestamp() IS MISSING", "IS MISSING takes a field of the record"),
     ],
 )
 def test_syntax_errors_name_the_key_and_column(text: str, message: str) -> None:
@@ -225,6 +230,13 @@ def test_syntax_errors_name_the_key_and_column(text: str, message: str) -> None:
         ("arr IS NULL", False),
         ("i / z IS NULL", True),
         ("s IS NOT NULL", True),
+        # IS MISSING: the record has no such field (one holding null is there)
+        ("missing IS MISSING", True),
+        ("nul IS MISSING", False),
+        ("nul IS NOT MISSING", True),
+        ("NOT i IS MISSING", True),
+        ("CASE WHEN nul IS NOT MISSING THEN nul ELSE 1 END", None),
+        ("CASE WHEN nope IS NOT MISSING THEN nope ELSE 1 END", 1),
         # IN, BETWEEN
         ("i IN (1, 7.0)", True),
         ("i IN (1, 2)", False),

@@ -183,16 +183,44 @@ def test_an_analytic_function_inside_another_is_a_column_it_reads() -> None:
     ]
 
 
+def test_microsoft_s_text_reads_the_record_s_field_first() -> None:
+    """Microsoft's text of the pattern computes the step's columns right of ``*``: a
+    later statement reads each as the record's field of that name where the record has
+    one, else the computed value (semantics §11.16), so the same columns as written left
+    of ``*`` are guarded by ``IS NOT MISSING``."""
+    text = _DURATION_OF_A_CONDITION.replace("SELECT\n    LAG", "SELECT *,\n    LAG").replace(
+        "previous_weight,\n    *", "previous_weight"
+    )
+    j = job(text)
+    weight = "CASE WHEN previous_weight IS NOT MISSING THEN previous_weight ELSE _lag1 END"
+    got = [(a.name, a.function, a.value, a.when) for a in j.analytics]
+    assert got == [
+        ("_lag1", "lag", "weight", None),
+        ("_lag2", "lag", "time", f"{weight} < 20000"),
+        ("_lag3", "lag", "time", None),
+    ]
+    assert j.filter is not None and j.filter.where == f"weight < 20000 AND {weight} > 20000"
+    ended = "CASE WHEN previous_time IS NOT MISSING THEN previous_time ELSE _lag3 END"
+    assert [(p.name, p.expression) for p in j.select] == [
+        ("StartFault", "_lag2"),
+        ("EndFault", ended),
+    ]
+    t = [f"2026-03-01T09:0{m}:00Z" for m in range(5)]
+    weights = [15000, 22000, 19000, 17000, 18000]
+    rows: list[dict[str, object]] = [
+        {"time": time, "t": time, "weight": w} for time, w in zip(t, weights, strict=True)
+    ]
+    # WHEN matches 09:01 (15000) and 09:04 (17000); WHERE keeps 09:02 (22000 before it)
+    # and 09:03, whose own fields win: 30000 (no WHEN match) and a null previous time
+    rows[3]["previous_weight"] = 30000
+    rows[3]["previous_time"] = None
+    got_rows = [(r["StartFault"], r["EndFault"]) for r in run(j, rows)]
+    assert got_rows == [(t[1], t[1]), (t[1], None)]
+
+
 @pytest.mark.parametrize(
     ("text", "position", "message"),
     [
-        (  # Microsoft's text: its columns right of * (a field of the record would win)
-            _DURATION_OF_A_CONDITION.replace("SELECT\n    LAG", "SELECT *,\n    LAG").replace(
-                "previous_weight,\n    *", "previous_weight"
-            ),
-            "8:49",
-            "previous_weight, computed right of * in the step SelectPreviousEvent",
-        ),
         (
             "WITH s AS (SELECT LAG(w) OVER (LIMIT DURATION(hour, 1)) AS pw, t FROM i) "
             "SELECT LAG(t) OVER (LIMIT DURATION(hour, 1) WHEN pz < 2) AS sf FROM s",

@@ -271,6 +271,23 @@ def test_a_join_of_a_step_that_filters_or_reads_its_time_is_refused(
     assert str(caught.value).startswith(f"q.asaql:{message}"), str(caught.value)
 
 
+def test_a_column_computed_right_of_star_reads_the_record_s_field_first() -> None:
+    """``SELECT *, v * 2 AS w``: a record's own ``w`` (null included) wins over the
+    computed one (semantics §11.16), so a later statement reads ``w`` as that field
+    where the record has it; the field, absent by design, is not diagnosed missing."""
+    from sparktide.core.diagnostics import named_columns
+
+    j = job("WITH s AS (SELECT *, v * 2 AS w FROM i) SELECT w + 1 AS x INTO o FROM s")
+    assert tables(j)[1] == {"x": "CASE WHEN w IS NOT MISSING THEN w ELSE v * 2 END + 1"}
+    rows = [
+        {"v": 1, "t": "2026-03-01T09:00:01Z"},
+        {"v": 1, "w": 10, "t": "2026-03-01T09:00:02Z"},
+        {"v": 1, "w": None, "t": "2026-03-01T09:00:03Z"},
+    ]
+    assert [e["x"] for e in run(j, rows)] == [3, 11, None]
+    assert [n.column for n in named_columns(j)] == ["v"]
+
+
 # ------------------------------------------------------------------- APPLY in steps
 
 _READINGS = [

@@ -40,6 +40,10 @@ ROWS: list[dict[str, Any]] = [
 
 #: Expressions over every kind of value (a, b, c, d, t hold anything in ROWS).
 CROSS_EXPRESSIONS = [
+    # a field held (null included) or not: the record's own, right of * (semantics §11.16)
+    "a IS MISSING",
+    "d IS NOT MISSING",
+    "CASE WHEN a IS NOT MISSING THEN a ELSE 'none' END",
     "TRY_CAST(d AS record)",
     "TRY_CAST(d AS array)",
     "GetArrayLength(TRY_CAST(d AS array))",
@@ -126,9 +130,9 @@ CROSS_EXPRESSIONS = [
 def _reference(text: str, row: dict[str, Any]) -> tuple[Any, str | None]:
     expr = parse_expression(text)
     lookup = lambda name: value_of(row.get(name))  # noqa: E731
-    value = evaluate(expr, lookup)
+    value = evaluate(expr, lookup, present=row.__contains__)
     try:
-        evaluate(expr, lookup, strict=True)
+        evaluate(expr, lookup, strict=True, present=row.__contains__)
         error = None
     except ConversionError as exc:
         error = str(exc)

@@ -169,7 +169,7 @@ def aggregated_value(aggregate: Aggregate, fields: dict[str, Any]) -> Any:
     ``avg`` so is anything but a number."""
     expr = aggregate.parsed
     assert expr is not None
-    value = evaluate(expr, lambda name: value_of(fields.get(name)))
+    value = evaluate(expr, lambda name: value_of(fields.get(name)), present=fields.__contains__)
     if aggregate.function == "count_if":  # a row counts when its condition is true
         return True if value is True else None
     if is_other(value):

@@ -146,7 +146,7 @@ def _raw(expr: Expr, fields: dict[str, Any]) -> Any:
     """A looked-up value: a field as it is (kept whole for the output), else computed."""
     if isinstance(expr, Ref):
         return fields.get(expr.key)
-    return evaluate(expr, lambda name: value_of(fields.get(name)))
+    return evaluate(expr, lambda name: value_of(fields.get(name)), present=fields.__contains__)
 
 
 class AnalyticColumns:
@@ -187,10 +187,12 @@ class AnalyticColumns:
         reads); the event then joins the column's state when it matches."""
         analytic, state = self.analytics[k], self._state[k]
         lookup: Callable[[str], Any] = lambda name: value_of(fields.get(name))  # noqa: E731
-        key = tuple(analytic_key(evaluate(e, lookup)) for e in analytic.partition_expressions)
+        present = fields.__contains__
+        partition = analytic.partition_expressions
+        key = tuple(analytic_key(evaluate(e, lookup, present=present)) for e in partition)
         kept = state.get((scope, key))
         when = analytic.when_expression
-        matches = when is None or evaluate(when, lookup) is True
+        matches = when is None or evaluate(when, lookup, present=present) is True
         current = None
         if analytic.is_aggregate:
             current = added_value(analytic, fields)

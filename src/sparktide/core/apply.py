@@ -19,7 +19,8 @@ def expand(apply: Apply, fields: dict[str, Any]) -> list[dict[str, Any]]:
     None when the value is not an array (``elements``) or a record (``properties``), is
     null, or is empty; then, with ``apply.outer``, the record itself with null under
     ``apply.name`` (``OUTER APPLY``)."""
-    found = evaluate(apply.expression, lambda name: value_of(fields.get(name)))
+    lookup = lambda name: value_of(fields.get(name))  # noqa: E731
+    found = evaluate(apply.expression, lookup, present=fields.__contains__)
     raw = found.raw if isinstance(found, Composite) else None
     index, value = apply.members
     if apply.function == "elements":

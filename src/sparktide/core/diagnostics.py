@@ -302,7 +302,8 @@ def named_columns(job: Any) -> list[NamedColumn]:
     the window's group-by and aggregate inputs, the join's ``on`` columns, the fields
     analytic columns read, the filter's fields and, in a job without a window or a join,
     ``[select]``'s fields (not the analytic columns they read: those are computed), and
-    the fields ``[apply]``'s value reads (not its name: the element each event holds).
+    the fields ``[apply]``'s value reads (not its name: the element each event holds);
+    not the fields the job tests with ``IS MISSING`` (but as a source's column).
 
     ``missing_column`` (:func:`missing_columns`) is checked for each (semantics §8.4)."""
     from sparktide.expr import SYSTEM_TIMESTAMP, references
@@ -349,7 +350,25 @@ def named_columns(job: Any) -> list[NamedColumn]:
         for column in references(job.apply.expression):
             add(column, "apply.value")
         roles.pop(job.apply.name, None)
+    for column in _tested_missing(job):  # (absent from records by design: not diagnosed)
+        if all(not k.startswith(("source.", "inputs.", "join.")) for k in roles.get(column, [])):
+            roles.pop(column, None)
     return [NamedColumn(column, tuple(keys)) for column, keys in roles.items()]
+
+
+def _tested_missing(job: Any) -> set[str]:
+    """The fields the job's expressions test with ``IS [NOT] MISSING`` (semantics §11.16):
+    a job that asks whether a record has the field expects some to have none."""
+    from sparktide.expr import missing_tests
+
+    exprs = [job.filter.expression] if job.filter is not None else []
+    exprs += [p.parsed for p in job.select]
+    if job.window is not None:
+        exprs += [a.parsed for a in job.window.aggregates if a.parsed is not None]
+    exprs += [e for a in job.analytics for e in a.expressions()]
+    if job.apply is not None:
+        exprs.append(job.apply.expression)
+    return {name for e in exprs for name in missing_tests(e)}
 
 
 class ColumnPresence:

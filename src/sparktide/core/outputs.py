@@ -41,7 +41,7 @@ def event_record(
     reserved = INTERVAL_RESERVED if intervals else EVENT_RESERVED
     if job.select:
         seen = with_time({**fields, **(analytic or {})}, event.timestamp)
-        columns = project(job, lambda name: seen.get(name))
+        columns = project(job, lambda name: seen.get(name), fields.__contains__)
         if job.select_star is None:
             out.update(columns)
         else:  # SELECT *, expr AS c: the record's fields beside the columns
@@ -98,17 +98,18 @@ def join_record(job: Job, record: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def project(job: Job, lookup: Any) -> dict[str, Any]:
+def project(job: Job, lookup: Any, present: Any = None) -> dict[str, Any]:
     """The ``[select]`` columns of one record (``lookup(key)``: a column's raw value,
-    ``key`` as :attr:`sparktide.expr.Ref.key`): a bare column passes its value through,
-    anything else is computed."""
+    ``key`` as :attr:`sparktide.expr.Ref.key`; ``present(name)``: whether the event has
+    the field, for ``IS MISSING``): a bare column passes its value through, anything
+    else is computed."""
     out: dict[str, Any] = {}
     for projection in job.select:
         expr = projection.parsed
         if isinstance(expr, Ref):
             out[projection.name] = jsonable(lookup(expr.key))
             continue
-        value = evaluate(expr, lambda name: value_of(lookup(name)))
+        value = evaluate(expr, lambda name: value_of(lookup(name)), present=present)
         if isinstance(value, Composite):  # an array or object a function found
             out[projection.name] = jsonable(value.raw)
         else:

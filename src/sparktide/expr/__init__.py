@@ -3,7 +3,7 @@
 A small SQL subset (grammar ``expr/expr.lark``, LALR(1), parsed by lark): column references
 (``speed``, ``[lane-id]``, and ``input.field`` for the records of a join), numbers,
 ``'strings'``, ``true``/``false``/``null``, ``= <> != < <= > >=``, ``AND OR NOT``,
-``+ - * / %``, unary minus, ``IS [NOT] NULL``, ``[NOT] IN (...)``,
+``+ - * / %``, unary minus, ``IS [NOT] NULL``, ``IS [NOT] MISSING``, ``[NOT] IN (...)``,
 ``[NOT] BETWEEN a AND b``, ``[NOT] LIKE 'pattern'``, ``DATEDIFF(unit, start, end)``, Stream
 Analytics' scalar functions (:data:`FUNCTIONS`, :mod:`~sparktide.expr.functions`),
 ``CASE`` and ``CAST``/``TRY_CAST`` (``docs/semantics.md`` §11.11-§11.13).
@@ -22,6 +22,8 @@ The values are those of JSON, with SQL's three-valued logic (``docs/semantics.md
   float result beyond the range of a double is null; arithmetic on anything but numbers
   is null;
 - ``AND``, ``OR``, ``NOT`` are Kleene's; an operand that is not a boolean is null;
+- ``x IS MISSING`` is true when the record has no field ``x`` at all (one holding null
+  is not missing), for a field ``x`` of the record only (``docs/semantics.md`` §11.16);
 - ``x IN (a, b)`` is ``x = a OR x = b``; ``x BETWEEN a AND b`` is ``x >= a AND x <= b``;
 - ``LIKE`` takes a string literal pattern (``%`` any text, ``_`` one character, no
   escape character) and matches strings only, case-sensitively;

@@ -123,9 +123,11 @@ def like_regex(pattern: str) -> re.Pattern[str]:
     return re.compile("".join(parts), re.DOTALL)
 
 
-def evaluate(expr: nodes.Expr, lookup: Any, *, strict: bool = False) -> Any:
+def evaluate(expr: nodes.Expr, lookup: Any, *, strict: bool = False, present: Any = None) -> Any:
     """The value of ``expr`` (see the module docstring), with ``lookup(name)`` giving a
-    column's value as :func:`value_of` reads it (``name``: :attr:`Ref.key`).
+    column's value as :func:`value_of` reads it (``name``: :attr:`Ref.key`) and
+    ``present(name)`` whether the record has the field at all (``IS MISSING``; an
+    expression with one needs it).
 
     Returns ``None`` (null), a ``bool``, an ``int``, a ``float``, a ``str`` or
     :data:`OTHER`. A ``CAST`` that fails is null unless ``strict``.
@@ -136,13 +138,14 @@ def evaluate(expr: nodes.Expr, lookup: Any, *, strict: bool = False) -> Any:
         With ``strict``, at the first ``CAST`` (left to right, only the taken branch of a
         ``CASE``) that cannot convert its value.
     """
-    return _Evaluator(lookup, strict).value(expr)
+    return _Evaluator(lookup, strict, present).value(expr)
 
 
 class _Evaluator:
-    def __init__(self, lookup: Any, strict: bool) -> None:
+    def __init__(self, lookup: Any, strict: bool, present: Any) -> None:
         self.lookup = lookup
         self.strict = strict
+        self.present = present
 
     def value(self, expr: nodes.Expr) -> Any:
         if isinstance(expr, nodes.Ref):
@@ -180,6 +183,10 @@ class _Evaluator:
             return -value if isinstance(value, float) else None
         if isinstance(expr, nodes.Binary):
             return self.binary(expr)
+        if isinstance(expr, nodes.IsNull) and expr.missing:
+            assert isinstance(expr.operand, nodes.Ref) and self.present is not None
+            result = not self.present(expr.operand.key)
+            return not result if expr.negated else result
         if isinstance(expr, nodes.IsNull):
             result = self.value(expr.operand) is None
             return not result if expr.negated else result
@@ -212,4 +219,5 @@ class _Evaluator:
 def passes(expr: nodes.Expr, fields: dict[str, Any]) -> bool:
     """Whether a record with ``fields`` passes the filter ``expr`` (the predicate is
     true: null and false both fail)."""
-    return evaluate(expr, lambda name: value_of(fields.get(name))) is True
+    lookup = lambda name: value_of(fields.get(name))  # noqa: E731
+    return evaluate(expr, lookup, present=fields.__contains__) is True

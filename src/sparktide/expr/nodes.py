@@ -210,10 +210,13 @@ class Binary:
 
 @dataclass(frozen=True)
 class IsNull:
-    """``x IS [NOT] NULL``."""
+    """``x IS [NOT] NULL``; with ``missing``, ``x IS [NOT] MISSING``: whether the record
+    has no field ``x`` at all (a field holding null is not missing), ``x`` a
+    :class:`Ref` of the record's own fields (semantics §11.16)."""
 
     operand: Expr
     negated: bool = False
+    missing: bool = False
 
 
 @dataclass(frozen=True)

@@ -227,6 +227,17 @@ class _Build(Transformer[Token, nodes.Expr]):
         negated, rest = self._negated(items)
         return nodes.IsNull(rest[0], negated)
 
+    def is_missing(self, items: list[Any]) -> nodes.Expr:
+        negated, rest = self._negated(items)
+        operand, keyword = rest[0], rest[1]
+        if (
+            not isinstance(operand, nodes.Ref)
+            or operand.input is not None
+            or operand == nodes.SYSTEM_TIMESTAMP
+        ):
+            raise self.fail(keyword, "IS MISSING takes a field of the record: x IS MISSING")
+        return nodes.IsNull(operand, negated, missing=True)
+
     def like(self, items: list[Any]) -> nodes.Expr:
         negated, rest = self._negated(items)
         operand, keyword, pattern = rest

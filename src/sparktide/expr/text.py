@@ -85,7 +85,7 @@ def to_text(expr: nodes.Expr) -> str:
         return f"{_wrap(expr.left, level)} {expr.op} {_wrap(expr.right, level + 1)}"
     not_ = "NOT " if expr.negated else ""
     if isinstance(expr, nodes.IsNull):
-        return f"{_wrap(expr.operand, 5)} IS {not_}NULL"
+        return f"{_wrap(expr.operand, 5)} IS {not_}{'MISSING' if expr.missing else 'NULL'}"
     if isinstance(expr, nodes.In):
         items = ", ".join(to_text(i) for i in expr.items)
         return f"{_wrap(expr.operand, 5)} {not_}IN ({items})"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sparktide.expr import nodes
 
-__all__ = ["casts", "desugar", "ref_nodes", "references"]
+__all__ = ["casts", "desugar", "missing_tests", "ref_nodes", "references"]
 
 
 def references(expr: nodes.Expr) -> list[str]:
@@ -54,6 +54,21 @@ def ref_nodes(expr: nodes.Expr) -> list[nodes.Ref]:
     return list(out)
 
 
+def missing_tests(expr: nodes.Expr) -> list[str]:
+    """The fields ``expr`` tests with ``IS [NOT] MISSING``, in first-use order."""
+    out: dict[str, None] = {}
+
+    def walk(node: nodes.Expr) -> None:
+        if isinstance(node, nodes.IsNull) and node.missing:
+            assert isinstance(node.operand, nodes.Ref)
+            out.setdefault(node.operand.key)
+        for child in _children(node):
+            walk(child)
+
+    walk(expr)
+    return list(out)
+
+
 def casts(expr: nodes.Expr) -> bool:
     """Whether ``expr`` holds a ``CAST`` that can fail (not ``TRY_CAST``)."""
     found = False
@@ -96,7 +111,7 @@ def desugar(expr: nodes.Expr) -> nodes.Expr:
     if isinstance(expr, nodes.Binary):
         return nodes.Binary(expr.op, desugar(expr.left), desugar(expr.right))
     if isinstance(expr, nodes.IsNull):
-        inner: nodes.Expr = nodes.IsNull(desugar(expr.operand))
+        inner: nodes.Expr = nodes.IsNull(desugar(expr.operand), missing=expr.missing)
         return nodes.Unary("NOT", inner) if expr.negated else inner
     if isinstance(expr, nodes.Like):
         inner = nodes.Like(desugar(expr.operand), expr.pattern)

@@ -11,7 +11,15 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from sparktide.errors import ConfigError
-from sparktide.expr import SYSTEM_TIMESTAMP, Expr, casts, parse_expression, ref_nodes, references
+from sparktide.expr import (
+    SYSTEM_TIMESTAMP,
+    Expr,
+    casts,
+    missing_tests,
+    parse_expression,
+    ref_nodes,
+    references,
+)
 from sparktide.job.values import check_column
 
 if TYPE_CHECKING:
@@ -23,6 +31,7 @@ __all__ = [
     "Filter",
     "Projection",
     "check_join_references",
+    "check_missing_tests",
     "check_references",
     "expression_fields",
     "no_input_fields",
@@ -190,3 +199,43 @@ def record_casts(job: Job) -> tuple[Expr, ...]:
     if job.window is not None:
         exprs += [a.parsed for a in job.window.aggregates if a.parsed is not None]
     return tuple(e for e in exprs if casts(e))
+
+
+def check_missing_tests(job: Job) -> None:
+    """``x IS [NOT] MISSING`` tests a field of the input record (semantics §11.16): in
+    ``[filter]``, the aggregates' and analytic columns' expressions, ``[apply] value``
+    and a ``[select]`` without a window or a join; ``x`` is no analytic column (but
+    the column's own name, which its expressions read as the field).
+
+    Raises
+    ------
+    ConfigError
+        Naming the key whose expression tests what is no field of the record.
+    """
+    analytic = {a.name for a in job.analytics}
+    keyed: list[tuple[str, Expr, set[str] | None]] = []
+    if job.filter is not None:
+        keyed.append(("filter.where", job.filter.expression, analytic))
+    for projection in job.select:
+        own = analytic if job.window is None and job.join is None else None
+        keyed.append((f"select.{projection.name}", projection.parsed, own))
+    if job.window is not None:
+        if job.window.having is not None:
+            keyed.append(("window.having", parse_text(job.window.having, "window.having"), None))
+        for a in job.window.aggregates:
+            if a.parsed is not None:
+                keyed.append((f"window.aggregates.{a.name}", a.parsed, set()))
+    for a in job.analytics:
+        keyed += [(key, e, analytic - {a.name}) for key, e in a.keyed_expressions()]
+    if job.apply is not None:
+        keyed.append(("apply.value", job.apply.expression, set()))
+    for key, expr, columns in keyed:
+        for name in missing_tests(expr):
+            if columns is None:
+                raise ConfigError(
+                    key, f"{name} IS MISSING tests a field of the input record: not here"
+                )
+            if name in columns:
+                raise ConfigError(
+                    key, f"{name} IS MISSING: {name} is an analytic column, not a field"
+                )

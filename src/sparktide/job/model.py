@@ -18,7 +18,7 @@ from sparktide.job import rules
 from sparktide.job.aggregates import NUMERIC_FUNCTIONS
 from sparktide.job.analytic import Analytic, check_analytics
 from sparktide.job.apply import Apply, check_apply
-from sparktide.job.expressions import Filter, Projection
+from sparktide.job.expressions import Filter, Projection, check_missing_tests
 from sparktide.job.join import Join
 from sparktide.job.ordering import Ordering
 from sparktide.job.output import Output
@@ -71,6 +71,7 @@ class Job:
         rules.check_timelines(self)
         check_analytics(self)
         check_apply(self)
+        check_missing_tests(self)
 
     @property
     def declared_partitions(self) -> list[Any]:

@@ -80,9 +80,15 @@ def convert(node: Expr, leaf: Leaf, refuse: Any, clause: str) -> E.Expr:
         if kind == "sign":
             inner = go(ops[0])
             return inner if n.operator == "+" else E.Unary("-", inner)
-        negated = n.operator.startswith("NOT ") or n.operator == "IS NOT NULL"
+        negated = n.operator.startswith("NOT ") or n.operator.startswith("IS NOT ")
         if kind == "IS NULL":
             return E.IsNull(go(ops[0]), negated)
+        if kind == "IS MISSING":  # (made by composing steps: semantics §11.16)
+            operand = go(ops[0])
+            if not isinstance(operand, E.Ref) or operand.input is not None:
+                what = ops[0].name if isinstance(ops[0], Column) else "IS MISSING's operand"
+                raise refuse(n.pos, f"{what} is no field of the record")
+            return E.IsNull(operand, negated, missing=True)
         if kind == "BETWEEN":
             return E.Between(go(ops[0]), go(ops[1]), go(ops[2]), negated)
         if kind == "IN":

@@ -219,7 +219,7 @@ def _operation_text(op: Operation) -> str:
     texts = [_nested(o) for o in op.operands]
     if op.kind in ("NOT", "sign"):
         return f"{op.operator} {texts[0]}" if op.kind == "NOT" else f"{op.operator}{texts[0]}"
-    if op.kind == "IS NULL":
+    if op.kind in ("IS NULL", "IS MISSING"):
         return f"{texts[0]} {op.operator}"
     if op.kind == "BETWEEN":
         return f"{texts[0]} {op.operator} {texts[1]} AND {texts[2]}"

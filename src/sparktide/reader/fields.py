@@ -124,7 +124,8 @@ def cast_failure_check(fields: dict[str, Any], checks: tuple[Expr, ...]) -> None
     failing as in Stream Analytics)."""
     for expr in checks:
         try:
-            evaluate(expr, lambda name: value_of(fields.get(name)), strict=True)
+            lookup = lambda name: value_of(fields.get(name))  # noqa: E731
+            evaluate(expr, lookup, strict=True, present=fields.__contains__)
         except ConversionError as exc:
             raise ValueError(str(exc)) from None
 

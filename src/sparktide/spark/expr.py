@@ -180,6 +180,11 @@ class Compiled:
                     d=f"(- {operand.d})" if operand.d else None,
                 )
             return self._made(made, operand.level, operand)
+        if isinstance(expr, nodes.IsNull) and expr.missing:  # (a field: its variant leaf)
+            operand = self._value(expr.operand)
+            assert operand.v is not None, "IS MISSING reads a record field's variant"
+            made = Value(b=f"({operand.v} IS {'NOT ' if expr.negated else ''}NULL)")
+            return self._made(made, operand.level, operand)
         if isinstance(expr, nodes.IsNull):
             operand = self._value(expr.operand)
             return self._made(Value(b=operand.null), operand.level, operand)

@@ -252,34 +252,15 @@ class Inliner:
             for qualifier in qualifiers:
                 columns[(qualifier, key)] = item.expr
         if any(isinstance(i.expr, Star) for i in step.items):
-            self.check_shadowed(select, step)
+            for name, guarded in _shadowed(step).items():
+                for key in columns:
+                    if key[-1] == name:
+                        columns[key] = guarded
             return columns
         applied = {a.alias.casefold() for a in select.applies}
         for expr in [*_select_exprs(select), *(a.value for a in select.applies)]:
             self.check_known(expr, columns, applied, select.source.name)
         return columns
-
-    def check_shadowed(self, select: Select, step: Select) -> None:
-        """Refuse reading a column that the step computes right of its ``*``: a field of
-        that name in the record would win over it (semantics §11.16), which the
-        composed expression cannot tell."""
-        star = next(n for n, i in enumerate(step.items) if isinstance(i.expr, Star))
-        shadowed = {
-            name.casefold(): item.expr
-            for item in step.items[star + 1 :]
-            if (name := item_name(item)) is not None
-            and not (isinstance(item.expr, Column) and item.expr.parts[-1] == name)
-        }
-        for expr in _select_exprs(select):
-            for column in _columns(expr):
-                if column.parts[-1].casefold() in shadowed:
-                    raise self.refuse(
-                        column.pos,
-                        f"{column.name}, computed right of * in the step "
-                        f"{select.source.name}, is not supported yet: a field "
-                        f"{column.parts[-1]} of the record would win over it; compute it "
-                        "left of *",
-                    )
 
     def check_known(
         self,
@@ -382,6 +363,24 @@ class Inliner:
             pos=select.pos,
             having=_and(step.having, where),
         )
+
+
+def _shadowed(step: Select) -> dict[str, Expr]:
+    """The columns a step computes right of its ``*`` (case-folded names), each as a
+    later statement reads it: the record's field of that name where the record has one
+    (null included), else the computed value, as the step writes it per record
+    (semantics §11.16): ``CASE WHEN x IS NOT MISSING THEN x ELSE expr END``."""
+    star = next(n for n, i in enumerate(step.items) if isinstance(i.expr, Star))
+    out: dict[str, Expr] = {}
+    for item in step.items[star + 1 :]:
+        name = item_name(item)
+        if name is None or (isinstance(item.expr, Column) and item.expr.parts[-1] == name):
+            continue
+        pos = item.expr.pos
+        field = Column((name,), pos)
+        present = Operation("IS MISSING", (field,), pos, "IS NOT MISSING")
+        out[name.casefold()] = Operation("CASE", (present, field, item.expr), pos, "CASE ELSE")
+    return out
 
 
 def _as_column(expr: Expr, original: Column) -> Column:
