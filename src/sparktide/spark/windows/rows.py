@@ -53,6 +53,12 @@ ORDER = RELEASE_ORDER
 LAST_DELIVERY = "last_delivery"
 #: Raises the governing watermark of a frame given its window-end column (idle timeout).
 Govern = Callable[[DataFrame, str], DataFrame]
+#: Computes a frame once for the rest of the batch (``Batch.keep``), or leaves it as it is.
+Keep = Callable[[DataFrame], DataFrame]
+
+
+def _as_is(frame: DataFrame) -> DataFrame:
+    return frame
 
 
 def marks_schema(groups: list[str]) -> T.StructType:
@@ -108,12 +114,14 @@ def session_windows(
     govern: Govern | None = None,
     *,
     accept: bool = False,
+    keep: Keep = _as_is,
 ) -> tuple[DataFrame, DataFrame, DataFrame]:
     """Sessions of ``rows`` (state and new rows, with a ``governing`` watermark column).
 
     ``govern`` (the idle timeout) raises the governing watermark of a frame of rows
     given the column of their window's end. With ``accept`` the marks keep each group's
-    last closed session (:mod:`.latescan` refuses a row at or before it). Returns
+    last closed session (:mod:`.latescan` refuses a row at or before it). ``keep``
+    computes the sessions once for the three frames returned (``Batch.keep``). Returns
     ``(closed rows with window_start/window_end, open rows, new marks)``.
     """
     gap = window.gap
@@ -148,6 +156,7 @@ def session_windows(
     if govern is not None:  # (the idle timeout raises the governing watermark)
         rows = govern(rows, "window_end")
     rows = rows.withColumn("closed", F.expr(f"window_end + {due_offset} <= {SCOPE_WATERMARK_END}"))
+    rows = keep(rows)
     closed = rows.filter("closed")
     still_open = rows.filter("NOT closed")
     new_marks = _session_marks(closed, marks, keys, keep_closed=accept)
@@ -236,16 +245,17 @@ def sliding_windows(
     groups: list[str],
     due_offset: int,
     govern: Govern | None = None,
+    keep: Keep = _as_is,
 ) -> tuple[DataFrame, DataFrame, DataFrame]:
     """Sliding results whose point (window end) the governing watermark has closed.
 
-    ``govern`` as for :func:`session_windows`. Returns ``(closed rows with
-    window_start/window_end — a row once per result it is in —, rows to keep, new
-    marks)``.
+    ``govern`` and ``keep`` as for :func:`session_windows` (here the rows and the closed
+    points are kept). Returns ``(closed rows with window_start/window_end — a row once
+    per result it is in —, rows to keep, new marks)``.
     """
     size = window.size
     keys, s, governing = [SCOPE, *groups], SYSTEM_TIME, SCOPE_WATERMARK_END
-    rows = rows.join(marks.select(*keys, "emitted_until"), on=keys, how="left")
+    rows = keep(rows.join(marks.select(*keys, "emitted_until"), on=keys, how="left"))
     carried = [*keys, governing, *([LAST_DELIVERY] if govern is not None else [])]
     # under accept a row made only the points its admission's watermark left open,
     # and counts only in those (semantics §6.9; the reference's SlidingGroup)
@@ -264,7 +274,7 @@ def sliding_windows(
     )
     if govern is not None:  # (the open points are the open windows)
         points = govern(points, "p")
-    points = points.filter(f"p + {due_offset} <= {governing}").select(*keys, "p")
+    points = keep(points.filter(f"p + {due_offset} <= {governing}").select(*keys, "p"))
     hits = (
         rows.alias("r")
         .join(
@@ -327,10 +337,12 @@ def row_windows(context: Context, batch: Batch, decided: DataFrame) -> DataFrame
     if w.type == "session":
         closed, still_open, new_marks = session_windows(
             every, marks, w, groups, offset, context.closed_end, idle,
-            accept=context.accepts_below_rows,
+            accept=context.accepts_below_rows, keep=batch.keep,
         )  # fmt: skip
     else:
-        closed, still_open, new_marks = sliding_windows(every, marks, w, groups, offset, idle)
+        closed, still_open, new_marks = sliding_windows(
+            every, marks, w, groups, offset, idle, keep=batch.keep
+        )
     keys = [SCOPE, *groups, "window_start", "window_end"]
     partial = [
         F.expr(expr).alias(name) for plan in context.aggregates for name, expr in plan.partial
