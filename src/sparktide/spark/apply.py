@@ -119,14 +119,14 @@ def expanded_rows(
     apply = context.job.apply
     assert apply is not None
     frame, v = _found(context, judged)
-    found = _pairs(apply.function, v)
-    empty = f"({_ADMITTED} AND coalesce(size({found}), 0) < 1)" if apply.outer else "false"
-    pairs = f"CASE WHEN {_ADMITTED} THEN {found} END"
-    if apply.outer:
-        pairs = f"CASE WHEN {empty} THEN {_nothing(apply.function)} ELSE {pairs} END"
-    frame = frame.selectExpr(
-        *(f"`{c}`" for c in judged.columns), f"{pairs} AS _pairs", f"{empty} AS {_EMPTY}"
-    )
+    pairs = f"CASE WHEN {_ADMITTED} THEN {_pairs(apply.function, v)} END"
+    frame = frame.selectExpr(*(f"`{c}`" for c in judged.columns), f"{pairs} AS _pairs")
+    if apply.outer:  # (one row, its element null, OUTER APPLY)
+        empty = f"({_ADMITTED} AND coalesce(size(_pairs), 0) < 1)"
+        pairs = f"CASE WHEN {_EMPTY} THEN {_nothing(apply.function)} ELSE _pairs END"
+        frame = frame.selectExpr("*", f"{empty} AS {_EMPTY}").withColumn("_pairs", F.expr(pairs))
+    else:
+        frame = frame.withColumn(_EMPTY, F.lit(False))
     frame = frame.select("*", F.posexplode_outer("_pairs").alias(PART, _ELEMENT))
     none = f"({_ADMITTED} AND {PART} IS NULL)"
     frame = (
