@@ -360,15 +360,9 @@ def _tested_missing(job: Any) -> set[str]:
     """The fields the job's expressions test with ``IS [NOT] MISSING`` (semantics §11.16):
     a job that asks whether a record has the field expects some to have none."""
     from sparktide.expr import missing_tests
+    from sparktide.job.expressions import record_expressions
 
-    exprs = [job.filter.expression] if job.filter is not None else []
-    exprs += [p.parsed for p in job.select]
-    if job.window is not None:
-        exprs += [a.parsed for a in job.window.aggregates if a.parsed is not None]
-    exprs += [e for a in job.analytics for e in a.expressions()]
-    if job.apply is not None:
-        exprs.append(job.apply.expression)
-    return {name for e in exprs for name in missing_tests(e)}
+    return {name for _, e in record_expressions(job) for name in missing_tests(e)}
 
 
 class ColumnPresence:

@@ -37,6 +37,7 @@ __all__ = [
     "no_input_fields",
     "parse_text",
     "record_casts",
+    "record_expressions",
 ]
 
 #: The ``[select]`` key (and value) that stands for the record's fields.
@@ -201,11 +202,26 @@ def record_casts(job: Job) -> tuple[Expr, ...]:
     return tuple(e for e in exprs if casts(e))
 
 
+def record_expressions(job: Job) -> list[tuple[str, Expr]]:
+    """``(key, expression)`` of every expression the job evaluates over an input record:
+    ``[filter] where``, ``[select]`` in a job without a window or a join, the window's
+    aggregates of expressions, the analytic columns' expressions and ``[apply] value``."""
+    out = [("filter.where", job.filter.expression)] if job.filter is not None else []
+    if job.window is None and job.join is None:
+        out += [(f"select.{p.name}", p.parsed) for p in job.select]
+    if job.window is not None:
+        aggregates = job.window.aggregates
+        out += [(f"window.aggregates.{a.name}", a.parsed) for a in aggregates if a.parsed]
+    out += [item for a in job.analytics for item in a.keyed_expressions()]
+    if job.apply is not None:
+        out.append(("apply.value", job.apply.expression))
+    return out
+
+
 def check_missing_tests(job: Job) -> None:
-    """``x IS [NOT] MISSING`` tests a field of the input record (semantics §11.16): in
-    ``[filter]``, the aggregates' and analytic columns' expressions, ``[apply] value``
-    and a ``[select]`` without a window or a join; ``x`` is no analytic column (but
-    the column's own name, which its expressions read as the field).
+    """``x IS [NOT] MISSING`` tests a field of the input record (semantics §11.16), in
+    the :func:`record_expressions` only; ``x`` is no analytic column (but in a column's
+    own expressions its name, which they read as the field).
 
     Raises
     ------
@@ -213,29 +229,17 @@ def check_missing_tests(job: Job) -> None:
         Naming the key whose expression tests what is no field of the record.
     """
     analytic = {a.name for a in job.analytics}
-    keyed: list[tuple[str, Expr, set[str] | None]] = []
-    if job.filter is not None:
-        keyed.append(("filter.where", job.filter.expression, analytic))
-    for projection in job.select:
-        own = analytic if job.window is None and job.join is None else None
-        keyed.append((f"select.{projection.name}", projection.parsed, own))
-    if job.window is not None:
-        if job.window.having is not None:
-            keyed.append(("window.having", parse_text(job.window.having, "window.having"), None))
-        for a in job.window.aggregates:
-            if a.parsed is not None:
-                keyed.append((f"window.aggregates.{a.name}", a.parsed, set()))
-    for a in job.analytics:
-        keyed += [(key, e, analytic - {a.name}) for key, e in a.keyed_expressions()]
-    if job.apply is not None:
-        keyed.append(("apply.value", job.apply.expression, set()))
-    for key, expr, columns in keyed:
+    elsewhere = [] if job.window is None and job.join is None else list(job.select)
+    outside = [(f"select.{p.name}", p.parsed) for p in elsewhere]
+    if job.window is not None and job.window.having is not None:
+        outside.append(("window.having", parse_text(job.window.having, "window.having")))
+    for key, expr in outside:
         for name in missing_tests(expr):
-            if columns is None:
-                raise ConfigError(
-                    key, f"{name} IS MISSING tests a field of the input record: not here"
-                )
-            if name in columns:
+            raise ConfigError(key, f"{name} IS MISSING tests a field of the input record: not here")
+    for key, expr in record_expressions(job):
+        own = key.split(".")[1] if key.startswith("analytic.") else None
+        for name in missing_tests(expr):
+            if name in analytic and name != own:
                 raise ConfigError(
                     key, f"{name} IS MISSING: {name} is an analytic column, not a field"
                 )
