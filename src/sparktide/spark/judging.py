@@ -92,7 +92,11 @@ class Judged:
 def judge(context: Context, batch: Batch, lines: DataFrame, *, estimates_first: bool) -> Judged:
     """Parse and judge a batch (the general plan). With ``estimates_first`` the batch
     learns which partitions deliver (and their idle estimates) before the policy, which
-    then reads other partitions' clocks; else one pass judges and counts."""
+    then reads other partitions' clocks; else one pass judges and counts.
+
+    A flush has no input, and every row a judgement holds is an input record's (the
+    state's open edges and keys are read beside them): its rows are none and its
+    summary is empty, known without running a Spark job."""
     stream = context.job.source.partition in lines.columns and not context.job.inputs
     parsed = _parsed_for_judging(context, lines, stream)
     clock, now = batch.clock, batch.now
@@ -100,7 +104,9 @@ def judge(context: Context, batch: Batch, lines: DataFrame, *, estimates_first: 
     delivering: dict[str, Any] | None = None
     malformed, arrival_at_start = 0, NEG_INF  # (only substreams read it before the summary)
     source = parsed
-    if estimates_first:
+    if estimates_first and batch.flushing:  # (no input: nothing delivers, no Spark job)
+        delivering, malformed, seen = {}, 0, [0] * len(context.named_columns)
+    elif estimates_first:
         parsed = batch.keep(parsed)
         delivering, malformed, seen = _delivering(context, parsed)
         arrival_at_start = idle_estimates(clock, delivering, now, context.watermark_terms)
@@ -120,6 +126,8 @@ def judge(context: Context, batch: Batch, lines: DataFrame, *, estimates_first: 
     if context.edges:  # pair start and end edges (with the open ones in state)
         batch.paired = batch.keep(paired_edges(context, decided, batch.previous))
         decided = batch.paired.filter("NOT from_state")
+    elif batch.flushing:  # a flush judges no input: its rows are none (see below)
+        decided = decided.limit(0)
     else:
         decided = batch.keep(decided)
     counted = decided
@@ -133,7 +141,7 @@ def judge(context: Context, batch: Batch, lines: DataFrame, *, estimates_first: 
         keys = _batch_keys(context, counted)
         # (read by every scope watermark of the batch and written: computed once)
         keys_next = batch.keep(next_keys(context, keys, batch.previous, arrival_at_end, now))
-    summary = _summary(context, counted)
+    summary = [] if batch.flushing else _summary(context, counted)
     counts = present_counts(context, summary)
     if estimates_first:  # (the malformed rows were counted before the policy)
         counts = [a + b for a, b in zip(counts, seen, strict=True)]
