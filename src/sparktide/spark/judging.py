@@ -104,11 +104,12 @@ def judge(context: Context, batch: Batch, lines: DataFrame, *, estimates_first: 
     delivering: dict[str, Any] | None = None
     malformed, arrival_at_start = 0, NEG_INF  # (only substreams read it before the summary)
     source = parsed
-    if estimates_first and batch.flushing:  # (no input: nothing delivers, no Spark job)
-        delivering, malformed, seen = {}, 0, [0] * len(context.named_columns)
-    elif estimates_first:
-        parsed = batch.keep(parsed)
-        delivering, malformed, seen = _delivering(context, parsed)
+    if estimates_first:
+        if batch.flushing:  # (no input: nothing delivers, no Spark job)
+            delivering, malformed, seen = {}, 0, [0] * len(context.named_columns)
+        else:
+            parsed = batch.keep(parsed)
+            delivering, malformed, seen = _delivering(context, parsed)
         arrival_at_start = idle_estimates(clock, delivering, now, context.watermark_terms)
         import_ctis(context.job, parts)
         source = parsed.filter(f"{ERROR} IS NULL")
