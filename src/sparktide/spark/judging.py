@@ -127,7 +127,7 @@ def judge(context: Context, batch: Batch, lines: DataFrame, *, estimates_first: 
     if context.edges:  # pair start and end edges (with the open ones in state)
         batch.paired = batch.keep(paired_edges(context, decided, batch.previous))
         decided = batch.paired.filter("NOT from_state")
-    elif batch.flushing:  # a flush judges no input: its rows are none (see below)
+    elif batch.flushing:  # a flush judges no input: its rows are none (the docstring)
         decided = decided.limit(0)
     else:
         decided = batch.keep(decided)
