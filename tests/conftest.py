@@ -49,6 +49,11 @@ def _weight(item: pytest.Item) -> int:
     return 1 if "spark" in getattr(item, "fixturenames", ()) else 0
 
 
+def _jvms(item: pytest.Item) -> int:
+    """The weight of ``item`` if it starts JVMs of its own (marked ``jvm``), else 0."""
+    return _weight(item) if item.get_closest_marker("jvm") is not None else 0
+
+
 def _slices(total: int, workers: int) -> list[int]:
     """The sizes of the slices the worksteal scheduler first sends to each worker."""
     sizes = []
@@ -61,7 +66,8 @@ def _slices(total: int, workers: int) -> list[int]:
 def spread(items: list[pytest.Item], workers: int) -> list[pytest.Item]:
     """``items`` reordered into ``workers`` slices, each its Spark tests then plain ones;
     the tests that start JVMs of their own (marked ``jvm``) last among the Spark tests,
-    so their children find the class archive made (tests/class_archive.py)."""
+    so their children find the class archive made (tests/class_archive.py), the
+    heaviest of them first (a long chain of children started last would end alone)."""
     shares: list[list[pytest.Item]] = [[] for _ in range(workers)]
     loads = [0] * workers
     plain = []
@@ -75,7 +81,7 @@ def spread(items: list[pytest.Item], workers: int) -> list[pytest.Item]:
         loads[lightest] += weight
     ordered: list[pytest.Item] = []
     for share in shares:  # (a stable sort: the collection's order otherwise)
-        share.sort(key=lambda item: item.get_closest_marker("jvm") is not None)
+        share.sort(key=lambda item: (item.get_closest_marker("jvm") is not None, -_jvms(item)))
     for share, size in zip(shares, _slices(len(items), workers), strict=True):
         fill = max(0, size - len(share))
         ordered += share + plain[:fill]

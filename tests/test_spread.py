@@ -42,3 +42,14 @@ def test_each_slice_runs_spark_tests_then_child_jvms_then_plain_tests():
         kinds = [name.split("-")[0] for name in share]
         assert kinds == sorted(kinds, key=["spark", "child", "plain"].index)
     assert {"child-a", "child-b"} <= set(ordered)
+
+
+def test_the_heaviest_child_jvm_tests_start_first():
+    items = [
+        _Item("spark-a", spark=True),
+        _Item("child-light", jvm=3),
+        _Item("child-heavy", jvm=16),
+        _Item("child-middle", jvm=8),
+    ]
+    ordered = [item.name for item in spread(items, 1)]  # type: ignore[arg-type]
+    assert ordered == ["spark-a", "child-heavy", "child-middle", "child-light"]

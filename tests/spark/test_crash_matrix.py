@@ -25,6 +25,7 @@ import pytest
 from tests.spark.restart_runner import FILES, POINTS, SINKS, run_case
 from tests.spark.streams import clock, file_batches
 from tests.spark.test_restart import (
+    PLANS,
     SEEDS,
     Child,
     _key,
@@ -91,13 +92,13 @@ FULL: dict[str, list[tuple[str, int]]] = {
 }
 
 
-#: The part ``make test`` runs (each kill costs a JVM start, ~20 s): a kill before a
-#: batch writes anything and one after it is done; test_restart.py kills the same job
-#: while outputs and while state are written; the job without a window is killed while
-#: its held-events table is written. ``SPARKTIDE_CRASH_MATRIX=full`` (``make
-#: crash-matrix``) runs every point.
+#: The part ``make test`` runs (each kill costs a JVM start, ~20 s): the job without a
+#: window killed while its held-events table is written, and the sinks. The windowed
+#: job is killed by test_restart.py, in one chain with its kills timed from outside:
+#: before a batch writes anything (``reading@0``), while outputs and while state are
+#: written, and after the last batch is done (``batch_done@5``).
+#: ``SPARKTIDE_CRASH_MATRIX=full`` (``make crash-matrix``) runs every point.
 QUICK: dict[str, list[tuple[str, int]]] = {
-    "tumbling": [("reading", 0), ("batch_done", 5)],
     "release": [("state_tables", 3)],
     # a Delta commit the state does not know of; a callback killed once it wrote
     "delta": [("sink", 2)],
@@ -110,6 +111,9 @@ def test_the_matrix_covers_every_point():
     assert {p for plan in FULL.values() for p, _ in plan} == set(POINTS)
     for case, plan in QUICK.items():
         assert set(plan) <= set(FULL[case])
+    # the windowed job's quick points are in test_restart.py's chain
+    chained = [p.partition("@") for _, p in PLANS["tumbling"] if isinstance(p, str)]
+    assert chained and {(p, int(b)) for p, _, b in chained} <= set(FULL["tumbling"])
 
 
 @pytest.mark.jvm(8)  # a child JVM per kill

@@ -3,12 +3,18 @@ again from its checkpoint writes the same records as a run that was never interr
 
 Each test runs the job uninterrupted in this process (the reference) and, in another
 directory, runs ``restart_runner.py`` as a child process that is SIGKILLed (with its
-whole process group: JVM and Python workers too) at chosen points — while a batch's
-outputs are being written, after a batch's processing time is journaled but before its
-state is committed (the crash matrix, test_crash_matrix.py, kills at every other step) — then
-restarted (a child again, then in this process) until the input is consumed. Restarts
-are given a clock that is an hour off for every batch already journaled: a replayed
-batch must take its journaled time, so the outputs can only match if it does.
+whole process group: JVM and Python workers too) at chosen points — while a Spark job
+reads the first batch, while a batch's outputs are being written, after a batch's
+processing time is journaled but before its state is committed, after the last batch's
+function returned but before Spark logged it (the crash matrix, test_crash_matrix.py,
+kills at every other step) — then restarted (a child again, then in this process) until
+the input is consumed. Restarts are given a clock that is an hour off for every batch
+already journaled: a replayed batch must take its journaled time, so the outputs can
+only match if it does.
+
+The two kills timed from outside (a watcher sees the files appear) and the crash
+matrix's first and last points for this job (the child kills itself there: ``--kill-at``)
+are one chain, so the job's uninterrupted reference run is made once.
 """
 
 from __future__ import annotations
@@ -87,7 +93,9 @@ def _ids(directory: Path, suffix: str = "") -> set[int]:
 
 
 # ---------------------------------------------------------------------- kill points
-KillPoint = tuple[str, Callable[[Probe, set[int]], int | None]]
+#: A kill point: what it is, and either a check a watcher polls (the batch it hit, once it
+#: holds) or a crash-matrix point ``POINT@BATCH`` where the child kills itself.
+KillPoint = tuple[str, Callable[[Probe, set[int]], int | None] | str]
 
 
 def first_output(probe: Probe, _: set[int]) -> int | None:
@@ -111,11 +119,12 @@ def journaled_mid_state(at_least: int) -> Callable[[Probe, set[int]], int | None
 #: Per case, the kill points of one chain of runs (each restart resumes the last one).
 PLANS: dict[str, list[KillPoint]] = {
     "tumbling": [
+        ("a Spark job reads the first batch's input", "reading@0"),
         ("first batch= output directory appears", first_output),
         ("journaled, state being written (batch >= 3)", journaled_mid_state(3)),
+        ("the last batch's function returned, Spark has not logged it", "batch_done@5"),
     ],
-    # (the job without a window is killed at its own steps by test_crash_matrix.py, and
-    # so is "state committed, Spark commit log not written": its ``batch_done`` point)
+    # (the job without a window, the sinks and the rest: test_crash_matrix.py)
 }
 
 
@@ -244,7 +253,7 @@ def _run_here(spark, jobdir: Path, case: str, schedule: Callable[[int], int]) ->
     return time.monotonic() - start
 
 
-@pytest.mark.jvm(11)  # two child JVMs, three runs here
+@pytest.mark.jvm(16)  # four child JVMs, three runs here
 @pytest.mark.parametrize("case", sorted(PLANS))
 def test_killed_and_restarted_run_matches_uninterrupted(spark, tmp_path, case):
     ref_dir, kill_dir, shifted_dir = (tmp_path / n for n in ("reference", "killed", "shifted"))
@@ -256,12 +265,18 @@ def test_killed_and_restarted_run_matches_uninterrupted(spark, tmp_path, case):
     journal_at_kill: dict[int, bytes] = {}
 
     # Children run one after another; in-process runs overlap them (a child's JVM start).
-    for i, (name, check) in enumerate(PLANS[case]):
-        child = Child(kill_dir, case, i, set(journal_at_kill))
-        child.kill_when(probe, check)
+    for i, (name, point) in enumerate(PLANS[case]):
+        kill_at = point if isinstance(point, str) else None
+        child = Child(kill_dir, case, i, set(journal_at_kill), kill_at=kill_at)
+        if kill_at is None:
+            child.kill_when(probe, point)
         if i == 0:
             timings["reference"] = _run_here(spark, ref_dir, case, clock)
-        batch = child.join()
+        if kill_at is None:
+            batch = child.join()
+        else:
+            name = child.killed_itself()
+            batch = int(kill_at.partition("@")[2])
         timings[f"run{i} (killed)"] = child.seconds
         kills.append(
             {
@@ -275,9 +290,11 @@ def test_killed_and_restarted_run_matches_uninterrupted(spark, tmp_path, case):
         )
         # From now on every journaled batch is given a time an hour off.
         journal_at_kill.update(journal(kill_dir / "out"))
-    last = kills[-1]["batch"]
-    # Control: the same run taking the shifted time in the last replayed batch.
-    timings["shifted"] = _run_here(spark, shifted_dir, case, poisoned({last}))
+    # Control: the same run taking the shifted time in a replayed batch whose outputs
+    # depend on it (a silent partition's idle estimate moves the watermark).
+    replayed = [k["batch"] for k in kills if k["batch"] in SILENT[1]]
+    assert replayed, kills
+    timings["shifted"] = _run_here(spark, shifted_dir, case, poisoned({replayed[-1]}))
     # The last restart runs to the end in this session (a restart reads the checkpoint
     # only; the second child was already a restart in a new process).
     started = time.monotonic()
@@ -313,10 +330,8 @@ def test_killed_and_restarted_run_matches_uninterrupted(spark, tmp_path, case):
     assert {b: json.loads(t)["processing_time"] for b, t in now.items()} == {
         b: clock(b) for b in range(FILES)
     }
-    # Control: the shifted time would have shown in the outputs of the last replayed batch
-    # (a silent partition's idle estimate moves the watermark, so results differ).
-    assert last in SILENT[1], report
-    assert batch_outputs(shifted_dir / "out")["results"] != want["results"]
+    # Control: the shifted time would have shown in the outputs.
+    assert batch_outputs(shifted_dir / "out")["results"] != want["results"], report
     for b in range(FILES):  # windows carry their batch's journaled time as emitted_at
         for record in want["results"][f"batch={b:09d}"]:
             assert record.get("emitted_at", format_instant(clock(b))) == format_instant(clock(b))
