@@ -5,11 +5,13 @@ summary the clocks and counters read, and substreams' key state."""
 from __future__ import annotations
 
 import dataclasses
+import json
 from dataclasses import dataclass
 from typing import Any
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
+from pyspark.sql.types import StructType
 
 from sparktide.core.instants import NEG_INF
 from sparktide.job import record_casts
@@ -96,7 +98,9 @@ def judge(context: Context, batch: Batch, lines: DataFrame, *, estimates_first: 
 
     A flush has no input, and every row a judgement holds is an input record's (the
     state's open edges and keys are read beside them): its rows are none and its
-    summary is empty, known without running a Spark job."""
+    summary is empty, known without running a Spark job. After a batch of the same run
+    parsed to the same schema, a flush does not even build the policy's plan: its
+    judged rows are an empty frame of the schema that batch's had."""
     stream = context.job.source.partition in lines.columns and not context.job.inputs
     parsed = _parsed_for_judging(context, lines, stream)
     clock, now = batch.clock, batch.now
@@ -113,17 +117,18 @@ def judge(context: Context, batch: Batch, lines: DataFrame, *, estimates_first: 
         arrival_at_start = idle_estimates(clock, delivering, now, context.watermark_terms)
         import_ctis(context.job, parts)
         source = parsed.filter(f"{ERROR} IS NULL")
-    keys_batch = context.store.latest(below=batch.id) if context.timeline.by_key else None
-    start = policy.BatchStart(parts, arrival_at_start, keys_batch, clock.get("cti_floor", NEG_INF))
-    judged = policy.judged_rows(context, source, start)
-    if context.job.apply is None:
-        decided = assign_windows(context, filter_rows(judged, context.job))
-    else:  # (each admitted event expanded, semantics §11.18: sparktide.spark.apply)
-        judged = apply.expanded_rows(context, judged, lambda rows: _row_columns(context, rows))
-        decided = assign_windows(context, apply.counted(filter_rows(judged, context.job)))
-    if context.accepts_below_rows:  # (session and sliding windows under accept)
-        decided = window_closed_rows(context, decided, *open_rows(context, batch, decided))
-    decided = narrow(context, decided)
+    # (a flush after a batch of this run: the judged rows' schema is known, and its
+    # rows are none: the docstring; the schemas' JSON as the JVM writes it, one call)
+    shape = (source._jdf.schema().json(), estimates_first)
+    known = context.judged_schemas.get(shape) if batch.flushing else None
+    if known is not None:
+        decided = context.spark.createDataFrame([], StructType.fromJson(json.loads(known)))
+    else:
+        keys_batch = context.store.latest(below=batch.id) if context.timeline.by_key else None
+        cti_floor = clock.get("cti_floor", NEG_INF)
+        start = policy.BatchStart(parts, arrival_at_start, keys_batch, cti_floor)
+        decided = _decided(context, batch, source, start)
+        context.judged_schemas[shape] = decided._jdf.schema().json()
     if context.edges:  # pair start and end edges (with the open ones in state)
         batch.paired = batch.keep(paired_edges(context, decided, batch.previous))
         decided = batch.paired.filter("NOT from_state")
@@ -161,6 +166,22 @@ def judge(context: Context, batch: Batch, lines: DataFrame, *, estimates_first: 
         counts,
         counted,
     )
+
+
+def _decided(
+    context: Context, batch: Batch, source: DataFrame, start: policy.BatchStart
+) -> DataFrame:
+    """The judged rows of the well-formed ``source`` rows: the policy, ``[apply]``,
+    ``[filter]``, the windows they fall in; narrowed to what later steps read."""
+    judged = policy.judged_rows(context, source, start)
+    if context.job.apply is None:
+        decided = assign_windows(context, filter_rows(judged, context.job))
+    else:  # (each admitted event expanded, semantics §11.18: sparktide.spark.apply)
+        judged = apply.expanded_rows(context, judged, lambda rows: _row_columns(context, rows))
+        decided = assign_windows(context, apply.counted(filter_rows(judged, context.job)))
+    if context.accepts_below_rows:  # (session and sliding windows under accept)
+        decided = window_closed_rows(context, decided, *open_rows(context, batch, decided))
+    return narrow(context, decided)
 
 
 def _parsed_for_judging(context: Context, lines: DataFrame, stream: bool) -> DataFrame:
