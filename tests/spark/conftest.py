@@ -2,11 +2,14 @@
 all of them in one JVM: tests/shared_jvm.py).
 
 The session evaluates expressions without generating Java code (Spark's own test setting,
-``spark.sql.codegen.factoryMode = NO_CODEGEN``): the results are the same, and on the
-suite's small micro-batches, where compiling each new plan costs more than running it, a
-Spark test takes about a quarter less CPU. The ``sparktide run`` child processes of the
-crash, restart and interrupt tests do the same (tests/conftest.py). Tests marked
-``codegen``, the benchmarks and ``make demo`` run with whole-stage code generation, as
+``spark.sql.codegen.factoryMode = NO_CODEGEN``) and without adaptive query execution.
+The results are the same. On the suite's small micro-batches, compiling each new plan
+costs more than running it, and under adaptive execution each shuffle stage is a Spark
+job of its own, the rest of the plan optimised again when it ends (docs/design.md,
+"The test suite's Spark sessions", has the figures). The ``sparktide run`` child
+processes of the crash, restart and interrupt tests evaluate without generated code too
+(tests/conftest.py) but keep adaptive execution. Tests marked ``codegen`` (among them
+two differential cases) run with Spark's defaults, as the benchmarks, ``make demo`` and
 users' jobs do.
 """
 
@@ -20,10 +23,12 @@ from tests.class_archive import with_archive
 from tests.conftest import CHILD_JVM_OPTIONS
 from tests.shared_jvm import SHARED_JVM, attached_session, served
 
-#: The session's settings: interpreted expressions, no whole-stage code generation.
+#: The session's settings: interpreted expressions, no whole-stage code generation, no
+#: adaptive execution.
 INTERPRETED = {
     "spark.sql.codegen.wholeStage": "false",
     "spark.sql.codegen.factoryMode": "NO_CODEGEN",
+    "spark.sql.adaptive.enabled": "false",
 }
 #: The session JVM's options. It lives the whole run, and over the Spark tests about a
 #: quarter of the JVMs' CPU went to the JIT compilers: here the optimising one (C2)
@@ -37,7 +42,11 @@ SESSION_JVM_OPTIONS = (
     "-XX:Tier4CompileThreshold=45000 -XX:Tier4BackEdgeThreshold=120000"
 )
 #: What a ``codegen`` test runs with: Spark's defaults.
-GENERATED = {"spark.sql.codegen.wholeStage": "true", "spark.sql.codegen.factoryMode": "FALLBACK"}
+GENERATED = {
+    "spark.sql.codegen.wholeStage": "true",
+    "spark.sql.codegen.factoryMode": "FALLBACK",
+    "spark.sql.adaptive.enabled": "true",
+}
 
 
 def session_jvm_session(memory: str | None = None):
@@ -73,7 +82,8 @@ def spark(request):
 
 @pytest.fixture(autouse=True)
 def _code_generation(request):
-    """Whole-stage code generation for the length of a test marked ``codegen``."""
+    """Spark's default settings (whole-stage code generation, adaptive execution) for
+    the length of a test marked ``codegen``."""
     if request.node.get_closest_marker("codegen") is None:
         yield
         return

@@ -53,6 +53,7 @@ def test_the_refresh_is_the_rule(newest, watermark, arrival, out_of_order, late)
     assert part.timeline_watermark(arrival, out_of_order, late) == expected
 
 
-def test_other_spark_tests_evaluate_expressions_without_generated_code(spark):
+def test_other_spark_tests_run_without_generated_code_or_adaptive_execution(spark):
     assert spark.conf.get("spark.sql.codegen.wholeStage") == "false"
     assert spark.conf.get("spark.sql.codegen.factoryMode") == "NO_CODEGEN"
+    assert spark.conf.get("spark.sql.adaptive.enabled") == "false"

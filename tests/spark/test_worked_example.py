@@ -71,6 +71,7 @@ def test_worked_example_on_spark(spark, tmp_path, action, expected):
     assert all(e["t"] == T(dict((i, e_) for i, e_, _ in ROWS)[e["id"]]) for e in events)
 
 
-def test_a_codegen_test_runs_with_whole_stage_code_generation(spark):
+def test_a_codegen_test_runs_with_sparks_default_settings(spark):
     assert spark.conf.get("spark.sql.codegen.wholeStage") == "true"
     assert spark.conf.get("spark.sql.codegen.factoryMode") == "FALLBACK"
+    assert spark.conf.get("spark.sql.adaptive.enabled") == "true"
