@@ -6,14 +6,16 @@ STAMP := $(VENV)/.installed
 
 .PHONY: demo test lint bench soak cluster-demo crash-matrix clean
 
-# pip compiles the installed packages' bytecode (and `test` sparktide's): under
-# PYTHONDONTWRITEBYTECODE (set on this machine) no import caches any, and every process
-# of a run would compile the modules it imports again.
+# The installed packages' bytecode is compiled once here (and `test` compiles sparktide's):
+# under PYTHONDONTWRITEBYTECODE (set on this machine) no import caches any, and every
+# process of a run would compile the modules it imports again. Not the packages' own
+# test suites (most of their source, never imported), and on every core.
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "sparktide needs Python 3.11+"'
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[dev]'
+	$(PY) -m pip install -q --no-compile --upgrade pip
+	$(PY) -m pip install -q --no-compile -e '.[dev]'
+	$(PY) -m compileall -q -j 0 -x '/tests/' $(VENV)/lib
 	@touch $(STAMP)
 
 demo: $(STAMP)
