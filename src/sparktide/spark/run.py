@@ -19,6 +19,7 @@ from sparktide.job import Job
 from sparktide.spark.engine import SparkEngine
 from sparktide.spark.foreach import BatchResults, ForeachBatch
 from sparktide.spark.inputs.typedframe import ROW, check_frame, is_typed, typed_lines, wrapped
+from sparktide.spark.jvmnames import remember_jvm_names
 from sparktide.spark.outputstart import begin_output
 from sparktide.spark.publish import publish_metrics
 from sparktide.spark.query import BatchGate, SparktideQuery
@@ -195,6 +196,7 @@ def _engine(
     """The job's engine with its callbacks, its checkpoint taken (locked, checked) and
     its output start time settled (:func:`begin_output`)."""
     method_limit_for(spark)
+    remember_jvm_names()  # (the engine's plans look up thousands of JVM names a batch)
     engine = SparkEngine(spark, job, clock=clock)
     engine.on_metrics = on_metrics
     engine.foreach_batch = foreach_batch

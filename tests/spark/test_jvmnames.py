@@ -1,0 +1,57 @@
+"""JVM names remembered once found (sparktide.spark.jvmnames)."""
+
+from __future__ import annotations
+
+import pytest
+from py4j import java_gateway
+from py4j.protocol import Py4JError
+from pyspark.sql import functions as F
+
+from sparktide.spark.jvmnames import remember_jvm_names
+
+
+def _commands(client, monkeypatch) -> list[str]:
+    """The py4j commands ``client`` sends from now on."""
+    sent: list[str] = []
+    send = client.send_command
+
+    def counting(command, *args, **kwargs):
+        sent.append(command)
+        return send(command, *args, **kwargs)
+
+    monkeypatch.setattr(client, "send_command", counting)
+    return sent
+
+
+def test_classes_packages_and_static_methods_are_looked_up_once(spark, monkeypatch):
+    remember_jvm_names()
+    remember_jvm_names()  # (idempotent: one wrapper)
+    for owner in (java_gateway.JVMView, java_gateway.JavaPackage, java_gateway.JavaClass):
+        assert not hasattr(owner.__getattr__.__wrapped__, "__wrapped__")
+    jvm = spark.sparkContext._jvm
+    sent = _commands(spark.sparkContext._gateway._gateway_client, monkeypatch)
+    utils = jvm.PythonUtils  # a class by the short name the view imports
+    to_seq = utils.toSeq  # a static method
+    functions = jvm.org.apache.spark.sql.functions  # packages, then a class
+    looked_up = len(sent)
+    assert looked_up >= 3
+    assert jvm.PythonUtils is utils and utils.toSeq is to_seq
+    assert jvm.org.apache.spark.sql.functions is functions
+    assert len(sent) == looked_up  # no round trip for what was found
+    # what they find still works, and PySpark with them
+    sequence = to_seq([1, 2])
+    assert sequence.size() == 2 and sequence.apply(1) == 2
+    assert [r[0] for r in spark.range(3).select(F.col("id") * 2).collect()] == [0, 2, 4]
+
+
+def test_static_fields_and_missing_names_are_asked_each_time(spark, monkeypatch):
+    remember_jvm_names()
+    integer = spark.sparkContext._jvm.java.lang.Integer
+    sent = _commands(spark.sparkContext._gateway._gateway_client, monkeypatch)
+    assert integer.MAX_VALUE == 2**31 - 1
+    assert integer.MAX_VALUE == 2**31 - 1
+    assert len(sent) == 2 and "MAX_VALUE" not in vars(integer)
+    for _ in range(2):
+        with pytest.raises(Py4JError):
+            integer.noSuchMember  # noqa: B018
+    assert len(sent) == 4 and "noSuchMember" not in vars(integer)
