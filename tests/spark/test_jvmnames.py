@@ -28,17 +28,20 @@ def test_classes_packages_and_static_methods_are_looked_up_once(spark, monkeypat
     remember_jvm_names()  # (idempotent: one wrapper)
     for owner in (java_gateway.JVMView, java_gateway.JavaPackage, java_gateway.JavaClass):
         assert not hasattr(owner.__getattr__.__wrapped__, "__wrapped__")
-    jvm = spark.sparkContext._jvm
-    sent = _commands(spark.sparkContext._gateway._gateway_client, monkeypatch)
-    utils = jvm.PythonUtils  # a class by the short name the view imports
-    to_seq = utils.toSeq  # a static method
-    functions = jvm.org.apache.spark.sql.functions  # packages, then a class
+    gateway = spark.sparkContext._gateway
+    jvm = gateway.new_jvm_view()  # (a view of its own: nothing found through it yet)
+    sent = _commands(gateway._gateway_client, monkeypatch)
+    integer = jvm.Integer  # a class by the short name the view imports (java.lang)
+    parse = integer.parseInt  # a static method
+    utils = jvm.org.apache.spark.api.python.PythonUtils  # packages, then a class
+    to_seq = utils.toSeq
     looked_up = len(sent)
-    assert looked_up >= 3
-    assert jvm.PythonUtils is utils and utils.toSeq is to_seq
-    assert jvm.org.apache.spark.sql.functions is functions
+    assert looked_up >= 4
+    assert jvm.Integer is integer and integer.parseInt is parse
+    assert jvm.org.apache.spark.api.python.PythonUtils is utils and utils.toSeq is to_seq
     assert len(sent) == looked_up  # no round trip for what was found
     # what they find still works, and PySpark with them
+    assert parse("42") == 42
     sequence = to_seq([1, 2])
     assert sequence.size() == 2 and sequence.apply(1) == 2
     assert [r[0] for r in spark.range(3).select(F.col("id") * 2).collect()] == [0, 2, 4]
@@ -46,8 +49,9 @@ def test_classes_packages_and_static_methods_are_looked_up_once(spark, monkeypat
 
 def test_static_fields_and_missing_names_are_asked_each_time(spark, monkeypatch):
     remember_jvm_names()
-    integer = spark.sparkContext._jvm.java.lang.Integer
-    sent = _commands(spark.sparkContext._gateway._gateway_client, monkeypatch)
+    gateway = spark.sparkContext._gateway
+    integer = gateway.new_jvm_view().java.lang.Integer
+    sent = _commands(gateway._gateway_client, monkeypatch)
     assert integer.MAX_VALUE == 2**31 - 1
     assert integer.MAX_VALUE == 2**31 - 1
     assert len(sent) == 2 and "MAX_VALUE" not in vars(integer)
