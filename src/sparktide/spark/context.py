@@ -69,9 +69,9 @@ class Context:
     output_start: int | None = None
     #: The arrival time before which events are skipped (``None``: read everything)
     read_point: int | None = None
-    #: The judged rows' schema (JSON) by the parsed rows' (and whether the estimates
-    #: came first), as a batch of this run found it: a flush takes it without building
-    #: the plan (:func:`sparktide.spark.judging.judge`)
+    #: The judged rows' schema (JSON) by the parsed rows' names and types (and whether
+    #: the estimates came first), as a batch of this run found it: a flush takes it
+    #: without building the plan (:func:`sparktide.spark.judging.judge`)
     judged_schemas: dict[tuple[str, bool], str] = field(default_factory=dict)
 
     @classmethod

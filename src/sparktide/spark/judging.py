@@ -118,8 +118,10 @@ def judge(context: Context, batch: Batch, lines: DataFrame, *, estimates_first: 
         import_ctis(context.job, parts)
         source = parsed.filter(f"{ERROR} IS NULL")
     # (a flush after a batch of this run: the judged rows' schema is known, and its
-    # rows are none: the docstring; the schemas' JSON as the JVM writes it, one call)
-    shape = (source._jdf.schema().json(), estimates_first)
+    # rows are none: the docstring. The parsed rows' names and types, one call: not
+    # their nullability, which differs between the input's shapes — a whole file's
+    # lines or a flush's empty frame — and no empty frame's union reads)
+    shape = (source._jdf.schema().simpleString(), estimates_first)
     known = context.judged_schemas.get(shape) if batch.flushing else None
     if known is not None:
         decided = context.spark.createDataFrame([], StructType.fromJson(json.loads(known)))

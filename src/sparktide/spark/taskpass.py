@@ -63,6 +63,7 @@ __all__ = [
     "OnePass",
     "Spilled",
     "TaskMemory",
+    "no_input",
     "one_pass",
 ]
 
@@ -161,6 +162,23 @@ def one_pass(
     if memory.json_text and not json_text:  # (a task could not read a file by path)
         return _attempt(context, memory, batch, lines)
     return result
+
+
+def no_input(context: Context, batch: Batch) -> OnePass | Declined:
+    """What one pass over no input hands on, without running a task (a flush of a job
+    whose batches take the one-pass plan): no partials, no summary, no malformed line;
+    for substreams no key, and the input's arrival clock with no partition delivering.
+    :class:`Declined` when the kernel's plan is (the keys' state too large)."""
+    plan = _task_plan(context, batch, None)
+    if isinstance(plan, Declined):
+        return plan
+    nothing = OnePass(
+        Spilled([], partial_schema(plan)), 0, [], None, 0, present=[0] * len(plan.present)
+    )
+    if context.timeline.by_key:
+        nothing.keys = KEY_SCHEMA.empty_table()
+        nothing.input_clock = input_clock(plan, [])
+    return nothing
 
 
 def _attempt(
