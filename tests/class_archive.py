@@ -6,14 +6,17 @@ Spark's classes; with the classes mapped from an archive (Java's class data shar
 crash, restart and interrupt tests start a JVM in every child they run, about ten in a
 run (docs/design.md, *The suite*, has the figures).
 
-So when a run has Spark tests and several workers, the controller makes the archive in
-the background as the run starts (:func:`make_in_background`): a child process starts a
-session and runs one small query, in a JVM told ``-XX:ArchiveClassesAtExit``, and the
-archive it leaves at its exit is renamed into place (:data:`ARCHIVE`, in the virtual environment,
-whose Spark jars it describes; ``make clean`` removes it). From then on the children
-the tests start use it (:func:`with_archive`); the session's JVM uses it too when it is
-already there as a run starts. A JVM that cannot use it (another Java) ignores it: Java
-maps the archive only when it matches. Nothing a JVM computes changes.
+A child process starts a session and runs one small query, in a JVM told
+``-XX:ArchiveClassesAtExit``, and the archive it leaves at its exit is renamed into place
+(:data:`ARCHIVE`, in the virtual environment, whose Spark jars it describes; ``make
+clean`` removes it). The workload is pyspark's alone, so ``make`` makes the archive
+(``python -m tests.class_archive``) as soon as pyspark is installed, on the core pip
+leaves idle while it installs the rest: the session's JVM then maps the classes from the
+first test on. A run that finds no archive (pytest without ``make``, or an older one)
+has the controller make it in the background as the run starts
+(:func:`make_in_background`), for the children the tests start later
+(:func:`with_archive`). A JVM that cannot use it (another Java) ignores it: Java maps
+the archive only when it matches. Nothing a JVM computes changes.
 """
 
 from __future__ import annotations
@@ -32,10 +35,11 @@ ARCHIVE = Path(sys.prefix) / "sparktide-spark-classes.jsa"
 
 #: What the archive's JVM runs: a session and one small grouped query, then a normal exit
 #: (an archive of a whole ``run_job`` is a quarter larger, takes twice as long to make,
-#: and made the children no quicker).
+#: and made the children no quicker). Pyspark's alone: sparktide's other dependencies
+#: may not be installed yet (the module docstring).
 _WORKLOAD = """
-from sparktide.spark import local_session
-spark = local_session()
+from pyspark.sql import SparkSession
+spark = SparkSession.builder.master("local[2]").getOrCreate()
 spark.range(1000).selectExpr("id % 7 AS k").groupBy("k").count().collect()
 spark.stop()
 """
@@ -51,12 +55,17 @@ def with_archive(options: str) -> str:
 def make_in_background(jvm_options: str, spark_arguments: str) -> threading.Thread | None:
     """Start making the archive unless it is there; the thread making it, else ``None``.
     An archive older than the Spark jars it describes is made again."""
-    if ARCHIVE.is_file() and ARCHIVE.stat().st_mtime > _jars().stat().st_mtime:
+    if _current():
         return None
     ARCHIVE.unlink(missing_ok=True)
     thread = threading.Thread(target=_make, args=(jvm_options, spark_arguments), daemon=True)
     thread.start()
     return thread
+
+
+def _current() -> bool:
+    """Whether the archive is there, and newer than the Spark jars it describes."""
+    return ARCHIVE.is_file() and ARCHIVE.stat().st_mtime > _jars().stat().st_mtime
 
 
 def _jars() -> Path:
@@ -89,3 +98,11 @@ def _make(jvm_options: str, spark_arguments: str) -> None:
         pass  # (no archive: the JVMs load their classes as they always did)
     finally:
         partial.unlink(missing_ok=True)
+
+
+if __name__ == "__main__":  # make: the archive now, with the children's settings
+    from tests.children import CHILD_JVM_OPTIONS, CHILD_SPARK_ARGUMENTS
+
+    if not _current():
+        ARCHIVE.unlink(missing_ok=True)
+        _make(CHILD_JVM_OPTIONS, CHILD_SPARK_ARGUMENTS)

@@ -15,15 +15,15 @@ A test is a Spark test if it takes the ``spark`` fixture or is marked ``jvm(weig
 (it starts JVMs of its own: ``sparktide run`` or ``restart_runner.py`` children); its
 weight is one Spark job's, or the marker's.
 
-The JVMs of child processes (``CHILD_JVM_OPTIONS``) compile with the JIT's first tier
-only and collect garbage on one thread: they live seconds, where the optimising compiler
-and the parallel collector would take the cores the tests need. The session's JVM lives
-the whole run and keeps both compilers, tuned to compile less (``SESSION_JVM_OPTIONS``
-in tests/spark/conftest.py). Both map Spark's classes from an archive once it is made
-(tests/class_archive.py). Like the session, the children evaluate expressions without
-generating Java code (``CHILD_SPARK_ARGUMENTS``, read by PySpark when it starts a JVM;
-tests/spark/conftest.py says why). Neither changes a record: ``$JDK_JAVA_OPTIONS`` and
-``$PYSPARK_SUBMIT_ARGS``, if set, are left as they are.
+The JVMs of child processes (``CHILD_JVM_OPTIONS``, tests/children.py) compile with the
+JIT's first tier only and collect garbage on one thread: they live seconds, where the
+optimising compiler and the parallel collector would take the cores the tests need. The
+session's JVM lives the whole run and keeps both compilers, tuned to compile less
+(``SESSION_JVM_OPTIONS`` in tests/spark/conftest.py). Both map Spark's classes from an
+archive once it is made (tests/class_archive.py). Like the session, the children
+evaluate expressions without generating Java code (``CHILD_SPARK_ARGUMENTS``, read by
+PySpark when it starts a JVM; tests/spark/conftest.py says why). Neither changes a
+record: ``$JDK_JAVA_OPTIONS`` and ``$PYSPARK_SUBMIT_ARGS``, if set, are left as they are.
 """
 
 from __future__ import annotations
@@ -32,12 +32,9 @@ import os
 
 import pytest
 
-CHILD_JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+from tests.children import CHILD_JVM_OPTIONS, CHILD_SPARK_ARGUMENTS
+
 os.environ.setdefault("JDK_JAVA_OPTIONS", CHILD_JVM_OPTIONS)
-CHILD_SPARK_ARGUMENTS = (
-    "--conf spark.sql.codegen.wholeStage=false "
-    "--conf spark.sql.codegen.factoryMode=NO_CODEGEN pyspark-shell"
-)
 os.environ.setdefault("PYSPARK_SUBMIT_ARGS", CHILD_SPARK_ARGUMENTS)
 
 

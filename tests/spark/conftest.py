@@ -19,8 +19,8 @@ import os
 
 import pytest
 
+from tests.children import CHILD_JVM_OPTIONS
 from tests.class_archive import with_archive
-from tests.conftest import CHILD_JVM_OPTIONS
 from tests.shared_jvm import SHARED_JVM, attached_session, served
 
 #: The session's settings: interpreted expressions, no whole-stage code generation, no
