@@ -10,15 +10,17 @@ STAMP := $(VENV)/.installed
 # under PYTHONDONTWRITEBYTECODE (set on this machine) no import caches any, and every
 # process of a run would compile the modules it imports again. Not the packages' own
 # test suites (most of their source, never imported), and on every core.
-# pyspark goes first: while pip installs the rest on one core, the other makes the
-# archive of Spark's classes the suite's JVMs map (tests/class_archive.py).
+# pyspark goes first: for the tests, while pip installs the rest on one core, the other
+# makes the archive of Spark's classes the suite's JVMs map (tests/class_archive.py; a
+# run without it makes it in the background as it starts, at a cost to its first tests).
 PYSPARK = $(shell $(PYTHON) -c 'import tomllib; print(next(d for d in tomllib.load(open("pyproject.toml", "rb"))["project"]["dependencies"] if d.startswith("pyspark")))' 2>/dev/null)
+ARCHIVE = $(if $(filter test crash-matrix,$(MAKECMDGOALS)),$(PY) -m tests.class_archive,true)
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "sparktide needs Python 3.11+"'
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --no-compile --upgrade pip
 	$(PY) -m pip install -q --no-compile '$(PYSPARK)'
-	$(PY) -m tests.class_archive & archive=$$!; \
+	$(ARCHIVE) & archive=$$!; \
 	$(PY) -m pip install -q --no-compile -e '.[dev]' \
 	&& $(PY) -m compileall -q -j 0 -x '/tests/' $(VENV)/lib; \
 	installed=$$?; wait $$archive; exit $$installed
