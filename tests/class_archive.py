@@ -9,10 +9,10 @@ run (docs/design.md, *The suite*, has the figures).
 A child process starts a session and runs one small query, in a JVM told
 ``-XX:ArchiveClassesAtExit``, and the archive it leaves at its exit is renamed into place
 (:data:`ARCHIVE`, in the virtual environment, whose Spark jars it describes; ``make
-clean`` removes it). The workload is pyspark's alone, so ``make`` makes the archive
-(``python -m tests.class_archive``) as soon as pyspark is installed, on the core pip
-leaves idle while it installs the rest: the session's JVM then maps the classes from the
-first test on. A run that finds no archive (pytest without ``make``, or an older one)
+clean`` removes it). The workload is pyspark's alone, so ``make test`` makes the
+archive (``python -m tests.class_archive``) as soon as pyspark is installed, on the core
+pip leaves idle while it installs the rest: the session's JVM then maps the classes from
+the first test on. A run that finds no archive (pytest without ``make``, or an older one)
 has the controller make it in the background as the run starts
 (:func:`make_in_background`), for the children the tests start later
 (:func:`with_archive`). A JVM that cannot use it (another Java) ignores it: Java maps
