@@ -68,6 +68,17 @@ def test_a_flush_and_a_fallback_say_why(tmp_path):
     assert merged.windows_on == "driver" and "windows on driver" in str(merged)
 
 
+def test_a_flush_after_one_pass_batches_runs_no_task(tmp_path):
+    one_pass = {"source": {"partition": "partition"}, "ordering": BOUNDS, "window": WINDOW}
+    plan = plan_batch(job_for(tmp_path, one_pass), flush=True)
+    assert plan.route == "flush" and plan.no_task and not plan.one_pass
+    assert str(plan) == "flush, no task (a flush: no input, and one pass over none runs no task)"
+    general = {**one_pass, "filter": {"where": "value > 0"}}
+    plan = plan_batch(job_for(tmp_path, general), flush=True)
+    assert plan.route == "flush" and not plan.no_task
+    assert plan.reasons == ("a flush: no input",)
+
+
 def test_generated_ctis_ahead_of_the_newest_timestamp_are_scanned(tmp_path):
     punctuation = {"every": "10s", "delay": "-2s"}
     tables = {"source": {"partition": "partition"}, "ordering": BOUNDS, "punctuation": punctuation}

@@ -68,6 +68,10 @@ class BatchPlan:
         ``None`` when not decided yet (or no tumbling/hopping windows).
     reasons
         Why, in the order the decisions were taken.
+    no_task
+        A flush of a job whose batches take the one-pass plan: it hands on what one
+        pass over no input gives (no partials, no summary) without running a task or
+        building the general plan (:func:`sparktide.spark.taskpass.no_input`).
     """
 
     route: str
@@ -75,6 +79,7 @@ class BatchPlan:
     scans_ctis: bool
     windows_on: str | None = None
     reasons: tuple[str, ...] = ()
+    no_task: bool = False
 
     @property
     def one_pass(self) -> bool:
@@ -96,6 +101,7 @@ class BatchPlan:
         flags += ["estimates first"] if self.estimates_first else []
         flags += ["CTI scan"] if self.scans_ctis else []
         flags += [f"windows on {self.windows_on}"] if self.windows_on else []
+        flags += ["no task"] if self.no_task else []
         return f"{', '.join(flags)} ({'; '.join(self.reasons)})"
 
 
@@ -106,6 +112,9 @@ def plan_batch(job: Job, *, flush: bool = False, starts: bool = False) -> BatchP
     estimates = estimates_first(job)
     common = {"estimates_first": estimates, "scans_ctis": scans_ctis(job)}
     if flush:
+        if plan_batch(job, starts=starts).one_pass:
+            why = "a flush: no input, and one pass over none runs no task"
+            return BatchPlan("flush", **common, reasons=(why,), no_task=True)
         return BatchPlan("flush", **common, reasons=("a flush: no input",))
     timeline = Timeline.of(job)
     if estimates and not timeline.by_key:

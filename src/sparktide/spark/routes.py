@@ -54,11 +54,8 @@ def judge_batch(context: Context, memory: TaskMemory, batch: Batch, lines: DataF
     """Judge ``batch`` by its plan; a one-pass batch the tasks decline is judged by the
     general plan, the reason recorded in the judgement's plan."""
     job = context.job
-    starts = context.output_start is not None
-    plan = plans.plan_batch(job, flush=batch.flushing, starts=starts)
-    if batch.flushing and plans.plan_batch(job, starts=starts).one_pass:
-        # a flush has no input: what one pass over none gives, with no task and no plan
-        # of the general route built only to learn the schema of no rows
+    plan = plans.plan_batch(job, flush=batch.flushing, starts=context.output_start is not None)
+    if plan.no_task:  # (no general plan built only to learn the schema of no rows)
         nothing = taskpass.no_input(context, batch)
         if not isinstance(nothing, taskpass.Declined):
             return _one_pass_judgement(context, batch, plan, lines, nothing)
