@@ -79,6 +79,37 @@ def test_a_flush_after_one_pass_batches_runs_no_task(tmp_path):
     assert plan.reasons == ("a flush: no input",)
 
 
+def test_a_silent_batch_keeps_its_route_and_runs_no_task(tmp_path):
+    one_pass = {"source": {"partition": "partition"}, "ordering": BOUNDS, "window": WINDOW}
+    plan = plan_batch(job_for(tmp_path, one_pass), silent=True)
+    assert plan.route == "one_pass" and plan.no_task
+    assert plan.reasons[-1] == "no input (the ticker's row only): one pass over none runs no task"
+    general = {**one_pass, "filter": {"where": "value > 0"}}
+    plan = plan_batch(job_for(tmp_path, general), silent=True)
+    assert plan.route == "general" and not plan.no_task
+
+
+def test_declines_for_unvouched_events_skip_the_next_attempts(tmp_path):
+    job = job_for(
+        tmp_path, {"source": {"partition": "partition"}, "ordering": BOUNDS, "window": WINDOW}
+    )
+    clock: dict = {}
+    tried = []
+    for _ in range(80):  # every attempt declined: skip 1, 2, 4 ... batches, then 32
+        skip = plans.skips_one_pass(clock)
+        plan = plan_batch(job, skip=skip)
+        assert plan.skipped == skip and plan.one_pass != skip
+        tried.append(plan.one_pass)
+        plans.remember_one_pass(clock, "unvouched" if plan.one_pass else "skipped")
+    attempts = [i for i, one_pass in enumerate(tried) if one_pass]
+    assert attempts == [0, 2, 5, 10, 19, 36, 69]
+    assert "one pass skipped" in str(plan_batch(job, skip=True))
+    plans.remember_one_pass(clock, "declined")  # (another reason: no change)
+    assert clock[plans.UNVOUCHED_MEMORY] == [7, 32 - (79 - 69)]
+    plans.remember_one_pass(clock, "ran")
+    assert clock == {} and not plans.skips_one_pass(clock)
+
+
 def test_generated_ctis_ahead_of_the_newest_timestamp_are_scanned(tmp_path):
     punctuation = {"every": "10s", "delay": "-2s"}
     tables = {"source": {"partition": "partition"}, "ordering": BOUNDS, "punctuation": punctuation}

@@ -1,21 +1,26 @@
 """A batch judged by the route its plan takes (``sparktide.spark.routes``): here, what a
-flush builds. A flush has no input, so it judges no row: after one-pass batches it runs
-no task and builds none of the general route's plans; after general-route batches it
-takes the judged rows' schema the run's batches found rather than building the policy's
-plan again. Either way its records are the reference engine's."""
+batch known to bring no input builds. A flush has no input, so it judges no row: after
+one-pass batches it runs no task and builds none of the general route's plans; after
+general-route batches it takes the judged rows' schema the run's batches found rather
+than building the policy's plan again. Either way its records are the reference
+engine's. A run's batch holding only the ticker's row (``silent``) is judged the same
+way, and writes what the same batch judged from its empty lines writes."""
 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
 
 import sparktide.spark.engine as engine_module
-from sparktide.spark import judging
+from sparktide.spark import judging, taskpass
 from sparktide.spark.engine import SparkEngine
 from sparktide.spark.onepass import fusable
-from tests.spark.streams import job_for, write_stream
+from tests.spark.restart_runner import CASES as RESTART_CASES
+from tests.spark.restart_runner import FILES, write_input
+from tests.spark.streams import clock, job_for, read_output, write_stream
 from tests.spark.test_differential import CASES as DIFFERENTIAL
 from tests.spark.test_differential import run_matching_reference
 from tests.spark.test_fused import CASES as ONE_PASS
@@ -97,3 +102,99 @@ def test_a_flush_after_general_batches_builds_no_policy_plan(spark, tmp_path, mo
     assert judged == [False, False]
     ((rows, partials),) = flushed
     assert partials is None and rows.isEmpty()
+
+
+def _ticked(spark, tmp_path: Path, tables: dict, *, silent: bool) -> tuple[list, list]:
+    """Records and metrics of a job given two files' lines in one batch, then batches
+    with no input at later times (``silent``: the engine told so, as a run tells it of
+    a batch holding only the ticker's row)."""
+    tables = dict(tables)
+    write_stream(tmp_path / "in", seed=5, files=2, partitions=3, **tables.pop("stream", {}))
+    job = job_for(tmp_path, tables)
+    engine = SparkEngine(spark, job)
+    schema = "file string, line bigint, raw string, mtime bigint"
+    lines = [
+        (path.name, number, raw, 0)
+        for path in sorted((tmp_path / "in").iterdir())
+        for number, raw in enumerate(path.read_text().splitlines(), start=1)
+        if raw.strip()
+    ]
+    engine.process(spark.createDataFrame(lines, schema), 0, clock(0))
+    for batch_id, later in enumerate((20, 90, 3600), start=1):  # seconds after batch 0
+        empty = spark.createDataFrame([], schema)
+        engine.process(empty, batch_id, clock(0) + later * 1_000_000, silent=silent)
+    metrics = [{k: v for k, v in m.items() if k != "run_id"} for m in _metrics(job, "batch")]
+    return read_output(job.output.path), metrics
+
+
+@pytest.mark.parametrize("case", ["substreams-drop-idle", "estimates-first", "filtered"])
+def test_a_silent_batch_writes_what_its_empty_lines_would(spark, tmp_path, monkeypatch, case):
+    one_pass = case in ONE_PASS
+    tables = ONE_PASS[case] if one_pass else GENERAL[case]
+    told = _ticked(spark, tmp_path / "told", tables, silent=False)
+    judged: list[bool] = []
+    decided = judging._decided
+
+    def spy(context, batch, source, start):
+        judged.append(batch.silent)
+        return decided(context, batch, source, start)
+
+    def no_task(context, memory, batch, lines):
+        assert not batch.silent, "a task ran for a silent batch"
+        return run_tasks(context, memory, batch, lines)
+
+    run_tasks = taskpass.one_pass
+    monkeypatch.setattr(judging, "_decided", spy)
+    monkeypatch.setattr(taskpass, "one_pass", no_task)
+    silent = _ticked(spark, tmp_path / "silent", tables, silent=True)
+    assert silent == told
+    records, metrics = silent
+    assert [m["plan"] for m in metrics] == ["one_pass" if one_pass else "general"] * 4
+    assert records and any(m["this_batch"]["windows_emitted"] for m in metrics[1:]), metrics
+    # the silent batches built no policy plan: the judged rows' schema was batch 0's
+    assert judged == ([] if one_pass else [False])
+
+
+@pytest.mark.parametrize("plain_from", [None, 2])
+def test_batches_after_nested_events_skip_the_one_pass_attempt(
+    spark, tmp_path, monkeypatch, plain_from
+):
+    """Events with nested values (``readings``), which the kernel does not vouch for,
+    make the one-pass plan decline their batch. After ``n`` such declines in a row the
+    next ``2**(n-1)`` batches take the general route without trying; a batch the tasks
+    judge (the stream plain again, from file ``plain_from`` on) ends the skipping."""
+    attempts: list[int] = []
+    run_tasks = taskpass.one_pass
+
+    def spy(context, memory, batch, lines):
+        attempts.append(batch.id)
+        return run_tasks(context, memory, batch, lines)
+
+    monkeypatch.setattr(taskpass, "one_pass", spy)
+    write_input(tmp_path / "in", seed=11)  # (6 files, every event with ``readings``)
+    for path in sorted((tmp_path / "in").iterdir())[plain_from or FILES :]:
+        stat = path.stat()
+        path.write_text(
+            "".join(_without_readings(line) + "\n" for line in path.read_text().splitlines())
+        )
+        os.utime(path, (stat.st_atime, stat.st_mtime))
+    job = job_for(tmp_path, RESTART_CASES["tumbling"])
+    run_matching_reference(spark, job, files_per_batch=1)
+    routes = [m["plan"] for m in _metrics(job, "batch")]
+    if plain_from is None:  # declined, skipped, declined, skipped twice, declined
+        assert attempts == [0, 2, 5] and routes == ["general"] * FILES
+    else:  # declined, skipped, then plain batches the tasks judge
+        assert attempts == [0, 2, 3, 4, 5]
+        assert routes == ["general", "general"] + ["one_pass"] * (FILES - 2)
+
+
+def _without_readings(line: str) -> str:
+    """A stream's line without the event's ``readings`` (other lines as they are)."""
+    try:
+        record = json.loads(line)
+    except ValueError:
+        return line
+    if not isinstance(record, dict):
+        return line
+    record.pop("readings", None)
+    return json.dumps(record, ensure_ascii=False)

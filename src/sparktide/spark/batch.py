@@ -28,6 +28,9 @@ class Batch:
 
     id: int
     flushing: bool  # a flush: every governing watermark is +infinity
+    #: A micro-batch known to bring no input (a run's batch holding only the ticker's
+    #: row: :func:`sparktide.spark.ticks.only_ticks`); time still advances in it
+    silent: bool = False
     previous: int | None = None  # the committed batch whose state this one starts from
     now: int = 0  # processing time
     #: output directory under each output path: batch=<id>/flush=<0|1> (docs/outputs.md)
@@ -60,6 +63,12 @@ class Batch:
         """The name of its metrics file (without ``.jsonl``): ``batch=<id>``, or
         ``flush=<id>`` for a flush after batch ``<id>``."""
         return f"{'flush' if self.flushing else 'batch'}={self.id:09d}"
+
+    @property
+    def no_input(self) -> bool:
+        """Whether the batch is known to bring no input record (a flush, or silent):
+        then nothing delivers, and its judgement is known without reading its lines."""
+        return self.flushing or self.silent
 
     @property
     def parts(self) -> dict[str, PartitionClock]:

@@ -120,7 +120,13 @@ class SparkEngine:
         self.foreach_batch: ForeachBatch | None = None
 
     def process(
-        self, lines: DataFrame, batch_id: int, now: int | None = None, *, flush: bool = False
+        self,
+        lines: DataFrame,
+        batch_id: int,
+        now: int | None = None,
+        *,
+        flush: bool = False,
+        silent: bool = False,
     ) -> dict[str, Any]:
         """Process one micro-batch of raw lines (``file``, ``line``, ``raw``, ``mtime``), of
         whole JSONL files (``file``, ``text``, ``mtime``, maybe ``path``), or of the job's
@@ -128,9 +134,12 @@ class SparkEngine:
         ``binaryFile`` source): the tasks read local files themselves.
 
         With ``flush``, ``batch_id`` is the last committed batch, ``lines`` is empty, and
-        every governing watermark is taken as +infinity. Returns the metrics record.
+        every governing watermark is taken as +infinity. With ``silent``, the caller
+        knows the batch brings no input (a run's micro-batch holding only the ticker's
+        row): ``lines`` must be empty, and its rows are not read; time advances as in
+        any batch. Returns the metrics record.
         """
-        batch = Batch(batch_id, flush)
+        batch = Batch(batch_id, flush, silent=silent)
         self._collecting(batch)
         try:
             self._start(batch, now)

@@ -96,11 +96,12 @@ def judge(context: Context, batch: Batch, lines: DataFrame, *, estimates_first: 
     learns which partitions deliver (and their idle estimates) before the policy, which
     then reads other partitions' clocks; else one pass judges and counts.
 
-    A flush has no input, and every row a judgement holds is an input record's (the
-    state's open edges and keys are read beside them): its rows are none and its
-    summary is empty, known without running a Spark job. After a batch of the same run
-    parsed to the same schema, a flush does not even build the policy's plan: its
-    judged rows are an empty frame of the schema that batch's had."""
+    A batch known to bring no input (a flush, or a run's batch holding only the
+    ticker's row: :attr:`Batch.no_input`) judges none, and every row a judgement holds
+    is an input record's (the state's open edges and keys are read beside them): its
+    rows are none and its summary is empty, known without running a Spark job. After a
+    batch of the same run parsed to the same schema, it does not even build the
+    policy's plan: its judged rows are an empty frame of the schema that batch's had."""
     stream = context.job.source.partition in lines.columns and not context.job.inputs
     parsed = _parsed_for_judging(context, lines, stream)
     clock, now = batch.clock, batch.now
@@ -109,7 +110,7 @@ def judge(context: Context, batch: Batch, lines: DataFrame, *, estimates_first: 
     malformed, arrival_at_start = 0, NEG_INF  # (only substreams read it before the summary)
     source = parsed
     if estimates_first:
-        if batch.flushing:  # (no input: nothing delivers, no Spark job)
+        if batch.no_input:  # (nothing delivers, no Spark job)
             delivering, malformed, seen = {}, 0, [0] * len(context.named_columns)
         else:
             parsed = batch.keep(parsed)
@@ -117,12 +118,12 @@ def judge(context: Context, batch: Batch, lines: DataFrame, *, estimates_first: 
         arrival_at_start = idle_estimates(clock, delivering, now, context.watermark_terms)
         import_ctis(context.job, parts)
         source = parsed.filter(f"{ERROR} IS NULL")
-    # (a flush after a batch of this run: the judged rows' schema is known, and its
+    # (no input after a batch of this run: the judged rows' schema is known, and its
     # rows are none: the docstring. The parsed rows' names and types, one call: not
     # their nullability, which differs between the input's shapes — a whole file's
     # lines or a flush's empty frame — and no empty frame's union reads)
     shape = (source._jdf.schema().simpleString(), estimates_first)
-    known = context.judged_schemas.get(shape) if batch.flushing else None
+    known = context.judged_schemas.get(shape) if batch.no_input else None
     if known is not None:
         decided = context.spark.createDataFrame([], StructType.fromJson(json.loads(known)))
     else:
@@ -135,7 +136,7 @@ def judge(context: Context, batch: Batch, lines: DataFrame, *, estimates_first: 
     if context.edges:  # pair start and end edges (with the open ones in state)
         batch.paired = batch.keep(paired_edges(context, decided, batch.previous))
         decided = batch.paired.filter("NOT from_state")
-    elif batch.flushing:  # a flush judges no input: its rows are none (the docstring)
+    elif batch.no_input:  # its rows are none (the docstring)
         decided = decided.limit(0)
     else:
         decided = batch.keep(decided)
@@ -150,7 +151,7 @@ def judge(context: Context, batch: Batch, lines: DataFrame, *, estimates_first: 
         keys = _batch_keys(context, counted)
         # (read by every scope watermark of the batch and written: computed once)
         keys_next = batch.keep(next_keys(context, keys, batch.previous, arrival_at_end, now))
-    summary = [] if batch.flushing else _summary(context, counted)
+    summary = [] if batch.no_input else _summary(context, counted)
     counts = present_counts(context, summary)
     if estimates_first:  # (the malformed rows were counted before the policy)
         counts = [a + b for a, b in zip(counts, seen, strict=True)]

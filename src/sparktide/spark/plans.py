@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from typing import Any
 
 from sparktide.job import Job, Ordering, Punctuation
 from sparktide.spark.onepass import fusable
@@ -31,10 +32,14 @@ from sparktide.spark.timelines import Timeline
 __all__ = [
     "DRIVER_WINDOW_ROWS",
     "DRIVER_WRITE_ROWS",
+    "MAX_SKIPPED_BATCHES",
+    "UNVOUCHED_MEMORY",
     "BatchPlan",
     "estimates_first",
     "plan_batch",
+    "remember_one_pass",
     "scans_ctis",
+    "skips_one_pass",
     "windows_on",
     "writes_on",
 ]
@@ -48,6 +53,15 @@ DRIVER_WINDOW_ROWS = 2_000_000
 #: its input and the state it starts from, with each event counted once per window it
 #: may open, are at most this many rows; beyond, Spark's writer writes them.
 DRIVER_WRITE_ROWS = 100_000
+#: The state's memory (in the clock state, so a restarted run decides as the run did) of
+#: one-pass batches declined because a line the kernel could not vouch for was an event
+#: (nested or escaped values: ``docs/design.md``, *One pass per task*): how many in a row,
+#: and how many batches are still to take the general route without trying.
+UNVOUCHED_MEMORY = "one_pass_unvouched"
+#: After ``n`` such declines in a row the next ``2**(n-1)`` batches skip the attempt, up to
+#: this many: a stream of such events does not pay for two routes each batch, and one
+#: that turns plain again takes the one-pass plan within this many batches.
+MAX_SKIPPED_BATCHES = 32
 
 
 @dataclass(frozen=True)
@@ -69,9 +83,14 @@ class BatchPlan:
     reasons
         Why, in the order the decisions were taken.
     no_task
-        A flush of a job whose batches take the one-pass plan: it hands on what one
-        pass over no input gives (no partials, no summary) without running a task or
-        building the general plan (:func:`sparktide.spark.taskpass.no_input`).
+        A batch known to bring no input (a flush, or a run's batch holding only the
+        ticker's row) of a job whose batches take the one-pass plan: it hands on what
+        one pass over no input gives (no partials, no summary) without running a task
+        or building the general plan (:func:`sparktide.spark.taskpass.no_input`).
+    skipped
+        The job's batches take the one-pass plan, but this one takes the general route
+        without trying it: the batches before were declined for events the kernel
+        cannot vouch for (:func:`skips_one_pass`).
     """
 
     route: str
@@ -80,6 +99,7 @@ class BatchPlan:
     windows_on: str | None = None
     reasons: tuple[str, ...] = ()
     no_task: bool = False
+    skipped: bool = False
 
     @property
     def one_pass(self) -> bool:
@@ -102,13 +122,23 @@ class BatchPlan:
         flags += ["CTI scan"] if self.scans_ctis else []
         flags += [f"windows on {self.windows_on}"] if self.windows_on else []
         flags += ["no task"] if self.no_task else []
+        flags += ["one pass skipped"] if self.skipped else []
         return f"{', '.join(flags)} ({'; '.join(self.reasons)})"
 
 
-def plan_batch(job: Job, *, flush: bool = False, starts: bool = False) -> BatchPlan:
-    """The plan of a batch of ``job`` before it runs (a ``flush`` judges nothing;
-    ``starts``: the run has an output start time, semantics §12: only the general plan
-    skips events before its read point and cuts results before it)."""
+def plan_batch(
+    job: Job,
+    *,
+    flush: bool = False,
+    silent: bool = False,
+    starts: bool = False,
+    skip: bool = False,
+) -> BatchPlan:
+    """The plan of a batch of ``job`` before it runs (a ``flush`` judges nothing, nor
+    does a ``silent`` batch, which brings only the ticker's row; ``starts``: the run has
+    an output start time, semantics §12: only the general plan skips events before its
+    read point and cuts results before it; ``skip``: the batches before were declined
+    for events the kernel cannot vouch for, :func:`skips_one_pass`)."""
     estimates = estimates_first(job)
     common = {"estimates_first": estimates, "scans_ctis": scans_ctis(job)}
     if flush:
@@ -116,6 +146,13 @@ def plan_batch(job: Job, *, flush: bool = False, starts: bool = False) -> BatchP
             why = "a flush: no input, and one pass over none runs no task"
             return BatchPlan("flush", **common, reasons=(why,), no_task=True)
         return BatchPlan("flush", **common, reasons=("a flush: no input",))
+    if silent:  # (the route its batches take, as the metrics record says)
+        plan = plan_batch(job, starts=starts)
+        if plan.one_pass:
+            why = "no input (the ticker's row only): one pass over none runs no task"
+            return dataclasses.replace(plan, reasons=(*plan.reasons, why), no_task=True)
+        why = "no input (the ticker's row only): the judged rows are none"
+        return dataclasses.replace(plan, reasons=(*plan.reasons, why))
     timeline = Timeline.of(job)
     if estimates and not timeline.by_key:
         why = "the policy reads other partitions' clocks"
@@ -129,7 +166,34 @@ def plan_batch(job: Job, *, flush: bool = False, starts: bool = False) -> BatchP
         why = "an output start time: the general plan skips and cuts (semantics §12)"
         return BatchPlan("general", **common, reasons=(why,))
     why = "substreams: tasks learn who delivers" if timeline.by_key else "each row its own clock"
+    if skip:
+        skipped = "one pass skipped: the batches before held events the kernel cannot vouch for"
+        return BatchPlan("general", **common, reasons=(why, skipped), skipped=True)
     return BatchPlan("one_pass", **common, reasons=(why,))
+
+
+def skips_one_pass(clock: dict[str, Any]) -> bool:
+    """Whether the batch starting from ``clock`` takes the general route without trying
+    the one-pass plan (:data:`UNVOUCHED_MEMORY`)."""
+    return bool(clock.get(UNVOUCHED_MEMORY, (0, 0))[1])
+
+
+def remember_one_pass(clock: dict[str, Any], outcome: str) -> None:
+    """Record in ``clock`` (the state the batch commits) what became of a batch planned
+    ``one_pass``: ``ran``, ``unvouched`` (declined for an event the kernel could not
+    vouch for), ``declined`` (for another reason) or ``skipped``."""
+    declines, to_skip = clock.get(UNVOUCHED_MEMORY, (0, 0))
+    if outcome == "unvouched":
+        declines += 1
+        to_skip = min(1 << min(declines - 1, 30), MAX_SKIPPED_BATCHES)
+    elif outcome == "skipped":
+        to_skip -= 1
+    elif outcome == "ran":
+        declines, to_skip = 0, 0
+    if declines or to_skip:
+        clock[UNVOUCHED_MEMORY] = [declines, to_skip]
+    else:
+        clock.pop(UNVOUCHED_MEMORY, None)
 
 
 def estimates_first(job: Job) -> bool:

@@ -54,12 +54,16 @@ def judge_batch(context: Context, memory: TaskMemory, batch: Batch, lines: DataF
     """Judge ``batch`` by its plan; a one-pass batch the tasks decline is judged by the
     general plan, the reason recorded in the judgement's plan."""
     job = context.job
-    plan = plans.plan_batch(job, flush=batch.flushing, starts=context.output_start is not None)
+    starts = context.output_start is not None
+    skip = plans.skips_one_pass(batch.clock)
+    plan = plans.plan_batch(
+        job, flush=batch.flushing, silent=batch.silent, starts=starts, skip=skip
+    )
     if plan.no_task:  # (no general plan built only to learn the schema of no rows)
         nothing = taskpass.no_input(context, batch)
         if not isinstance(nothing, taskpass.Declined):
             return _one_pass_judgement(context, batch, plan, lines, nothing)
-    whole = not batch.flushing and whole_files(job, lines)
+    whole = not batch.no_input and whole_files(job, lines)
     by_name = json_files(job, lines)
     declined: list[str] = []
 
@@ -79,6 +83,7 @@ def judge_batch(context: Context, memory: TaskMemory, batch: Batch, lines: DataF
             lines = json_texts(lines) if by_name else parquet_rows(lines, job)
     if fused is None and plan.one_pass and not by_name:
         fused = attempt(lines)
+    _remember(batch, plan, fused, declined)
     if fused is None and plan.one_pass:
         plan = plan.fall_back("; ".join(declined))
     if fused is not None:
@@ -88,6 +93,17 @@ def judge_batch(context: Context, memory: TaskMemory, batch: Batch, lines: DataF
     # (who read the files' contents, for the metrics: the tasks, or Spark)
     judgement.read_by = (fused.read_by if fused is not None else "spark") if whole else None
     return judgement
+
+
+def _remember(batch: Batch, plan: BatchPlan, fused: OnePass | None, declined: list[str]) -> None:
+    """What became of a batch the one-pass plan would take, in the state it commits
+    (:func:`sparktide.spark.plans.remember_one_pass`)."""
+    if plan.skipped:
+        plans.remember_one_pass(batch.clock, "skipped")
+    elif plan.one_pass:
+        unvouched = taskpass.UNVOUCHED_EVENT in declined
+        outcome = "ran" if fused is not None else "unvouched" if unvouched else "declined"
+        plans.remember_one_pass(batch.clock, outcome)
 
 
 def _one_pass_judgement(

@@ -252,7 +252,8 @@ def _batch_function(
     once: bool,
     started: list[SparktideQuery],
 ) -> Callable[[DataFrame, int], None]:
-    """The ``foreachBatch`` function: the ticker's rows dropped, the batch processed.
+    """The ``foreachBatch`` function: the ticker's rows dropped, the batch processed
+    (``silent`` when it held nothing else: :func:`~sparktide.spark.ticks.only_ticks`).
 
     A batch that ``query.stop()`` interrupts (``started`` holds the query) ends with
     :class:`_Stopped`; it was not committed, and the next run replays it."""
@@ -261,14 +262,16 @@ def _batch_function(
     assert checkpoint is not None
 
     def batch(frame: DataFrame, batch_id: int) -> None:
+        silent = False  # (only the ticker's row: the engine reads no input)
         if ticking:
             frame = without_ticks(frame)
-            if once and only_ticks(checkpoint, batch_id):  # (no time of its own)
+            silent = only_ticks(checkpoint, batch_id)
+            if once and silent:  # (no time of its own)
                 return
         with gate.batch() as may_run:
             if may_run:
                 try:
-                    engine.process(_lines(engine, frame, batch_id), batch_id)
+                    engine.process(_lines(engine, frame, batch_id), batch_id, silent=silent)
                     return
                 except Exception:
                     if not started or started[0].isActive:

@@ -59,6 +59,7 @@ from sparktide.spark.onepass import (
 __all__ = [
     "KERNEL_FILE_BYTES",
     "ONE_TASK_SPLITS",
+    "UNVOUCHED_EVENT",
     "Declined",
     "OnePass",
     "Spilled",
@@ -67,6 +68,10 @@ __all__ = [
     "one_pass",
 ]
 
+#: Why the tasks decline a batch whose lines they could not all vouch for (nested or
+#: escaped values) when one of those is an event: the run remembers it
+#: (:func:`sparktide.spark.plans.remember_one_pass`).
+UNVOUCHED_EVENT = "a line the kernel did not vouch for is an event"
 #: The one-pass plan reads a batch in one task only up to this many of Spark's file
 #: splits (at most 128 MB each by default): beyond, the general plan, which spills.
 ONE_TASK_SPLITS = 4
@@ -165,8 +170,9 @@ def one_pass(
 
 
 def no_input(context: Context, batch: Batch) -> OnePass | Declined:
-    """What one pass over no input hands on, without running a task (a flush of a job
-    whose batches take the one-pass plan): no partials, no summary, no malformed line;
+    """What one pass over no input hands on, without running a task (a flush, or a
+    silent batch, of a job whose batches take the one-pass plan): no partials, no
+    summary, no malformed line;
     for substreams no key, and the input's arrival clock with no partition delivering.
     :class:`Declined` when the kernel's plan is (the keys' state too large)."""
     plan = _task_plan(context, batch, None)
@@ -205,7 +211,7 @@ def _attempt(
     if slow:
         found = _malformed_lines(context, batch, tasks, stream_partition)
         if found is None:
-            return Declined("a line the kernel did not vouch for is an event")
+            return Declined(UNVOUCHED_EVENT)
         others, more = found
         present = [a + b for a, b in zip(present, more, strict=True)]
     partial = [row[f"{PARTIAL}_file"] for row in tasks if row[f"{PARTIAL}_file"]]

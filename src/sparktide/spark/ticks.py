@@ -12,7 +12,9 @@ is an observation instant like any other, with its processing time journaled
 
 The ticker is part of the query from the first run on, also under ``--once``: Spark's
 checkpoint fixes the number of sources. It honours the available-now trigger (it adds no
-batch of its own to one), and a ``--once`` run skips batches that hold only its rows. A
+batch of its own to one), and a ``--once`` run skips batches that hold only its rows; a
+continuous run tells the engine such a batch brings no input (:func:`only_ticks`), so it
+judges none and only advances time over the state. A
 checkpoint written before the ticker existed keeps running without it
 (:func:`ticks_fit`).
 """
