@@ -62,6 +62,20 @@ def _spy_flush(monkeypatch) -> list[tuple]:
     return flushed
 
 
+def _spy(monkeypatch, module, name: str, seen, *, batch_at: int) -> list:
+    """What ``seen`` says of the batch (argument ``batch_at``) of each call of
+    ``module.name``, which then runs as it would."""
+    calls: list = []
+    original = getattr(module, name)
+
+    def spy(*args):
+        calls.append(seen(args[batch_at]))
+        return original(*args)
+
+    monkeypatch.setattr(module, name, spy)
+    return calls
+
+
 @pytest.mark.parametrize("case", ["partitioned-drop-hopping", "substreams-drop-idle"])
 def test_a_flush_after_one_pass_batches_runs_no_task(spark, tmp_path, monkeypatch, case):
     flushed = _spy_flush(monkeypatch)
@@ -83,14 +97,7 @@ def test_a_flush_after_one_pass_batches_runs_no_task(spark, tmp_path, monkeypatc
 @pytest.mark.parametrize("case", sorted(GENERAL))
 def test_a_flush_after_general_batches_builds_no_policy_plan(spark, tmp_path, monkeypatch, case):
     flushed = _spy_flush(monkeypatch)
-    judged: list[bool] = []
-    decided = judging._decided
-
-    def spy(context, batch, source, start):
-        judged.append(batch.flushing)
-        return decided(context, batch, source, start)
-
-    monkeypatch.setattr(judging, "_decided", spy)
+    judged = _spy(monkeypatch, judging, "_decided", lambda batch: batch.flushing, batch_at=1)
     tables = dict(GENERAL[case])
     write_stream(tmp_path / "in", seed=11, partitions=3, **tables.pop("stream", {}))
     job = job_for(tmp_path, tables)
@@ -132,27 +139,15 @@ def test_a_silent_batch_writes_what_its_empty_lines_would(spark, tmp_path, monke
     one_pass = case in ONE_PASS
     tables = ONE_PASS[case] if one_pass else GENERAL[case]
     told = _ticked(spark, tmp_path / "told", tables, silent=False)
-    judged: list[bool] = []
-    decided = judging._decided
-
-    def spy(context, batch, source, start):
-        judged.append(batch.silent)
-        return decided(context, batch, source, start)
-
-    def no_task(context, memory, batch, lines):
-        assert not batch.silent, "a task ran for a silent batch"
-        return run_tasks(context, memory, batch, lines)
-
-    run_tasks = taskpass.one_pass
-    monkeypatch.setattr(judging, "_decided", spy)
-    monkeypatch.setattr(taskpass, "one_pass", no_task)
+    judged = _spy(monkeypatch, judging, "_decided", lambda batch: batch.silent, batch_at=1)
+    tasks = _spy(monkeypatch, taskpass, "one_pass", lambda batch: batch.silent, batch_at=2)
     silent = _ticked(spark, tmp_path / "silent", tables, silent=True)
     assert silent == told
     records, metrics = silent
     assert [m["plan"] for m in metrics] == ["one_pass" if one_pass else "general"] * 4
     assert records and any(m["this_batch"]["windows_emitted"] for m in metrics[1:]), metrics
-    # the silent batches built no policy plan: the judged rows' schema was batch 0's
-    assert judged == ([] if one_pass else [False])
+    # the silent batches ran no task and built no policy plan (batch 0's schema)
+    assert tasks == ([False] if one_pass else []) and judged == ([] if one_pass else [False])
 
 
 @pytest.mark.parametrize("plain_from", [None, 2])
@@ -163,14 +158,7 @@ def test_batches_after_nested_events_skip_the_one_pass_attempt(
     make the one-pass plan decline their batch. After ``n`` such declines in a row the
     next ``2**(n-1)`` batches take the general route without trying; a batch the tasks
     judge (the stream plain again, from file ``plain_from`` on) ends the skipping."""
-    attempts: list[int] = []
-    run_tasks = taskpass.one_pass
-
-    def spy(context, memory, batch, lines):
-        attempts.append(batch.id)
-        return run_tasks(context, memory, batch, lines)
-
-    monkeypatch.setattr(taskpass, "one_pass", spy)
+    attempts = _spy(monkeypatch, taskpass, "one_pass", lambda batch: batch.id, batch_at=2)
     write_input(tmp_path / "in", seed=11)  # (6 files, every event with ``readings``)
     for path in sorted((tmp_path / "in").iterdir())[plain_from or FILES :]:
         stat = path.stat()
