@@ -185,7 +185,7 @@ def remember_one_pass(clock: dict[str, Any], outcome: str) -> None:
     declines, to_skip = clock.get(UNVOUCHED_MEMORY, (0, 0))
     if outcome == "unvouched":
         declines += 1
-        to_skip = min(1 << min(declines - 1, 30), MAX_SKIPPED_BATCHES)
+        to_skip = min(2 ** (declines - 1), MAX_SKIPPED_BATCHES)
     elif outcome == "skipped":
         to_skip -= 1
     elif outcome == "ran":
