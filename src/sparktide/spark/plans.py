@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from sparktide.job import Job, Ordering, Punctuation
 from sparktide.spark.onepass import fusable
@@ -35,6 +35,7 @@ __all__ = [
     "MAX_SKIPPED_BATCHES",
     "UNVOUCHED_MEMORY",
     "BatchPlan",
+    "OnePassOutcome",
     "estimates_first",
     "plan_batch",
     "remember_one_pass",
@@ -178,7 +179,11 @@ def skips_one_pass(clock: dict[str, Any]) -> bool:
     return bool(clock.get(UNVOUCHED_MEMORY, (0, 0))[1])
 
 
-def remember_one_pass(clock: dict[str, Any], outcome: str) -> None:
+#: What became of a batch planned ``one_pass`` (:func:`remember_one_pass`).
+OnePassOutcome = Literal["ran", "unvouched", "declined", "skipped"]
+
+
+def remember_one_pass(clock: dict[str, Any], outcome: OnePassOutcome) -> None:
     """Record in ``clock`` (the state the batch commits) what became of a batch planned
     ``one_pass``: ``ran``, ``unvouched`` (declined for an event the kernel could not
     vouch for), ``declined`` (for another reason) or ``skipped``."""

@@ -102,8 +102,10 @@ def _remember(batch: Batch, plan: BatchPlan, fused: OnePass | None, declined: li
         plans.remember_one_pass(batch.clock, "skipped")
     elif plan.one_pass:
         unvouched = taskpass.UNVOUCHED_EVENT in declined
-        outcome = "ran" if fused is not None else "unvouched" if unvouched else "declined"
-        plans.remember_one_pass(batch.clock, outcome)
+        if fused is not None:
+            plans.remember_one_pass(batch.clock, "ran")
+        else:
+            plans.remember_one_pass(batch.clock, "unvouched" if unvouched else "declined")
 
 
 def _one_pass_judgement(

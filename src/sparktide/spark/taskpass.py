@@ -172,8 +172,8 @@ def one_pass(
 def no_input(context: Context, batch: Batch) -> OnePass | Declined:
     """What one pass over no input hands on, without running a task (a flush, or a
     silent batch, of a job whose batches take the one-pass plan): no partials, no
-    summary, no malformed line;
-    for substreams no key, and the input's arrival clock with no partition delivering.
+    summary, no malformed line; for substreams no key, and the input's arrival clock
+    with no partition delivering.
     :class:`Declined` when the kernel's plan is (the keys' state too large)."""
     plan = _task_plan(context, batch, None)
     if isinstance(plan, Declined):
