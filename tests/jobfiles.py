@@ -248,6 +248,26 @@ CONFIG_ERRORS: list[tuple[str, dict[str, Any], str]] = [
     ("group-by-not-a-list", {"window.group_by": "device"}, "window.group_by"),
     ("group-by-not-names", {"window.group_by": [1]}, "window.group_by"),
     ("group-by-twice", {"window.group_by": ["device", "device"]}, "window.group_by"),
+    # computed grouping columns (semantics §6.13)
+    (
+        "group-by-computed-twice",
+        {"window.group_by": ["device", {"device": "v"}]},
+        "window.group_by",
+    ),
+    ("group-by-table-of-two", {"window.group_by": [{"a": "v", "b": "w"}]}, "window.group_by"),
+    ("group-by-computed-bad-name", {"window.group_by": [{"a b": "v"}]}, "window.group_by"),
+    ("group-by-computed-not-text", {"window.group_by": [{"a": 3}]}, "window.group_by.a"),
+    ("group-by-computed-bad-expr", {"window.group_by": [{"a": "v +"}]}, "window.group_by.a"),
+    (
+        "group-by-computed-system-time",
+        {"window.group_by": [{"a": "DATEPART(hour, System.Timestamp())"}]},
+        "window.group_by.a",
+    ),
+    (
+        "over-computed-in-group-by",
+        {"source.over": "device", "window.group_by": [{"device": "UPPER(device)"}]},
+        "window.group_by",
+    ),
     # substreams
     ("over-not-in-group-by", {"source.over": "site"}, "window.group_by"),
     # punctuation and interval events (semantics §7)

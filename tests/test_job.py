@@ -24,6 +24,7 @@ from sparktide.job import (
     Window,
     load_job,
 )
+from sparktide.query import job_to_toml
 from sparktide.time import MINUTE, SECOND
 
 # ---------------------------------------------------------------------------- a full job
@@ -204,6 +205,19 @@ def test_substreams_with_key_in_group_by_load(tmp_path):
     data = mutate(BASE_JOB, {"source.over": "device"})
     job = load_job(write_job(tmp_path, data))
     assert job.source.over == "device"
+
+
+def test_computed_grouping_columns_load_and_write_back(tmp_path):
+    keys = ["device", {"hour": "DATEPART(hour, t)"}, {"fast": "value > 3"}]
+    job = load_job(write_job(tmp_path, mutate(BASE_JOB, {"window.group_by": keys})))
+    window = job.window
+    assert window.group_by == ("device", "hour", "fast")
+    assert window.group_expressions == (("hour", "DATEPART(hour, t)"), ("fast", "value > 3"))
+    assert window.record_group_columns == ("device",)
+    assert [name for name, e in window.group_keys if e is not None] == ["hour", "fast"]
+    assert "hour" in window.result_columns  # (having and [select] read it)
+    again = load_job(write_job(tmp_path, job_to_toml(job), name="again.toml"))
+    assert again.window == window
 
 
 def test_partitioned_job_loads(tmp_path):

@@ -163,10 +163,10 @@ def test_pass_through_queries_and_with_steps() -> None:
             "LAG(...) over the step s, which filters, is not supported yet",
         ),
         (
-            "WITH s AS (SELECT a, b * 2 AS c FROM i) "
-            "SELECT c, COUNT(*) AS n FROM s GROUP BY TumblingWindow(s, 5), c",
-            "1:103",
-            "GROUP BY c, a column its step computes, is not supported yet",
+            "SELECT COUNT(*) AS n FROM i GROUP BY DATEPART(second, System.Timestamp()), "
+            "TumblingWindow(s, 5)",
+            "1:55",
+            "System.Timestamp() inside a GROUP BY expression is not supported",
         ),
         ("SELECT a + 1 FROM i", "1:8", "needs a name"),
         ("SELECT COUNT(*) AS n FROM i", "1:8", "COUNT(...) without GROUP BY"),
@@ -292,9 +292,14 @@ def test_pass_through_queries_and_with_steps() -> None:
             "exactly the GROUP BY columns",
         ),
         (
-            "SELECT COUNT(*) AS n FROM i GROUP BY a + 1, TumblingWindow(s, 5)",
+            "SELECT COUNT(*) AS n FROM i GROUP BY MAX(a) + 1, TumblingWindow(s, 5)",
             "1:38",
-            "GROUP BY an expression",
+            "GROUP BY MAX(...): an aggregate",
+        ),
+        (
+            "SELECT COUNT(*) AS n FROM i GROUP BY ISFIRST(second, 5) = 1, TumblingWindow(s, 5)",
+            "1:38",
+            "ISFIRST(...) in GROUP BY is not supported",
         ),
         (
             "SELECT COUNT(*) AS n FROM i GROUP BY a, a, TumblingWindow(s, 5)",
@@ -467,6 +472,24 @@ def test_where_having_and_computed_columns_are_translated() -> None:
         ("bee", "b"),
         ("c", "a * 2 + -b % 3"),
     ]
+
+
+def test_group_by_expressions_are_computed_grouping_columns() -> None:
+    translation = translate_text(
+        "SELECT UPPER(Make) AS Make, COUNT(*) AS Cars FROM i TIMESTAMP BY t "
+        "GROUP BY UPPER(Make), LEN(Plate) > 6, TumblingWindow(minute, 1)",
+        "asaql",
+        None,
+        "q.asaql",
+    )
+    window = translation.job.window
+    assert window is not None
+    assert window.group_by == ("Make", "_group1")
+    assert window.group_expressions == (("Make", "UPPER(Make)"), ("_group1", "LEN(Plate) > 6"))
+    assert translation.job.select == ()  # (the SELECT names the grouping column as is)
+    assert any("_group1 (not in SELECT)" in note for note in translation.notes)
+    text = job_to_toml(translation.job)
+    assert 'group_by = [{ Make = "UPPER(Make)" }, { _group1 = "LEN(Plate) > 6" }]' in text
 
 
 def test_ordered_and_statistical_aggregates() -> None:

@@ -509,13 +509,19 @@ CASES = {
         "ordering": {"late_arrival": "10s", "out_of_order": "2s"},
     },
     # [filter], having and [select] over records of mixed types (write_stream's mixed)
+    # with computed grouping columns (semantics §6.13): a condition, a CASE, a CAST that
+    # fails on some records (dead-lettered), read by having and [select]
     "filter-tumbling-having-select": {
         "ordering": {"late_arrival": "20s", "out_of_order": "5s"},
         "filter": {"where": "speed > 10 AND lane IN ('A', 'B', 1) OR value IS NULL"},
         "window": {
             "type": "tumbling",
             "size": "1m",
-            "group_by": ["device"],
+            "group_by": [
+                "device",
+                {"fast": "speed > 50"},
+                {"lane_no": "CASE WHEN speed > 60 THEN CAST(lane AS bigint) END"},
+            ],
             "aggregates": {
                 "n": "count(*)",
                 "total": "sum(value)",
@@ -523,10 +529,12 @@ CASES = {
                 "lo": "min(speed)",
                 "top": "max(lane)",
             },
-            "having": "n > 1 AND (total IS NOT NULL OR lo >= 0)",
+            "having": "(n > 1 OR fast IS NOT NULL) AND (total IS NOT NULL OR lo >= 0)",
         },
         "select": {
             "device": "device",
+            "fast": "fast",
+            "no": "lane_no",
             "end": "window_end",
             "n": "n",
             "mean": "total / n",

@@ -32,7 +32,8 @@ SCHEMA = (
 WINDOW = {
     "type": "tumbling",
     "size": "10s",
-    "group_by": ["device"],
+    # (with a computed grouping column, semantics §6.13)
+    "group_by": ["device", {"band": "FLOOR(value / 20)"}],
     "aggregates": {"n": "count(*)", "mean": "avg(value)", "total": "sum(value)"},
 }
 

@@ -325,8 +325,12 @@ def named_columns(job: Any) -> list[NamedColumn]:
         add(source.edge_id, f"{prefix}.edge_id")
     window = job.window
     if window is not None:
-        for column in window.group_by:
-            add(column, "window.group_by")
+        for name, expression in window.group_keys:
+            if expression is None:
+                add(name, "window.group_by")
+                continue
+            for column in references(expression):  # (a computed column: its fields)
+                add(column, f"window.group_by.{name}")
         for a in window.aggregates:
             for column in a.columns:
                 add(column, f"window.aggregates.{a.name} = {a}")

@@ -110,11 +110,16 @@ def project(job: Job, lookup: Any, present: Any = None) -> dict[str, Any]:
             out[projection.name] = jsonable(lookup(expr.key))
             continue
         value = evaluate(expr, lambda name: value_of(lookup(name)), present=present)
-        if isinstance(value, Composite):  # an array or object a function found
-            out[projection.name] = jsonable(value.raw)
-        else:
-            out[projection.name] = None if is_other(value) else value
+        out[projection.name] = written_value(value)
     return out
+
+
+def written_value(value: Any) -> Any:
+    """An expression's value as a record holds it: an array or object a function found
+    as itself, any other array or object as null."""
+    if isinstance(value, Composite):
+        return jsonable(value.raw)
+    return None if is_other(value) else value
 
 
 def _match_value(record: dict[str, Any], key: str) -> Any:

@@ -173,11 +173,13 @@ class Projection:
 def expression_fields(job: Job) -> list[str]:
     """The record fields the job's expressions read: ``[filter] where`` and, in a job
     without a window or a join, ``[select]`` (over a join it reads the matches), and the
-    analytic columns' expressions (whose names are not fields)."""
+    analytic columns' expressions (whose names are not fields), and the window's
+    computed grouping columns and aggregates of expressions."""
     exprs = [job.filter.expression] if job.filter is not None else []
     if job.window is None and job.join is None:
         exprs += [p.parsed for p in job.select]
     if job.window is not None:
+        exprs += [e for _, e in job.window.group_keys if e is not None]
         exprs += [a.parsed for a in job.window.aggregates if a.parsed is not None]
     from sparktide.job.analytic import analytic_fields  # (it imports this module)
 
@@ -191,13 +193,15 @@ def expression_fields(job: Job) -> list[str]:
 def record_casts(job: Job) -> tuple[Expr, ...]:
     """The expressions the job evaluates over each input record that hold a ``CAST``
     that can fail: ``[filter] where``, then ``[select]`` in a job without a window or a
-    join, or the window's aggregates of expressions, in that order. A record on which
+    join, or the window's computed grouping columns and aggregates of expressions, in
+    that order. A record on which
     one fails is malformed (semantics §11.13); elsewhere (``having``, a window's or a
     join's ``[select]``) a failed ``CAST`` is null."""
     exprs = [job.filter.expression] if job.filter is not None else []
     if job.window is None and job.join is None:
         exprs += [p.parsed for p in job.select]
     if job.window is not None:
+        exprs += [e for _, e in job.window.group_keys if e is not None]
         exprs += [a.parsed for a in job.window.aggregates if a.parsed is not None]
     return tuple(e for e in exprs if casts(e))
 
@@ -205,11 +209,14 @@ def record_casts(job: Job) -> tuple[Expr, ...]:
 def record_expressions(job: Job) -> list[tuple[str, Expr]]:
     """``(key, expression)`` of every expression the job evaluates over an input record:
     ``[filter] where``, ``[select]`` in a job without a window or a join, the window's
-    aggregates of expressions, the analytic columns' expressions and ``[apply] value``."""
+    computed grouping columns and aggregates of expressions, the analytic columns'
+    expressions and ``[apply] value``."""
     out = [("filter.where", job.filter.expression)] if job.filter is not None else []
     if job.window is None and job.join is None:
         out += [(f"select.{p.name}", p.parsed) for p in job.select]
     if job.window is not None:
+        keys = job.window.group_keys
+        out += [(f"window.group_by.{name}", e) for name, e in keys if e is not None]
         aggregates = job.window.aggregates
         out += [(f"window.aggregates.{a.name}", a.parsed) for a in aggregates if a.parsed]
     out += [item for a in job.analytics for item in a.keyed_expressions()]

@@ -284,7 +284,7 @@ def check_timelines(job: Job) -> None:
     if (
         job.window is not None
         and job.ordering.partitioned
-        and job.source.partition not in job.window.group_by
+        and job.source.partition not in job.window.record_group_columns
     ):
         raise ConfigError(
             "window.group_by",
@@ -292,7 +292,7 @@ def check_timelines(job: Job) -> None:
             "ordering.partitioned = true: each partition's windows follow its own watermark",
         )
     if job.window is not None and job.source.over is not None:
-        if job.source.over not in job.window.group_by:
+        if job.source.over not in job.window.record_group_columns:
             raise ConfigError(
                 "window.group_by",
                 f"must include the substream key {job.source.over!r} (source.over): "

@@ -71,7 +71,11 @@ class Window:
     late
         What happens to an event whose windows are all closed: ``dead_letter`` or ``drop``.
     group_by
-        Grouping columns.
+        Grouping columns: each a column name, or a one-entry table ``{name =
+        "expression"}``, a computed grouping column named ``name`` whose value is the
+        expression's over the record (Stream Analytics' ``GROUP BY`` of an expression,
+        semantics §6.13). Normalised to the names; the expressions are
+        :attr:`group_expressions`.
     aggregates
         The aggregates, in output order.
     having
@@ -93,6 +97,9 @@ class Window:
     group_by: tuple[str, ...] = ()
     aggregates: tuple[Aggregate, ...] = ()
     having: str | None = None
+    #: ``(name, expression text)`` of the computed grouping columns, in ``group_by`` order
+    #: (set from ``group_by``'s tables).
+    group_expressions: tuple[tuple[str, str], ...] = ()
 
     _NEEDS: ClassVar[dict[str, tuple[str, ...]]] = {
         "tumbling": ("size",),
@@ -157,15 +164,7 @@ class Window:
     def _check_columns(self) -> None:
         """What happens to late events; the group-by columns and the aggregates' names."""
         check_choice(self.late, LATE_ACTIONS, "window.late")
-        if isinstance(self.group_by, str) or not isinstance(self.group_by, (list, tuple)):
-            raise ConfigError(
-                "window.group_by", f"must be a list of column names, got {self.group_by!r}"
-            )
-        set_field(self, "group_by", tuple(self.group_by))
-        for column in self.group_by:
-            check_column(column, "window.group_by", optional=False)
-        if len(set(self.group_by)) != len(self.group_by):
-            raise ConfigError("window.group_by", "names a column twice")
+        self._split_group_by()
         set_field(self, "aggregates", tuple(self.aggregates))
         seen = set(self.group_by)
         for aggregate in self.aggregates:
@@ -186,6 +185,55 @@ class Window:
                 raise ConfigError(
                     "window.group_by", f"{column!r} is a name sparktide writes itself"
                 )
+
+    def _split_group_by(self) -> None:
+        """``group_by``'s names, and the expressions of its computed columns (a table of
+        one ``name = "expression"`` each), checked: an expression reads the record's
+        fields, not ``System.Timestamp()``."""
+        if isinstance(self.group_by, str) or not isinstance(self.group_by, (list, tuple)):
+            raise ConfigError(
+                "window.group_by", f"must be a list of column names, got {self.group_by!r}"
+            )
+        names: list[str] = []
+        computed = dict(self.group_expressions)
+        for entry in self.group_by:
+            if isinstance(entry, dict):
+                if len(entry) != 1:
+                    raise ConfigError(
+                        "window.group_by",
+                        f'a computed column is a table of one name = "expression", got {entry!r}',
+                    )
+                ((name, text),) = entry.items()
+                check_column(name, "window.group_by", optional=False)
+                key = f"window.group_by.{name}"
+                no_input_fields(parse_text(text, key), key)
+                computed[name] = text
+                names.append(name)
+                continue
+            check_column(entry, "window.group_by", optional=False)
+            names.append(entry)
+        if len(set(names)) != len(names):
+            raise ConfigError("window.group_by", "names a column twice")
+        set_field(self, "group_by", tuple(names))
+        set_field(
+            self, "group_expressions", tuple((n, computed[n]) for n in names if n in computed)
+        )
+
+    @property
+    def group_keys(self) -> tuple[tuple[str, Expr | None], ...]:
+        """``(name, expression)`` per grouping column: the expression of a computed
+        one, ``None`` for a column of the record."""
+        computed = dict(self.group_expressions)
+        return tuple(
+            (name, None if name not in computed else parse_expression(computed[name], name))
+            for name in self.group_by
+        )
+
+    @property
+    def record_group_columns(self) -> tuple[str, ...]:
+        """The grouping columns that are the record's own fields (not computed)."""
+        computed = dict(self.group_expressions)
+        return tuple(name for name in self.group_by if name not in computed)
 
     @property
     def result_columns(self) -> tuple[str, ...]:

@@ -241,12 +241,14 @@ class WindowSpec:
 
 @dataclass(frozen=True)
 class GroupItem:
-    """One item of ``GROUP BY``: a window (``window`` set) or an expression."""
+    """One item of ``GROUP BY``: a window (``window`` set) or an expression
+    (``alias``: the name of a step's column the expression came from)."""
 
     expr: Expr
     pos: Pos
     window: WindowSpec | None = None
     over: tuple[Column, ...] = ()
+    alias: str | None = None
 
 
 @dataclass(frozen=True)

@@ -145,7 +145,14 @@ def job_to_toml(job: Job, comments: tuple[str, ...] | list[str] = ()) -> str:
         window = job.window
         lines.append("")
         lines += _table("window", window, _WINDOW_KEYS)
-        lines.append(f"group_by = {_value('', list(window.group_by))}")
+        computed = dict(window.group_expressions)
+        keys = [  # (a computed column: a table of its name and expression)
+            _value("", name)
+            if name not in computed
+            else f"{{ {_key(name)} = {_value('', computed[name])} }}"
+            for name in window.group_by
+        ]
+        lines.append(f"group_by = [{', '.join(keys)}]")
         aggregates = ", ".join(f"{a.name} = {json.dumps(str(a))}" for a in window.aggregates)
         lines.append(f"aggregates = {{ {aggregates} }}" if aggregates else "aggregates = {}")
         if window.having is not None:

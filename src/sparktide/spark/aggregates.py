@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from sparktide.job import Aggregate
 from sparktide.job.aggregates import NUMERIC_FUNCTIONS, ORDERED_FUNCTIONS, SPREAD_FUNCTIONS
@@ -29,6 +30,7 @@ __all__ = [
     "derived_variant",
     "distinct_key",
     "group_inputs",
+    "group_key_column",
     "json_text",
     "plan_aggregates",
     "present",
@@ -140,11 +142,25 @@ def derived_variant(value: Value, function: str) -> str:
     return f"parse_json({scalar_json_of(value)})"
 
 
-def group_inputs(columns: tuple[str, ...] | list[str]) -> list[tuple[str, str]]:
-    """``(g<i>, JSON text of group-by column i)`` per row: ``'null'`` when missing."""
+#: The column of a computed grouping column's JSON text, computed right after parsing
+#: (:func:`sparktide.spark.projections.add_record_columns`).
+GROUP_KEY = "gk"
+
+
+def group_key_column(index: int) -> str:
+    """The JSON text column of the grouping column at ``index`` when it is computed."""
+    return f"{GROUP_KEY}{index}"
+
+
+def group_inputs(keys: tuple[tuple[str, Any], ...]) -> list[tuple[str, str]]:
+    """``(g<i>, JSON text of grouping column i)`` per row: ``'null'`` when missing
+    (``keys``: :attr:`sparktide.job.Window.group_keys`; a computed column's text is
+    :func:`group_key_column`'s)."""
     return [
-        (f"g{i}", f"coalesce({json_text(field(column))}, 'null')")
-        for i, column in enumerate(columns)
+        (f"g{i}", f"coalesce({json_text(field(name))}, 'null')")
+        if expression is None
+        else (f"g{i}", group_key_column(i))
+        for i, (name, expression) in enumerate(keys)
     ]
 
 

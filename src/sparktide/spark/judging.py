@@ -16,7 +16,7 @@ from pyspark.sql.types import StructType
 from sparktide.core.instants import NEG_INF
 from sparktide.job import record_casts
 from sparktide.spark import apply, policy
-from sparktide.spark.aggregates import derived_column, distinct_key, group_inputs, present
+from sparktide.spark.aggregates import distinct_key, group_inputs, present
 from sparktide.spark.batch import Batch
 from sparktide.spark.clocks import idle_estimates, import_ctis
 from sparktide.spark.columns import (
@@ -60,9 +60,9 @@ from sparktide.spark.lineshapes import typed_names
 from sparktide.spark.onepass import TYPED
 from sparktide.spark.projections import (
     add_record_columns,
-    derived_aggregates,
     filter_rows,
     record_columns,
+    row_values,
     system_time_reads,
 )
 from sparktide.spark.punctuation import cti_counted
@@ -200,8 +200,7 @@ def _parsed_for_judging(context: Context, lines: DataFrame, stream: bool) -> Dat
     expands = context.job.apply is not None  # (then computed after the policy)
     if not expands:
         parsed = add_record_columns(parsed, context.job)  # [filter], [select]
-    derived = [derived_column(i) for i, _ in derived_aggregates(context.job)]
-    derived = [] if expands else derived
+    derived = [] if expands else row_values(context.job)
     record = RECORD if expands else f"CASE WHEN {ERROR} IS NOT NULL THEN {RECORD} END"
     inputs = [] if expands else row_inputs(context)
     keep_raw = (
@@ -229,7 +228,7 @@ def _row_columns(context: Context, rows: DataFrame) -> DataFrame:
     """What the parse adds to a job without ``[apply]`` (:func:`_parsed_for_judging`),
     added to expanded ``rows``: the filter's verdict, ``[select]``, the windows' inputs."""
     made = add_record_columns(rows, context.job)
-    derived = [derived_column(i) for i, _ in derived_aggregates(context.job)]
+    derived = row_values(context.job)
     return made.selectExpr(
         *(f"`{c}`" for c in made.columns if c not in derived),
         *(f"{expr} AS {name}" for name, expr in row_inputs(context)),
@@ -411,5 +410,5 @@ def row_inputs(context: Context) -> list[tuple[str, str]]:
         ]
     if context.window is None:
         return []
-    inputs = group_inputs(context.window.group_by)
+    inputs = group_inputs(context.window.group_keys)
     return inputs + [item for plan in context.aggregates for item in plan.inputs]

@@ -13,7 +13,12 @@ from pyspark.sql import functions as F
 
 from sparktide.expr import SYSTEM_TIMESTAMP, Ref, ref_nodes, references
 from sparktide.job import Job
-from sparktide.spark.aggregates import derived_column, derived_variant, json_text
+from sparktide.spark.aggregates import (
+    derived_column,
+    derived_variant,
+    group_key_column,
+    json_text,
+)
 from sparktide.spark.analytic import admission_columns, admission_names
 from sparktide.spark.columns import (
     ARRIVAL_TIME,
@@ -37,11 +42,13 @@ from sparktide.spark.sql import iso, sql_string
 __all__ = [
     "FILTER_COLUMN",
     "add_record_columns",
+    "computed_group_keys",
     "derived_aggregates",
     "filter_rows",
     "join_projection",
     "projected_event",
     "record_columns",
+    "row_values",
     "system_time_reads",
     "window_projection",
     "with_system_time",
@@ -74,7 +81,8 @@ def add_record_columns(parsed: DataFrame, job: Job) -> DataFrame:
     """The parsed batch with :func:`record_columns`, computed from the record ``m``
     before it is dropped (only those columns travel on)."""
     derived = derived_aggregates(job)
-    if not record_columns(job) and not derived:
+    keys = computed_group_keys(job)
+    if not record_columns(job) and not derived and not keys:
         return parsed
     if job.analytics:
         return admission_columns(parsed, job)
@@ -82,6 +90,7 @@ def add_record_columns(parsed: DataFrame, job: Job) -> DataFrame:
     exprs = [job.filter.expression] if job.filter is not None else []
     exprs += [p.parsed for p in projections]
     exprs += [a.parsed for _, a in derived]  # type: ignore[misc]
+    exprs += [e for _, e in keys]
     names = list(dict.fromkeys(n for e in exprs for n in references(e) if n != TIME_KEY))
     stages, leaves = variant_leaves("_xf", names, variant_field)
     if job.apply is None:  # (unknown before judging: see with_system_time)
@@ -107,6 +116,10 @@ def add_record_columns(parsed: DataFrame, job: Job) -> DataFrame:
     for i, aggregate in derived:
         value = compiled.value(aggregate.parsed)  # type: ignore[arg-type]
         outputs.append(f"{derived_variant(value, aggregate.function)} AS {derived_column(i)}")
+        errors.append(value.err)
+    for i, expression in keys:  # (the value a record is grouped by, as its JSON text)
+        value = compiled.value(expression)
+        outputs.append(f"coalesce({json_of(value)}, 'null') AS {group_key_column(i)}")
         errors.append(value.err)
     frame = parsed
     for stage in stages:
@@ -163,6 +176,23 @@ def derived_aggregates(job: Job) -> list[tuple[int, Any]]:
     if job.window is None:
         return []
     return [(i, a) for i, a in enumerate(job.window.aggregates) if a.expression is not None]
+
+
+def computed_group_keys(job: Job) -> list[tuple[int, Any]]:
+    """The window's computed grouping columns, with their index (their JSON text is a
+    column of its own, :func:`sparktide.spark.aggregates.group_key_column`, read once
+    per row)."""
+    if job.window is None:
+        return []
+    return [(i, e) for i, (_, e) in enumerate(job.window.group_keys) if e is not None]
+
+
+def row_values(job: Job) -> list[str]:
+    """The columns :func:`add_record_columns` computes for the windows' inputs only (the
+    aggregates of expressions, the computed grouping columns): dropped once those are
+    taken (:func:`sparktide.spark.judging.row_inputs`)."""
+    names = [derived_column(i) for i, _ in derived_aggregates(job)]
+    return names + [group_key_column(i) for i, _ in computed_group_keys(job)]
 
 
 #: The columns a malformed record does not have (semantics §8.2): nulled when a CAST

@@ -63,7 +63,7 @@ class EdgeEvents:
         scope = event.scope
         self._note_watermark(scope, watermark)
         fields = event.record.fields or {}
-        key = group_key(fields, self.spec.group_by)
+        key = group_key(fields, self.spec.group_keys)
         edge = OpenEdge(scope, key, event.timestamp, order_of(event), fields, watermark)
         self._edges[pair] = self._scope_edges.setdefault(scope, {})[pair] = edge
 

@@ -19,7 +19,13 @@ from sparktide.core.records import jsonable, time_or_none
 from sparktide.core.sink import Admitted
 from sparktide.core.windows.edges import EdgeEvents, OpenEdge
 from sparktide.core.windows.grid import GridGroup
-from sparktide.core.windows.groups import GAP, WindowGroup, group_key, order_of
+from sparktide.core.windows.groups import (
+    GAP,
+    WindowGroup,
+    group_key,
+    order_of,
+    written_group_value,
+)
 from sparktide.core.windows.session import SessionGroup
 from sparktide.core.windows.sliding import SlidingGroup
 from sparktide.core.windows.spec import WindowSpec
@@ -89,7 +95,7 @@ class WindowOperator(EdgeEvents, IdleTimers):
         scope = event.scope
         self._note_watermark(scope, watermark)
         fields = event.record.fields or {}
-        key = group_key(fields, self.spec.group_by)
+        key = group_key(fields, self.spec.group_keys)
         group = self._group(scope, key)
         outcome = group.insert(
             event.timestamp, order_of(event), fields, watermark, event.record.end_time
@@ -194,7 +200,7 @@ class WindowOperator(EdgeEvents, IdleTimers):
         for end, start, _, _, key, values in closed:
             record: dict[str, Any] = {"type": "window"}
             for column, value in zip(self.spec.group_by, key, strict=True):
-                record[column] = jsonable(value)
+                record[column] = jsonable(written_group_value(value))
             record[own["window_start"]] = time_or_none(start)
             record[own["window_end"]] = time_or_none(end)
             for name, value in values.items():
@@ -210,6 +216,7 @@ _INFINITY = 1 << 62
 def _sort_key(value: Any) -> tuple[Any, ...]:
     if isinstance(value, tuple):
         return tuple(_sort_key(v) for v in value)
+    value = written_group_value(value)
     if value is None:
         return (0,)
     if isinstance(value, bool):

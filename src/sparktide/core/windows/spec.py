@@ -99,6 +99,7 @@ class WindowSpec:
         self.closed_end = window.boundary == "end" or self.kind in ("sliding", "snapshot")
         self.aggregates = window.aggregates
         self.group_by = window.group_by
+        self.group_keys = window.group_keys  # (parsed once: computed per event)
 
     def due(self, end: int) -> int:
         """The watermark at which a window ending at ``end`` closes (:func:`window_due`)."""

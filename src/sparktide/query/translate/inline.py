@@ -337,11 +337,8 @@ class Inliner:
         if group.window is None:
             expr = substitute(group.expr, columns)
             if isinstance(group.expr, Column) and not isinstance(expr, Column):
-                raise self.refuse(
-                    group.pos,
-                    f"GROUP BY {group.expr.name}, a column its step computes, is not supported "
-                    "yet: a window groups by columns of its input",
-                )
+                # a column the step computes: grouped by its expression, under its name
+                return replace(group, expr=expr, alias=group.expr.parts[-1])
             return replace(group, expr=expr)
         window = group.window
         partition = tuple(_as_column(substitute(c, columns), c) for c in window.partition_by)

@@ -9,11 +9,16 @@ midnight, sparktide to the Unix epoch); sessions are per group, so their ``OVER
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
-from sparktide.query.ast import Call, Column, FromSource, Select, WindowSpec
+from sparktide import expr as E
+from sparktide.errors import QueryError
+from sparktide.query.ast import Call, Column, Expr, FromSource, Select, Star, WindowSpec
+from sparktide.query.exprs import convert
 from sparktide.query.translate.aggregates import Aggregates, WindowColumns
-from sparktide.query.translate.context import Context, describe
+from sparktide.query.translate.analytic import is_analytic
+from sparktide.query.translate.context import Context, is_aggregate, is_scalar, is_timestamp
 from sparktide.query.translate.fields import Fields
 from sparktide.time import DAY, format_duration
 
@@ -34,9 +39,12 @@ class Windows:
         """The ``[window]`` table of ``select`` (without ``having``) and its columns."""
         spec = self.spec(select)
         group_by = self.group_by(select, source)
-        window = self.window_shape(spec, group_by, source)
+        names = [g if isinstance(g, str) else next(iter(g)) for g in group_by]
+        window = self.window_shape(spec, names, source)
         window["group_by"] = group_by
-        columns = self.aggregates.columns(select, group_by, source)
+        computed = {k: v for g in group_by if isinstance(g, dict) for k, v in g.items()}
+        select = self.grouped_items(select, computed, source)
+        columns = self.aggregates.columns(select, names, source)
         window["aggregates"] = columns.aggregates
         for key, value in self.bindings.window.items():
             window.setdefault(key, value)
@@ -57,24 +65,100 @@ class Windows:
         assert spec is not None
         return spec
 
-    def group_by(self, select: Select, source: FromSource) -> list[str]:
-        """The grouping columns of ``GROUP BY`` besides its window."""
-        group_by: list[str] = []
+    def group_by(self, select: Select, source: FromSource) -> list[str | dict[str, str]]:
+        """The grouping columns of ``GROUP BY`` besides its window: a column's name, or
+        for an expression (semantics §6.13) a table of its name and its text."""
+        group_by: list[str | dict[str, str]] = []
+        names: list[str] = []
         for item in select.group_by:
             if item.window is not None:
                 continue
             if isinstance(item.expr, Call) and item.expr.function == "windows":
                 raise self.refuse(item.pos, "Windows(...) (several windows) is not supported yet")
-            if not isinstance(item.expr, Column):
-                raise self.refuse(
-                    item.pos,
-                    f"GROUP BY {describe(item.expr)} is not supported yet: group by columns",
-                )
-            name = self.fields.column(item.expr, source)
-            if name.casefold() in (g.casefold() for g in group_by):
+            if isinstance(item.expr, Column) and item.alias is None:
+                name = self.fields.column(item.expr, source)
+                entry: str | dict[str, str] = name
+            else:
+                text = E.to_text(self.key_expression(item.expr, source))
+                name = item.alias or self.selected_name(select, text, source)
+                name = name or self.invented_name(names, select)
+                entry = {name: text}
+            if name.casefold() in (g.casefold() for g in names):
                 raise self.refuse(item.pos, f"GROUP BY names {name} twice")
-            group_by.append(name)
+            names.append(name)
+            group_by.append(entry)
         return group_by
+
+    def key_expression(self, expr: Expr, source: FromSource) -> E.Expr:
+        """A GROUP BY expression over the record's fields (no aggregate, analytic
+        function or ``System.Timestamp()``: those are refused, naming them)."""
+
+        def leaf(node: Column | Call) -> E.Expr:
+            if is_timestamp(node):
+                raise self.refuse(
+                    node.pos,
+                    "System.Timestamp() inside a GROUP BY expression is not supported: "
+                    "GROUP BY System.Timestamp() alone is the snapshot window",
+                )
+            if isinstance(node, Call) and is_analytic(node):
+                raise self.refuse(
+                    node.pos,
+                    f"{node.text[:-2].upper()}(...) in GROUP BY is not supported: the "
+                    "analytic functions are not computed with a window yet",
+                )
+            if isinstance(node, Call) and is_aggregate(node):
+                raise self.refuse(node.pos, f"GROUP BY {node.text[:-2].upper()}(...): an aggregate")
+            return self.fields.field_leaf(node, source, "GROUP BY")
+
+        return convert(expr, leaf, self.refuse, "GROUP BY")
+
+    def selected_name(self, select: Select, text: str, source: FromSource) -> str | None:
+        """The name of the SELECT item that computes the GROUP BY expression ``text``
+        (``SELECT DATEPART(hour, t) AS h ... GROUP BY DATEPART(hour, t)``), if any."""
+        for item in select.items:
+            if isinstance(item.expr, (Column, Star)) or item.alias is None:
+                continue
+            if isinstance(item.expr, Call) and not is_scalar(item.expr):
+                continue  # (an aggregate)
+            try:
+                found = E.to_text(self.key_expression(item.expr, source))
+            except QueryError:  # (an expression over aggregates: not a grouping column)
+                continue
+            if found == text:
+                return item.alias
+        return None
+
+    def grouped_items(self, select: Select, computed: dict[str, str], source: FromSource) -> Select:
+        """``select`` with each item that computes a GROUP BY expression reading it as
+        its grouping column instead."""
+        if not computed:
+            return select
+        items = []
+        for item in select.items:
+            name = None
+            if item.alias is not None and item.alias in computed:
+                text = None
+                if not isinstance(item.expr, Star) and not (
+                    isinstance(item.expr, Call) and not is_scalar(item.expr)
+                ):
+                    try:
+                        text = E.to_text(self.key_expression(item.expr, source))
+                    except QueryError:
+                        text = None
+                name = item.alias if text == computed[item.alias] else None
+            items.append(item if name is None else replace(item, expr=Column((name,), item.pos)))
+        return replace(select, items=tuple(items))
+
+    @staticmethod
+    def invented_name(names: list[str], select: Select) -> str:
+        """A name for a GROUP BY expression the SELECT does not name: ``_group1`` ...,
+        clashing with no grouping column nor SELECT column."""
+        taken = {n.casefold() for n in names}
+        taken |= {i.alias.casefold() for i in select.items if i.alias is not None}
+        n = 1
+        while f"_group{n}" in taken:
+            n += 1
+        return f"_group{n}"
 
     def window_shape(
         self, spec: WindowSpec, group_by: list[str], source: FromSource

@@ -72,7 +72,7 @@ def carried_fields(job: Job) -> tuple[str, ...]:
     window) read — the fields a vouched record's variant ``m`` is made of."""
     carried: list[str] = []
     if job.window is not None:
-        carried += job.window.group_by
+        carried += job.window.record_group_columns
         carried += [c for a in job.window.aggregates for c in a.columns]
     carried += expression_fields(job)
     return tuple(dict.fromkeys(carried))

@@ -108,7 +108,7 @@ def check_frame(job: Job, schema: T.StructType) -> None:
     check_columns(job, types)  # (every other named column: filter, select, join keys)
     if job.window is None:
         return
-    for name in job.window.group_by:
+    for name in job.window.record_group_columns:  # (computed ones: check_columns)
         column("window.group_by", name)
     numeric = job.numeric_columns
     for aggregate in job.window.aggregates:

@@ -31,10 +31,10 @@ def fusable(job: Job) -> bool:
     partition, or per key (substreams); no union, no imports; the ordering policy with
     ``adjust`` or ``drop`` (nothing it decides is dead-lettered); no CTIs, intervals or
     edges; tumbling or hopping windows whose aggregates are ``count``, ``sum`` or
-    ``avg`` of a column; no ``[filter]``, ``[select]``, ``having`` or join. The engine
-    also requires that the policy need no other partition's clock
-    (``SparkEngine._fused``), except for substreams, whose input arrival clock the tasks
-    compute (or guess, and the engine checks)."""
+    ``avg`` of a column, grouped by columns (none computed); no ``[filter]``,
+    ``[select]``, ``having`` or join. The engine also requires that the policy need no
+    other partition's clock (``SparkEngine._fused``), except for substreams, whose input
+    arrival clock the tasks compute (or guess, and the engine checks)."""
     source, window = job.source, job.window
     return (
         source.format in ("jsonl", "parquet", *SPARK_STREAMS)
@@ -51,6 +51,7 @@ def fusable(job: Job) -> bool:
         and window is not None
         and window.type in ("tumbling", "hopping")
         and window.having is None
+        and not window.group_expressions
         and all(
             a.function in ("count", "sum", "avg") and a.expression is None
             for a in window.aggregates
