@@ -33,7 +33,7 @@ WINDOW = {
     "type": "tumbling",
     "size": "10s",
     # (with a computed grouping column, semantics §6.13)
-    "group_by": ["device", {"band": "FLOOR(value / 20)"}],
+    "group_by": ["device", {"band": "FLOOR(value / 5)"}],
     "aggregates": {"n": "count(*)", "mean": "avg(value)", "total": "sum(value)"},
 }
 
