@@ -112,6 +112,18 @@ def test_hopping_window_offset_lateness_idle_timeout_merge_and_dlq() -> None:
     assert j.output.path == "iot.stats" and j.output.dead_letter == "d.q"
 
 
+def test_group_ids_of_expressions_and_renamed_fields_are_computed_columns() -> None:
+    """``_id`` of an expression, or of a field under another name (semantics §6.13)."""
+    fields = {"_id": {"make": {"$toUpper": "$make"}, "dev": "$device", "g": "$g"}}
+    by_fields = job([SOURCE, tumbling(pipeline=[{"$group": fields}])]).window
+    assert by_fields.group_by == ("make", "dev", "g")
+    upper = "CASE WHEN make IS NULL THEN '' ELSE UPPER(make) END"  # (MongoDB's $toUpper)
+    assert by_fields.group_expressions == (("make", upper), ("dev", "device"))
+    one = {"_id": {"$toLower": "$make"}}
+    single = job([SOURCE, tumbling(pipeline=[{"$group": one}])]).window
+    assert single.group_expressions == (("_id", upper.replace("UPPER", "LOWER")),)
+
+
 def test_no_window_and_no_sink() -> None:
     j = job([{"$source": {"connectionName": "c"}}])
     assert j.window is None and j.source.timestamp_by is None
@@ -268,9 +280,9 @@ def test_stage_refusals(stages: str, position: str, message: str) -> None:
         (
             {
                 "interval": {"size": 1, "unit": "second"},
-                "pipeline": [{"$group": {"_id": {"dev": "$device"}}}],
+                "pipeline": [{"$group": {"_id": {"dev": 3}}}],
             },
-            "renaming a grouping field",
+            '_id.dev must be "$field" or an expression',
         ),
         (
             {"interval": {"size": 1, "unit": "second"}, "pipeline": [{"$group": {"_id": 5}}]},

@@ -186,11 +186,6 @@ def test_project_without_a_window_is_the_select() -> None:
         ([{"$project": {"a.b": 1}}], "10:4", "a.b: nested fields"),
         ([{"$project": {}}], "9:15", "$project needs at least one field"),
         (
-            [{"$addFields": {"g": 1}}, window({"_id": "$g", "n": {"$sum": 1}})],
-            "22:14",
-            "_id: $g is computed by an earlier stage",
-        ),
-        (
             [
                 window({"_id": "$g", "n": {"$sum": 1}}),
                 {"$project": {"w": "$watts"}},

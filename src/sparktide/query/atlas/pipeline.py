@@ -24,7 +24,7 @@ from sparktide.query.atlas.lookup import Lookup, LookupStage, qualified
 from sparktide.query.atlas.match import MatchStage
 from sparktide.query.atlas.operators import Operators
 from sparktide.query.atlas.shape import Shape, ShapeStage
-from sparktide.query.atlas.window import WindowStage
+from sparktide.query.atlas.window import WindowStage, group_names
 from sparktide.query.bind import Bindings
 from sparktide.query.jobs import StatementJob, Translation, build_job
 from sparktide.query.located import Node
@@ -191,7 +191,9 @@ class Pipeline(Documents):
         read.window = self.windows.window_stage(_WINDOW_STAGES[name], name, body)
         read.window_pos = pos
         self.operators.shape = Shape.of_window(
-            read.window["group_by"], list(read.window["aggregates"]), self.windows.single_id
+            group_names(read.window["group_by"]),
+            list(read.window["aggregates"]),
+            self.windows.single_id,
         )
 
     def lookup_stage(self, read: _Stages, name: str, body: Node, pos: Pos) -> None:

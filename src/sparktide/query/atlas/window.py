@@ -20,7 +20,7 @@ from sparktide.query.located import Node
 from sparktide.query.refusal import Refuse, check_column
 from sparktide.time import SECOND, format_duration
 
-__all__ = ["DEFAULT_ALLOWED_LATENESS", "WindowStage"]
+__all__ = ["DEFAULT_ALLOWED_LATENESS", "WindowStage", "group_names"]
 
 #: Atlas' default allowedLateness.
 DEFAULT_ALLOWED_LATENESS = 3 * SECOND
@@ -38,6 +38,11 @@ _ACCUMULATORS = {
 
 #: ``$top``, ``$bottom``, ``$topN``, ``$bottomN`` and the sparktide functions they become.
 _RANKED = {"$top": "topone", "$bottom": "bottomone", "$topN": "topn", "$bottomN": "bottomn"}
+
+
+def group_names(group_by: list[str | dict[str, str]]) -> list[str]:
+    """The names of the grouping columns of ``group_by`` (a ``[window]`` table's)."""
+    return [g if isinstance(g, str) else next(iter(g)) for g in group_by]
 
 
 class WindowStage(Documents):
@@ -144,48 +149,63 @@ class WindowStage(Documents):
         assert group is not None
         return self.group(group)
 
-    def group(self, node: Node) -> tuple[list[str], dict[str, str]]:
-        """The grouping fields (``_id``) and aggregates of a ``$group``."""
+    def group(self, node: Node) -> tuple[list[str | dict[str, str]], dict[str, str]]:
+        """The grouping fields (``_id``) and aggregates of a ``$group``: a field's name,
+        or a computed grouping column ``{name: expression}`` (semantics §6.13)."""
         doc = self.mapping(node, "$group")
         if "_id" not in doc:
             raise self.refuse(node.pos, "$group needs _id")
         group_by = self.group_id(doc["_id"])
+        names = group_names(group_by)
         aggregates: dict[str, str] = {}
         for name, spec in doc.items():
             if name == "_id":
                 continue
             pos = node.keys[name]
             check_column(name, pos, self.refuse, "output field")
-            if name in group_by:
+            if name in names:
                 raise self.refuse(pos, f"{name} is also a grouping field")
             aggregates[name] = self.accumulator(name, spec)
         return group_by, aggregates
 
-    def group_id(self, node: Node) -> list[str]:
-        """The grouping fields of ``_id``: none, ``"$field"``, or ``{name: "$name", ...}``."""
-        self.single_id = isinstance(node.value, str)
+    def group_id(self, node: Node) -> list[str | dict[str, str]]:
+        """The grouping fields of ``_id``: none, ``"$field"``, an expression (grouped by
+        as ``_id``), or ``{name: "$field" or expression, ...}``: a field grouped by under
+        its own name is a column of the input, anything else a computed column."""
+        self.single_id = isinstance(node.value, str) or (
+            isinstance(node.value, dict) and any(k.startswith("$") for k in node.value)
+        )
         if node.value is None:
             return []
-        if isinstance(node.value, str):
-            column = self.plain(node, "_id")
-            self.notes.append(f'_id: "${column}" is the column {column} of the window records')
-            return [column]
+        if self.single_id:
+            key = self.grouping(node, "_id", "_id")
+            if isinstance(key, str):
+                self.notes.append(f'_id: "${key}" is the column {key} of the window records')
+            else:
+                self.notes.append("_id: an expression, the column _id of the window records")
+            return [key]
         if isinstance(node.value, dict):
-            columns = []
-            for key, value in node.value.items():
-                column = self.plain(value, f"_id.{key}")
-                if key != column:
-                    raise self.refuse(
-                        node.keys[key],
-                        f'_id.{key}: "${column}": renaming a grouping field is not supported '
-                        f'yet; write {column}: "${column}"',
-                    )
-                columns.append(column)
+            keys = [self.grouping(value, name, f"_id.{name}") for name, value in node.value.items()]
             self.notes.append(
-                f"_id {{{', '.join(columns)}}}: the window records carry each as a column"
+                f"_id {{{', '.join(group_names(keys))}}}: the window records carry each as a column"
             )
-            return columns
-        raise self.refuse(node.pos, '_id must be null, "$field" or {name: "$name", ...}')
+            return keys
+        raise self.refuse(node.pos, '_id must be null, "$field", an expression or {name: ...}')
+
+    def grouping(self, node: Node, name: str, what: str) -> str | dict[str, str]:
+        """One grouping field of ``_id`` named ``name``: the input's column when ``node``
+        is ``"$name"`` of an input field, else ``{name: expression}``."""
+        if isinstance(node.value, str):
+            column = self.field_path(node, what)
+            resolved = self.operators.shape.resolve(column, node.pos, self.refuse)
+            if resolved == E.Ref(column) and (column == name or what == "_id"):
+                return column
+            check_column(name, node.pos, self.refuse, "grouping field")
+            return {name: E.to_text(resolved)}
+        if isinstance(node.value, dict):
+            check_column(name, node.pos, self.refuse, "grouping field")
+            return {name: E.to_text(self.operators.expression(node))}
+        raise self.refuse(node.pos, f'{what} must be "$field" or an expression')
 
     def accumulator(self, name: str, node: Node) -> str:
         """The sparktide aggregate of the accumulator ``{$op: ...}`` of output ``name``."""
