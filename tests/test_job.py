@@ -901,3 +901,22 @@ def test_count_if_counts_a_condition_or_a_columns_true_values() -> None:
     for text in ("count_if(*)", "count_if()"):
         with pytest.raises(ConfigError, match=r"window\.aggregates\.c"):
             Aggregate.parse("c", text)
+
+
+@pytest.mark.parametrize(
+    ("condition", "message"),
+    [
+        ("v > 1", "'v' over a join: qualify it with its input"),
+        ("c.v > 1", "'c' is not an input of the join"),
+        ("a.t < timestamp", "not the match's timestamp"),
+        ("a.v >", "join.condition"),
+    ],
+)
+def test_a_join_condition_reads_both_inputs_fields(condition, message):
+    """``[join] condition``: the rest of Stream Analytics' ``ON`` (semantics §11.8)."""
+    with pytest.raises(ConfigError) as info:
+        Join("a", "b", on=["k"], between=["0s", "1m"], condition=condition)
+    assert info.value.key == "join.condition"
+    assert message in str(info.value)
+    join = Join("a", "b", on=["k"], between=["0s", "1m"], condition="a.v > b.w * 2")
+    assert join.condition_expression is not None

@@ -202,6 +202,41 @@ def test_both_orders_of_datediff_join_the_same_events(tmp_path: Path) -> None:
     assert _matches(query.format("Exit", "Entry", 0, 6), tmp_path) == before
 
 
+def test_the_rest_of_on_is_a_condition_each_pair_must_meet(tmp_path: Path) -> None:
+    """On data (semantics §11.8): ``x.Toll > e.Toll * 2`` and an equality of columns with
+    other names are the job's ``[join] condition``; a pair that fails it is no match."""
+    t = "2026-03-01T09:00:{:02d}Z"
+    entries = [("A", 10, 1, "A"), ("B", 11, 3, "X")]
+    _write(
+        tmp_path / "entry.jsonl",
+        [
+            {"Plate": p, "Toll": toll, "Tag": tag, "EntryTime": t.format(s), "a": t.format(s)}
+            for p, s, toll, tag in entries
+        ],
+    )
+    exits = [("A", 12, 3, "A"), ("A", 13, 1, "A"), ("B", 14, 9, "B"), ("B", 15, 9, "X")]
+    _write(
+        tmp_path / "exit.jsonl",
+        [
+            {"Plate": p, "Toll": toll, "Code": code, "ExitTime": t.format(s), "a": t.format(s)}
+            for p, s, toll, code in exits
+        ],
+    )
+    query = (
+        "SELECT * FROM Entry e TIMESTAMP BY EntryTime JOIN Exit x TIMESTAMP BY ExitTime "
+        "ON e.Plate = x.Plate AND x.Toll > e.Toll * 2 AND e.Tag = x.Code "
+        "AND DATEDIFF(second, e, x) BETWEEN 0 AND 15"
+    )
+    j = job(query)
+    assert j.join is not None and j.join.on == ("Plate",)
+    assert j.join.condition == "Exit.Toll > Entry.Toll * 2 AND Entry.Tag = Exit.Code"
+    # A: 3 > 2 and A = A (the exit at 13: 1 > 2 fails); B: 9 > 6, but only X = X
+    assert _matches(query, tmp_path) == [
+        ("A", t.format(12), t.format(12)),
+        ("B", t.format(15), t.format(15)),
+    ]
+
+
 _SELECT_JOIN = (
     "SELECT {} INTO o FROM Entry e TIMESTAMP BY EntryTime JOIN [Exit] x TIMESTAMP BY ExitTime "
     "ON Entry.Plate = [Exit].Plate AND DATEDIFF(minute, e, x) BETWEEN 0 AND 15"
@@ -551,9 +586,16 @@ def test_a_plain_output_binds_one_statement(tmp_path: Path) -> None:
             "PARTITION BY over a JOIN is not supported yet",
         ),
         (
-            "SELECT * FROM e JOIN x ON e.k = x.k AND e.v > 3 AND DATEDIFF(s, e, x) BETWEEN 0 AND 1",
+            "SELECT * FROM e JOIN x ON e.k = x.k AND DATEDIFF(s, e, x) > 0 "
+            "AND DATEDIFF(s, e, x) BETWEEN 0 AND 1",
             "1:41",
             "an expression with '>' in the ON of a JOIN is not supported yet",
+        ),
+        (
+            "SELECT * FROM e JOIN x ON e.k = x.k AND e.t < System.Timestamp() "
+            "AND DATEDIFF(s, e, x) BETWEEN 0 AND 1",
+            "1:47",
+            "System.Timestamp() in the ON of a JOIN is not supported",
         ),
         (
             "SELECT * FROM e JOIN x ON e.k = x.k OR DATEDIFF(s, e, x) BETWEEN 0 AND 1",

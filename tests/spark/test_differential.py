@@ -435,7 +435,14 @@ CASES = {
             "right": {"format": "csv", "partition": "partition"},
         },
         "ordering": {"late_arrival": "30s", "out_of_order": "3s"},
-        "join": {"left": "left", "right": "right", "on": ["device"], "between": ["-20s", "20s"]},
+        "join": {
+            "left": "left",
+            "right": "right",
+            "on": ["device"],
+            "between": ["-20s", "20s"],
+            # the rest of the ON (semantics §11.8): some pairs do not meet it
+            "condition": "left.value <= right.value OR left.id % 3 = 0",
+        },
         "select": {  # [select] over the matches: input.field, timestamp, DATEDIFF
             "device": "left.device",
             "lid": "left.id",
@@ -456,7 +463,13 @@ CASES = {
             "devices": {"reference": True, "format": "csv"},
         },
         "ordering": {"late_arrival": "20s", "out_of_order": "5s", "action": "drop"},
-        "join": {"left": "readings", "right": "devices", "on": ["device"], "type": "left"},
+        "join": {  # (an event whose rows all fail the condition: once, its right null)
+            "left": "readings",
+            "right": "devices",
+            "on": ["device"],
+            "type": "left",
+            "condition": "readings.value >= devices.rank",
+        },
         "select": {
             "id": "readings.id",
             "model": "devices.model",
@@ -470,7 +483,12 @@ CASES = {
             "devices": {"reference": True, "format": "jsonl"},
         },
         "ordering": {"late_arrival": "15s", "out_of_order": "3s"},
-        "join": {"left": "readings", "right": "devices", "on": ["device"]},
+        "join": {
+            "left": "readings",
+            "right": "devices",
+            "on": ["device"],
+            "condition": "devices.model <> 'TX-200b' AND readings.value > 0",
+        },
     },
     "edge-cti-merged-tumbling": {  # edge events against explicit CTIs and the heuristics
         "stream": {"ctis": 0.08, "edges": True},

@@ -20,9 +20,10 @@ from typing import Any
 from sparktide.core.records import jsonable, time_or_none, value_key
 from sparktide.core.release import OrderedRelease, release_ready
 from sparktide.core.sink import Admitted, Windowless
-from sparktide.job import Job, input_of
+from sparktide.expr import evaluate, value_of
+from sparktide.job import Job, Join, input_of
 
-__all__ = ["ReferenceJoin", "TemporalJoin", "join_key"]
+__all__ = ["ReferenceJoin", "TemporalJoin", "join_key", "meets_condition"]
 
 
 def join_key(fields: dict[str, Any], columns: tuple[str, ...]) -> tuple[Any, ...] | None:
@@ -33,6 +34,26 @@ def join_key(fields: dict[str, Any], columns: tuple[str, ...]) -> tuple[Any, ...
     if any(value is None for value in values):
         return None
     return tuple(value_key(value) for value in values)
+
+
+def meets_condition(join: Join, left: dict[str, Any] | None, right: dict[str, Any] | None) -> bool:
+    """Whether the pair of records ``left`` and ``right`` meets ``join.condition``
+    (semantics §11.8): true when there is none; a condition that is false or null (a
+    failed ``CAST`` in it is null) is no match."""
+    condition = join.condition_expression
+    if condition is None:
+        return True
+    sides = {join.left: left or {}, join.right: right or {}}
+
+    def lookup(key: str) -> Any:
+        side, name = key.split(".", 1)
+        return value_of(sides[side].get(name))
+
+    def present(key: str) -> bool:
+        side, name = key.split(".", 1)
+        return name in sides[side]
+
+    return evaluate(condition, lookup, present=present) is True
 
 
 class TemporalJoin(Windowless):
@@ -73,7 +94,8 @@ class TemporalJoin(Windowless):
             for kept in self._kept[other].get(key, ()):
                 left, right = (event, kept) if side == join.left else (kept, event)
                 if self._low <= right.timestamp - left.timestamp <= self._high:  # type: ignore[operator]
-                    self._hold(left, right)
+                    if meets_condition(join, left.record.fields, right.record.fields):
+                        self._hold(left, right)
             self._kept[side].setdefault(key, []).append(event)
         self.advance(None, watermark, now)
 
@@ -162,6 +184,7 @@ class ReferenceJoin(OrderedRelease):
         fields = event.record.fields or {}
         key = join_key(fields, join.on)
         rows: list[dict[str, Any] | None] = list(self._rows.get(key, ())) if key is not None else []
+        rows = [row for row in rows if meets_condition(join, fields, row)]
         if not rows and join.type == "left":
             rows = [None]
         for row in rows:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sparktide.errors import ConfigError
+from sparktide.expr import Expr, parse_expression, ref_nodes
+from sparktide.job.expressions import check_join_references, parse_text
 from sparktide.job.values import check_choice, check_column, normalise_signed_duration, set_field
 
 __all__ = ["JOIN_TYPES", "Join"]
@@ -34,6 +36,11 @@ class Join:
         ``inner`` (default): only matches are released. ``left`` (reference data only,
         Stream Analytics' ``LEFT OUTER JOIN``): an event with no matching row is released
         once, its right side ``null``.
+    condition
+        A condition over both records' fields (``<input>.<field>``) that a pair must also
+        meet to match: the rest of Stream Analytics' ``ON`` (semantics §11.8). A pair for
+        which it is not true (false or null) is no match; under ``left`` an event that
+        meets no row then is released once with ``null``.
     """
 
     left: str
@@ -41,6 +48,7 @@ class Join:
     on: tuple[str, ...] = ()
     between: tuple[int | str, int | str] | None = None
     type: str = "inner"
+    condition: str | None = None
 
     def __post_init__(self) -> None:
         for name in ("left", "right"):
@@ -55,6 +63,14 @@ class Join:
         for column in self.on:
             check_column(column, "join.on", optional=False)
         check_choice(self.type, JOIN_TYPES, "join.type")
+        if self.condition is not None:
+            condition = parse_text(self.condition, "join.condition")
+            check_join_references(condition, self, "join.condition")
+            if any(ref.input is None for ref in ref_nodes(condition)):
+                raise ConfigError(
+                    "join.condition",
+                    "reads the records' fields (<input>.<field>), not the match's timestamp",
+                )
         bounds = self.between
         if bounds is None:
             return
@@ -68,6 +84,13 @@ class Join:
         if holder.low > holder.high:  # type: ignore[operator]
             raise ConfigError("join.between", f"low must not be above high, got {bounds!r}")
         set_field(self, "between", (holder.low, holder.high))
+
+    @property
+    def condition_expression(self) -> Expr | None:
+        """The parsed ``condition``, if any."""
+        if self.condition is None:
+            return None
+        return parse_expression(self.condition, "join.condition")
 
 
 @dataclass

@@ -139,6 +139,8 @@ def job_to_toml(job: Job, comments: tuple[str, ...] | list[str] = ()) -> str:
             lines.append(f"between = [{bounds}]")
         if join.type != "inner":
             lines.append(f"type = {_value('', join.type)}")
+        if join.condition is not None:
+            lines.append(f"condition = {_value('', join.condition)}")
         lines.append("")
     lines += _table("ordering", job.ordering, _ORDERING_KEYS)
     if job.window is not None:

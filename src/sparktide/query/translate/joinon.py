@@ -30,11 +30,13 @@ class JoinCondition:
 
     def join_condition(
         self, join: Join, left: FromSource, right: FromSource, *, reference: bool = False
-    ) -> tuple[tuple[str, ...], tuple[int, int] | None]:
-        """The join columns and the time bound of ``ON``. With ``reference`` (``right`` is
-        reference data) ``ON`` must not bound time, and the bound is ``None``."""
+    ) -> tuple[tuple[str, ...], tuple[int, int] | None, tuple[Expr, ...]]:
+        """The join columns, the time bound and the other terms of ``ON`` (a condition a
+        pair must also meet, semantics §11.8). With ``reference`` (``right`` is reference
+        data) ``ON`` must not bound time, and the bound is ``None``."""
         on: list[str] = []
         between: tuple[int, int] | None = None
+        others: list[Expr] = []
         for term in conjuncts(join.condition):
             if isinstance(term, Operation) and term.kind == "BETWEEN":
                 call = term.operands[0]
@@ -52,17 +54,19 @@ class JoinCondition:
                         )
                     between = self.time_bound(term, call, left, right)
                     continue
-            if isinstance(term, Operation) and term.kind == "comparison" and term.operator == "=":
-                column = self.join_key(term, left, right)
+            if self.is_key(term, left, right):
+                column = self.join_key(term, left, right)  # type: ignore[arg-type]
                 if column not in on:
                     on.append(column)
                 continue
-            raise self.refuse(
-                term.pos,
-                f"{describe(term)} in the ON of a JOIN is not supported yet: ON holds "
-                "equalities of same-named columns (a.k = b.k) AND one DATEDIFF(unit, a, b) "
-                "BETWEEN low AND high",
-            )
+            if _datediffs(term):
+                raise self.refuse(
+                    term.pos,
+                    f"{describe(term)} in the ON of a JOIN is not supported yet: ON holds one "
+                    "DATEDIFF(unit, a, b) BETWEEN low AND high, equalities of columns (a.k = "
+                    "b.k) and conditions over both inputs' fields",
+                )
+            others.append(term)
         if between is None and not reference:
             raise self.refuse(
                 join.pos,
@@ -70,13 +74,31 @@ class JoinCondition:
                 "joins of two streams need a time bound (a JOIN with reference data has none: "
                 f"say so in the job file, [inputs.{right.name}] reference = true)",
             )
-        if not on:
+        if not on:  # (an equality that is no join column says why)
+            for term in others:
+                if isinstance(term, Operation) and term.kind == "comparison":
+                    if term.operator == "=":
+                        self.join_key(term, left, right)
             raise self.refuse(
                 join.pos,
                 "JOIN without an equality of columns (a.k = b.k) in ON is not supported yet: "
                 "the job joins on columns",
             )
-        return tuple(on), between
+        return tuple(on), between, tuple(others)
+
+    def is_key(self, term: Expr, left: FromSource, right: FromSource) -> bool:
+        """Whether ``term`` is an equality of a column of each input with the same name
+        (``a.k = b.k``): a join column; other equalities are conditions."""
+        if not (isinstance(term, Operation) and term.kind == "comparison"):
+            return False
+        if term.operator != "=" or not all(
+            isinstance(o, Column) and len(o.parts) == 2 for o in term.operands
+        ):
+            return False
+        first, second = term.operands
+        assert isinstance(first, Column) and isinstance(second, Column)
+        names = {source_names(left).__contains__(c.parts[0].casefold()) for c in (first, second)}
+        return names == {True, False} and first.parts[1] == second.parts[1]
 
     def join_key(self, term: Operation, left: FromSource, right: FromSource) -> str:
         """The column of ``a.k = b.k`` (one side each, the same name)."""
@@ -208,6 +230,17 @@ class JoinCondition:
         if micros != micros.to_integral_value():
             raise self.refuse(node.pos, f"{node.value} is not a whole number of microseconds")
         return -int(micros) if negative else int(micros)
+
+
+def _datediffs(expr: Expr) -> bool:
+    """Whether ``expr`` holds a ``DATEDIFF`` of two inputs (the time bound's function)."""
+    if isinstance(expr, Call):
+        if expr.function == "datediff":
+            return True
+        return any(_datediffs(a) for a in expr.args)
+    if isinstance(expr, Operation):
+        return any(_datediffs(o) for o in expr.operands)
+    return False
 
 
 def conjuncts(condition: Expr) -> list[Expr]:

@@ -56,9 +56,9 @@ class JoinPlanner:
             return self.lookup_plan(join, left, right)
         self.check_streams(join, left, right)
         self.distinct_names(left, right)
-        on, between = self.on.join_condition(join, left, right)
+        on, between, condition = self.on.join_condition(join, left, right)
         assert between is not None
-        plan = JoinPlan(left, right, on, between, join.pos)
+        plan = JoinPlan(left, right, on, between, join.pos, condition=condition)
         return Plan((left, right), join=plan)
 
     def lookup_plan(self, join: Join, left: FromSource, right: FromSource) -> Plan:
@@ -92,10 +92,10 @@ class JoinPlanner:
             )
         self.check_table(table)
         self.distinct_names(left, right)
-        on, between = self.on.join_condition(join, stream, table, reference=True)
+        on, between, condition = self.on.join_condition(join, stream, table, reference=True)
         assert between is None
         kind = "inner" if join.kind == "INNER" else "left"
-        plan = JoinPlan(stream, table, on, None, join.pos, kind, reference=True, swapped=swapped)
+        plan = JoinPlan(stream, table, on, None, join.pos, kind, True, swapped, condition=condition)
         return Plan((stream, table), join=plan, partition=stream.partition_by)
 
     def check_streams(self, join: Join, left: FromSource, right: FromSource) -> None:

@@ -13,6 +13,7 @@ from typing import Any
 
 from sparktide import expr as E
 from sparktide.query.ast import Call, Column, Select
+from sparktide.query.exprs import convert
 from sparktide.query.refusal import check_column
 from sparktide.query.translate.context import (
     Context,
@@ -51,6 +52,7 @@ class Matches:
             f"{', '.join(join.on)}, {join.right.name}'s timestamp minus {join.left.name}'s "
             f"within [{', '.join(format_duration(b) for b in join.between)}]"
         )
+        self.join_condition(join, data["join"])
         if plan.projection is None:
             self.notes.append(
                 f"SELECT * over a JOIN: each match is an event record {{{join.left.name}: "
@@ -80,6 +82,7 @@ class Matches:
                 else "; an event that meets no row is not written"
             )
         )
+        self.join_condition(join, data["join"])
         if join.swapped:
             self.notes.append(
                 f"{table} JOIN {stream}: the job joins the stream {stream} (left) with the "
@@ -92,6 +95,31 @@ class Matches:
                 f"{table}: {{...}}, timestamp}} at the event's timestamp (Stream Analytics "
                 "itself refuses SELECT * in a JOIN)"
             )
+
+    def join_condition(self, join: JoinPlan, table: dict[str, Any]) -> None:
+        """``table["condition"]``: the terms of ``ON`` besides the join columns and the
+        time bound, over both inputs' fields (semantics §11.8), with its note."""
+        if not join.condition:
+            return
+
+        def leaf(node: Column | Call) -> E.Expr:
+            if is_timestamp(node):
+                raise self.refuse(
+                    node.pos,
+                    "System.Timestamp() in the ON of a JOIN is not supported: ON compares "
+                    "the inputs' fields, and their times with DATEDIFF",
+                )
+            return self.match_leaf(node, join)
+
+        terms = [convert(term, leaf, self.refuse, "ON") for term in join.condition]
+        condition = terms[0]
+        for term in terms[1:]:
+            condition = E.Binary("AND", condition, term)
+        table["condition"] = E.to_text(condition)
+        self.notes.append(
+            f"the rest of ON is [join] condition: a pair matches only where "
+            f"{table['condition']} is true"
+        )
 
     def join_projection(self, select: Select, join: JoinPlan) -> dict[str, str]:
         """``[select]`` of ``SELECT a.k, b.t AS t, DATEDIFF(minute, a.t, b.t) AS d`` over a

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sparktide import expr as E
-from sparktide.query.ast import Column, CrossApply, FromSource, Pos, Select
+from sparktide.query.ast import Column, CrossApply, Expr, FromSource, Pos, Select
 
 __all__ = ["JoinPlan", "Plan"]
 
@@ -30,6 +30,7 @@ class JoinPlan:
     type: str = "inner"  # inner, or left: LEFT OUTER JOIN (reference data only)
     reference: bool = False  # right is reference data: no time bound
     swapped: bool = False  # the query's JOIN has the reference input on its left
+    condition: tuple[Expr, ...] = ()  # the rest of ON (semantics §11.8), the query's terms
 
 
 @dataclass(frozen=True)

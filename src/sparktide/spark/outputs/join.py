@@ -9,6 +9,7 @@ import json
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
+from pyspark.sql.window import Window
 
 from sparktide.core.instants import POS_INF
 from sparktide.job import input_of
@@ -28,7 +29,7 @@ from sparktide.spark.columns import (
 from sparktide.spark.context import Context
 from sparktide.spark.judging import row_inputs
 from sparktide.spark.outputs.text import ordered, state_schema, write_state, write_text
-from sparktide.spark.projections import join_projection
+from sparktide.spark.projections import join_condition, join_projection
 from sparktide.spark.scopes import release_ready, scope_watermarks, written_from_start
 from sparktide.spark.sql import NEG, iso, lit_us, sql_string
 
@@ -76,9 +77,35 @@ def meet(context: Context, ready: DataFrame) -> DataFrame:
         F.col("e.value").alias("lraw"),
         F.col("r.text").alias("rraw"),
     )
+    if join.condition is not None:
+        met = _meeting_condition(context, met)
     met, value = _match_record(context, met)
     order = [c for c in met.columns if c.startswith("_o")]
     return met.selectExpr(*order, f"{value} AS value")
+
+
+#: The sort column of a met row's place in the table (after the release order's).
+_ROW = f"_o{len(RELEASE_ORDER)}"
+
+
+def _meeting_condition(context: Context, met: DataFrame) -> DataFrame:
+    """The events' pairs with the table's rows that meet ``[join] condition`` (semantics
+    §11.8); under ``type = "left"`` an event none of whose rows meets it once, its right
+    side null (``rraw`` and ``ro`` null)."""
+    join = context.job.join
+    assert join is not None
+    met = join_condition(met, context.job, ("lraw", "rraw"))
+    if join.type != "left":
+        return met.filter("_jc AND rraw IS NOT NULL").drop("_jc")
+    event = Window.partitionBy(*(c for c in met.columns if c.startswith("_o") and c != _ROW))
+    met = met.withColumn("_jm", F.max(F.expr("_jc AND rraw IS NOT NULL")).over(event))
+    met = met.withColumn("_jn", F.row_number().over(event.orderBy(_ROW)))
+    kept = met.filter("(_jc AND rraw IS NOT NULL) OR (NOT _jm AND _jn = 1)")
+    columns = [c for c in met.columns if c not in ("_jc", "_jm", "_jn")]
+    return kept.selectExpr(  # (an event no row met: its right side null)
+        *(f"CASE WHEN NOT _jm THEN NULL ELSE `{c}` END AS `{c}`" for c in (_ROW, "rraw")),
+        *(f"`{c}`" for c in columns if c not in (_ROW, "rraw")),
+    )
 
 
 def _match_record(context: Context, matches: DataFrame) -> tuple[DataFrame, str]:
@@ -177,6 +204,9 @@ def _matches(context: Context, every: DataFrame, keys: list[str]) -> DataFrame:
         f"l.{RAW} AS lraw",
         f"r.{RAW} AS rraw",
     )
+    if spec.condition is not None:  # (the rest of the ON: semantics §11.8)
+        matches = join_condition(matches, context.job, ("lraw", "rraw"))
+        matches = matches.filter("_jc").drop("_jc")
     matches, value = _match_record(context, matches)
     return matches.selectExpr(*(f.name for f in MATCHES_SCHEMA.fields[:-1]), f"{value} AS value")
 
