@@ -100,8 +100,8 @@ class Planner:
 
     def cross_apply(self, select: Select, from_step: str | None, inner: Plan) -> CrossApply:
         """The one CROSS (or OUTER) APPLY of a statement over an input, or over steps
-        that only pass its events on (``SELECT *``, maybe with ``WHERE``: semantics
-        §11.18, §13.2)."""
+        that only pass its events on (``SELECT *``, maybe with ``WHERE``, or a ``UNION``
+        of such: semantics §11.18, §13.2)."""
         apply = select.applies[0]
         if len(select.applies) > 1:
             second = select.applies[1]
@@ -109,10 +109,9 @@ class Planner:
         if select.joins:
             raise self.refuse(apply.pos, f"{apply.keyword} with a JOIN is not supported yet")
         plain = (
-            len(inner.sources) == 1
+            (len(inner.sources) == 1 or inner.union is not None)
             and inner.window is None
             and inner.join is None
-            and inner.union is None
             and inner.projection is None
             and inner.apply is None
         )
