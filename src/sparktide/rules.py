@@ -127,6 +127,10 @@ session_windows: window assignment: session (§6.3)
 edge_starts: window assignment: edge events (§7.6)
     python core.windows.spec:edge_starts
     sql    spark.edges:edge_starts
+group: an event's group: its grouping columns' values, computed ones evaluated (§6.13)
+    python core.windows.groups:group_key
+    sql    spark.aggregates:group_inputs
+    arrow  spark.onepass.values:group_text
 window_due: window closing (due watermark) (§6.7)
     python core.windows.spec:window_due
     sql    spark.windows.assign:window_due
@@ -150,6 +154,9 @@ record_access: GetRecordPropertyValue, GetArrayElement, GetArrayLength (§11.14)
 cast_failure: a CAST that fails over a record makes it malformed (§11.13)
     python reader.fields:cast_failure_check
     sql    spark.projections:cast_failures
+join_condition: the rest of a JOIN's ON: a pair matches where it is true (§11.8)
+    python core.join:join_condition_met
+    sql    spark.projections:join_condition
 analytic_value: analytic columns: LAG, LAST, ISFIRST (§11.19)
     python core.analytic:analytic_value
     sql    spark.analytic:analytic_value

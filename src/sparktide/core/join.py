@@ -23,7 +23,7 @@ from sparktide.core.sink import Admitted, Windowless
 from sparktide.expr import evaluate, value_of
 from sparktide.job import Job, Join, input_of
 
-__all__ = ["ReferenceJoin", "TemporalJoin", "join_key", "meets_condition"]
+__all__ = ["ReferenceJoin", "TemporalJoin", "join_condition_met", "join_key"]
 
 
 def join_key(fields: dict[str, Any], columns: tuple[str, ...]) -> tuple[Any, ...] | None:
@@ -36,7 +36,9 @@ def join_key(fields: dict[str, Any], columns: tuple[str, ...]) -> tuple[Any, ...
     return tuple(value_key(value) for value in values)
 
 
-def meets_condition(join: Join, left: dict[str, Any] | None, right: dict[str, Any] | None) -> bool:
+def join_condition_met(
+    join: Join, left: dict[str, Any] | None, right: dict[str, Any] | None
+) -> bool:
     """Whether the pair of records ``left`` and ``right`` meets ``join.condition``
     (semantics §11.8): true when there is none; a condition that is false or null (a
     failed ``CAST`` in it is null) is no match."""
@@ -94,7 +96,7 @@ class TemporalJoin(Windowless):
             for kept in self._kept[other].get(key, ()):
                 left, right = (event, kept) if side == join.left else (kept, event)
                 if self._low <= right.timestamp - left.timestamp <= self._high:  # type: ignore[operator]
-                    if meets_condition(join, left.record.fields, right.record.fields):
+                    if join_condition_met(join, left.record.fields, right.record.fields):
                         self._hold(left, right)
             self._kept[side].setdefault(key, []).append(event)
         self.advance(None, watermark, now)
@@ -184,7 +186,7 @@ class ReferenceJoin(OrderedRelease):
         fields = event.record.fields or {}
         key = join_key(fields, join.on)
         rows: list[dict[str, Any] | None] = list(self._rows.get(key, ())) if key is not None else []
-        rows = [row for row in rows if meets_condition(join, fields, row)]
+        rows = [row for row in rows if join_condition_met(join, fields, row)]
         if not rows and join.type == "left":
             rows = [None]
         for row in rows:
