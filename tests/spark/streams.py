@@ -59,6 +59,7 @@ def write_stream(
     mixed: bool = False,
     edges: bool = False,
     readings: bool = False,
+    duplicates: bool = False,
 ) -> None:
     """Write a telemetry stream with disorder, late and early bursts and bad lines.
 
@@ -72,11 +73,14 @@ def write_stream(
     id ``eid``) and most get an end edge a few rows later (some before their start, some
     never); a few ends have no start and a few starts reuse an id still open. With
     ``readings`` (JSON lines only), records also carry ``readings`` (:func:`_readings`),
-    from a third generator: the rest of the stream is the same.
+    from a third generator: the rest of the stream is the same. With ``duplicates``, a
+    fourth generator repeats one event in four (same time, device and value, a new id)
+    1 to 40 rows later, often in a later file.
     """
     rng = random.Random(seed)
     other = random.Random(seed + 1)
     third = random.Random(seed + 2)
+    fourth = random.Random(seed + 3)
     directory.mkdir(parents=True, exist_ok=True)
     arrival = BASE
     lines: list[str] = []
@@ -146,6 +150,9 @@ def write_stream(
                 stray.update(partition=record["partition"], t=record["t"], a=record["a"])
                 lines.append(json.dumps(stray))
         lines.append(json.dumps(record))
+        if duplicates and fourth.random() < 0.25:
+            again = {**record, "id": f"dup{i}"}
+            pending.append((i + fourth.randrange(1, 41), again))
     for _ in range(malformed):
         bad = rng.choice(
             [

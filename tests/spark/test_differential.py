@@ -630,6 +630,28 @@ CASES = {
             "aggregates": {"n": "count(*)", "ids": "collect_list(id)"},
         },
     },
+    # aggregates over (distinct ...) (semantics §13.4): one event in four repeated (same
+    # time, device, value) up to 40 rows later, across micro-batches; a 2 m out-of-order
+    # bound keeps most repeats at their time (the sets are open-window state)
+    "window-distinct-duplicates": {
+        "stream": {"duplicates": True},
+        "ordering": {"late_arrival": "2m", "out_of_order": "2m"},
+        "window": {
+            "type": "tumbling",
+            "size": "1m",
+            "group_by": ["device"],
+            "aggregates": {
+                "n": "count(*)",
+                "kept": "count(*) over (distinct value, System.Timestamp())",
+                "times": "count(*) over (distinct System.Timestamp())",
+                "nv": "count(value) over (distinct value, System.Timestamp())",
+                "total": "sum(value) over (distinct value, System.Timestamp())",
+                "mean": "avg(value) over (distinct value, System.Timestamp())",
+                "lo": "min(value) over (distinct value, System.Timestamp())",
+                "hi": "max(value) over (distinct value, System.Timestamp())",
+            },
+        },
+    },
 }
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from sparktide.spark import plans
+from sparktide.spark.onepass import fusable
 from sparktide.spark.plans import BatchPlan, plan_batch, windows_on, writes_on
 from tests.spark.streams import job_for
 
@@ -66,6 +67,20 @@ def test_a_flush_and_a_fallback_say_why(tmp_path):
     assert fallen.reasons[-1] == "one pass declined: the kernel gave up"
     merged = fallen.merge_windows("driver", "few rows")
     assert merged.windows_on == "driver" and "windows on driver" in str(merged)
+
+
+def test_an_aggregate_over_distinct_combinations_takes_the_general_plan(tmp_path):
+    """The kernel folds numbers; the sets of combinations are open-window partials that
+    the general plan merges and commits with its state (semantics §13.4)."""
+    aggregates = {"mean": "avg(value) over (distinct value, System.Timestamp())"}
+    window = {**WINDOW, "aggregates": aggregates}
+    job = job_for(
+        tmp_path, {"source": {"partition": "partition"}, "ordering": BOUNDS, "window": window}
+    )
+    assert not fusable(job)
+    plan = plan_batch(job)
+    assert plan.route == "general" and not plan.one_pass
+    assert plan.reasons[0].startswith("an aggregate over (distinct ...): the one-pass kernel")
 
 
 def test_a_flush_after_one_pass_batches_runs_no_task(tmp_path):

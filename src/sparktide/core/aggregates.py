@@ -8,6 +8,13 @@ order (as Spark's does). Float sums are exact (``math.fsum``), so a result never
 depends on the order rows arrived in; integers beyond 64 bits are summed as floats, as
 Spark sums them; a float sum (or the sum under an average) beyond
 the range of a double is null, as JSON has no infinity.
+
+An aggregate ``over (distinct c, ..., System.Timestamp())`` keeps, per open window, the
+set of distinct (system timestamp, values of the columns) combinations, each with the
+value it adds, and aggregates those values once the window closes (semantics §13.4).
+Values are told apart as ``count_distinct`` tells them (``3`` and ``3.0`` are one value),
+but for the aggregate's own column an integer and a float of the same number are two
+combinations, as Spark's set of typed values keeps them.
 """
 
 from __future__ import annotations
@@ -66,13 +73,18 @@ class Accumulator:
 
     def __init__(self, aggregates: Sequence[Aggregate]) -> None:
         self._aggregates = aggregates
-        self._state: list[Any] = [_initial(a.function) for a in aggregates]
+        self._state: list[Any] = [
+            {} if a.distinct is not None else _initial(a.function) for a in aggregates
+        ]
 
     def add(self, fields: dict[str, Any], order: OrderKey) -> None:
         """Add one row with its (timestamp, arrival, seq) order key."""
         state = self._state
         for i, aggregate in enumerate(self._aggregates):
             function = aggregate.function
+            if aggregate.distinct is not None:
+                _add_distinct(state[i], aggregate, fields, order[0])
+                continue
             if aggregate.counts_rows:  # count(*)
                 state[i] += 1
                 continue
@@ -110,7 +122,9 @@ class Accumulator:
         """The aggregate values, by output name."""
         out: dict[str, Any] = {}
         for aggregate, state in zip(self._aggregates, self._state, strict=True):
-            if aggregate.function in _KEEPS_ALL:
+            if aggregate.distinct is not None:
+                out[aggregate.name] = _distinct_final(aggregate, state)
+            elif aggregate.function in _KEEPS_ALL:
                 out[aggregate.name] = _ordered_final(aggregate, state)
             else:
                 out[aggregate.name] = _final(aggregate.function, state)
@@ -119,6 +133,31 @@ class Accumulator:
 
 #: Aggregates that keep every row's (order, order keys, value) until the window closes.
 _KEEPS_ALL = ("collect", *ORDERED_FUNCTIONS)
+
+
+def _add_distinct(
+    state: dict[Any, Any], aggregate: Aggregate, fields: dict[str, Any], timestamp: int
+) -> None:
+    """Add one row to an aggregate ``over (distinct ...)``: its combination of timestamp
+    and distinct values, with the value it adds (``count(*)``: none)."""
+    assert aggregate.distinct is not None
+    value = fields.get(aggregate.column) if aggregate.column is not None else None
+    typed = isinstance(value, float)
+    keys = tuple(value_key(fields.get(column)) for column in aggregate.distinct)
+    state.setdefault((timestamp, keys, typed), value)
+
+
+def _distinct_final(aggregate: Aggregate, state: dict[Any, Any]) -> Any:
+    """The value of an aggregate ``over (distinct ...)``: of each combination's value."""
+    if aggregate.counts_rows:
+        return len(state)
+    values = [value for value in state.values() if value is not None]
+    if aggregate.function == "count":
+        return len(values)
+    if aggregate.function in ("sum", "avg"):
+        return _final(aggregate.function, values)
+    pick = min if aggregate.function == "min" else max
+    return pick(values, key=_rank) if values else None
 
 
 def _value(aggregate: Aggregate, fields: dict[str, Any]) -> Any:

@@ -7,12 +7,17 @@ and ``collect``, ``topone``, ``collecttop``, ``topn``, ``bottomone``, ``bottomn`
 no argument) the whole record. The ordered aggregates (``topone``, ``collecttop``,
 ``topn``, ``bottomone``, ``bottomn``, ``percentile_cont``, ``percentile_disc``) take
 ``over (order by column [asc|desc], ...)`` as Stream Analytics writes them.
+
+``count``, ``sum``, ``avg``, ``min`` and ``max`` take ``over (distinct Value,
+System.Timestamp())``: the window's distinct combinations of those columns and the event's
+system timestamp, each counted once (semantics §13.4, a window over a snapshot step:
+Stream Analytics' "remove duplicates" pattern); the aggregate's column is one of them.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from sparktide.errors import ConfigError
@@ -23,6 +28,7 @@ from sparktide.job.values import COLUMN_NAME, check_choice, check_column
 __all__ = [
     "AGGREGATE_FUNCTIONS",
     "ALL_AGGREGATE_FUNCTIONS",
+    "DISTINCT_FUNCTIONS",
     "NUMERIC_FUNCTIONS",
     "ORDERED_FUNCTIONS",
     "RECORD_FUNCTIONS",
@@ -66,6 +72,10 @@ ALL_AGGREGATE_FUNCTIONS = AGGREGATE_FUNCTIONS + ORDERED_FUNCTIONS
 RECORD_FUNCTIONS = ("collect", "topone", "collecttop", "topn", "bottomone", "bottomn")
 #: Aggregates of numbers: a column they read holds numbers (or null), semantics §8.2.
 NUMERIC_FUNCTIONS = ("sum", "avg", "stdev", "stdevp", "var", "varp")
+#: Aggregates that may count each distinct combination once: ``over (distinct ...)``.
+DISTINCT_FUNCTIONS = ("count", "sum", "avg", "min", "max")
+#: How ``over (distinct ...)`` names the event's system timestamp.
+TIMESTAMP = "System.Timestamp()"
 #: Ordered aggregates with a count (``collecttop(3)``) or a fraction (``percentile_cont(0.9)``).
 _COUNTED = ("collecttop", "topn", "bottomn")
 _PERCENTILES = ("percentile_cont", "percentile_disc")
@@ -75,6 +85,10 @@ _OVER = re.compile(
     r"(?P<call>.*\))\s*over\s*\(\s*order\s+by\s+(?P<order>[^()]*?)\s*\)\s*\Z",
     re.DOTALL | re.IGNORECASE,
 )
+_DISTINCT = re.compile(
+    r"(?P<call>.*\))\s*over\s*\(\s*distinct\s+(?P<columns>.*)\)\s*\Z", re.DOTALL | re.IGNORECASE
+)
+_TIMESTAMP = re.compile(r"\s*system\s*\.\s*timestamp\s*\(\s*\)\s*\Z", re.IGNORECASE)
 _ORDER_KEY = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_\-]*)(?:\s+(asc|desc))?\s*\Z", re.IGNORECASE)
 _FORMS = (
     "expected FUNCTION(column), FUNCTION(expression), count(*) or an ordered aggregate "
@@ -103,6 +117,10 @@ class Aggregate:
         ``percentile_cont`` and ``percentile_disc`` (from 0 to 1).
     order_by
         ``(column, descending)`` pairs of an ordered aggregate's ``over (order by ...)``.
+    distinct
+        The columns of ``over (distinct ..., System.Timestamp())``: the aggregate counts
+        each distinct combination of their values and the event's system timestamp once
+        (``()``: each timestamp once); ``None``: every row.
     """
 
     name: str
@@ -111,12 +129,14 @@ class Aggregate:
     expression: str | None = None
     argument: int | float | None = None
     order_by: tuple[tuple[str, bool], ...] = ()
+    distinct: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         key = f"window.aggregates.{self.name}"
         check_column(self.name, key, optional=False)
         check_choice(self.function, ALL_AGGREGATE_FUNCTIONS, key)
         self._check_order(key)
+        self._check_distinct(key)
         if self.function == "count_if" and self.column is not None:
             if self.expression is not None:
                 raise ConfigError(key, "takes a column or an expression, not both")
@@ -136,6 +156,34 @@ class Aggregate:
         if self.function in _PERCENTILES and self.column is not None:
             raise ConfigError(key, f"{self.function} reads its order by column; name no column")
         check_column(self.column, key)
+
+    def _check_distinct(self, key: str) -> None:
+        """``over (distinct ...)``: a column (or ``*``) of :data:`DISTINCT_FUNCTIONS`, the
+        column among the distinct ones, each named once."""
+        if self.distinct is None:
+            return
+        object.__setattr__(self, "distinct", tuple(self.distinct))
+        if self.function not in DISTINCT_FUNCTIONS:
+            raise ConfigError(
+                key,
+                f"{self.function} takes no over (distinct ...); {', '.join(DISTINCT_FUNCTIONS)} do",
+            )
+        if self.expression is not None:
+            raise ConfigError(
+                key, f"{self.function} over (distinct ...) reads a column, not an expression"
+            )
+        seen: set[str] = set()
+        for column in self.distinct:
+            check_column(column, f"{key}.distinct", optional=False)
+            if column in seen:
+                raise ConfigError(f"{key}.distinct", f"names {column} twice")
+            seen.add(column)
+        if self.column is not None and self.column not in seen:
+            raise ConfigError(
+                key,
+                f"{self.function}({self.column}) over (distinct ...) must list {self.column} "
+                "among its columns: each distinct combination gives the value it counts once",
+            )
 
     def _check_order(self, key: str) -> None:
         """The ``order by`` and the count or fraction an ordered aggregate needs."""
@@ -202,15 +250,26 @@ class Aggregate:
     def columns(self) -> tuple[str, ...]:
         """The record's columns the aggregate names: its column and its order columns."""
         named = [self.value_column] if self.value_column is not None else []
-        return tuple(dict.fromkeys([*named, *(c for c, _ in self.order_by)]))
+        named += [c for c, _ in self.order_by]
+        return tuple(dict.fromkeys([*named, *(self.distinct or ())]))
 
     @classmethod
     def parse(cls, name: str, text: Any) -> Aggregate:
         """Parse ``"sum(value)"``, ``"count(*)"``, ``"collecttop(3, plate) over (order by
-        speed desc)"`` by a strict grammar (no SQL, no eval)."""
+        speed desc)"``, ``"avg(v) over (distinct v, System.Timestamp())"`` by a strict
+        grammar (no SQL, no eval)."""
         key = f"window.aggregates.{name}"
         if not isinstance(text, str):
             raise ConfigError(key, f"{_FORMS}, got {text!r}")
+        over = _DISTINCT.match(text)
+        if over is None:
+            return cls._parse_call(name, text, key)
+        aggregate = cls._parse_call(name, over.group("call"), key)
+        return replace(aggregate, distinct=_distinct_columns(over.group("columns"), key, text))
+
+    @classmethod
+    def _parse_call(cls, name: str, text: str, key: str) -> Aggregate:
+        """An aggregate without ``over (distinct ...)``."""
         order: tuple[tuple[str, bool], ...] = ()
         over = _OVER.match(text)
         if over is not None:
@@ -267,7 +326,33 @@ class Aggregate:
         if self.order_by:
             keys = ", ".join(f"{c} {'desc' if d else 'asc'}" for c, d in self.order_by)
             text += f" over (order by {keys})"
+        if self.distinct is not None:
+            text += f" over (distinct {', '.join([*self.distinct, TIMESTAMP])})"
         return text
+
+
+def _distinct_columns(text: str, key: str, whole: str) -> tuple[str, ...]:
+    """``Value, DeviceId, System.Timestamp()`` → ``("Value", "DeviceId")``: the columns,
+    with the system timestamp named exactly once."""
+    columns, stamps = [], 0
+    for part in _split_arguments(text):
+        if _TIMESTAMP.match(part):
+            stamps += 1
+        elif COLUMN_NAME.match(part.strip()):
+            columns.append(part.strip())
+        else:
+            raise ConfigError(
+                key,
+                f"over (distinct ...) takes column names and {TIMESTAMP}, got {part.strip()!r} "
+                f"in {whole!r}",
+            )
+    if stamps != 1:
+        raise ConfigError(
+            key,
+            f"over (distinct ...) names {TIMESTAMP} once: the combinations are per event "
+            f"timestamp, got {whole!r}",
+        )
+    return tuple(columns)
 
 
 def _order_keys(text: str, key: str, whole: str) -> tuple[tuple[str, bool], ...]:

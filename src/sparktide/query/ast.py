@@ -102,6 +102,12 @@ class Call:
         ``f(*)``.
     distinct
         ``f(DISTINCT x)``.
+    over
+        The ``OVER (...)`` of an analytic function.
+    each
+        Set by the translator only (a window over a snapshot step, semantics §13.4): the
+        aggregate counts each distinct combination of these columns and the event
+        timestamp once (``over (distinct ...)`` in the job); ``None``: every event.
     """
 
     name: tuple[str, ...]
@@ -110,6 +116,7 @@ class Call:
     star: bool = False
     distinct: bool = False
     over: Over | None = None
+    each: tuple[Column, ...] | None = None
 
     @property
     def function(self) -> str:

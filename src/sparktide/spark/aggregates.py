@@ -5,19 +5,24 @@ expressions (combining a batch's partials with the open windows carried in state
 final expression giving the value as JSON text, with the reference engine's null rules
 (see ``docs/semantics.md``). Values are read from the record ``m`` (a variant object), so
 their JSON types survive, into per-row input columns right after parsing.
+
+An aggregate ``over (distinct ...)`` (semantics §13.4) wraps the plan of its function:
+per row a struct of the system timestamp, the distinct columns' keys
+(:func:`distinct_key`) and the function's own inputs; partials keep the set of those
+structs, merged as ``count_distinct``'s are, and the final expression folds the set with
+Spark's array functions into the columns the function's own final expression reads.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from sparktide.job import Aggregate
 from sparktide.job.aggregates import NUMERIC_FUNCTIONS, ORDERED_FUNCTIONS, SPREAD_FUNCTIONS
-from sparktide.spark.columns import (
-    RELEASE_ORDER,
-)
+from sparktide.spark.columns import RELEASE_ORDER, SYSTEM_TIME
 from sparktide.spark.expr import scalar_json_of
 from sparktide.spark.exprvalues import Value, of_kind
 from sparktide.spark.ordered import ordered_plan
@@ -170,6 +175,9 @@ def plan_aggregates(aggregates: tuple[Aggregate, ...]) -> list[AggregatePlan]:
     plans = []
     for i, aggregate in enumerate(aggregates):
         p = f"p{i}"
+        if aggregate.distinct is not None:
+            plans.append(_distinct_plan(p, aggregate))
+            continue
         if aggregate.counts_rows:  # count(*)
             plans.append(_count_rows(p))
             continue
@@ -327,3 +335,47 @@ _BUILDERS: dict[str, Callable[[str, str, str], AggregatePlan]] = {
     "collect_list": _collect_list,
     "count_distinct": _count_distinct,
 }
+
+
+def _distinct_plan(p: str, aggregate: Aggregate) -> AggregatePlan:
+    """An aggregate ``over (distinct ...)``: the set of (system timestamp, distinct keys,
+    the function's inputs) structs, and the function's final over the set."""
+    assert aggregate.distinct is not None
+    keys = tuple(
+        (f"{p}_k{j}", f"coalesce({distinct_key(field(column))}, 'null')")
+        for j, column in enumerate(aggregate.distinct)
+    )
+    if aggregate.counts_rows:
+        base = AggregatePlan((), (), (), "")
+    else:
+        base = _BUILDERS[aggregate.function](p, aggregate.function, field(aggregate.column))
+    inputs = (*keys, *base.inputs)
+    item = f"struct({', '.join([SYSTEM_TIME, *(name for name, _ in inputs)])})"
+    elements = f"array_sort({p})"  # (a float sum adds them in one order)
+    function = aggregate.function
+    if aggregate.counts_rows:
+        final = f"CAST(size({p}) AS STRING)"
+    elif function == "count":  # (an integer and a float of one number: two, as in sums)
+        v = field(aggregate.column)
+        is_int = f"schema_of_variant({v}) IN {_INTS}"
+        inputs = (*inputs, (f"{p}_inf", f"coalesce({present(v)} AND NOT {is_int}, false)"))
+        item = f"struct({', '.join([SYSTEM_TIME, *(name for name, _ in inputs)])})"
+        final = f"CAST(size(filter({p}, x -> x.{p}_in)) AS STRING)"
+    elif function in ("min", "max"):
+        final = f"coalesce(array_{function}(transform({p}, x -> x.{p}_in)).j, 'null')"
+    else:  # sum, avg: the partial sums and counts the function's final reads
+        folded = {
+            f"{p}_si": f"aggregate({elements}, CAST(0 AS DECIMAL(38,0)), (a, x) -> "
+            f"CAST(a + coalesce(x.{p}_ini, 0) AS DECIMAL(38,0)))",
+            f"{p}_sd": f"aggregate({elements}, 0D, (a, x) -> a + coalesce(x.{p}_ind, 0D))",
+            f"{p}_nn": f"size(filter({p}, x -> x.{p}_inn))",
+            f"{p}_nf": f"size(filter({p}, x -> x.{p}_inf))",
+        }
+        pattern = re.compile(r"\b(" + "|".join(folded) + r")\b")
+        final = pattern.sub(lambda m: f"({folded[m.group(1)]})", base.final)
+    return AggregatePlan(
+        inputs,
+        ((p, f"collect_set({item})"),),
+        ((p, f"array_distinct(flatten(collect_list({p})))"),),
+        final,
+    )

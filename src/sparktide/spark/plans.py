@@ -161,6 +161,12 @@ def plan_batch(
     if job.apply is not None:  # (docs/design.md: the kernel judges and folds each row once)
         why = "[apply]: the general plan expands each admitted event (semantics §11.18)"
         return BatchPlan("general", **common, reasons=(why,))
+    if job.window is not None and any(a.distinct is not None for a in job.window.aggregates):
+        why = (
+            "an aggregate over (distinct ...): the one-pass kernel folds numbers, not the "
+            "sets of distinct combinations its partials keep (semantics §13.4)"
+        )
+        return BatchPlan("general", **common, reasons=(why,))
     if not fusable(job):
         return BatchPlan("general", **common, reasons=("the one-pass kernel cannot run the job",))
     if starts:

@@ -212,7 +212,15 @@ class Aggregates:
 
     def aggregate(self, call: Call, source: FromSource) -> str:
         """The sparktide aggregate of ``call``: ``count(*)``, ``count_distinct(x)``,
-        ``sum(x)`` ..."""
+        ``sum(x)``, ``avg(x) over (distinct x, System.Timestamp())`` ..."""
+        text = self.plain_aggregate(call, source)
+        if call.each is None:
+            return text
+        columns = [self.fields.column(c, source) for c in call.each]
+        return f"{text} over (distinct {', '.join([*columns, 'System.Timestamp()'])})"
+
+    def plain_aggregate(self, call: Call, source: FromSource) -> str:
+        """The aggregate of ``call`` without its ``over (distinct ...)``."""
         function = call.function
         if function not in AGGREGATES:
             if function in OTHER_AGGREGATES:

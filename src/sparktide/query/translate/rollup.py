@@ -9,6 +9,12 @@ window's aggregates can be computed from the events directly (``SUM`` of a ``COU
 a ``SUM``, ``MIN`` of a ``MIN``, ``MAX`` of a ``MAX``, ``MIN``/``MAX`` of a grouping
 column), the two windows are one window over the events with the second's grouping
 columns (a subset of the first's) — Stream Analytics' "query parallelization" roll-up.
+
+A snapshot step (``GROUP BY k, System.Timestamp()``, no other window) writes one record
+per distinct (``k``, event timestamp) at that timestamp, so a tumbling or snapshot window
+over it is one window of the events in which ``AVG``, ``SUM``, ``COUNT`` of a grouping
+column and ``COUNT(*)`` count each distinct (other grouping columns, timestamp) once:
+``over (distinct ...)`` in the job (Stream Analytics' "remove duplicates" pattern).
 :class:`Rollup` makes that one SELECT; everything else stays refused, naming why.
 """
 
@@ -41,6 +47,10 @@ class Rollup:
     def __init__(self, refuse: Refuse, bindings: Bindings) -> None:
         self.refuse = refuse
         self.bindings = bindings
+        #: While composing over a snapshot step: its grouping columns (``None``: a
+        #: tumbling step) and the second window's.
+        self.step_keys: tuple[Column, ...] | None = None
+        self.outer_keys: tuple[Column, ...] = ()
 
     def compose(self, select: Select, step: Select) -> Select:
         """One SELECT over the step's input computing ``select``'s windows."""
@@ -58,6 +68,8 @@ class Rollup:
                 "supported yet: filter in the step (HAVING there filters its groups)",
             )
         keys = [self.key(g, columns, name) for g in select.group_by if g.window is None]
+        self.step_keys = self.snapshot_keys(step, inner, name)
+        self.outer_keys = tuple(k.expr for k in keys if isinstance(k.expr, Column))
         items = tuple(
             replace(item, expr=self.expr(item.expr, columns, name)) for item in select.items
         )
@@ -82,11 +94,12 @@ class Rollup:
     def check_step(self, step: Select, name: str, inner: GroupItem) -> None:
         """Refuse a first window whose records a second window cannot regroup exactly."""
         assert inner.window is not None
-        if inner.window.kind != "tumbling":
+        if inner.window.kind not in ("tumbling", "snapshot"):
             raise self.refuse(
                 inner.pos,
                 f"a window over the {inner.window.kind} window of the step {name} is not "
-                "supported yet: only a tumbling step's windows tile time",
+                "supported yet: only a tumbling step's windows tile time (and a snapshot "
+                "step's records are its events' timestamps)",
             )
         if step.having is not None:
             raise self.refuse(
@@ -127,9 +140,18 @@ class Rollup:
         """The window of the composed SELECT: the outer one when each of its windows is a
         union of the inner one's, the inner one for a snapshot window."""
         first, second = inner.window, outer.window
-        assert first is not None and second is not None and first.size is not None
+        assert first is not None and second is not None
         if second.kind == "snapshot":
             return inner
+        if first.kind == "snapshot":
+            if second.kind == "tumbling":
+                return outer  # (the step's records lie at their events' timestamps)
+            raise self.refuse(
+                outer.pos,
+                f"a {second.kind} window over the snapshot step {name} is not supported "
+                "yet: only a tumbling or snapshot window regroups its records",
+            )
+        assert first.size is not None
         size = first.size
         if (
             second.kind == "tumbling"
@@ -144,6 +166,31 @@ class Rollup:
             "only a snapshot window, or a tumbling window made of whole windows of the step "
             "(a multiple of its size, on its grid), regroups its records exactly",
         )
+
+    def snapshot_keys(self, step: Select, inner: GroupItem, name: str) -> tuple[Column, ...] | None:
+        """The grouping columns of a snapshot step (``None`` for a tumbling one)."""
+        assert inner.window is not None
+        if inner.window.kind != "snapshot":
+            return None
+        if step.applies:
+            apply = step.applies[0]
+            raise self.refuse(
+                apply.pos,
+                f"{apply.keyword} in the snapshot step {name} under a second window is not "
+                "supported yet: its records are distinct element values",
+            )
+        keys = []
+        for group in step.group_by:
+            if group.window is not None:
+                continue
+            if not isinstance(group.expr, Column):
+                raise self.refuse(
+                    group.pos,
+                    f"GROUP BY an expression in the snapshot step {name} under a second "
+                    "window is not supported yet: group by columns",
+                )
+            keys.append(group.expr)
+        return tuple(keys)
 
     def columns(self, step: Select, name: str) -> dict[str, Expr]:
         """The step's named columns (case-folded): grouping columns, aggregates and
@@ -206,12 +253,48 @@ class Rollup:
         if isinstance(found, Call) and not found.distinct and not is_timestamp(found):
             if (call.function, found.function) in ROLLUPS:
                 return replace(found, pos=call.pos)
+        if self.step_keys is not None and not call.distinct and call.over is None:
+            if call.star and call.function == "count":
+                return replace(call, each=self.each(None))
+            if isinstance(found, Column) and call.function in ("avg", "sum", "count"):
+                self.check_key(found, arg, name)
+                return replace(call, args=(found,), each=self.each(found))
+        extra = (
+            "; and AVG, SUM, COUNT of its grouping columns and COUNT(*) count each "
+            "distinct record once"
+            if self.step_keys is not None
+            else ""
+        )
         raise self.refuse(
             call.pos,
             f"{_describe(call)} over the windowed step {name} is not supported yet: "
             "only SUM of a COUNT or SUM, MIN of a MIN, MAX of a MAX (and MIN, MAX of a "
-            "grouping column) are aggregates of its events",
+            f"grouping column) are aggregates of its events{extra}",
         )
+
+    def check_key(self, found: Column, arg: Expr | None, name: str) -> None:
+        """Refuse an aggregate of a step column that the step does not group by."""
+        assert self.step_keys is not None
+        if _folded(found) not in {_folded(k) for k in self.step_keys}:
+            what = arg.name if isinstance(arg, Column) else found.name
+            raise self.refuse(
+                found.pos,
+                f"{what} is neither in the GROUP BY of the step {name} nor an aggregate of it",
+            )
+
+    def each(self, column: Column | None) -> tuple[Column, ...]:
+        """The columns an aggregate over a snapshot step counts each distinct combination
+        of (with the timestamp): the step's grouping columns the second window does not
+        group by, and the aggregate's own column."""
+        assert self.step_keys is not None
+        outer = {_folded(k) for k in self.outer_keys}
+        mine = _folded(column) if column is not None else None
+        return tuple(k for k in self.step_keys if _folded(k) not in outer or _folded(k) == mine)
+
+
+def _folded(column: Column) -> str:
+    """A column's name as a key: its last part, case-folded."""
+    return column.parts[-1].casefold()
 
 
 def _describe(call: Call) -> str:

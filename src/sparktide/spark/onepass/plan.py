@@ -31,7 +31,8 @@ def fusable(job: Job) -> bool:
     partition, or per key (substreams); no union, no imports; the ordering policy with
     ``adjust`` or ``drop`` (nothing it decides is dead-lettered); no CTIs, intervals or
     edges; tumbling or hopping windows whose aggregates are ``count``, ``sum`` or
-    ``avg`` of a column, grouped by columns (none computed); no ``[filter]``,
+    ``avg`` of a column, without ``over (distinct ...)`` (the kernel folds numbers, not
+    sets of combinations), grouped by columns (none computed); no ``[filter]``,
     ``[select]``, ``having`` or join. The engine also requires that the policy need no
     other partition's clock (``SparkEngine._fused``), except for substreams, whose input
     arrival clock the tasks compute (or guess, and the engine checks)."""
@@ -53,7 +54,7 @@ def fusable(job: Job) -> bool:
         and window.having is None
         and not window.group_expressions
         and all(
-            a.function in ("count", "sum", "avg") and a.expression is None
+            a.function in ("count", "sum", "avg") and a.expression is None and a.distinct is None
             for a in window.aggregates
         )
     )
