@@ -154,6 +154,9 @@ record_access: GetRecordPropertyValue, GetArrayElement, GetArrayLength (§11.14)
 cast_failure: a CAST that fails over a record makes it malformed (§11.13)
     python reader.fields:cast_failure_check
     sql    spark.projections:cast_failures
+distinct_combinations: an aggregate over distinct (columns, timestamp) combinations (§6.12)
+    python core.aggregates:distinct_combinations_add core.aggregates:distinct_combinations_value
+    sql    spark.aggregates:distinct_combinations_plan
 join_condition: the rest of a JOIN's ON: a pair matches where it is true (§11.8)
     python core.join:join_condition_met
     sql    spark.projections:join_condition

@@ -36,7 +36,13 @@ from sparktide.expr import evaluate, is_other, value_of
 from sparktide.job import Aggregate
 from sparktide.job.aggregates import NUMERIC_FUNCTIONS, ORDERED_FUNCTIONS
 
-__all__ = ["Accumulator", "accumulate", "aggregated_value"]
+__all__ = [
+    "Accumulator",
+    "accumulate",
+    "aggregated_value",
+    "distinct_combinations_add",
+    "distinct_combinations_value",
+]
 
 OrderKey = tuple[int, int, int, int]
 #: Integers outside this range are summed as floats (Spark reads them as decimals).
@@ -83,7 +89,7 @@ class Accumulator:
         for i, aggregate in enumerate(self._aggregates):
             function = aggregate.function
             if aggregate.distinct is not None:
-                _add_distinct(state[i], aggregate, fields, order[0])
+                distinct_combinations_add(state[i], aggregate, fields, order[0])
                 continue
             if aggregate.counts_rows:  # count(*)
                 state[i] += 1
@@ -123,7 +129,7 @@ class Accumulator:
         out: dict[str, Any] = {}
         for aggregate, state in zip(self._aggregates, self._state, strict=True):
             if aggregate.distinct is not None:
-                out[aggregate.name] = _distinct_final(aggregate, state)
+                out[aggregate.name] = distinct_combinations_value(aggregate, state)
             elif aggregate.function in _KEEPS_ALL:
                 out[aggregate.name] = _ordered_final(aggregate, state)
             else:
@@ -135,7 +141,7 @@ class Accumulator:
 _KEEPS_ALL = ("collect", *ORDERED_FUNCTIONS)
 
 
-def _add_distinct(
+def distinct_combinations_add(
     state: dict[Any, Any], aggregate: Aggregate, fields: dict[str, Any], timestamp: int
 ) -> None:
     """Add one row to an aggregate ``over (distinct ...)``: its combination of timestamp
@@ -147,7 +153,7 @@ def _add_distinct(
     state.setdefault((timestamp, keys, typed), value)
 
 
-def _distinct_final(aggregate: Aggregate, state: dict[Any, Any]) -> Any:
+def distinct_combinations_value(aggregate: Aggregate, state: dict[Any, Any]) -> Any:
     """The value of an aggregate ``over (distinct ...)``: of each combination's value."""
     if aggregate.counts_rows:
         return len(state)

@@ -33,6 +33,7 @@ __all__ = [
     "AggregatePlan",
     "derived_column",
     "derived_variant",
+    "distinct_combinations_plan",
     "distinct_key",
     "group_inputs",
     "group_key_column",
@@ -176,7 +177,7 @@ def plan_aggregates(aggregates: tuple[Aggregate, ...]) -> list[AggregatePlan]:
     for i, aggregate in enumerate(aggregates):
         p = f"p{i}"
         if aggregate.distinct is not None:
-            plans.append(_distinct_plan(p, aggregate))
+            plans.append(distinct_combinations_plan(p, aggregate))
             continue
         if aggregate.counts_rows:  # count(*)
             plans.append(_count_rows(p))
@@ -337,7 +338,7 @@ _BUILDERS: dict[str, Callable[[str, str, str], AggregatePlan]] = {
 }
 
 
-def _distinct_plan(p: str, aggregate: Aggregate) -> AggregatePlan:
+def distinct_combinations_plan(p: str, aggregate: Aggregate) -> AggregatePlan:
     """An aggregate ``over (distinct ...)``: the set of (system timestamp, distinct keys,
     the function's inputs) structs, and the function's final over the set."""
     assert aggregate.distinct is not None
