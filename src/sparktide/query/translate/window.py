@@ -14,7 +14,16 @@ from typing import Any
 
 from sparktide import expr as E
 from sparktide.errors import QueryError
-from sparktide.query.ast import Call, Column, Expr, FromSource, Select, Star, WindowSpec
+from sparktide.query.ast import (
+    Call,
+    Column,
+    Expr,
+    FromSource,
+    Select,
+    SelectItem,
+    Star,
+    WindowSpec,
+)
 from sparktide.query.exprs import convert
 from sparktide.query.translate.aggregates import Aggregates, WindowColumns
 from sparktide.query.translate.analytic import is_analytic
@@ -116,16 +125,9 @@ class Windows:
         """The name of the SELECT item that computes the GROUP BY expression ``text``
         (``SELECT DATEPART(hour, t) AS h ... GROUP BY DATEPART(hour, t)``), if any."""
         for item in select.items:
-            if isinstance(item.expr, (Column, Star)) or item.alias is None:
-                continue
-            if isinstance(item.expr, Call) and not is_scalar(item.expr):
-                continue  # (an aggregate)
-            try:
-                found = E.to_text(self.key_expression(item.expr, source))
-            except QueryError:  # (an expression over aggregates: not a grouping column)
-                continue
-            if found == text:
-                return item.alias
+            if item.alias is not None and not isinstance(item.expr, Column):
+                if self.item_key(item, source) == text:
+                    return item.alias
         return None
 
     def grouped_items(self, select: Select, computed: dict[str, str], source: FromSource) -> Select:
@@ -135,19 +137,26 @@ class Windows:
             return select
         items = []
         for item in select.items:
-            name = None
-            if item.alias is not None and item.alias in computed:
-                text = None
-                if not isinstance(item.expr, Star) and not (
-                    isinstance(item.expr, Call) and not is_scalar(item.expr)
-                ):
-                    try:
-                        text = E.to_text(self.key_expression(item.expr, source))
-                    except QueryError:
-                        text = None
-                name = item.alias if text == computed[item.alias] else None
-            items.append(item if name is None else replace(item, expr=Column((name,), item.pos)))
+            alias = item.alias
+            if (
+                alias is not None
+                and alias in computed
+                and self.item_key(item, source) == computed[alias]
+            ):
+                item = replace(item, expr=Column((alias,), item.pos))
+            items.append(item)
         return replace(select, items=tuple(items))
+
+    def item_key(self, item: SelectItem, source: FromSource) -> str | None:
+        """The text of the SELECT ``item``'s expression as a GROUP BY expression, or
+        ``None`` when it cannot be one (``*``, an aggregate, an expression over them)."""
+        expr = item.expr
+        if isinstance(expr, Star) or (isinstance(expr, Call) and not is_scalar(expr)):
+            return None
+        try:
+            return E.to_text(self.key_expression(expr, source))
+        except QueryError:
+            return None
 
     @staticmethod
     def invented_name(names: list[str], select: Select) -> str:
