@@ -38,6 +38,24 @@ def test_elements_with_where_and_select() -> None:
     assert '[apply]\nfunction = "elements"\nvalue = "Readings"\nname = "a"' in text
 
 
+def test_every_branch_of_a_union_applying_alike_is_the_union_s_apply() -> None:
+    """Each branch expands its own input's field of one name (semantics §11.18)."""
+    t = _translated(
+        "SELECT n.DeviceId, r.ArrayValue AS v INTO o FROM North n TIMESTAMP BY Time "
+        "CROSS APPLY GetArrayElements(n.Values) AS r UNION "
+        "SELECT s.DeviceId, r.ArrayValue AS v FROM South s TIMESTAMP BY Time "
+        "CROSS APPLY GetArrayElements(s.Values) AS r"
+    )
+    j = t.job
+    assert [name for name, _ in j.inputs] == ["North", "South"]
+    assert j.apply is not None
+    assert (j.apply.function, j.apply.value, j.apply.name) == ("elements", "Values", "r")
+    assert [(p.name, p.expression) for p in j.select] == [
+        ("DeviceId", "DeviceId"),
+        ("v", "GETRECORDPROPERTYVALUE(r, 'ArrayValue')"),
+    ]
+
+
 def test_outer_apply_keeps_an_event_with_nothing_to_expand() -> None:
     t = _translated(
         "SELECT e.DeviceId, a.ArrayValue AS v INTO o FROM Input e "
@@ -124,9 +142,22 @@ _HEAD = "SELECT a.ArrayValue AS v FROM i "
         ),
         (
             "SELECT a.ArrayValue AS v FROM i CROSS APPLY GetArrayElements(x) AS a "
-            "UNION SELECT a.ArrayValue AS v FROM j CROSS APPLY GetArrayElements(x) AS a",
-            "1:33",
-            "CROSS APPLY in a UNION is not supported yet",
+            "UNION SELECT a.ArrayValue AS v FROM j CROSS APPLY GetArrayElements(y) AS a",
+            "1:108",
+            "the branches of UNION apply differently",
+        ),
+        (
+            "SELECT a.ArrayValue AS v FROM i CROSS APPLY GetArrayElements(x) AS a "
+            "UNION SELECT v FROM j",
+            "1:76",
+            "a branch of UNION without the CROSS APPLY the others write",
+        ),
+        (
+            "WITH u AS (SELECT a.ArrayValue AS v FROM i CROSS APPLY GetArrayElements(x) AS a "
+            "UNION SELECT a.ArrayValue AS v FROM j CROSS APPLY GetArrayElements(x) AS a) "
+            "SELECT v FROM u",
+            "1:44",
+            "CROSS APPLY inside the WITH step u",
         ),
         (
             "SELECT i.k AS k FROM i CROSS APPLY GetArrayElements(x) AS a "
@@ -149,3 +180,20 @@ def test_refusals(text: str, position: str, message: str) -> None:
 def test_getarrayelements_elsewhere_is_still_refused() -> None:
     with pytest.raises(QueryError, match=r"GetArrayElements\(\.\.\.\) is not supported yet"):
         _translated("SELECT GetArrayElements(x) AS y FROM i")
+
+
+def test_a_union_of_branches_that_apply_is_the_apply_over_a_union_step() -> None:
+    """The same job as a UNION step read with one CROSS APPLY (the form the corpus case
+    ``asa_union_apply_readings`` runs in both engines)."""
+    step = _translated(
+        "WITH Both AS (SELECT * FROM North TIMESTAMP BY Time UNION "
+        "SELECT * FROM South TIMESTAMP BY Time) SELECT DeviceId, r.ArrayValue AS v INTO o "
+        "FROM Both CROSS APPLY GetArrayElements(Both.Values) AS r"
+    ).job
+    branches = _translated(
+        "SELECT n.DeviceId, r.ArrayValue AS v INTO o FROM North n TIMESTAMP BY Time "
+        "CROSS APPLY GetArrayElements(n.Values) AS r UNION "
+        "SELECT s.DeviceId, r.ArrayValue AS v FROM South s TIMESTAMP BY Time "
+        "CROSS APPLY GetArrayElements(s.Values) AS r"
+    ).job
+    assert branches == step

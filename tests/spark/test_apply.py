@@ -67,6 +67,14 @@ CASES = {
             },
         },
     },
+    # a union's events expanded alike (each input parsed on its own, then [apply]),
+    # released with [select]: Stream Analytics' CROSS APPLY over a UNION step
+    "union-elements-release": {
+        "inputs": {"a": {"partition": "partition", "partitions": 3}, "b": {}},
+        "ordering": {"late_arrival": "20s", "out_of_order": "5s"},
+        "apply": {**_ELEMENTS, "outer": True},
+        "select": {"id": "id", "device": "device", "v": _VALUE},
+    },
     "properties-outer-substreams-release": {
         "source": {"partition": "partition", "over": "device"},
         "ordering": {"late_arrival": "15s", "out_of_order": "4s", "on_out_of_order": "dead_letter"},
@@ -85,7 +93,9 @@ def test_apply_matches_reference(spark, tmp_path, monkeypatch, case, files_per_b
     if case == "elements-tumbling-count":  # Spark's writer, not the driver's
         monkeypatch.setattr(plans, "DRIVER_WRITE_ROWS", 0)
     seed = zlib.crc32(case.encode()) % 1000
-    write_stream(tmp_path / "in", seed=seed, files=4, partitions=3, readings=True)
+    inputs = CASES[case].get("inputs", {"": {}})  # (a union: one stream per input)
+    for i, name in enumerate(inputs):
+        write_stream(tmp_path / "in" / name, seed=seed + i, files=4, partitions=3, readings=True)
     job = job_for(tmp_path, dict(CASES[case]))
     assert plans.plan_batch(job).route == "general"
     batches = run_matching_reference(spark, job, files_per_batch)

@@ -358,7 +358,9 @@ def _parse_union(job: Any, lines: DataFrame) -> DataFrame:
     for name, source in job.inputs:
         # (a union's keys: the view is a job with one source)
         one = dataclasses.replace(source, import_ctis=None, ordering=None, punctuation=None)
-        view = dataclasses.replace(job, source=one, inputs=(), join=None, references=(), select=())
+        view = dataclasses.replace(
+            job, source=one, inputs=(), join=None, references=(), select=(), apply=None
+        )
         parsed = parse_lines(lines.filter(F.col("input") == name).drop("input"), view)
         columns = [FILE, LINE, RAW, "mtime", "pre_error", ERROR, RECORD, EVENT_TIME, ARRIVAL_TIME]
         columns += [c for c in (SUBSTREAM_KEY, IS_CTI, END_TIME) if c in parsed.columns]

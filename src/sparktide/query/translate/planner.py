@@ -12,7 +12,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from sparktide import expr as E
-from sparktide.query.ast import Column, CrossApply, FromSource, Select, Star, Step, Union
+from sparktide.query.ast import Call, Column, CrossApply, FromSource, Select, Star, Step, Union
+from sparktide.query.exprs import convert
 from sparktide.query.translate.context import Context, describe, source_names
 from sparktide.query.translate.fields import Fields
 from sparktide.query.translate.inline import map_columns
@@ -49,14 +50,51 @@ class Planner:
         """Follow ``union`` through the WITH steps defined before index ``visible``
         (``where``: ``"statement"``, or the name of the step being followed)."""
         if len(union.selects) > 1:
-            for select in union.selects:
-                if select.applies:
-                    raise self.refuse(
-                        select.applies[0].pos,
-                        f"{select.applies[0].keyword} in a UNION is not supported yet",
-                    )
+            if any(select.applies for select in union.selects):
+                apply = self.branch_apply(union, where)
+                bare = tuple(replace(select, applies=()) for select in union.selects)
+                plan = self.union_plan(replace(union, selects=bare), visible, where)
+                return replace(plan, apply=apply)
             return self.union_plan(union, visible, where)
         return self.select_plan(union.selects[0], visible, where)
+
+    def branch_apply(self, union: Union, where: str) -> CrossApply:
+        """The one APPLY every branch of a UNION statement writes alike (the same
+        function, alias and field, each of its own input: semantics §11.18): the union's
+        ``[apply]``. Branches that apply differently, or some not at all, are refused."""
+        found: list[tuple[CrossApply, str]] = []
+        for select in union.selects:
+            if not select.applies:
+                raise self.refuse(
+                    select.pos,
+                    "a branch of UNION without the CROSS APPLY the others write: every "
+                    "branch applies the same, or apply it over a UNION step",
+                )
+            self.check_clauses(select, where)
+            if len(select.applies) > 1:
+                second = select.applies[1]
+                raise self.refuse(second.pos, f"a second {second.keyword} is not supported yet")
+            apply = select.applies[0]
+            found.append((apply, self.apply_text(apply, select.source)))
+        first, text = found[0]
+        for apply, other in found[1:]:
+            if other != text:
+                raise self.refuse(
+                    apply.pos,
+                    f"the branches of UNION apply differently: every branch must write the "
+                    f"same {first.keyword} (function, field of its own input, AS name)",
+                )
+        return first
+
+    def apply_text(self, apply: CrossApply, source: FromSource) -> str:
+        """What an APPLY over ``source`` does, as text: its keyword, function, name and
+        the field of the input it expands (two branches apply alike when equal)."""
+
+        def leaf(node: Column | Call) -> E.Expr:
+            return self.fields.field_leaf(node, source, apply.keyword)
+
+        value = E.to_text(convert(apply.value, leaf, self.refuse, apply.keyword))
+        return f"{apply.keyword} {apply.function} {apply.alias.casefold()} {value}"
 
     def union_plan(self, union: Union, visible: int, where: str) -> Plan:
         """``SELECT ... UNION SELECT ...``: the union of the branches' inputs."""
