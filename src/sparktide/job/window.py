@@ -32,6 +32,7 @@ __all__ = [
     "WINDOW_TYPES",
     "Aggregate",
     "Window",
+    "group_by_names",
 ]
 
 WINDOW_TYPES = ("tumbling", "hopping", "sliding", "session", "snapshot")
@@ -41,6 +42,12 @@ BOUNDARIES = ("start", "end")
 LATE_ACTIONS = ("dead_letter", "drop")
 #: The most windows one event may fall into (hopping: size / hop).
 MAX_WINDOWS_PER_EVENT = 10_000
+
+
+def group_by_names(entries: list[str | dict[str, str]] | tuple[str, ...]) -> list[str]:
+    """The column names of ``window.group_by`` entries: a name, or a computed column's
+    table of one ``name = "expression"`` (semantics §6.13)."""
+    return [e if isinstance(e, str) else next(iter(e)) for e in entries]
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from typing import Any
 
 from sparktide import expr as E
 from sparktide.errors import ConfigError
+from sparktide.job.window import group_by_names
 from sparktide.query.ast import Pos
 from sparktide.query.atlas.documents import Documents
 from sparktide.query.atlas.endpoints import Endpoints
@@ -24,7 +25,7 @@ from sparktide.query.atlas.lookup import Lookup, LookupStage, qualified
 from sparktide.query.atlas.match import MatchStage
 from sparktide.query.atlas.operators import Operators
 from sparktide.query.atlas.shape import Shape, ShapeStage
-from sparktide.query.atlas.window import WindowStage, group_names
+from sparktide.query.atlas.window import WindowStage
 from sparktide.query.bind import Bindings
 from sparktide.query.jobs import StatementJob, Translation, build_job
 from sparktide.query.located import Node
@@ -191,7 +192,7 @@ class Pipeline(Documents):
         read.window = self.windows.window_stage(_WINDOW_STAGES[name], name, body)
         read.window_pos = pos
         self.operators.shape = Shape.of_window(
-            group_names(read.window["group_by"]),
+            group_by_names(read.window["group_by"]),
             list(read.window["aggregates"]),
             self.windows.single_id,
         )

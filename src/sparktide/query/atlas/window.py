@@ -14,13 +14,14 @@ from __future__ import annotations
 from typing import Any
 
 from sparktide import expr as E
+from sparktide.job.window import group_by_names
 from sparktide.query.atlas.documents import TIME_UNITS, Documents
 from sparktide.query.atlas.operators import Operators
 from sparktide.query.located import Node
 from sparktide.query.refusal import Refuse, check_column
 from sparktide.time import SECOND, format_duration
 
-__all__ = ["DEFAULT_ALLOWED_LATENESS", "WindowStage", "group_names"]
+__all__ = ["DEFAULT_ALLOWED_LATENESS", "WindowStage"]
 
 #: Atlas' default allowedLateness.
 DEFAULT_ALLOWED_LATENESS = 3 * SECOND
@@ -38,11 +39,6 @@ _ACCUMULATORS = {
 
 #: ``$top``, ``$bottom``, ``$topN``, ``$bottomN`` and the sparktide functions they become.
 _RANKED = {"$top": "topone", "$bottom": "bottomone", "$topN": "topn", "$bottomN": "bottomn"}
-
-
-def group_names(group_by: list[str | dict[str, str]]) -> list[str]:
-    """The names of the grouping columns of ``group_by`` (a ``[window]`` table's)."""
-    return [g if isinstance(g, str) else next(iter(g)) for g in group_by]
 
 
 class WindowStage(Documents):
@@ -156,7 +152,7 @@ class WindowStage(Documents):
         if "_id" not in doc:
             raise self.refuse(node.pos, "$group needs _id")
         group_by = self.group_id(doc["_id"])
-        names = group_names(group_by)
+        names = group_by_names(group_by)
         aggregates: dict[str, str] = {}
         for name, spec in doc.items():
             if name == "_id":
@@ -187,7 +183,8 @@ class WindowStage(Documents):
         if isinstance(node.value, dict):
             keys = [self.grouping(value, name, f"_id.{name}") for name, value in node.value.items()]
             self.notes.append(
-                f"_id {{{', '.join(group_names(keys))}}}: the window records carry each as a column"
+                f"_id {{{', '.join(group_by_names(keys))}}}: the window records carry each "
+                "as a column"
             )
             return keys
         raise self.refuse(node.pos, '_id must be null, "$field", an expression or {name: ...}')

@@ -14,6 +14,7 @@ from typing import Any
 
 from sparktide import expr as E
 from sparktide.errors import QueryError
+from sparktide.job.window import group_by_names
 from sparktide.query.ast import (
     Call,
     Column,
@@ -48,7 +49,7 @@ class Windows:
         """The ``[window]`` table of ``select`` (without ``having``) and its columns."""
         spec = self.spec(select)
         group_by = self.group_by(select, source)
-        names = [g if isinstance(g, str) else next(iter(g)) for g in group_by]
+        names = group_by_names(group_by)
         window = self.window_shape(spec, names, source)
         window["group_by"] = group_by
         computed = {k: v for g in group_by if isinstance(g, dict) for k, v in g.items()}
