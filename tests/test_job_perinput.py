@@ -138,3 +138,44 @@ def test_the_python_api_takes_a_dict_per_input():
     assert north.ordering == (("action", "drop"),)
     assert job.policy_of("north").ordering.action == "drop"
     assert job.policy_of("south").ordering.action == "adjust"
+
+
+# ------------------------------------------------- an input's own where (semantics §11.20)
+
+
+def test_an_input_s_where_is_parsed_and_read_by_name(tmp_path):
+    job = Job.from_dict(_union(north={"where": "speed > 50"}), base_dir=tmp_path)
+    assert [(n, s.where) for n, s in job.inputs] == [("north", "speed > 50"), ("south", None)]
+    assert list(job.input_conditions) == ["north"]
+
+
+@pytest.mark.parametrize(
+    ("data", "key", "message"),
+    [
+        (
+            {"source": {"path": "in/", "where": "x > 1"}},
+            "source.where",
+            "filters one input of a union or a join: filter a job's events with [filter]",
+        ),
+        (_union(north={"where": 3}), "inputs.north.where", "expected a condition as text"),
+        (_union(north={"where": "x >"}), "inputs.north.where", ""),
+        (_union(south={"where": "north.x > 1"}), "inputs.south.where", "write 'x'"),
+        (
+            _union(north={"where": "System.Timestamp() > '2026-01-01T00:00:00Z'"}),
+            "inputs.north.where",
+            "System.Timestamp() in an input's where is not supported yet",
+        ),
+        (
+            _union(
+                north={"where": "x > 1"},
+                analytic={"p": {"function": "lag", "value": "x", "limit_duration": "1m"}},
+            ),
+            "inputs.north.where",
+            "with [analytic.*] columns is not supported yet",
+        ),
+    ],
+)
+def test_an_input_s_where_errors_name_the_key(tmp_path, data, key, message):
+    with pytest.raises(ConfigError) as caught:
+        Job.from_dict(data, base_dir=tmp_path)
+    assert caught.value.key == key and message in caught.value.message, str(caught.value)

@@ -404,8 +404,14 @@ CASES = {
     "union-merged-tumbling": {  # a union: the job watermark is the inputs' minimum
         "stream": {"ctis": 0.05},
         "inputs": {
-            "north": {"partition": "partition", "partitions": 2},
-            "south": {"format": "csv", "partition": "partition", "shift": "-30s"},
+            # each input's own where (semantics §11.20), before the window
+            "north": {"partition": "partition", "partitions": 2, "where": "value > 20"},
+            "south": {
+                "format": "csv",
+                "partition": "partition",
+                "shift": "-30s",
+                "where": "id % 3 <> 0 OR value IS NULL",
+            },
         },
         "punctuation": {"column": "kind", "value": "cti", "watermark": "both"},
         "window": {
@@ -432,7 +438,8 @@ CASES = {
     "join-devices": {  # a temporal join: same device, within 20 s either way; columns
         "inputs": {
             "left": {"partition": "partition", "partitions": 3},
-            "right": {"format": "csv", "partition": "partition"},
+            # a JOIN of a step that filters (semantics §11.20)
+            "right": {"format": "csv", "partition": "partition", "where": "value >= 5"},
         },
         "ordering": {"late_arrival": "30s", "out_of_order": "3s"},
         "join": {
@@ -518,7 +525,15 @@ CASES = {
         },
     },
     "union-substreams-release": {
-        "inputs": {"a": {"over": "device"}, "b": {"format": "parquet", "over": "device"}},
+        "inputs": {
+            # an input's where whose CAST fails on one event in seven of a (not of b):
+            # those are dead letters with the CAST's message (semantics §11.20)
+            "a": {
+                "over": "device",
+                "where": "CASE WHEN id % 7 = 0 THEN CAST(device AS bigint) > 0 ELSE id % 4 > 0 END",
+            },
+            "b": {"format": "parquet", "over": "device"},
+        },
         "ordering": {"late_arrival": "15s", "out_of_order": "3s"},
     },
     "interval-substreams-release": {

@@ -117,6 +117,8 @@ class EventStep:
         self.where = job.filter.expression if job.filter is not None else None
         # With analytic columns the filter reads them, so it runs at release (semantics §11.19).
         self.admission_where = None if job.analytics else self.where
+        # Each input's own where, before [filter] (semantics §11.20), by input name.
+        self.input_wheres = job.input_conditions
 
     def run(self, record: InputRecord) -> Case:
         """Deliver, judge, filter, place and punctuate the event ``record``."""
@@ -181,10 +183,16 @@ class EventStep:
         return [replace(record, fields=fields) for fields in expand(apply, record.fields or {})]
 
     def _filtered(self, record: InputRecord, timestamp: int) -> bool:
-        """Whether the job's ``[filter]`` stops ``record`` (an event the policy admitted
-        at the system ``timestamp``, which ``System.Timestamp()`` reads)."""
+        """Whether its input's ``where`` or the job's ``[filter]`` stops ``record`` (an
+        event the policy admitted at the system ``timestamp``, which
+        ``System.Timestamp()`` reads)."""
+        fields = record.fields or {}
+        if self.input_wheres:
+            own = self.input_wheres.get(self.clocks.input_name(record.partition))
+            if own is not None and not passes(own, fields):
+                return True
         where = self.admission_where
-        return where is not None and not passes(where, with_time(record.fields or {}, timestamp))
+        return where is not None and not passes(where, with_time(fields, timestamp))
 
     def _filter_out(self, case: Case, timeline: Timeline, reason: str = "filtered") -> None:
         """The filter (and ``[apply]``) run after the policy: the event moved its

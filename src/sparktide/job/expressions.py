@@ -174,8 +174,9 @@ def expression_fields(job: Job) -> list[str]:
     """The record fields the job's expressions read: ``[filter] where`` and, in a job
     without a window or a join, ``[select]`` (over a join it reads the matches), and the
     analytic columns' expressions (whose names are not fields), and the window's
-    computed grouping columns and aggregates of expressions."""
-    exprs = [job.filter.expression] if job.filter is not None else []
+    computed grouping columns and aggregates of expressions, and the inputs' ``where``."""
+    exprs = [*job.input_conditions.values()]
+    exprs += [job.filter.expression] if job.filter is not None else []
     if job.window is None and job.join is None:
         exprs += [p.parsed for p in job.select]
     if job.window is not None:
@@ -190,14 +191,20 @@ def expression_fields(job: Job) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def record_casts(job: Job) -> tuple[Expr, ...]:
+def record_casts(job: Job, input_name: str | None = None) -> tuple[Expr, ...]:
     """The expressions the job evaluates over each input record that hold a ``CAST``
     that can fail: ``[filter] where``, then ``[select]`` in a job without a window or a
     join, or the window's computed grouping columns and aggregates of expressions, in
     that order. A record on which
     one fails is malformed (semantics §11.13); elsewhere (``having``, a window's or a
-    join's ``[select]``) a failed ``CAST`` is null."""
-    exprs = [job.filter.expression] if job.filter is not None else []
+    join's ``[select]``) a failed ``CAST`` is null. The inputs' ``where`` come first:
+    every input's, or only ``input_name``'s when it is given (a record of one input)."""
+    conditions = job.input_conditions
+    if input_name is None:
+        exprs = [*conditions.values()]
+    else:
+        exprs = [conditions[input_name]] if input_name in conditions else []
+    exprs += [job.filter.expression] if job.filter is not None else []
     if job.window is None and job.join is None:
         exprs += [p.parsed for p in job.select]
     if job.window is not None:
@@ -210,8 +217,9 @@ def record_expressions(job: Job) -> list[tuple[str, Expr]]:
     """``(key, expression)`` of every expression the job evaluates over an input record:
     ``[filter] where``, ``[select]`` in a job without a window or a join, the window's
     computed grouping columns and aggregates of expressions, the analytic columns'
-    expressions and ``[apply] value``."""
-    out = [("filter.where", job.filter.expression)] if job.filter is not None else []
+    expressions and ``[apply] value``; first the inputs' ``where``."""
+    out = [(f"inputs.{n}.where", e) for n, e in job.input_conditions.items()]
+    out += [("filter.where", job.filter.expression)] if job.filter is not None else []
     if job.window is None and job.join is None:
         out += [(f"select.{p.name}", p.parsed) for p in job.select]
     if job.window is not None:

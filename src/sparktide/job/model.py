@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sparktide.expr import Expr
 from sparktide.job import rules
 from sparktide.job.aggregates import NUMERIC_FUNCTIONS
 from sparktide.job.analytic import Analytic, check_analytics
@@ -65,6 +66,7 @@ class Job:
     def __post_init__(self) -> None:
         rules.check_inputs(self)
         rules.check_join(self)
+        rules.check_input_filters(self)
         rules.check_punctuation(self)
         object.__setattr__(self, "_policies", input_policies(self))
         rules.check_select(self)
@@ -72,6 +74,12 @@ class Job:
         check_analytics(self)
         check_apply(self)
         check_missing_tests(self)
+
+    @property
+    def input_conditions(self) -> dict[str, Expr]:
+        """Each input's ``where`` (semantics §11.20), parsed, by input name: the inputs
+        of a union or a join that have one."""
+        return {n: s.condition for n, s in self.inputs if s.condition is not None}
 
     @property
     def declared_partitions(self) -> list[Any]:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sparktide.errors import ConfigError
+from sparktide.expr import SYSTEM_TIMESTAMP, Expr, parse_expression, ref_nodes
 from sparktide.job.perinput import overrides
 from sparktide.job.values import (
     check_choice,
@@ -109,6 +110,11 @@ class Source:
         this input's overrides of the job-wide ``[ordering]`` and ``[punctuation]``, a
         table (dict) of their keys (semantics §7.8, :mod:`sparktide.job.perinput`);
         stored as ``(key, value)`` pairs, empty when the input has none.
+    where
+        In a union or a join (``[inputs.<name>] where``): a condition over this input's
+        own fields, such as ``"Type = 'entry'"``; its events for which it is not true
+        are dropped with reason ``filtered``, after the ordering policy and before
+        ``[filter]`` (semantics §11.20). ``None``: every event goes on.
     """
 
     path: str | None = None
@@ -130,6 +136,12 @@ class Source:
     time_unit: str | None = None
     ordering: Any = None
     punctuation: Any = None
+    where: str | None = None
+
+    @property
+    def condition(self) -> Expr | None:
+        """The parsed :attr:`where`, or ``None``."""
+        return None if self.where is None else parse_expression(self.where, "source.where")
 
     @property
     def spark_stream(self) -> bool:
@@ -215,6 +227,8 @@ class Source:
         ):
             check_column(getattr(self, name), f"source.{name}")
         self._check_edges()
+        if self.where is not None:
+            _check_where(self.where)
         if self.end_time is not None and self.timestamp_by is None:
             raise ConfigError(
                 "source.end_time", "needs source.timestamp_by (the column with each start time)"
@@ -238,6 +252,26 @@ class Source:
                 raise ConfigError(
                     "source.partitions", "needs source.partition (the column with the partition id)"
                 )
+
+
+def _check_where(where: Any) -> None:
+    """An input's ``where`` parses and reads the input's own fields: no join's
+    ``<input>.<field>``, no ``System.Timestamp()`` (refused for now)."""
+    if not isinstance(where, str):
+        raise ConfigError(
+            "source.where", f'expected a condition as text, such as "speed > 50", got {where!r}'
+        )
+    for ref in ref_nodes(parse_expression(where, "source.where")):
+        if ref == SYSTEM_TIMESTAMP:
+            raise ConfigError(
+                "source.where",
+                "System.Timestamp() in an input's where is not supported yet: read it in [filter]",
+            )
+        if ref.input is not None:
+            raise ConfigError(
+                "source.where",
+                f"{ref.key!r}: an input's where reads that input's own fields: write {ref.name!r}",
+            )
 
 
 @dataclass(frozen=True)

@@ -42,6 +42,7 @@ _SOURCE_KEYS = (
     "end_time",
     "shift",
     "import_ctis",
+    "where",
 )
 _ORDERING_KEYS = (
     "early_arrival",

@@ -109,7 +109,7 @@ def iter_job_records(job: Job) -> Iterator[InputRecord]:
             source,
             numeric=job.numeric_columns,
             punctuation=job.punctuation,
-            checks=record_casts(job),
+            checks=record_casts(job, name),
         ):
             record.seq = seq
             seq += 1

@@ -357,7 +357,9 @@ def _parse_union(job: Any, lines: DataFrame) -> DataFrame:
     out = None
     for name, source in job.inputs:
         # (a union's keys: the view is a job with one source)
-        one = dataclasses.replace(source, import_ctis=None, ordering=None, punctuation=None)
+        one = dataclasses.replace(
+            source, import_ctis=None, ordering=None, punctuation=None, where=None
+        )
         view = dataclasses.replace(
             job, source=one, inputs=(), join=None, references=(), select=(), apply=None
         )

@@ -71,10 +71,16 @@ def record_columns(job: Job) -> list[str]:
     projected column's JSON text (``e<i>``) in a job without a window or a join."""
     if job.analytics:  # [filter] and [select] run at release (sparktide.spark.analytic)
         return admission_names(job)
-    out = [FILTER_COLUMN] if job.filter is not None else []
+    out = [FILTER_COLUMN] if _filters(job) else []
     if _projects_records(job):
         out += [f"e{i}" for i in range(len(job.select))]
     return out
+
+
+def _filters(job: Job) -> bool:
+    """Whether events are filtered before the windows or the output: by ``[filter]``,
+    or by an input's ``where`` (semantics §11.20)."""
+    return job.filter is not None or bool(job.input_conditions)
 
 
 def add_record_columns(parsed: DataFrame, job: Job) -> DataFrame:
@@ -87,7 +93,9 @@ def add_record_columns(parsed: DataFrame, job: Job) -> DataFrame:
     if job.analytics:
         return admission_columns(parsed, job)
     projections = job.select if _projects_records(job) else ()
-    exprs = [job.filter.expression] if job.filter is not None else []
+    conditions = job.input_conditions
+    exprs = [*conditions.values()]
+    exprs += [job.filter.expression] if job.filter is not None else []
     exprs += [p.parsed for p in projections]
     exprs += [a.parsed for _, a in derived]  # type: ignore[misc]
     exprs += [e for _, e in keys]
@@ -100,10 +108,18 @@ def add_record_columns(parsed: DataFrame, job: Job) -> DataFrame:
     compiled = Compiled("_xe", leaves)
     outputs = []
     errors = []
-    if job.filter is not None:
-        value = compiled.value(job.filter.expression)
-        outputs.append(f"coalesce({of_kind(value, 'b')}, false) AS {FILTER_COLUMN}")
-        errors.append(value.err)
+    if _filters(job):
+        verdicts = []
+        for name, condition in conditions.items():  # (each input's where first, §11.20)
+            value = compiled.value(condition)
+            own = f"substring_index({PARTITION}, '/', 1) = {sql_string(name)}"
+            verdicts.append(f"(NOT {own} OR coalesce({of_kind(value, 'b')}, false))")
+            errors.append(value.err and f"CASE WHEN {own} THEN {value.err} END")
+        if job.filter is not None:
+            value = compiled.value(job.filter.expression)
+            verdicts.append(f"coalesce({of_kind(value, 'b')}, false)")
+            errors.append(value.err)
+        outputs.append(f"{' AND '.join(verdicts)} AS {FILTER_COLUMN}")
     for i, projection in enumerate(projections):
         expr = projection.parsed
         if isinstance(expr, Ref) and expr != SYSTEM_TIMESTAMP:
@@ -227,7 +243,7 @@ def filter_rows(decided: DataFrame, job: Job) -> DataFrame:
     """Judged rows after ``[filter]``: an event the policy admitted that fails the filter
     is dropped with reason ``filtered`` and has no system timestamp for the windows (its
     policy columns, which moved its timeline, stay as they are)."""
-    if job.filter is None or job.analytics:  # (with analytic columns: at release)
+    if not _filters(job) or job.analytics:  # (with analytic columns: at release)
         return decided
     if system_time_reads(job)[0]:  # System.Timestamp(): the verdict after judging
         decided = with_system_time(decided, job, True, [])

@@ -61,6 +61,8 @@ class Inputs:
                 tables[source.name] = self.reference_table(source)
             else:
                 tables[source.name] = self.input_table(source, plan.partition if lookup else None)
+        for name, condition in plan.input_wheres:  # (a UNION's branches' own WHERE)
+            tables[name]["where"] = condition
         return tables
 
     def check_agreement(self, plan: Plan, tables: dict[str, dict[str, Any]]) -> None:

@@ -45,6 +45,9 @@ class Plan:
     join: JoinPlan | None = None
     union: Pos | None = None  # the first UNION keyword of a union
     apply: CrossApply | None = None  # CROSS APPLY of the statement's own input
+    #: each input's own WHERE (input name, condition as text): a UNION's branches that
+    #: filter differently ([inputs.<name>] where, semantics §11.20)
+    input_wheres: tuple[tuple[str, str], ...] = ()
 
     @property
     def combined(self) -> str | None:

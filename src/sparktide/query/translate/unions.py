@@ -2,9 +2,10 @@
 
 Stream Analytics' ``UNION`` keeps duplicates (``UNION ALL``). Each branch reads another
 input with its own ``TIMESTAMP BY``; the job has one ``[filter]`` and one ``[select]``
-for all its inputs, so a ``WHERE`` or a column list is translated only when every branch
-has the same one. A window, a JOIN or ``PARTITION BY`` in a branch is refused (a window
-over the union goes in a later step).
+for all its inputs, so a column list is translated only when every branch has the same
+one; a ``WHERE`` that every branch has alike is ``[filter]``, else each branch's is its
+input's ``where`` (semantics §11.20). A window, a JOIN or ``PARTITION BY`` in a branch
+is refused (a window over the union goes in a later step).
 """
 
 from __future__ import annotations
@@ -38,14 +39,26 @@ class Unions:
     def combine(self, union: Union, branches: list[Plan]) -> Plan:
         """The plan of the union of ``branches`` (one per SELECT of ``union``)."""
         sources = self.sources(union, branches)
-        self.check_filters(union, branches)
         projection = self.projection(union, branches)
+        conditions = [b.combined for b in branches]
+        same = all(c == conditions[0] for c in conditions)
         return Plan(
             sources,
-            wheres=branches[0].wheres,
+            wheres=branches[0].wheres if same else (),
             projection=projection,
             union=union.union_pos[0] if union.union_pos else union.pos,
+            input_wheres=() if same else self.input_wheres(branches),
         )
+
+    def input_wheres(self, branches: list[Plan]) -> tuple[tuple[str, str], ...]:
+        """Each branch's WHERE as its input's own ``where`` (semantics §11.20), when the
+        branches filter differently: a branch reads one input (a JOIN is refused)."""
+        out = []
+        for branch in branches:
+            condition = branch.combined
+            if condition is not None:
+                out += [(source.name, condition) for source in branch.sources]
+        return tuple(out)
 
     def sources(self, union: Union, branches: list[Plan]) -> tuple[FromSource, ...]:
         """The inputs of every branch, each read once; branches that window, join or
@@ -87,22 +100,6 @@ class Unions:
                 "partitions apart (<input>/<id>), Stream Analytics unions partition i of "
                 "every input",
             )
-
-    def check_filters(self, union: Union, branches: list[Plan]) -> None:
-        """Refuse branches whose WHERE conditions differ."""
-        conditions = [b.combined for b in branches]
-        for i, condition in enumerate(conditions[1:], start=1):
-            if condition != conditions[0]:
-                culprit = i if union.selects[i].where is not None else 0
-                select = union.selects[culprit]
-                at = select.where.pos if select.where is not None else select.pos
-                raise self.refuse(
-                    at,
-                    "the branches of UNION filter differently ("
-                    + "; ".join(c or "no WHERE" for c in (conditions[0], condition))
-                    + "): a job has one [filter] for all its inputs; give every branch the "
-                    "same WHERE, or UNION in a WITH step and filter over it",
-                )
 
     def projection(self, union: Union, branches: list[Plan]) -> Select | None:
         """The column list of the statement's UNION: the same in every branch, or none."""
