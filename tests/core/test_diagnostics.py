@@ -266,6 +266,21 @@ def test_a_misspelled_join_key_is_a_missing_column():
     assert "no event can match" in missing["message"]
 
 
+def test_a_misspelled_column_in_an_input_s_where_is_a_missing_column():
+    """``[inputs.<name>] where`` (semantics §11.20) over a field no record holds: the
+    input's where reads it as null (its events are filtered), not a malformed record."""
+    from tests.test_transcripts import TRANSCRIPTS, load, run_transcript
+
+    data = load(TRANSCRIPTS / "join_toll_booth.toml")
+    name = data["job"]["join"]["left"]
+    data["job"]["inputs"][name]["where"] = "Tol > 0"
+    result = run_transcript(data)
+    (missing,) = [d for d in result.metrics["diagnostics"] if d["kind"] == "missing_column"]
+    assert (missing["column"], missing["role"]) == ("Tol", f"inputs.{name}.where")
+    assert "the input's where reads it as null" in missing["message"]
+    assert result.metrics["dropped"]["filtered"] > 0 and not result.events
+
+
 def test_check_columns_refuses_a_schema_without_a_named_column():
     from sparktide.core.diagnostics import check_columns
     from sparktide.errors import ConfigError

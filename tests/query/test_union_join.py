@@ -135,6 +135,62 @@ def test_branches_that_filter_differently_on_data(tmp_path: Path) -> None:
     assert result.metrics["dropped"]["filtered"] == 2
 
 
+def test_where_over_a_join_filters_each_input_or_the_pairs() -> None:
+    """Semantics §11.20: a WHERE term over one input's fields is that input's ``where``;
+    a term over both is part of the ``[join] condition``."""
+    j = job(
+        "SELECT e.k INTO o FROM e JOIN x ON e.k = x.k AND DATEDIFF(s, e, x) BETWEEN 0 AND 1 "
+        "WHERE e.v > 1 AND UPPER(x.lane) = 'A' AND e.w < x.w AND e.v < 9"
+    )
+    assert [(n, s.where) for n, s in j.inputs] == [
+        ("e", "(v > 1) AND (v < 9)"),
+        ("x", "UPPER(lane) = 'A'"),
+    ]
+    assert j.join is not None and j.join.condition == "e.w < x.w" and j.filter is None
+    assert round_trips(j)
+
+
+def test_a_join_of_steps_that_filter_is_the_join_with_their_wheres() -> None:
+    """A JOIN of steps that filter (and compute columns) reads their inputs, each step's
+    WHERE its input's own ``where`` (semantics §11.20), before the JOIN's own."""
+    steps = job(
+        "WITH Fast AS (SELECT * FROM e WHERE v > 1), "
+        "Laned AS (SELECT k, UPPER(lane) AS L, w FROM x WHERE x.w >= 0) "
+        "SELECT f.k INTO o FROM Fast f JOIN Laned l ON f.k = l.k "
+        "AND DATEDIFF(s, f, l) BETWEEN 0 AND 1 WHERE l.L = 'A'"
+    )
+    assert [(n, s.where) for n, s in steps.inputs] == [
+        ("e", "v > 1"),
+        ("x", "(w >= 0) AND (UPPER(lane) = 'A')"),
+    ]
+    assert steps.join is not None and steps.join.condition is None and round_trips(steps)
+
+
+def test_a_join_of_steps_that_filter_on_data(tmp_path: Path) -> None:
+    """On data: the WHERE over the JOIN stops each side's events before they meet."""
+    t = "2026-03-01T09:00:{:02d}Z"
+    _write(
+        tmp_path / "entry.jsonl",
+        [
+            {"Plate": p, "Toll": toll, "EntryTime": t.format(s), "a": t.format(s)}
+            for p, s, toll in (("A", 10, 1), ("B", 11, 5))
+        ],
+    )
+    _write(
+        tmp_path / "exit.jsonl",
+        [
+            {"Plate": p, "Lane": lane, "ExitTime": t.format(s), "a": t.format(s)}
+            for p, s, lane in (("A", 12, "x"), ("B", 13, "y"), ("B", 14, "x"))
+        ],
+    )
+    query = (
+        "SELECT * FROM Entry TIMESTAMP BY EntryTime JOIN Exit TIMESTAMP BY ExitTime "
+        "ON Entry.Plate = Exit.Plate AND DATEDIFF(second, Entry, Exit) BETWEEN 0 AND 15 "
+        "WHERE Entry.Toll > 2 AND Exit.Lane = 'x'"
+    )
+    assert _matches(query, tmp_path) == [("B", t.format(14), t.format(14))]
+
+
 def test_a_union_needs_inputs_bound_by_name(tmp_path: Path) -> None:
     (tmp_path / "job.toml").write_text('[source]\npath = "in"\n')
     with pytest.raises(ConfigError) as caught:
@@ -727,10 +783,15 @@ def test_a_plain_output_binds_one_statement(tmp_path: Path) -> None:
             "x has no TIMESTAMP BY but e has: every input of a JOIN",
         ),
         (
+            "SELECT * FROM e JOIN x ON e.k = x.k AND DATEDIFF(s, e, x) BETWEEN 0 AND 1 WHERE v > 1",
+            "1:81",
+            "v in the WHERE of a JOIN: qualify it with its input (e.v)",
+        ),
+        (
             "SELECT * FROM e JOIN x ON e.k = x.k AND DATEDIFF(s, e, x) BETWEEN 0 AND 1 "
-            "WHERE e.v > 1",
-            "1:75",
-            "WHERE over a JOIN is not supported yet",
+            "WHERE System.Timestamp() > e.t",
+            "1:81",
+            "System.Timestamp() in the WHERE of a JOIN is not supported yet",
         ),
         (
             "WITH j AS (SELECT * FROM e JOIN x ON e.k = x.k AND DATEDIFF(s, e, x) BETWEEN 0 AND 1) "

@@ -41,6 +41,7 @@ __all__ = [
     "PartitionView",
     "all_dead_lettered",
     "check_columns",
+    "is_source_role",
     "missing_columns",
     "named_columns",
     "not_progressing",
@@ -276,9 +277,22 @@ class NamedColumn:
     column: str
     roles: tuple[str, ...]
 
+    @property
+    def read_by_source(self) -> bool:
+        """Whether an input reads it for its events' time, partition, key, end or edge
+        (then an event holds it, else it is malformed): not an input's ``where``."""
+        return any(is_source_role(role) for role in self.roles)
+
+
+def is_source_role(role: str) -> bool:
+    """Whether ``role`` names an input's time, partition, key, end or edge column
+    (``source.<key>``, ``inputs.<name>.<key>``), not an input's ``where``."""
+    return role.startswith(("source.", "inputs.")) and not role.endswith(".where")
+
 
 #: What a column missing from every record does to the answers, by the key naming it.
 _CONSEQUENCES = (
+    ("inputs.*.where", "the input's where reads it as null"),
     ("source.", "every record is dead-lettered as malformed"),
     ("inputs.", "every record is dead-lettered as malformed"),
     ("window.group_by", "every window's group value is null"),
@@ -300,8 +314,9 @@ def named_columns(job: Any) -> list[NamedColumn]:
     arrival time, partition, substream key, end time and edge columns
     (``source.processing_time`` is ``simulate``'s alone: ``run`` times batches itself),
     the window's group-by and aggregate inputs, the join's ``on`` columns, the fields
-    analytic columns read, the filter's fields and, in a job without a window or a join,
-    ``[select]``'s fields (not the analytic columns they read: those are computed), and
+    analytic columns read, the inputs' ``where`` fields, the filter's fields and, in a job
+    without a window or a join, ``[select]``'s fields (not the analytic columns they
+    read: those are computed), and
     the fields ``[apply]``'s value reads (not its name: the element each event holds);
     not the fields the job tests with ``IS MISSING`` (but as a source's column).
 
@@ -341,6 +356,9 @@ def named_columns(job: Any) -> list[NamedColumn]:
     for analytic in job.analytics:  # the fields it reads; the other columns' names are none
         for column in analytic_fields(analytic, computed):
             add(column, f"analytic.{analytic.name}")
+    for name, condition in job.input_conditions.items():  # (semantics §11.20)
+        for column in references(condition):
+            add(column, f"inputs.{name}.where")
     if job.filter is not None:
         for column in references(job.filter.expression):
             if column not in computed:
@@ -355,7 +373,7 @@ def named_columns(job: Any) -> list[NamedColumn]:
             add(column, "apply.value")
         roles.pop(job.apply.name, None)
     for column in _tested_missing(job):  # (absent from records by design: not diagnosed)
-        if all(not k.startswith(("source.", "inputs.", "join.")) for k in roles.get(column, [])):
+        if all(not (is_source_role(k) or k.startswith("join.")) for k in roles.get(column, [])):
             roles.pop(column, None)
     return [NamedColumn(column, tuple(keys)) for column, keys in roles.items()]
 
@@ -383,10 +401,7 @@ class ColumnPresence:
         self.columns = named_columns(job)
         self.input = 0
         self.present = [0] * len(self.columns)
-        self._source = [
-            any(role.startswith(("source.", "inputs.")) for role in named.roles)
-            for named in self.columns
-        ]
+        self._source = [named.read_by_source for named in self.columns]
 
     def column_present(self, fields: dict[str, Any] | None, *, event: bool) -> None:
         """Count one input record (``fields``: its fields, None when it has none;
@@ -419,9 +434,10 @@ def missing_columns(
         if count:
             continue
         role = ", ".join(named.roles)
-        consequence = next(
-            text for prefix, text in _CONSEQUENCES if named.roles[0].startswith(prefix)
-        )
+        first = named.roles[0]
+        where = first.startswith("inputs.") and first.endswith(".where")
+        shape = "inputs.*.where" if where else first
+        consequence = next(text for prefix, text in _CONSEQUENCES if shape.startswith(prefix))
         out.append(
             {
                 "kind": "missing_column",

@@ -247,7 +247,7 @@ def column_present(context: Context, parsed: DataFrame, stream: bool) -> list[tu
         flag = present(field(named.column))
         if stream and named.column == context.job.source.partition:
             flag = "true"
-        elif any(role.startswith(("source.", "inputs.")) for role in named.roles):
+        elif named.read_by_source:
             # an event holds its time, partition, key and edge columns (else it is
             # malformed), and a vouched record's ``m`` carries only the other fields
             flag = f"({ERROR} IS NULL OR {flag})"

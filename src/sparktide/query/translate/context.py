@@ -21,6 +21,7 @@ __all__ = [
     "AGGREGATES",
     "ORDERED_AGGREGATES",
     "OTHER_AGGREGATES",
+    "UNIT_CALLS",
     "Context",
     "describe",
     "is_aggregate",
@@ -29,6 +30,9 @@ __all__ = [
     "source_names",
     "unsupported_call",
 ]
+
+#: Calls whose first argument is a date part (``DATEDIFF(second, a, b)``), not a column.
+UNIT_CALLS = ("datediff", "dateadd", "datepart", "datename", "isfirst")
 
 #: Stream Analytics aggregates and the sparktide functions they become.
 AGGREGATES = {

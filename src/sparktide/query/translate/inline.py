@@ -46,12 +46,11 @@ from sparktide.query.ast import (
 from sparktide.query.bind import Bindings
 from sparktide.query.refusal import Refuse
 from sparktide.query.translate.analytic import is_analytic
+from sparktide.query.translate.context import UNIT_CALLS
 from sparktide.query.translate.joinsteps import JoinSteps
 from sparktide.query.translate.rollup import Rollup
 
 __all__ = ["inline_steps", "item_name", "map_columns", "substitute"]
-
-_UNIT_CALLS = ("datediff", "dateadd", "datepart", "datename", "isfirst")  # (unit, ...)
 
 
 def item_name(item: SelectItem) -> str | None:
@@ -89,7 +88,7 @@ def map_columns(expr: Expr, change: Callable[[Column], Expr]) -> Expr:
                 None if over.when is None else walk(over.when),
                 over.pos,
             )
-        skip = 1 if node.function in _UNIT_CALLS else 0  # the date part is no column
+        skip = 1 if node.function in UNIT_CALLS else 0  # the date part is no column
         args = node.args[:skip] + tuple(walk(a) for a in node.args[skip:])
         return replace(node, args=args, over=over)
 
@@ -121,7 +120,7 @@ def _columns(expr: Expr) -> list[Column]:
     if isinstance(expr, Column):
         return [expr]
     if isinstance(expr, Call):
-        args = expr.args[1:] if expr.function in _UNIT_CALLS else expr.args
+        args = expr.args[1:] if expr.function in UNIT_CALLS else expr.args
         return [c for a in (*args, *_over(expr)) for c in _columns(a)]
     if isinstance(expr, Operation):
         return [c for o in expr.operands for c in _columns(o)]
@@ -280,7 +279,7 @@ class Inliner:
             for operand in expr.operands:
                 self.check_known(operand, columns, applied, step)
         elif isinstance(expr, Call):
-            args = expr.args[1:] if expr.function in _UNIT_CALLS else expr.args
+            args = expr.args[1:] if expr.function in UNIT_CALLS else expr.args
             for arg in (*args, *_over(expr)):  # (an OVER's PARTITION BY and WHEN too)
                 self.check_known(arg, columns, applied, step)
 

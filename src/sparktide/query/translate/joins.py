@@ -11,9 +11,19 @@ translate.plans.JoinPlan`; every other shape, and what a job cannot compute over
 
 from __future__ import annotations
 
-from sparktide.query.ast import FromSource, Join, Select, Star, Step
-from sparktide.query.translate.context import Context, describe, source_names
-from sparktide.query.translate.joinon import JoinCondition
+from dataclasses import replace
+
+from sparktide import expr as E
+from sparktide.query.ast import Call, Column, Expr, FromSource, Join, Operation, Select, Star, Step
+from sparktide.query.translate.context import (
+    UNIT_CALLS,
+    Context,
+    describe,
+    is_timestamp,
+    source_names,
+)
+from sparktide.query.translate.fields import Fields
+from sparktide.query.translate.joinon import JoinCondition, conjuncts
 from sparktide.query.translate.plans import JoinPlan, Plan
 
 __all__ = ["JoinPlanner"]
@@ -188,3 +198,62 @@ class JoinPlanner:
             f"SELECT {describe(item.expr)} over a JOIN in the WITH step {where} is not "
             "supported yet: only the last statement may project or compute columns",
         )
+
+    def where_over_join(self, select: Select, plan: Plan, fields: Fields) -> Plan:
+        """The WHERE of a JOIN of two streams (semantics §11.20): a term that reads one
+        input's fields is that input's own ``where`` (its events are filtered before they
+        meet the other input's); a term that reads both is part of the ``[join]
+        condition`` (a pair must meet it, as the rest of ON). For an inner join both
+        keep exactly the matches the WHERE over the JOIN keeps."""
+        join = plan.join
+        assert join is not None and select.where is not None
+        wheres = dict(plan.input_wheres)
+        pairs: list[Expr] = []
+        for term in conjuncts(select.where.expr):
+            sides = self.sides_read(term, join)
+            if len(sides) != 1:
+                pairs.append(term)
+                continue
+            (side,) = sides
+            text = E.to_text(fields.condition(term, side))
+            wheres[side.name] = (
+                text if side.name not in wheres else f"({wheres[side.name]}) AND ({text})"
+            )
+        return replace(
+            plan,
+            input_wheres=tuple(wheres.items()),
+            join=replace(join, condition=(*join.condition, *pairs)),
+        )
+
+    def sides_read(self, expr: Expr, join: JoinPlan) -> list[FromSource]:
+        """The inputs of ``join`` whose fields ``expr`` reads (each named by its input's
+        name or alias); an unqualified column and ``System.Timestamp()`` are refused."""
+        out: list[FromSource] = []
+        sides = (join.left, join.right)
+        if isinstance(expr, Column):
+            named = [s for s in sides if expr.name.casefold() in source_names(s)]
+            if len(expr.parts) == 1 and named:  # (an input itself: DATEDIFF(unit, a, b))
+                return named
+            if len(expr.parts) != 2:
+                raise self.refuse(
+                    expr.pos,
+                    f"{expr.name} in the WHERE of a JOIN: qualify it with its input "
+                    f"({join.left.alias or join.left.name}.{expr.name}); sparktide does not "
+                    "know which input's fields hold it",
+                )
+            qualifier = expr.parts[0].casefold()
+            out += [s for s in sides if qualifier in source_names(s)]
+        elif isinstance(expr, Call):
+            if is_timestamp(expr):
+                raise self.refuse(
+                    expr.pos,
+                    "System.Timestamp() in the WHERE of a JOIN is not supported yet: read "
+                    "the inputs' times with DATEDIFF",
+                )
+            skip = 1 if expr.function in UNIT_CALLS else 0  # (a date part, no column)
+            for arg in expr.args[skip:]:
+                out += self.sides_read(arg, join)
+        elif isinstance(expr, Operation):
+            for operand in expr.operands:
+                out += self.sides_read(operand, join)
+        return list({id(s): s for s in out}.values())

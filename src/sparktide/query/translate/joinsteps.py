@@ -1,29 +1,37 @@
-"""A JOIN of steps that only compute columns (semantics §13.2).
+"""A JOIN of steps that compute columns or filter (semantics §13.2, §11.20).
 
 A step without ``WHERE`` that computes columns of each event of one input keeps every
 event and its time: a JOIN that reads it reads its input instead, under the name the
 JOIN gives it (its alias, else the step's name), with the step's expressions in place of
 the step's columns (``a.w`` over ``v * 2 AS w`` is ``a.v * 2``). The matches are the same:
 each event of the step is an event of its input at the same time, and ``ON`` and the
-column list read the same values. A step that filters (the job's ``[filter]`` applies to
-each input's events, not to one side), that reads ``System.Timestamp()`` (the event's
-time in the step, the match's over the JOIN), or whose columns ``SELECT *`` would write
-whole is left to the planner, which refuses a JOIN of a step.
+column list read the same values. A step's ``WHERE`` joins the JOIN's (over the side's
+name), where it reads one input's fields: that input's own ``where`` (semantics §11.20).
+A step that reads ``System.Timestamp()`` (the event's time in the step, the match's over
+the JOIN), or whose columns ``SELECT *`` would write whole is left to the planner, which
+refuses a JOIN of a step.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 
-from sparktide.query.ast import Call, Column, Expr, FromSource, Operation, Select, Star, Union
+from sparktide.query.ast import (
+    Call,
+    Clause,
+    Column,
+    Expr,
+    FromSource,
+    Operation,
+    Select,
+    Star,
+    Union,
+)
 from sparktide.query.refusal import Refuse
 from sparktide.query.translate.analytic import is_analytic
-from sparktide.query.translate.context import is_timestamp
+from sparktide.query.translate.context import UNIT_CALLS, is_timestamp
 
 __all__ = ["JoinSteps"]
-
-#: Calls whose first argument is a date part, not a column.
-_UNIT_CALLS = ("datediff", "dateadd", "datepart", "datename", "isfirst")
 
 
 class JoinSteps:
@@ -48,7 +56,8 @@ class JoinSteps:
         sides = [select.source, *(j.source for j in select.joins)]
         columns: dict[tuple[str, ...], Expr] = {}
         strict: dict[str, str] = {}  # qualifiers of steps without *: the step's name
-        composed = [self.side(side, columns, strict) for side in sides]
+        filters: list[Expr] = []  # the steps' WHEREs, over their sides (semantics §11.20)
+        composed = [self.side(side, columns, strict, filters) for side in sides]
         if composed == sides:
             return select
         exprs = [i.expr for i in select.items] + [j.condition for j in select.joins]
@@ -71,14 +80,19 @@ class JoinSteps:
             replace(j, source=s, condition=over(j.condition))
             for j, s in zip(select.joins, composed[1:], strict=True)
         )
+        where = select.where
+        if where is not None:
+            where = replace(where, expr=over(where.expr))
+        if filters:  # (the steps' first: each side's own, then the JOIN's WHERE)
+            terms = (*filters, *(() if where is None else (where.expr,)))
+            condition = terms[0] if len(terms) == 1 else Operation("AND", terms, terms[0].pos)
+            where = Clause(condition, where.pos if where is not None else select.pos)
         return replace(
             select,
             items=tuple(items),
             source=composed[0],
             joins=joins,
-            where=None
-            if select.where is None
-            else replace(select.where, expr=over(select.where.expr)),
+            where=where,
             group_by=tuple(replace(g, expr=over(g.expr)) for g in select.group_by),
             having=None
             if select.having is None
@@ -99,23 +113,27 @@ class JoinSteps:
             for operand in expr.operands:
                 self.check_known(operand, columns, strict)
         elif isinstance(expr, Call):
-            skip = 1 if expr.function in _UNIT_CALLS else 0
+            skip = 1 if expr.function in UNIT_CALLS else 0
             for arg in expr.args[skip:]:
                 self.check_known(arg, columns, strict)
 
     def side(
-        self, side: FromSource, columns: dict[tuple[str, ...], Expr], strict: dict[str, str]
+        self,
+        side: FromSource,
+        columns: dict[tuple[str, ...], Expr],
+        strict: dict[str, str],
+        filters: list[Expr],
     ) -> FromSource:
         """The input a side of the JOIN reads (adding its step's columns to
-        ``columns``, and its qualifiers to ``strict`` when it has no ``*``), or the side
-        itself when it is no composable step."""
+        ``columns``, its qualifiers to ``strict`` when it has no ``*``, and its WHERE
+        over the side to ``filters``), or the side itself when it is no composable
+        step."""
         body = self.steps.get(side.name.casefold())
         if body is None or len(body.selects) != 1:
             return side
         step = body.selects[0]
         if (
-            step.where is not None
-            or step.joins
+            step.joins
             or step.applies
             or step.group_by
             or step.having is not None
@@ -125,6 +143,7 @@ class JoinSteps:
             or side.over
             or side.partition_by is not None
             or any(_reads_time(i.expr) for i in step.items if not isinstance(i.expr, Star))
+            or (step.where is not None and _reads_time(step.where.expr))
         ):
             return side
         alias = side.alias or side.name
@@ -142,6 +161,8 @@ class JoinSteps:
         if not any(isinstance(i.expr, Star) for i in step.items):
             for qualifier in {alias.casefold(), side.name.casefold()}:
                 strict[qualifier] = side.name
+        if step.where is not None:  # (its input's fields, now named through the side)
+            filters.append(_qualify(step.where.expr, alias, names))
         return replace(step.source, alias=alias)
 
 
@@ -167,7 +188,7 @@ def _qualify(expr: Expr, alias: str, names: set[str]) -> Expr:
     if isinstance(expr, Operation):
         return replace(expr, operands=tuple(_qualify(o, alias, names) for o in expr.operands))
     if isinstance(expr, Call):
-        skip = 1 if expr.function in _UNIT_CALLS else 0
+        skip = 1 if expr.function in UNIT_CALLS else 0
         args = expr.args[:skip] + tuple(_qualify(a, alias, names) for a in expr.args[skip:])
         return replace(expr, args=args)
     return expr
@@ -180,7 +201,7 @@ def _substitute(expr: Expr, columns: dict[tuple[str, ...], Expr]) -> Expr:
     if isinstance(expr, Operation):
         return replace(expr, operands=tuple(_substitute(o, columns) for o in expr.operands))
     if isinstance(expr, Call):
-        skip = 1 if expr.function in _UNIT_CALLS else 0
+        skip = 1 if expr.function in UNIT_CALLS else 0
         args = expr.args[:skip] + tuple(_substitute(a, columns) for a in expr.args[skip:])
         return replace(expr, args=args)
     return expr

@@ -110,6 +110,9 @@ class Planner:
             inner = replace(inner, apply=self.cross_apply(select, from_step, inner))
         self.check_partition(select, inner)
         partition = self.partition(inner.partition, select.source)
+        if select.joins and select.where is not None and not inner.lookup:
+            inner = self.joins.where_over_join(select, inner, self.fields)  # (§11.20)
+            select = replace(select, where=None)
         wheres = self.wheres(select, inner, from_step)
         if select.joins and any(
             isinstance(i.expr, Star) and i.expr.qualifier is not None for i in select.items
