@@ -147,6 +147,12 @@ def test_an_input_s_where_is_parsed_and_read_by_name(tmp_path):
     job = Job.from_dict(_union(north={"where": "speed > 50"}), base_dir=tmp_path)
     assert [(n, s.where) for n, s in job.inputs] == [("north", "speed > 50"), ("south", None)]
     assert list(job.input_conditions) == ["north"]
+    # a one-input job's [source] where runs before its analytic columns
+    lag = {"p": {"function": "lag", "value": "x", "limit_duration": "1m"}}
+    one = Job.from_dict({"source": {"path": "in/", "where": "x > 1"}, "analytic": lag})
+    assert list(one.input_conditions) == [""] and one.where_key("") == "source.where"
+    union = Job.from_dict(_union(north={"where": "x > 1"}, analytic=lag), base_dir=tmp_path)
+    assert list(union.input_conditions) == ["north"]
 
 
 @pytest.mark.parametrize(
@@ -155,7 +161,8 @@ def test_an_input_s_where_is_parsed_and_read_by_name(tmp_path):
         (
             {"source": {"path": "in/", "where": "x > 1"}},
             "source.where",
-            "filters one input of a union or a join: filter a job's events with [filter]",
+            "filters the events before [analytic.*] columns see them; without those, filter "
+            "a job's events with [filter]",
         ),
         (_union(north={"where": 3}), "inputs.north.where", "expected a condition as text"),
         (_union(north={"where": "x >"}), "inputs.north.where", ""),
@@ -164,14 +171,6 @@ def test_an_input_s_where_is_parsed_and_read_by_name(tmp_path):
             _union(north={"where": "System.Timestamp() > '2026-01-01T00:00:00Z'"}),
             "inputs.north.where",
             "System.Timestamp() in an input's where is not supported yet",
-        ),
-        (
-            _union(
-                north={"where": "x > 1"},
-                analytic={"p": {"function": "lag", "value": "x", "limit_duration": "1m"}},
-            ),
-            "inputs.north.where",
-            "with [analytic.*] columns is not supported yet",
         ),
     ],
 )

@@ -157,12 +157,6 @@ def test_pass_through_queries_and_with_steps() -> None:
             "c is not a column of the step s",
         ),
         (
-            "WITH s AS (SELECT a, b FROM i WHERE a > 1) "
-            "SELECT LAG(b) OVER (LIMIT DURATION(minute, 1)) AS p FROM s",
-            "1:51",
-            "LAG(...) over the step s, which filters, is not supported yet",
-        ),
-        (
             "SELECT COUNT(*) AS n FROM i GROUP BY DATEPART(second, System.Timestamp()), "
             "TumblingWindow(s, 5)",
             "1:55",

@@ -785,7 +785,7 @@ def test_a_plain_output_binds_one_statement(tmp_path: Path) -> None:
         (
             "SELECT * FROM e JOIN x ON e.k = x.k AND DATEDIFF(s, e, x) BETWEEN 0 AND 1 WHERE v > 1",
             "1:81",
-            "v in the WHERE of a JOIN: qualify it with its input (e.v)",
+            "v over a JOIN: qualify it with its input (e.v)",
         ),
         (
             "SELECT * FROM e JOIN x ON e.k = x.k AND DATEDIFF(s, e, x) BETWEEN 0 AND 1 "

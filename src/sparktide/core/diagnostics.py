@@ -292,7 +292,7 @@ def is_source_role(role: str) -> bool:
 
 #: What a column missing from every record does to the answers, by the key naming it.
 _CONSEQUENCES = (
-    ("inputs.*.where", "the input's where reads it as null"),
+    ("inputs.*.where", "the input's where reads it as null (its events are filtered)"),
     ("source.", "every record is dead-lettered as malformed"),
     ("inputs.", "every record is dead-lettered as malformed"),
     ("window.group_by", "every window's group value is null"),
@@ -358,7 +358,7 @@ def named_columns(job: Any) -> list[NamedColumn]:
             add(column, f"analytic.{analytic.name}")
     for name, condition in job.input_conditions.items():  # (semantics §11.20)
         for column in references(condition):
-            add(column, f"inputs.{name}.where")
+            add(column, job.where_key(name))
     if job.filter is not None:
         for column in references(job.filter.expression):
             if column not in computed:
@@ -435,7 +435,7 @@ def missing_columns(
             continue
         role = ", ".join(named.roles)
         first = named.roles[0]
-        where = first.startswith("inputs.") and first.endswith(".where")
+        where = first.startswith(("inputs.", "source.")) and first.endswith(".where")
         shape = "inputs.*.where" if where else first
         consequence = next(text for prefix, text in _CONSEQUENCES if shape.startswith(prefix))
         out.append(

@@ -218,7 +218,7 @@ def record_expressions(job: Job) -> list[tuple[str, Expr]]:
     ``[filter] where``, ``[select]`` in a job without a window or a join, the window's
     computed grouping columns and aggregates of expressions, the analytic columns'
     expressions and ``[apply] value``; first the inputs' ``where``."""
-    out = [(f"inputs.{n}.where", e) for n, e in job.input_conditions.items()]
+    out = [(job.where_key(n), e) for n, e in job.input_conditions.items()]
     out += [("filter.where", job.filter.expression)] if job.filter is not None else []
     if job.window is None and job.join is None:
         out += [(f"select.{p.name}", p.parsed) for p in job.select]

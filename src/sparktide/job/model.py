@@ -78,8 +78,14 @@ class Job:
     @property
     def input_conditions(self) -> dict[str, Expr]:
         """Each input's ``where`` (semantics §11.20), parsed, by input name: the inputs
-        of a union or a join that have one."""
-        return {n: s.condition for n, s in self.inputs if s.condition is not None}
+        of a union or a join that have one, or ``""`` for ``[source] where``."""
+        inputs = self.inputs or (("", self.source),)
+        return {n: s.condition for n, s in inputs if s.condition is not None}
+
+    @staticmethod
+    def where_key(name: str) -> str:
+        """The job-file key of input ``name``'s ``where`` (``""``: ``[source]``'s)."""
+        return f"inputs.{name}.where" if name else "source.where"
 
     @property
     def declared_partitions(self) -> list[Any]:

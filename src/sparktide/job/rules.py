@@ -179,20 +179,14 @@ def _check_lookup(job: Job, join: Join) -> None:
 
 
 def check_input_filters(job: Job) -> None:
-    """An input's ``where`` (semantics §11.20) filters one input of a union or a join;
-    not with analytic functions (which see every event, before any filter) for now."""
-    if job.source.where is not None and not job.inputs:
+    """An input's ``where`` (semantics §11.20): ``[source] where`` of a one-input job
+    runs before its analytic columns (``[filter]`` runs after them), so it needs some."""
+    if job.source.where is not None and not job.inputs and not job.analytics:
         raise ConfigError(
             "source.where",
-            "filters one input of a union or a join: filter a job's events with [filter]",
+            "filters the events before [analytic.*] columns see them; without those, "
+            "filter a job's events with [filter]",
         )
-    for name, source in job.inputs:
-        if source.where is not None and job.analytics:
-            raise ConfigError(
-                f"inputs.{name}.where",
-                "with [analytic.*] columns is not supported yet: they see every event of "
-                "each input",
-            )
 
 
 def check_punctuation(job: Job) -> None:

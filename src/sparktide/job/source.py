@@ -111,10 +111,11 @@ class Source:
         table (dict) of their keys (semantics §7.8, :mod:`sparktide.job.perinput`);
         stored as ``(key, value)`` pairs, empty when the input has none.
     where
-        In a union or a join (``[inputs.<name>] where``): a condition over this input's
-        own fields, such as ``"Type = 'entry'"``; its events for which it is not true
-        are dropped with reason ``filtered``, after the ordering policy and before
-        ``[filter]`` (semantics §11.20). ``None``: every event goes on.
+        In a union or a join (``[inputs.<name>] where``), or in a one-input job with
+        analytic columns (``[source] where``): a condition over this input's own fields,
+        such as ``"Type = 'entry'"``; its events for which it is not true are dropped
+        with reason ``filtered``, after the ordering policy and before the analytic
+        columns and ``[filter]`` (semantics §11.20). ``None``: every event goes on.
     """
 
     path: str | None = None

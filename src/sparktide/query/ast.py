@@ -174,7 +174,11 @@ class SelectItem:
 
 @dataclass(frozen=True)
 class FromSource:
-    """``name [AS alias] [TIMESTAMP BY expr [OVER key, ...]] [PARTITION BY column]``."""
+    """``name [AS alias] [TIMESTAMP BY expr [OVER key, ...]] [PARTITION BY column]``.
+
+    ``where`` is never parsed: it is the ``WHERE`` of a step that filters the input
+    before the analytic functions of the SELECT that reads the step (the translation
+    composes the two, semantics §11.20)."""
 
     name: str
     alias: str | None
@@ -184,6 +188,7 @@ class FromSource:
     pos: Pos
     timestamp_pos: Pos | None = None
     partition_pos: Pos | None = None
+    where: Expr | None = None
 
 
 @dataclass(frozen=True)

@@ -70,7 +70,7 @@ def record_columns(job: Job) -> list[str]:
     """The columns :func:`add_record_columns` adds: the filter's verdict, and each
     projected column's JSON text (``e<i>``) in a job without a window or a join."""
     if job.analytics:  # [filter] and [select] run at release (sparktide.spark.analytic)
-        return admission_names(job)
+        return admission_names(job) + ([FILTER_COLUMN] if job.input_conditions else [])
     out = [FILTER_COLUMN] if _filters(job) else []
     if _projects_records(job):
         out += [f"e{i}" for i in range(len(job.select))]
@@ -90,12 +90,15 @@ def add_record_columns(parsed: DataFrame, job: Job) -> DataFrame:
     keys = computed_group_keys(job)
     if not record_columns(job) and not derived and not keys:
         return parsed
-    if job.analytics:
-        return admission_columns(parsed, job)
-    projections = job.select if _projects_records(job) else ()
+    if job.analytics:  # (only the input's where before them, semantics §11.20)
+        parsed = admission_columns(parsed, job)
+        if not job.input_conditions:
+            return parsed
+    job_filter = None if job.analytics else job.filter  # (with analytic columns: at release)
+    projections = job.select if _projects_records(job) and not job.analytics else ()
     conditions = job.input_conditions
     exprs = [*conditions.values()]
-    exprs += [job.filter.expression] if job.filter is not None else []
+    exprs += [job_filter.expression] if job_filter is not None else []
     exprs += [p.parsed for p in projections]
     exprs += [a.parsed for _, a in derived]  # type: ignore[misc]
     exprs += [e for _, e in keys]
@@ -108,15 +111,15 @@ def add_record_columns(parsed: DataFrame, job: Job) -> DataFrame:
     compiled = Compiled("_xe", leaves)
     outputs = []
     errors = []
-    if _filters(job):
+    if conditions or job_filter is not None:
         verdicts = []
         for name, condition in conditions.items():  # (each input's where first, §11.20)
             value = compiled.value(condition)
-            own = f"substring_index({PARTITION}, '/', 1) = {sql_string(name)}"
+            own = f"substring_index({PARTITION}, '/', 1) = {sql_string(name)}" if name else "true"
             verdicts.append(f"(NOT {own} OR coalesce({of_kind(value, 'b')}, false))")
             errors.append(value.err and f"CASE WHEN {own} THEN {value.err} END")
-        if job.filter is not None:
-            value = compiled.value(job.filter.expression)
+        if job_filter is not None:
+            value = compiled.value(job_filter.expression)
             verdicts.append(f"coalesce({of_kind(value, 'b')}, false)")
             errors.append(value.err)
         outputs.append(f"{' AND '.join(verdicts)} AS {FILTER_COLUMN}")
@@ -243,9 +246,9 @@ def filter_rows(decided: DataFrame, job: Job) -> DataFrame:
     """Judged rows after ``[filter]``: an event the policy admitted that fails the filter
     is dropped with reason ``filtered`` and has no system timestamp for the windows (its
     policy columns, which moved its timeline, stay as they are)."""
-    if not _filters(job) or job.analytics:  # (with analytic columns: at release)
-        return decided
-    if system_time_reads(job)[0]:  # System.Timestamp(): the verdict after judging
+    if not _filters(job) or (job.analytics and not job.input_conditions):
+        return decided  # (with analytic columns [filter] runs at release)
+    if system_time_reads(job)[0] and not job.analytics:  # System.Timestamp(): after judging
         decided = with_system_time(decided, job, True, [])
     stopped = f"({VERDICT} IN ('accepted', 'adjusted') AND NOT {FILTER_COLUMN})"
     if job.edges:  # an end edge has no payload of its own: it ends what passed

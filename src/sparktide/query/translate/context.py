@@ -27,6 +27,7 @@ __all__ = [
     "is_aggregate",
     "is_scalar",
     "is_timestamp",
+    "qualify_over_join",
     "source_names",
     "unsupported_call",
 ]
@@ -75,6 +76,17 @@ class Context:
     refuse: Refuse
     bindings: Bindings
     notes: list[str] = field(default_factory=list)
+
+
+def qualify_over_join(refuse: Refuse, node: Column, side: FromSource) -> QueryError:
+    """The refusal of the unqualified column ``node`` over a JOIN (``side``: the input
+    the message suggests)."""
+    return refuse(
+        node.pos,
+        f"{node.name} over a JOIN: qualify it with its input "
+        f"({side.alias or side.name}.{node.name}); sparktide does not know which input's "
+        "fields hold it",
+    )
 
 
 def source_names(source: FromSource) -> set[str]:

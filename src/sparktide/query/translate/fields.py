@@ -24,6 +24,7 @@ from sparktide.query.translate.context import (
     describe,
     is_scalar,
     is_timestamp,
+    qualify_over_join,
     source_names,
     unsupported_call,
 )
@@ -115,12 +116,7 @@ class Fields:
             if isinstance(node, Call):
                 return self.field_leaf(node, stream, "WHERE")  # (refuses it)
             if len(node.parts) == 1:
-                raise self.refuse(
-                    node.pos,
-                    f"{node.name} over a JOIN: qualify it with its input "
-                    f"({stream.alias or stream.name}.{node.name}); sparktide does not know "
-                    "which input's fields hold it",
-                )
+                raise qualify_over_join(self.refuse, node, stream)
             qualifier = node.parts[0].casefold()
             if qualifier in source_names(table):
                 raise self.refuse(

@@ -46,11 +46,11 @@ from sparktide.query.ast import (
 from sparktide.query.bind import Bindings
 from sparktide.query.refusal import Refuse
 from sparktide.query.translate.analytic import is_analytic
-from sparktide.query.translate.context import UNIT_CALLS
+from sparktide.query.translate.context import UNIT_CALLS, is_timestamp
 from sparktide.query.translate.joinsteps import JoinSteps
 from sparktide.query.translate.rollup import Rollup
 
-__all__ = ["inline_steps", "item_name", "map_columns", "substitute"]
+__all__ = ["inline_steps", "item_name", "map_columns", "reads_analytic", "substitute"]
 
 
 def item_name(item: SelectItem) -> str | None:
@@ -135,6 +135,28 @@ def _select_exprs(select: Select) -> list[Expr]:
     return exprs
 
 
+def reads_analytic(select: Select) -> bool:
+    """Whether ``select`` computes an analytic function (LAG, LAST, ISFIRST, ...)."""
+    return any(is_analytic(c) for e in _select_exprs(select) for c in _calls(e))
+
+
+def _filters_its_input(body: Union, steps: dict[str, Union]) -> bool:
+    """Whether the step ``body`` is one SELECT that filters an input (not a step) by a
+    WHERE without ``System.Timestamp()``, and computes no analytic function itself:
+    then its WHERE can filter the input before a reader's analytic functions."""
+    if len(body.selects) != 1:
+        return False
+    step = body.selects[0]
+    return (
+        step.where is not None
+        and not step.joins
+        and step.source.name.casefold() not in steps
+        and step.source.where is None
+        and not reads_analytic(step)
+        and not any(is_timestamp(c) for c in _calls(step.where.expr))
+    )
+
+
 def _and(first: Clause | None, second: Clause | None) -> Clause | None:
     """Two optional conditions joined by ``AND`` (the first's place)."""
     if first is None or second is None:
@@ -214,6 +236,8 @@ class Inliner:
         calls = [c for e in _select_exprs(select) for c in _calls(e)]
         analytic = [c for c in calls if is_analytic(c)]
         why = self.filters(body) if analytic else None
+        if why == "filters" and _filters_its_input(body, self.steps):
+            return  # (its WHERE filters the input before them: over_events, §11.20)
         if why is not None:
             raise self.refuse(
                 analytic[0].pos,
@@ -320,12 +344,16 @@ class Inliner:
         # the step's APPLY, then the reader's over the step's columns: two are refused by
         # the planner; WHERE runs after them (semantics §13.2)
         mine = tuple(replace(a, value=substitute(a.value, columns)) for a in select.applies)
+        before = step.where
+        if before is not None and reads_analytic(select):  # (its input's own where, §11.20)
+            source = replace(source, where=before.expr)
+            before = None
         return replace(
             select,
             items=self.items(select, step, columns),
             source=source,
             joins=step.joins,
-            where=_and(step.where, where),
+            where=_and(before, where),
             group_by=group_by,
             having=having,
             applies=(*step.applies, *mine),

@@ -32,7 +32,10 @@ class Inputs:
     def inputs(self, plan: Plan) -> dict[str, Any]:
         """``{"source": table}``, or for a union or a join ``{"inputs": {name: table}}``."""
         if len(plan.sources) == 1:
-            return {"source": self.input_table(plan.sources[0], plan.partition)}
+            table = self.input_table(plan.sources[0], plan.partition)
+            for _, condition in plan.input_wheres:  # (before the analytic columns, §11.20)
+                table["where"] = condition
+            return {"source": table}
         if self.bindings.source is not None:
             names = " and ".join(s.name for s in plan.sources)
             raise ConfigError(

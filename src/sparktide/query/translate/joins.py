@@ -20,6 +20,7 @@ from sparktide.query.translate.context import (
     Context,
     describe,
     is_timestamp,
+    qualify_over_join,
     source_names,
 )
 from sparktide.query.translate.fields import Fields
@@ -235,12 +236,7 @@ class JoinPlanner:
             if len(expr.parts) == 1 and named:  # (an input itself: DATEDIFF(unit, a, b))
                 return named
             if len(expr.parts) != 2:
-                raise self.refuse(
-                    expr.pos,
-                    f"{expr.name} in the WHERE of a JOIN: qualify it with its input "
-                    f"({join.left.alias or join.left.name}.{expr.name}); sparktide does not "
-                    "know which input's fields hold it",
-                )
+                raise qualify_over_join(self.refuse, expr, join.left)
             qualifier = expr.parts[0].casefold()
             out += [s for s in sides if qualifier in source_names(s)]
         elif isinstance(expr, Call):

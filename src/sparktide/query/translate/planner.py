@@ -16,7 +16,7 @@ from sparktide.query.ast import Call, Column, CrossApply, FromSource, Select, St
 from sparktide.query.exprs import convert
 from sparktide.query.translate.context import Context, describe, source_names
 from sparktide.query.translate.fields import Fields
-from sparktide.query.translate.inline import map_columns
+from sparktide.query.translate.inline import map_columns, reads_analytic
 from sparktide.query.translate.joins import JoinPlanner
 from sparktide.query.translate.plans import Plan
 from sparktide.query.translate.unions import Unions
@@ -110,6 +110,20 @@ class Planner:
             inner = replace(inner, apply=self.cross_apply(select, from_step, inner))
         self.check_partition(select, inner)
         partition = self.partition(inner.partition, select.source)
+        if inner.wheres and inner.join is None and reads_analytic(select):
+            # the WHERE of the steps it reads filters each input before the analytic
+            # columns (§11.20), as each step runs before the next
+            condition = inner.combined
+            assert condition is not None
+            own = dict(inner.input_wheres)
+            wheres = tuple(
+                (s.name, condition if s.name not in own else f"({own[s.name]}) AND ({condition})")
+                for s in inner.sources
+            )
+            inner = replace(inner, wheres=(), input_wheres=wheres)
+        if select.source.where is not None:  # (a step's WHERE before LAG..., §11.20)
+            text = E.to_text(self.fields.condition(select.source.where, select.source))
+            inner = replace(inner, input_wheres=((select.source.name, text),))
         if select.joins and select.where is not None and not inner.lookup:
             inner = self.joins.where_over_join(select, inner, self.fields)  # (§11.20)
             select = replace(select, where=None)
