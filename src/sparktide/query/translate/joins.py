@@ -25,7 +25,7 @@ from sparktide.query.translate.context import (
 )
 from sparktide.query.translate.fields import Fields
 from sparktide.query.translate.joinon import JoinCondition, conjuncts
-from sparktide.query.translate.plans import JoinPlan, Plan
+from sparktide.query.translate.plans import JoinPlan, Plan, with_where
 
 __all__ = ["JoinPlanner"]
 
@@ -208,7 +208,7 @@ class JoinPlanner:
         keep exactly the matches the WHERE over the JOIN keeps."""
         join = plan.join
         assert join is not None and select.where is not None
-        wheres = dict(plan.input_wheres)
+        wheres = plan.input_wheres
         pairs: list[Expr] = []
         for term in conjuncts(select.where.expr):
             sides = self.sides_read(term, join)
@@ -217,12 +217,10 @@ class JoinPlanner:
                 continue
             (side,) = sides
             text = E.to_text(fields.condition(term, side))
-            wheres[side.name] = (
-                text if side.name not in wheres else f"({wheres[side.name]}) AND ({text})"
-            )
+            wheres = with_where(wheres, side.name, text)
         return replace(
             plan,
-            input_wheres=tuple(wheres.items()),
+            input_wheres=wheres,
             join=replace(join, condition=(*join.condition, *pairs)),
         )
 

@@ -18,7 +18,7 @@ from sparktide.query.translate.context import Context, describe, source_names
 from sparktide.query.translate.fields import Fields
 from sparktide.query.translate.inline import map_columns, reads_analytic
 from sparktide.query.translate.joins import JoinPlanner
-from sparktide.query.translate.plans import Plan
+from sparktide.query.translate.plans import Plan, with_where
 from sparktide.query.translate.unions import Unions
 
 __all__ = ["Planner"]
@@ -115,11 +115,9 @@ class Planner:
             # columns (§11.20), as each step runs before the next
             condition = inner.combined
             assert condition is not None
-            own = dict(inner.input_wheres)
-            wheres = tuple(
-                (s.name, condition if s.name not in own else f"({own[s.name]}) AND ({condition})")
-                for s in inner.sources
-            )
+            wheres = inner.input_wheres
+            for source in inner.sources:
+                wheres = with_where(wheres, source.name, condition)
             inner = replace(inner, wheres=(), input_wheres=wheres)
         if select.source.where is not None:  # (a step's WHERE before LAG..., §11.20)
             text = E.to_text(self.fields.condition(select.source.where, select.source))

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from sparktide import expr as E
 from sparktide.query.ast import Column, CrossApply, Expr, FromSource, Pos, Select
 
-__all__ = ["JoinPlan", "Plan"]
+__all__ = ["JoinPlan", "Plan", "with_where"]
 
 
 @dataclass(frozen=True)
@@ -63,3 +63,13 @@ class Plan:
     def lookup(self) -> bool:
         """Whether the plan joins a stream with reference data."""
         return self.join is not None and self.join.reference
+
+
+def with_where(
+    wheres: tuple[tuple[str, str], ...], name: str, condition: str
+) -> tuple[tuple[str, str], ...]:
+    """The inputs' own conditions (:attr:`Plan.input_wheres`) with ``condition`` added
+    to input ``name``'s, after any it has (joined by ``AND``)."""
+    own = dict(wheres)
+    own[name] = condition if name not in own else f"({own[name]}) AND ({condition})"
+    return tuple(own.items())
