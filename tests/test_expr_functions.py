@@ -221,6 +221,16 @@ FUNCTION_CASES: list[tuple[str, object]] = [
     ("CASE WHEN nul > 1 THEN 1 WHEN b THEN 2.5 END", 2.5),
     ("CASE WHEN b THEN arr END IS NULL", False),
     ("CASE WHEN NOT b THEN CAST(bad AS bigint) ELSE 0 END", 0),
+    # COALESCE: the first argument that is not null, of its own kind; read in order
+    ("COALESCE(nul, i)", 7),
+    ("COALESCE(nul, nul, 'x', 2)", "x"),
+    ("COALESCE(z, 'a')", 0),  # 0 is not null
+    ("COALESCE(nul, nul)", None),
+    ("COALESCE(missing_field, f)", 2.675),  # a field the record lacks is null
+    ("COALESCE(arr, 1)", [1, 2]),  # an array is not null
+    ("COALESCE(i, CAST(bad AS bigint))", 7),  # the CAST is never read
+    ("COALESCE(nul, TRY_CAST(bad AS bigint), h)", 21.0),
+    ("COALESCE(nul, b) AND TRUE", True),
     # CAST and TRY_CAST
     ("CAST(num AS bigint)", 42),
     ("CAST(f AS bigint)", 2),
@@ -280,6 +290,10 @@ CAST_ERRORS: list[tuple[str, str]] = [
     (
         "CASE WHEN b THEN CAST(w AS bit) ELSE CAST(bad AS bit) END",
         "CAST to bit: 'Hello' is not a bit",
+    ),
+    (  # COALESCE reads its arguments in order, up to the first not null
+        "COALESCE(nul, CAST(bad AS bigint), CAST(w AS bit))",
+        "CAST to bigint: 'abc' is not a bigint",
     ),
     (
         "UPPER(CAST(obj AS nvarchar(max)))",

@@ -587,3 +587,21 @@ def test_countif_is_count_if_of_its_condition() -> None:
         "count_if(v > 1 AND w IS NULL)",
         "count_if(flag)",
     ]
+
+
+def test_coalesce_translates_in_select_where_and_aggregates() -> None:
+    """``COALESCE`` (semantics §11.11) is the expression language's own, wherever a
+    scalar function goes; one argument is refused as Stream Analytics refuses it."""
+    j = job("SELECT Make, COALESCE(Speed, Limit, 0) AS s FROM i WHERE COALESCE(Toll, 0) > 2")
+    assert [(p.name, p.expression) for p in j.select] == [
+        ("Make", "Make"),
+        ("s", "COALESCE(Speed, Limit, 0)"),
+    ]
+    assert j.filter is not None and j.filter.where == "COALESCE(Toll, 0) > 2"
+    w = job(
+        "SELECT SUM(COALESCE(Toll, 0)) AS total FROM i TIMESTAMP BY t "
+        "GROUP BY TumblingWindow(minute, 1)"
+    ).window
+    assert w is not None and w.aggregates[0].expression == "COALESCE(Toll, 0)"
+    with pytest.raises(QueryError, match=r"COALESCE.*takes 2 or more arguments; got 1"):
+        job("SELECT COALESCE(Toll) AS t FROM i")

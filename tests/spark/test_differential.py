@@ -608,6 +608,7 @@ CASES = {
             "between": "value NOT BETWEEN 1 AND 5",
             "ratio": "speed / value",
             "text": "lane <> 'A' AND speed IS NOT NULL",
+            "first": "COALESCE(speed, value, lane)",  # (the mixed records' kinds)
         },
     },
     # the record and array functions over lane's arrays (semantics §11.14); an array a

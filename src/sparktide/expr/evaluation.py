@@ -160,6 +160,8 @@ class _Evaluator:
             if expr.unit in nodes.CALENDAR_UNITS:
                 return functions.datediff_calendar(expr.unit, start, end)
             return datediff(expr.micros, start, end)
+        if isinstance(expr, nodes.Func) and expr.name == "COALESCE":
+            return self.value(desugar(expr))  # (its arguments in order: a CASE)
         if isinstance(expr, nodes.Func):
             args = [self.value(a) for a in expr.args]
             if expr.name in nodes.ACCESS_FUNCTIONS:

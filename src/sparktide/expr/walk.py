@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sparktide.expr import nodes
 
-__all__ = ["casts", "desugar", "missing_tests", "ref_nodes", "references"]
+__all__ = ["casts", "coalesced", "desugar", "missing_tests", "ref_nodes", "references"]
 
 
 def references(expr: nodes.Expr) -> list[str]:
@@ -104,8 +104,9 @@ def _children(node: nodes.Expr) -> list[nodes.Expr]:
 
 
 def desugar(expr: nodes.Expr) -> nodes.Expr:
-    """``expr`` with ``IN`` and ``BETWEEN`` written as comparisons joined by ``OR``/``AND``
-    and ``IS NOT NULL``/``NOT LIKE`` as ``NOT``: the forms both engines evaluate."""
+    """``expr`` with ``IN`` and ``BETWEEN`` written as comparisons joined by ``OR``/``AND``,
+    ``IS NOT NULL``/``NOT LIKE`` as ``NOT`` and ``COALESCE`` as ``CASE``
+    (:func:`coalesced`): the forms both engines evaluate."""
     if isinstance(expr, nodes.Unary):
         return nodes.Unary(expr.op, desugar(expr.operand))
     if isinstance(expr, nodes.Binary):
@@ -124,6 +125,8 @@ def desugar(expr: nodes.Expr) -> nodes.Expr:
         return nodes.Unary("NOT", inner) if expr.negated else inner
     if isinstance(expr, nodes.DateDiff):
         return nodes.DateDiff(expr.unit, desugar(expr.start), desugar(expr.end))
+    if isinstance(expr, nodes.Func) and expr.name == "COALESCE":
+        return coalesced(tuple(desugar(a) for a in expr.args))
     if isinstance(expr, nodes.Func):
         return nodes.Func(expr.name, tuple(desugar(a) for a in expr.args), expr.unit)
     if isinstance(expr, nodes.Cast):
@@ -140,3 +143,12 @@ def desugar(expr: nodes.Expr) -> nodes.Expr:
         )
         return nodes.Unary("NOT", inner) if expr.negated else inner
     return expr
+
+
+def coalesced(args: tuple[nodes.Expr, ...]) -> nodes.Case:
+    """``COALESCE(a, b, ..., z)`` as ``CASE WHEN NOT a IS NULL THEN a WHEN NOT b IS NULL
+    THEN b ... ELSE z END``: the first argument that is not null, read in order and no
+    further (a ``CAST`` that would fail in a later argument is not evaluated), of its own
+    kind (semantics §11.11)."""
+    whens = tuple((nodes.Unary("NOT", nodes.IsNull(a)), a) for a in args[:-1])
+    return nodes.Case(whens, args[-1])
