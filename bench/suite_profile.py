@@ -5,11 +5,12 @@ This is a measurement, not a test: nothing here asserts on timings.
 The suite's session (``tests/spark/conftest.py``: interpreted expressions, the session
 JVM's options) runs ``--cases`` of ``tests/spark/test_differential.py`` ``--passes``
 times, each case as its test does (its stream, its job, the reference engine's records
-checked). The first pass starts in a cold JVM; the last is measured: wall seconds per
-case, the CPU seconds of the test's Python process and of the JVM, the JVM's split by
-thread (the JIT compilers, the garbage collector, Spark's task threads, and the rest:
-the driver threads that analyse, optimise and plan each DataFrame and action, most of
-them ended with their query), and the time Spark's analyser and optimiser rules took.
+checked; all with the session's settings, the ``codegen`` marker's ignored). The first
+pass starts in a cold JVM; the last is measured: wall seconds per case, the CPU seconds
+of the test's Python process and of the JVM, the JVM's split by thread (the JIT
+compilers, the garbage collector, Spark's task threads, and the rest: the driver
+threads that analyse, optimise and plan each DataFrame and action, most of them ended
+with their query), and the time Spark's analyser and optimiser rules took.
 
     .venv/bin/python bench/suite_profile.py [--cases a-2,b-1] [--passes 2]
 
