@@ -153,6 +153,9 @@ def test_an_input_s_where_is_parsed_and_read_by_name(tmp_path):
     assert list(one.input_conditions) == [""] and one.where_key("") == "source.where"
     union = Job.from_dict(_union(north={"where": "x > 1"}, analytic=lag), base_dir=tmp_path)
     assert list(union.input_conditions) == ["north"]
+    # the event's System.Timestamp(), after its input's policy (semantics §11.20)
+    timed = _union(north={"where": "System.Timestamp() > '2026-01-01T00:00:00Z'"})
+    assert list(Job.from_dict(timed, base_dir=tmp_path).input_conditions) == ["north"]
 
 
 @pytest.mark.parametrize(
@@ -167,11 +170,6 @@ def test_an_input_s_where_is_parsed_and_read_by_name(tmp_path):
         (_union(north={"where": 3}), "inputs.north.where", "expected a condition as text"),
         (_union(north={"where": "x >"}), "inputs.north.where", ""),
         (_union(south={"where": "north.x > 1"}), "inputs.south.where", "write 'x'"),
-        (
-            _union(north={"where": "System.Timestamp() > '2026-01-01T00:00:00Z'"}),
-            "inputs.north.where",
-            "System.Timestamp() in an input's where is not supported yet",
-        ),
     ],
 )
 def test_an_input_s_where_errors_name_the_key(tmp_path, data, key, message):

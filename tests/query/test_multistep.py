@@ -273,13 +273,6 @@ def test_a_join_of_steps_that_shape_their_streams_joins_their_inputs() -> None:
             "2:13: a.z is not a column of the step a",
         ),
         (
-            "WITH a AS (SELECT k, v FROM e TIMESTAMP BY t\n"
-            "  WHERE DATEPART(second, System.Timestamp()) > 1)\n"
-            "SELECT a.k INTO o FROM a JOIN x TIMESTAMP BY u\n"
-            "ON a.k = x.k AND DATEDIFF(second, a, x) BETWEEN 0 AND 60",
-            "3:24: a JOIN of the step a is not supported yet",
-        ),
-        (
             "WITH a AS (SELECT k, System.Timestamp() AS at FROM e TIMESTAMP BY t)\n"
             "SELECT a.k INTO o FROM a JOIN x TIMESTAMP BY u\n"
             "ON a.k = x.k AND DATEDIFF(second, a, x) BETWEEN 0 AND 60",
@@ -301,6 +294,17 @@ def test_a_join_of_a_step_that_filters_reads_its_input_with_the_step_s_where() -
         "ON a.k = x.k AND DATEDIFF(second, a, x) BETWEEN 0 AND 60"
     )
     assert [(n, s.where) for n, s in j.inputs] == [("e", "v > 1"), ("x", None)]
+    # its System.Timestamp() is the event's (not the match's): the input's where whole
+    timed = job(
+        "WITH a AS (SELECT k, v FROM e TIMESTAMP BY t\n"
+        "  WHERE DATEPART(second, System.Timestamp()) > 1 AND v > 0)\n"
+        "SELECT a.k INTO o FROM a JOIN x TIMESTAMP BY u\n"
+        "ON a.k = x.k AND DATEDIFF(second, a, x) BETWEEN 0 AND 60 WHERE x.w > 2"
+    )
+    assert [(n, s.where) for n, s in timed.inputs] == [
+        ("e", "DATEPART(second, System.Timestamp()) > 1 AND v > 0"),
+        ("x", "w > 2"),
+    ]
 
 
 def test_analytic_functions_over_a_step_that_filters_see_its_events_only() -> None:
@@ -314,6 +318,13 @@ def test_analytic_functions_over_a_step_that_filters_see_its_events_only() -> No
     assert j.source.where == "v > 1" and j.input_conditions
     assert j.filter is not None and j.filter.where == "k <> 'x'"
     assert len(j.analytics) == 2 and [p.name for p in j.select] == ["k", "f", "m"]
+    # the step's System.Timestamp() is the event's, as the input's where reads it
+    timed = job(
+        "WITH a AS (SELECT * FROM i WHERE DATEPART(second, System.Timestamp()) > 1)\n"
+        "SELECT k, AVG(v) OVER (LIMIT DURATION(minute, 1)) AS p INTO o FROM a"
+    )
+    assert timed.source.where == "DATEPART(second, System.Timestamp()) > 1"
+    assert timed.filter is None and len(timed.analytics) == 1
 
 
 def test_analytic_functions_over_a_union_step_that_filters_see_its_events_only() -> None:
@@ -629,11 +640,6 @@ def test_the_transcript_s_job_is_the_translation_of_its_query() -> None:
             "WITH a AS (SELECT * FROM i WHERE v > 1), b AS (SELECT * FROM a)\n"
             "SELECT k, LAG(v) OVER (LIMIT DURATION(minute, 1)) AS p INTO o FROM b",
             "2:11: LAG(...) over the step b, which filters, is not supported yet",
-        ),
-        (
-            "WITH a AS (SELECT * FROM i WHERE DATEPART(second, System.Timestamp()) > 1)\n"
-            "SELECT k, AVG(v) OVER (LIMIT DURATION(minute, 1)) AS p INTO o FROM a",
-            "2:11: AVG(...) over the step a, which filters, is not supported yet",
         ),
         (
             "WITH u AS (SELECT k, v * 2 AS w FROM i UNION SELECT k, v AS w FROM j)\n"

@@ -227,7 +227,12 @@ CASES = {
                 "partition": "partition",
                 "where": "CASE WHEN id % 7 = 0 THEN CAST(device AS bigint) > 0 ELSE value > 10 END",
             },
-            "b": {"format": "csv", "partition": "partition"},
+            # (System.Timestamp(): the adjusted time, before the analytic columns)
+            "b": {
+                "format": "csv",
+                "partition": "partition",
+                "where": "id % 2 = 0 OR DATEDIFF(millisecond, t, System.Timestamp()) = 0",
+            },
         },
         "ordering": {"late_arrival": "20s", "out_of_order": "5s"},
         "analytic": {

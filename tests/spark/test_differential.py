@@ -405,7 +405,12 @@ CASES = {
         "stream": {"ctis": 0.05},
         "inputs": {
             # each input's own where (semantics §11.20), before the window
-            "north": {"partition": "partition", "partitions": 2, "where": "value > 20"},
+            "north": {
+                "partition": "partition",
+                "partitions": 2,
+                # (System.Timestamp(): the adjusted time, read after judging, §11.20)
+                "where": "value > 20 OR DATEDIFF(second, t, System.Timestamp()) > 0",
+            },
             "south": {
                 "format": "csv",
                 "partition": "partition",
@@ -437,8 +442,13 @@ CASES = {
     },
     "join-devices": {  # a temporal join: same device, within 20 s either way; columns
         "inputs": {
-            "left": {"partition": "partition", "partitions": 3},
-            # a JOIN of a step that filters (semantics §11.20)
+            # a JOIN of steps that filter (semantics §11.20): System.Timestamp() in the
+            # left's is the event's adjusted time
+            "left": {
+                "partition": "partition",
+                "partitions": 3,
+                "where": "DATEDIFF(second, t, System.Timestamp()) < 12 OR id % 4 = 0",
+            },
             "right": {"format": "csv", "partition": "partition", "where": "value >= 5"},
         },
         "ordering": {"late_arrival": "30s", "out_of_order": "3s"},

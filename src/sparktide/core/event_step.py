@@ -186,13 +186,16 @@ class EventStep:
         """Whether its input's ``where`` or the job's ``[filter]`` stops ``record`` (an
         event the policy admitted at the system ``timestamp``, which
         ``System.Timestamp()`` reads)."""
-        fields = record.fields or {}
+        own = None
         if self.input_wheres:
             own = self.input_wheres.get(self.clocks.input_name(record.partition))
-            if own is not None and not passes(own, fields):
-                return True
         where = self.admission_where
-        return where is not None and not passes(where, with_time(fields, timestamp))
+        if own is None and where is None:
+            return False
+        fields = with_time(record.fields or {}, timestamp)
+        if own is not None and not passes(own, fields):
+            return True
+        return where is not None and not passes(where, fields)
 
     def _filter_out(self, case: Case, timeline: Timeline, reason: str = "filtered") -> None:
         """The filter (and ``[apply]``) run after the policy: the event moved its

@@ -256,19 +256,14 @@ class Source:
 
 
 def _check_where(where: Any) -> None:
-    """An input's ``where`` parses and reads the input's own fields: no join's
-    ``<input>.<field>``, no ``System.Timestamp()`` (refused for now)."""
+    """An input's ``where`` parses and reads the input's own fields (no join's
+    ``<input>.<field>``) and the event's ``System.Timestamp()`` (semantics §11.20)."""
     if not isinstance(where, str):
         raise ConfigError(
             "source.where", f'expected a condition as text, such as "speed > 50", got {where!r}'
         )
     for ref in ref_nodes(parse_expression(where, "source.where")):
-        if ref == SYSTEM_TIMESTAMP:
-            raise ConfigError(
-                "source.where",
-                "System.Timestamp() in an input's where is not supported yet: read it in [filter]",
-            )
-        if ref.input is not None:
+        if ref.input is not None and ref != SYSTEM_TIMESTAMP:
             raise ConfigError(
                 "source.where",
                 f"{ref.key!r}: an input's where reads that input's own fields: write {ref.name!r}",

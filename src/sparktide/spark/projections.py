@@ -112,17 +112,9 @@ def add_record_columns(parsed: DataFrame, job: Job) -> DataFrame:
     outputs = []
     errors = []
     if conditions or job_filter is not None:
-        verdicts = []
-        for name, condition in conditions.items():  # (each input's where first, §11.20)
-            value = compiled.value(condition)
-            own = f"substring_index({PARTITION}, '/', 1) = {sql_string(name)}" if name else "true"
-            verdicts.append(f"(NOT {own} OR coalesce({of_kind(value, 'b')}, false))")
-            errors.append(value.err and f"CASE WHEN {own} THEN {value.err} END")
-        if job_filter is not None:
-            value = compiled.value(job_filter.expression)
-            verdicts.append(f"coalesce({of_kind(value, 'b')}, false)")
-            errors.append(value.err)
-        outputs.append(f"{' AND '.join(verdicts)} AS {FILTER_COLUMN}")
+        verdict, failures = _verdict(compiled, job, job_filter is not None)
+        outputs.append(f"{verdict} AS {FILTER_COLUMN}")
+        errors += failures
     for i, projection in enumerate(projections):
         expr = projection.parsed
         if isinstance(expr, Ref) and expr != SYSTEM_TIMESTAMP:
@@ -150,35 +142,62 @@ def add_record_columns(parsed: DataFrame, job: Job) -> DataFrame:
     return cast_failures(frame, parsed.columns, outputs, failed)
 
 
+def _verdict(compiled: Compiled, job: Job, job_filter: bool) -> tuple[str, list[str]]:
+    """SQL of whether a row passes its input's ``where`` (semantics §11.20) and, if
+    ``job_filter``, ``[filter] where``; and the SQL of each one's ``CAST`` failure."""
+    verdicts, errors = [], []
+    for name, condition in job.input_conditions.items():  # (each input's where first)
+        value = compiled.value(condition)
+        own = f"substring_index({PARTITION}, '/', 1) = {sql_string(name)}" if name else "true"
+        verdicts.append(f"(NOT {own} OR coalesce({of_kind(value, 'b')}, false))")
+        errors.append(value.err and f"CASE WHEN {own} THEN {value.err} END")
+    if job_filter and job.filter is not None:
+        value = compiled.value(job.filter.expression)
+        verdicts.append(f"coalesce({of_kind(value, 'b')}, false)")
+        errors.append(value.err)
+    return " AND ".join(verdicts), errors
+
+
+def _reads_time(expr: Any) -> bool:
+    return SYSTEM_TIMESTAMP in ref_nodes(expr)
+
+
 def system_time_reads(job: Job) -> tuple[bool, list[int]]:
-    """Whether ``[filter]`` reads ``System.Timestamp()``, and which ``[select]`` columns
-    over the record do (semantics §11.17): the system timestamp is known after judging,
-    so :func:`with_system_time` computes them again then."""
-    if job.analytics or job.apply is not None:  # (at release; with [apply] after judging)
+    """Whether the verdict of the inputs' ``where`` and ``[filter]`` reads
+    ``System.Timestamp()``, and which ``[select]`` columns over the record do (semantics
+    §11.17, §11.20): the system timestamp is known after judging, so
+    :func:`with_system_time` computes them again then. With analytic columns only the
+    inputs' ``where`` (``[filter]`` and ``[select]`` run at release)."""
+    if job.apply is not None:  # (computed after judging: sparktide.spark.apply)
         return False, []
-    where = job.filter is not None and SYSTEM_TIMESTAMP in ref_nodes(job.filter.expression)
+    where = any(_reads_time(c) for c in job.input_conditions.values())
+    if job.analytics:
+        return where, []
+    where = where or (job.filter is not None and _reads_time(job.filter.expression))
     if not _projects_records(job):
         return where, []
-    return where, [i for i, p in enumerate(job.select) if SYSTEM_TIMESTAMP in ref_nodes(p.parsed)]
+    return where, [i for i, p in enumerate(job.select) if _reads_time(p.parsed)]
 
 
 def with_system_time(frame: DataFrame, job: Job, where: bool, columns: list[int]) -> DataFrame:
     """``frame`` (judged rows, with the record's line and system timestamp) with the
-    filter's verdict (``where``) and the ``[select]`` columns ``columns`` computed again,
+    verdict of the inputs' ``where`` and ``[filter]`` (``where``; without ``[filter]``
+    with analytic columns) and the ``[select]`` columns ``columns`` computed again,
     ``System.Timestamp()`` reading each row's system timestamp. A ``CAST`` that fails
     here is null: the record was checked when it was read (its timestamp then null)."""
     if not where and not columns:
         return frame
-    exprs = [job.filter.expression] if where and job.filter is not None else []
+    job_filter = where and not job.analytics
+    exprs = [*job.input_conditions.values()] if where else []
+    exprs += [job.filter.expression] if job_filter and job.filter is not None else []
     exprs += [job.select[i].parsed for i in columns]
     names = list(dict.fromkeys(n for e in exprs for n in references(e) if n != TIME_KEY))
     stages, leaves = variant_leaves("_tf", names, lambda name: variant_field(name, "_tm"))
     leaves[TIME_KEY] = Value(s=iso(SYSTEM_TIME), null=f"({SYSTEM_TIME} IS NULL)")
     compiled = Compiled("_te", leaves)
     outputs = {}
-    if where and job.filter is not None:
-        value = compiled.value(job.filter.expression)
-        outputs[FILTER_COLUMN] = f"coalesce({of_kind(value, 'b')}, false)"
+    if where:
+        outputs[FILTER_COLUMN] = _verdict(compiled, job, job_filter)[0]
     for i in columns:
         outputs[f"e{i}"] = json_of(compiled.value(job.select[i].parsed))
     kept = [f"`{c}`" for c in frame.columns if c not in outputs]
@@ -248,7 +267,7 @@ def filter_rows(decided: DataFrame, job: Job) -> DataFrame:
     policy columns, which moved its timeline, stay as they are)."""
     if not _filters(job) or (job.analytics and not job.input_conditions):
         return decided  # (with analytic columns [filter] runs at release)
-    if system_time_reads(job)[0] and not job.analytics:  # System.Timestamp(): after judging
+    if system_time_reads(job)[0]:  # System.Timestamp(): after judging
         decided = with_system_time(decided, job, True, [])
     stopped = f"({VERDICT} IN ('accepted', 'adjusted') AND NOT {FILTER_COLUMN})"
     if job.edges:  # an end edge has no payload of its own: it ends what passed

@@ -46,7 +46,7 @@ from sparktide.query.ast import (
 from sparktide.query.bind import Bindings
 from sparktide.query.refusal import Refuse
 from sparktide.query.translate.analytic import is_analytic
-from sparktide.query.translate.context import UNIT_CALLS, is_timestamp
+from sparktide.query.translate.context import UNIT_CALLS
 from sparktide.query.translate.joinsteps import JoinSteps
 from sparktide.query.translate.rollup import Rollup
 
@@ -142,8 +142,9 @@ def reads_analytic(select: Select) -> bool:
 
 def _filters_its_input(body: Union, steps: dict[str, Union]) -> bool:
     """Whether the step ``body`` is one SELECT that filters an input (not a step) by a
-    WHERE without ``System.Timestamp()``, and computes no analytic function itself:
-    then its WHERE can filter the input before a reader's analytic functions."""
+    WHERE, and computes no analytic function itself: then its WHERE can filter the
+    input before a reader's analytic functions (its ``System.Timestamp()`` is the
+    event's, as the input's ``where`` reads it, semantics §11.20)."""
     if len(body.selects) != 1:
         return False
     step = body.selects[0]
@@ -153,7 +154,6 @@ def _filters_its_input(body: Union, steps: dict[str, Union]) -> bool:
         and step.source.name.casefold() not in steps
         and step.source.where is None
         and not reads_analytic(step)
-        and not any(is_timestamp(c) for c in _calls(step.where.expr))
     )
 
 

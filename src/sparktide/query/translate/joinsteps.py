@@ -7,9 +7,10 @@ the step's columns (``a.w`` over ``v * 2 AS w`` is ``a.v * 2``). The matches are
 each event of the step is an event of its input at the same time, and ``ON`` and the
 column list read the same values. A step's ``WHERE`` joins the JOIN's (over the side's
 name), where it reads one input's fields: that input's own ``where`` (semantics §11.20).
-A step that reads ``System.Timestamp()`` (the event's time in the step, the match's over
-the JOIN), or whose columns ``SELECT *`` would write whole is left to the planner, which
-refuses a JOIN of a step.
+A step's ``WHERE`` that reads ``System.Timestamp()`` (the event's time in the step, the
+match's over the JOIN) is its input's ``where`` as it stands, never part of the JOIN's.
+A step whose columns read ``System.Timestamp()`` or whose columns ``SELECT *`` would
+write whole is left to the planner, which refuses a JOIN of a step.
 """
 
 from __future__ import annotations
@@ -143,7 +144,7 @@ class JoinSteps:
             or side.over
             or side.partition_by is not None
             or any(_reads_time(i.expr) for i in step.items if not isinstance(i.expr, Star))
-            or (step.where is not None and _reads_time(step.where.expr))
+            or (step.where is not None and reads_analytic_call(step.where.expr))
         ):
             return side
         alias = side.alias or side.name
@@ -161,9 +162,22 @@ class JoinSteps:
         if not any(isinstance(i.expr, Star) for i in step.items):
             for qualifier in {alias.casefold(), side.name.casefold()}:
                 strict[qualifier] = side.name
+        if step.where is not None and _reads_time(step.where.expr):
+            # (System.Timestamp() in it is the event's, not the match's: the input's own
+            # where as it stands, never a term of the JOIN's WHERE)
+            return replace(step.source, alias=alias, where=_qualify(step.where.expr, alias, names))
         if step.where is not None:  # (its input's fields, now named through the side)
             filters.append(_qualify(step.where.expr, alias, names))
         return replace(step.source, alias=alias)
+
+
+def reads_analytic_call(expr: Expr) -> bool:
+    """Whether ``expr`` calls an analytic function."""
+    if isinstance(expr, Call):
+        return is_analytic(expr) or any(reads_analytic_call(a) for a in expr.args)
+    if isinstance(expr, Operation):
+        return any(reads_analytic_call(o) for o in expr.operands)
+    return False
 
 
 def _reads_time(expr: Expr) -> bool:

@@ -119,9 +119,10 @@ class Planner:
             for source in inner.sources:
                 wheres = with_where(wheres, source.name, condition)
             inner = replace(inner, wheres=(), input_wheres=wheres)
-        if select.source.where is not None:  # (a step's WHERE before LAG..., §11.20)
-            text = E.to_text(self.fields.condition(select.source.where, select.source))
-            inner = replace(inner, input_wheres=((select.source.name, text),))
+        for side in (select.source, *(j.source for j in select.joins)):
+            if side.where is not None:  # (a step's WHERE before LAG... or a JOIN, §11.20)
+                text = E.to_text(self.fields.condition(side.where, side))
+                inner = replace(inner, input_wheres=with_where(inner.input_wheres, side.name, text))
         if select.joins and select.where is not None and not inner.lookup:
             inner = self.joins.where_over_join(select, inner, self.fields)  # (§11.20)
             select = replace(select, where=None)
