@@ -1,12 +1,14 @@
 """``[inputs.<name>.ordering]`` and ``[inputs.<name>.punctuation]`` (semantics §7.8): what
-an input may set for itself, what stays job-wide, and errors naming the key."""
+an input may set for itself, what stays job-wide, and errors naming the key; an input's
+own ``where`` (§11.20) and a ``[select]`` column per input (§11.21)."""
 
 from __future__ import annotations
 
 import pytest
 
 from sparktide.errors import ConfigError
-from sparktide.job import Job, Ordering, Punctuation, Source
+from sparktide.expr import parse_expression
+from sparktide.job import Job, Ordering, Projection, Punctuation, Source, expression_fields
 from sparktide.time import SECOND
 
 
@@ -173,6 +175,59 @@ def test_an_input_s_where_is_parsed_and_read_by_name(tmp_path):
     ],
 )
 def test_an_input_s_where_errors_name_the_key(tmp_path, data, key, message):
+    with pytest.raises(ConfigError) as caught:
+        Job.from_dict(data, base_dir=tmp_path)
+    assert caught.value.key == key and message in caught.value.message, str(caught.value)
+
+
+# ----------------------------------------- a [select] column per input (semantics §11.21)
+
+
+def test_a_select_column_may_give_one_expression_per_input(tmp_path):
+    per_input = {"north": "speed", "south": "velocity * 2"}
+    job = Job.from_dict(_union(select={"id": "id", "v": per_input}), base_dir=tmp_path)
+    id_column, v_column = job.select
+    assert (id_column.expression, id_column.by_input) == ("id", ())
+    assert v_column.by_input == (("north", "speed"), ("south", "velocity * 2"))
+    assert str(v_column.parsed_for("south")) == str(parse_expression("velocity * 2"))
+    # the Python API takes the table as a dict too
+    assert Projection("v", by_input=per_input) == v_column
+    # the fields it reads are the job's fields, per input; the event's input is none
+    assert expression_fields(job) == ["id", "speed", "velocity"]
+
+
+_PER_INPUT = {"north": "speed", "south": "velocity"}
+_LAG = {"p": {"function": "lag", "value": "x", "limit_duration": "1m"}}
+
+
+@pytest.mark.parametrize(
+    ("data", "key", "message"),
+    [
+        (_union(select={"v": {"north": "speed"}}), "select.v", "no expression for the input south"),
+        (
+            _union(select={"v": {**_PER_INPUT, "west": "w"}}),
+            "select.v.west",
+            "names no input of the union (its inputs: north, south)",
+        ),
+        (_union(select={"v": {"north": 3, "south": "s"}}), "select.v.north", "as text"),
+        (_union(select={"v": {"north": "x >", "south": "s"}}), "select.v.north", ""),
+        (
+            {"source": {"path": "in/"}, "select": {"v": _PER_INPUT}},
+            "select.v",
+            "one expression per input is for a union of inputs",
+        ),
+        (
+            _union(
+                select={"v": _PER_INPUT},
+                window={"type": "tumbling", "size": "1m", "aggregates": {"n": "count(*)"}},
+            ),
+            "select.v",
+            "without a window or a join",
+        ),
+        (_union(select={"v": _PER_INPUT}, analytic=_LAG), "select.v", "[analytic.*] columns"),
+    ],
+)
+def test_a_select_column_per_input_errors_name_the_key(tmp_path, data, key, message):
     with pytest.raises(ConfigError) as caught:
         Job.from_dict(data, base_dir=tmp_path)
     assert caught.value.key == key and message in caught.value.message, str(caught.value)

@@ -159,7 +159,7 @@ distinct_combinations: an aggregate over distinct (columns, timestamp) combinati
     sql    spark.aggregates:distinct_combinations_plan
 join_condition: the rest of a JOIN's ON: a pair matches where it is true (§11.8)
     python core.join:join_condition_met
-    sql    spark.projections:join_condition
+    sql    spark.outputs.matches:join_condition
 analytic_value: analytic columns: LAG, LAST, ISFIRST (§11.19)
     python core.analytic:analytic_value
     sql    spark.analytic:analytic_value

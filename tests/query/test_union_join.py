@@ -72,6 +72,23 @@ def test_a_union_step_in_a_union_flattens() -> None:
     assert [name for name, _ in j.inputs] == ["c", "a", "b"]
 
 
+def test_branches_computing_their_columns_differently_give_one_per_input() -> None:
+    """Semantics §11.21: the columns every branch computes alike are one expression, the
+    others one per input (each input of a branch that reads a union step takes its)."""
+    j = job(
+        "WITH cd AS (SELECT * FROM c TIMESTAMP BY t UNION SELECT * FROM d TIMESTAMP BY t)\n"
+        "SELECT k, v, 'a' AS origin INTO o FROM a TIMESTAMP BY t\n"
+        "UNION SELECT k, v * 2 AS v, 'b' AS origin FROM b TIMESTAMP BY t\n"
+        "UNION SELECT k, w AS v, 'cd' AS origin FROM cd"
+    )
+    assert [(p.name, p.expression, p.by_input) for p in j.select] == [
+        ("k", "k", ()),
+        ("v", "", (("a", "v"), ("b", "v * 2"), ("c", "w"), ("d", "w"))),
+        ("origin", "", (("a", "'a'"), ("b", "'b'"), ("c", "'cd'"), ("d", "'cd'"))),
+    ]
+    assert round_trips(j)
+
+
 def test_the_same_where_or_columns_in_every_branch_become_the_job_s() -> None:
     j = job(
         "SELECT * FROM a TIMESTAMP BY t WHERE a.speed > 50 "
@@ -533,10 +550,12 @@ def test_a_plain_output_binds_one_statement(tmp_path: Path) -> None:
     [
         # UNION
         (
-            "SELECT k, v FROM a UNION SELECT k, w AS v FROM b",
+            "SELECT k, v FROM a UNION SELECT w AS v, k FROM b",
             "1:26",
-            "the branches of UNION select different columns (k, v; k, w AS v)",
+            "the branches of UNION select different columns (k, v; w AS v, k): Stream "
+            "Analytics matches them by name and order",
         ),
+        ("SELECT k FROM a UNION SELECT k, v FROM b", "1:23", "select different columns (k; k, v)"),
         ("SELECT * FROM a UNION SELECT k FROM b", "1:23", "select different columns (*; k)"),
         ("SELECT * FROM a UNION SELECT * FROM A", "1:37", "UNION reads the input A twice"),
         (

@@ -545,6 +545,16 @@ CASES = {
             "b": {"format": "parquet", "over": "device"},
         },
         "ordering": {"late_arrival": "15s", "out_of_order": "3s"},
+        # columns with one expression per input (semantics §11.21): a CAST that fails on
+        # some of b's events (only b's expression reads it), System.Timestamp() in a's
+        "select": {
+            "id": "id",
+            "device": "device",
+            "reading": {"a": "value", "b": "value * 10"},
+            "origin": {"a": "'a'", "b": "CONCAT('b-', device)"},
+            "at": {"a": "System.Timestamp()", "b": "id"},
+            "n": {"a": "id", "b": "CASE WHEN id % 5 = 0 THEN CAST(device AS bigint) ELSE id END"},
+        },
     },
     "interval-substreams-release": {
         "stream": {"intervals": True},

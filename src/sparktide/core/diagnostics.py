@@ -321,13 +321,13 @@ def named_columns(job: Any) -> list[NamedColumn]:
     not the fields the job tests with ``IS MISSING`` (but as a source's column).
 
     ``missing_column`` (:func:`missing_columns`) is checked for each (semantics §8.4)."""
-    from sparktide.expr import SYSTEM_TIMESTAMP, references
+    from sparktide.expr import EVENT_INPUT, SYSTEM_TIMESTAMP, references
     from sparktide.job import analytic_fields
 
     roles: dict[str, list[str]] = {}
 
     def add(column: str | None, role: str) -> None:
-        if column == SYSTEM_TIMESTAMP.key:  # System.Timestamp(): the event's, no field
+        if column in (SYSTEM_TIMESTAMP.key, EVENT_INPUT.key):  # the event's, no field
             return
         if column is not None and role not in roles.setdefault(column, []):
             roles[column].append(role)
@@ -365,9 +365,11 @@ def named_columns(job: Any) -> list[NamedColumn]:
                 add(column, "filter.where")
     if window is None and job.join is None:
         for projection in job.select:
-            for column in references(projection.parsed):
-                if column not in computed:
-                    add(column, f"select.{projection.name}")
+            for own, _ in projection.by_input or ((None, None),):  # (§11.21)
+                for column in references(projection.parsed_for(own)):
+                    if column not in computed:
+                        key = f"select.{projection.name}"
+                        add(column, key if own is None else f"{key}.{own}")
     if job.apply is not None:  # the fields its value reads; its name is the element's
         for column in references(job.apply.expression):
             add(column, "apply.value")

@@ -8,7 +8,7 @@ from typing import Any
 from sparktide.core.records import jsonable, time_or_none
 from sparktide.core.sink import Admitted
 from sparktide.expr import SYSTEM_TIMESTAMP, Composite, Expr, Ref, evaluate, is_other, value_of
-from sparktide.job import Job
+from sparktide.job import Job, input_of
 
 __all__ = [
     "EVENT_RESERVED",
@@ -41,7 +41,8 @@ def event_record(
     reserved = INTERVAL_RESERVED if intervals else EVENT_RESERVED
     if job.select:
         seen = with_time({**fields, **(analytic or {})}, event.timestamp)
-        columns = project(job, lambda name: seen.get(name), fields.__contains__)
+        own_input = input_of(event.record.partition) if job.inputs else None
+        columns = project(job, lambda name: seen.get(name), fields.__contains__, own_input)
         if job.select_star is None:
             out.update(columns)
         else:  # SELECT *, expr AS c: the record's fields beside the columns
@@ -98,14 +99,17 @@ def join_record(job: Job, record: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def project(job: Job, lookup: Any, present: Any = None) -> dict[str, Any]:
+def project(
+    job: Job, lookup: Any, present: Any = None, input_name: str | None = None
+) -> dict[str, Any]:
     """The ``[select]`` columns of one record (``lookup(key)``: a column's raw value,
     ``key`` as :attr:`sparktide.expr.Ref.key`; ``present(name)``: whether the event has
-    the field, for ``IS MISSING``): a bare column passes its value through, anything
-    else is computed."""
+    the field, for ``IS MISSING``; ``input_name``: the union's input it comes from, whose
+    own expression a column with one per input takes, semantics §11.21): a bare column
+    passes its value through, anything else is computed."""
     out: dict[str, Any] = {}
     for projection in job.select:
-        expr = projection.parsed
+        expr = projection.parsed_for(input_name)
         if isinstance(expr, Ref):
             out[projection.name] = jsonable(lookup(expr.key))
             continue

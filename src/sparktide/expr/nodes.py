@@ -21,6 +21,7 @@ __all__ = [
     "COMPOSITE_TYPES",
     "DATEDIFF_UNITS",
     "DATE_PARTS",
+    "EVENT_INPUT",
     "FUNCTIONS",
     "INT64",
     "OTHER",
@@ -296,5 +297,9 @@ class Cast:
 #: timestamp (semantics §11.17), as ISO-8601 text. Its key is no field's: a column name
 #: holds no parenthesis.
 SYSTEM_TIMESTAMP = Ref("Timestamp()", "System")
+#: The name of the union's input an event comes from: what a ``[select]`` column with an
+#: expression per input (semantics §11.21) reads to choose it. No text parses into it
+#: (a job file writes the per-input table); its key is no field's either.
+EVENT_INPUT = Ref("Input()", "System")
 
 Expr = Ref | Lit | Unary | Binary | IsNull | In | Between | Like | DateDiff | Func | Case | Cast

@@ -12,8 +12,12 @@ from typing import TYPE_CHECKING, Any
 
 from sparktide.errors import ConfigError
 from sparktide.expr import (
+    EVENT_INPUT,
     SYSTEM_TIMESTAMP,
+    Binary,
+    Case,
     Expr,
+    Lit,
     casts,
     missing_tests,
     parse_expression,
@@ -59,6 +63,8 @@ def no_input_fields(expr: Expr, key: str, system_time: bool = False) -> None:
     ``System.Timestamp()`` unless ``system_time`` (where an event's own timestamp is
     read: ``[filter]``, ``[select]`` without a window or a join, semantics §11.17)."""
     for ref in ref_nodes(expr):
+        if ref == EVENT_INPUT:  # (a column with one expression per input, §11.21)
+            continue
         if ref == SYSTEM_TIMESTAMP:
             if not system_time:
                 raise ConfigError(
@@ -154,20 +160,46 @@ class Projection:
         (``<input>.<field>`` of either input, and ``timestamp``) in a job with
         ``[join]``, over the record's fields in a job without either. A bare column
         passes its value through unchanged.
+    by_input
+        Instead of ``expression``, one per input of a union that releases its events
+        (``{north = "speed", south = "velocity"}``, semantics §11.21): each event's
+        column is its own input's expression.
     """
 
     name: str
-    expression: str
+    expression: str = ""
+    by_input: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
         key = f"select.{self.name}"
         check_column(self.name, "select", optional=False)
-        parse_text(self.expression, key)
+        if isinstance(self.by_input, dict):
+            object.__setattr__(self, "by_input", tuple(self.by_input.items()))
+        if not self.by_input:
+            parse_text(self.expression, key)
+            return
+        if self.expression:
+            raise ConfigError(key, "give one expression, or a table of one per input: not both")
+        for input_name, text in self.by_input:
+            parse_text(text, f"{key}.{input_name}")
 
     @property
     def parsed(self) -> Expr:
-        """The parsed expression."""
-        return parse_expression(self.expression, f"select.{self.name}")
+        """The parsed expression; with one per input, the ``CASE`` over the event's
+        input (:data:`sparktide.expr.EVENT_INPUT`) that chooses it."""
+        if not self.by_input:
+            return parse_expression(self.expression, f"select.{self.name}")
+        chosen = [(Binary("=", EVENT_INPUT, Lit(n)), self.parsed_for(n)) for n, _ in self.by_input]
+        return Case(tuple(chosen))
+
+    def parsed_for(self, input_name: str | None) -> Expr:
+        """The parsed expression of the events of input ``input_name``."""
+        for name, text in self.by_input:
+            if name == input_name:
+                return parse_expression(text, f"select.{self.name}.{name}")
+        if self.by_input:
+            raise ValueError(f"select.{self.name} has no expression for input {input_name!r}")
+        return self.parsed
 
 
 def expression_fields(job: Job) -> list[str]:
@@ -186,6 +218,7 @@ def expression_fields(job: Job) -> list[str]:
 
     analytic_names = {analytic.name for analytic in job.analytics}
     analytic_names.add(SYSTEM_TIMESTAMP.key)  # (the event's timestamp, no field)
+    analytic_names.add(EVENT_INPUT.key)  # (the event's input, no field)
     names = [n for e in exprs for n in references(e) if n not in analytic_names]
     names += [n for a in job.analytics for n in analytic_fields(a, analytic_names)]
     return list(dict.fromkeys(names))
@@ -205,8 +238,8 @@ def record_casts(job: Job, input_name: str | None = None) -> tuple[Expr, ...]:
     else:
         exprs = [conditions[input_name]] if input_name in conditions else []
     exprs += [job.filter.expression] if job.filter is not None else []
-    if job.window is None and job.join is None:
-        exprs += [p.parsed for p in job.select]
+    if job.window is None and job.join is None:  # (an input's own, §11.21)
+        exprs += [p.parsed if input_name is None else p.parsed_for(input_name) for p in job.select]
     if job.window is not None:
         exprs += [e for _, e in job.window.group_keys if e is not None]
         exprs += [a.parsed for a in job.window.aggregates if a.parsed is not None]

@@ -250,6 +250,8 @@ def check_select(job: Job) -> None:
             raise ConfigError("select", f"expected Projection objects, got {projection!r}")
         key = f"select.{projection.name}"
         claim_name(projection.name, key, seen, reserved, twice="is named twice")
+        if projection.by_input:
+            _check_by_input(job, projection, key)
         if job.join is not None:
             check_join_references(projection.parsed, job.join, key)
             continue
@@ -257,6 +259,34 @@ def check_select(job: Job) -> None:
         if job.window is not None:
             check_references(projection.parsed, job.window.result_columns, key)
     _check_star(job)
+
+
+def _check_by_input(job: Job, projection: Projection, key: str) -> None:
+    """A column with one expression per input (semantics §11.21): in a union that
+    releases its events (no window, join, ``[analytic.*]`` or ``[apply]``), one for each
+    of its inputs."""
+    if not job.inputs or job.join is not None or job.window is not None:
+        raise ConfigError(
+            key,
+            "one expression per input is for a union of inputs ([inputs.<name>]) without "
+            "a window or a join: give one expression",
+        )
+    if job.analytics or job.apply is not None:
+        raise ConfigError(
+            key,
+            "one expression per input with "
+            f"{'[analytic.*] columns' if job.analytics else '[apply]'} is not supported yet: "
+            "give one expression",
+        )
+    names = [name for name, _ in job.inputs]
+    for name, _ in projection.by_input:
+        if name not in names:
+            raise ConfigError(
+                f"{key}.{name}", f"names no input of the union (its inputs: {', '.join(names)})"
+            )
+    missing = [name for name in names if name not in dict(projection.by_input)]
+    if missing:
+        raise ConfigError(key, f"has no expression for the input {', '.join(missing)}")
 
 
 def _check_star(job: Job) -> None:

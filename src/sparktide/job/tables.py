@@ -275,15 +275,26 @@ def _join(data: dict[str, Any]) -> Join:
 
 
 def _select(data: dict[str, Any]) -> tuple[Projection, ...]:
-    """``[select]``: ``name = "expression"`` per output column, in file order."""
+    """``[select]``: ``name = "expression"`` per output column, in file order, or
+    ``name = { <input> = "expression", ... }`` in a union (semantics §11.21)."""
     select = []
     for name, text in _table(data, "select").items():
         if name == STAR:
             continue
+        if isinstance(text, dict) and text:
+            for input_name, each in text.items():
+                if not isinstance(each, str):
+                    raise ConfigError(
+                        f"select.{name}.{input_name}",
+                        f'expected an expression as text, such as "speed * 2", got {each!r}',
+                    )
+            select.append(Projection(name, by_input=tuple(text.items())))
+            continue
         if not isinstance(text, str):
             raise ConfigError(
                 f"select.{name}",
-                f'expected an expression as text, such as "total / n", got {text!r}',
+                f'expected an expression as text, such as "total / n", or a table of one '
+                f"per input of a union, got {text!r}",
             )
         select.append(Projection(name, text))
     return tuple(select)

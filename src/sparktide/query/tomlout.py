@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from sparktide.job import Job, Ordering, Output, Source, Window
+from sparktide.job import Job, Ordering, Output, Projection, Source, Window
 from sparktide.time import format_duration
 
 __all__ = ["job_to_toml"]
@@ -65,6 +65,14 @@ _WINDOW_KEYS = (
     "late",
 )
 _OUTPUT_KEYS = ("path", "format", "dead_letter", "metrics", "checkpoint")
+
+
+def _projection(projection: Projection) -> str:
+    """A ``[select]`` column's value: its expression, or its table of one per input."""
+    if not projection.by_input:
+        return _value("", projection.expression)
+    pairs = (f"{_key(name)} = {_value('', text)}" for name, text in projection.by_input)
+    return "{ " + ", ".join(pairs) + " }"
 
 
 def _value(key: str, value: Any) -> str:
@@ -197,7 +205,7 @@ def _expression_tables(job: Job) -> list[str]:
     if job.select:
         lines.append("")
         lines.append("[select]")
-        columns = [f"{_key(p.name)} = {_value('', p.expression)}" for p in job.select]
+        columns = [f"{_key(p.name)} = {_projection(p)}" for p in job.select]
         if job.select_star is not None:  # the record's fields (SELECT *, expr AS c)
             columns.insert(job.select_star, '"*" = "*"')
         lines += columns

@@ -27,7 +27,7 @@ Leaves:
 - a window's columns come from the JSON text the window record is made of (the group
   values ``g<i>``, each aggregate's final text), read back with ``try_parse_json``; the
   bounds are their ISO text;
-- a join's match (:func:`sparktide.spark.projections.join_projection`) reads
+- a join's match (:func:`sparktide.spark.outputs.matches.join_projection`) reads
   ``<input>.<field>`` from each side's record text, parsed back with
   ``try_parse_json``, and ``timestamp`` as its ISO text.
 

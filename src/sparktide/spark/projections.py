@@ -1,11 +1,12 @@
 """``[filter]`` and ``[select]`` in Spark SQL: the job's expressions, compiled by
 :mod:`sparktide.spark.expr`, applied to parsed records (:func:`add_record_columns`,
-:func:`filter_rows`), released events (:func:`projected_event`), a join's matches
-(:func:`join_projection`) and windows (:func:`window_projection`)."""
+:func:`filter_rows`), released events (:func:`projected_event`) and windows
+(:func:`window_projection`); a join's matches in :mod:`sparktide.spark.outputs.matches`."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from pyspark.sql import DataFrame
@@ -45,7 +46,6 @@ __all__ = [
     "computed_group_keys",
     "derived_aggregates",
     "filter_rows",
-    "join_projection",
     "projected_event",
     "record_columns",
     "row_values",
@@ -99,7 +99,7 @@ def add_record_columns(parsed: DataFrame, job: Job) -> DataFrame:
     conditions = job.input_conditions
     exprs = [*conditions.values()]
     exprs += [job_filter.expression] if job_filter is not None else []
-    exprs += [p.parsed for p in projections]
+    exprs += [e for p in projections for e in _own_expressions(p)]
     exprs += [a.parsed for _, a in derived]  # type: ignore[misc]
     exprs += [e for _, e in keys]
     names = list(dict.fromkeys(n for e in exprs for n in references(e) if n != TIME_KEY))
@@ -116,14 +116,9 @@ def add_record_columns(parsed: DataFrame, job: Job) -> DataFrame:
         outputs.append(f"{verdict} AS {FILTER_COLUMN}")
         errors += failures
     for i, projection in enumerate(projections):
-        expr = projection.parsed
-        if isinstance(expr, Ref) and expr != SYSTEM_TIMESTAMP:
-            text = f"coalesce({json_text(variant_field(expr.name))}, 'null')"
-        else:
-            value = compiled.value(expr)
-            text = json_of(value)
-            errors.append(value.err)
+        text, failures = _column_text(compiled, projection, variant_field)
         outputs.append(f"{text} AS e{i}")
+        errors += failures
     for i, aggregate in derived:
         value = compiled.value(aggregate.parsed)  # type: ignore[arg-type]
         outputs.append(f"{derived_variant(value, aggregate.function)} AS {derived_column(i)}")
@@ -158,6 +153,38 @@ def _verdict(compiled: Compiled, job: Job, job_filter: bool) -> tuple[str, list[
     return " AND ".join(verdicts), errors
 
 
+def _own_expressions(projection: Any) -> list[Any]:
+    """A ``[select]`` column's expression, or each input's (semantics §11.21)."""
+    if not projection.by_input:
+        return [projection.parsed]
+    return [projection.parsed_for(name) for name, _ in projection.by_input]
+
+
+def _column_text(
+    compiled: Compiled, projection: Any, field: Callable[[str], str]
+) -> tuple[str, list[str | None]]:
+    """SQL of a ``[select]`` column's JSON text over a record (a bare column passes the
+    record's value, read by ``field``, through), and of its ``CAST`` failures; with one
+    expression per input, each event's own input's (semantics §11.21)."""
+
+    def one(expr: Any) -> tuple[str, str | None]:
+        if isinstance(expr, Ref) and expr != SYSTEM_TIMESTAMP:
+            return f"coalesce({json_text(field(expr.name))}, 'null')", None
+        value = compiled.value(expr)
+        return json_of(value), value.err
+
+    if not projection.by_input:
+        text, failure = one(projection.parsed)
+        return text, [failure]
+    cases, failures = [], []
+    for name, _ in projection.by_input:
+        text, failure = one(projection.parsed_for(name))
+        own = f"substring_index({PARTITION}, '/', 1) = {sql_string(name)}"
+        cases.append(f"WHEN {own} THEN {text}")
+        failures.append(failure and f"CASE WHEN {own} THEN {failure} END")
+    return f"CASE {' '.join(cases)} END", failures
+
+
 def _reads_time(expr: Any) -> bool:
     return SYSTEM_TIMESTAMP in ref_nodes(expr)
 
@@ -190,7 +217,7 @@ def with_system_time(frame: DataFrame, job: Job, where: bool, columns: list[int]
     job_filter = where and not job.analytics
     exprs = [*job.input_conditions.values()] if where else []
     exprs += [job.filter.expression] if job_filter and job.filter is not None else []
-    exprs += [job.select[i].parsed for i in columns]
+    exprs += [e for i in columns for e in _own_expressions(job.select[i])]
     names = list(dict.fromkeys(n for e in exprs for n in references(e) if n != TIME_KEY))
     stages, leaves = variant_leaves("_tf", names, lambda name: variant_field(name, "_tm"))
     leaves[TIME_KEY] = Value(s=iso(SYSTEM_TIME), null=f"({SYSTEM_TIME} IS NULL)")
@@ -198,8 +225,9 @@ def with_system_time(frame: DataFrame, job: Job, where: bool, columns: list[int]
     outputs = {}
     if where:
         outputs[FILTER_COLUMN] = _verdict(compiled, job, job_filter)[0]
-    for i in columns:
-        outputs[f"e{i}"] = json_of(compiled.value(job.select[i].parsed))
+    for i in columns:  # (a bare column's value passed through, as when it was read)
+        text = _column_text(compiled, job.select[i], lambda n: variant_field(n, "_tm"))[0]
+        outputs[f"e{i}"] = text
     kept = [f"`{c}`" for c in frame.columns if c not in outputs]
     out = frame.selectExpr("*", f"try_parse_json({RAW}) AS _tm")
     for stage in stages:
@@ -315,102 +343,6 @@ def projected_event(job: Job, timestamp: str, fields: str | None = None) -> str:
 
 
 # ---------------------------------------------------------------------- joins
-def join_projection(
-    matches: DataFrame, job: Job, records: tuple[str, str], timestamp: str
-) -> tuple[DataFrame, str]:
-    """``[select]`` over a join's matches.
-
-    Parameters
-    ----------
-    matches
-        The matches, one row each.
-    job
-        The job (its ``[join]`` and ``[select]``).
-    records
-        The columns holding the left and the right record's JSON text.
-    timestamp
-        The column holding the match's timestamp (microseconds).
-
-    Returns
-    -------
-    The frame with the selected columns' JSON text (``e<i>``), and SQL of each released
-    event's text: the selected columns, then ``timestamp``.
-    """
-    exprs = [p.parsed for p in job.select]
-    when = iso(timestamp)
-    frame, compiled, variant = _match_values(
-        matches, job, records, exprs, {"timestamp": Value(s=when)}
-    )
-    outputs = []
-    for i, projection in enumerate(job.select):
-        expr = projection.parsed
-        if isinstance(expr, Ref) and expr.key == "timestamp":
-            text = f"concat('\"', {when}, '\"')"
-        elif isinstance(expr, Ref):
-            text = f"coalesce({json_text(variant(expr.key))}, 'null')"
-        else:
-            text = json_of(compiled.value(expr))
-        outputs.append(f"{text} AS e{i}")
-    frame = compiled.apply(frame).selectExpr("*", *outputs)
-    return frame, projected_event(job, when)
-
-
-def join_condition(matches: DataFrame, job: Job, records: tuple[str, str]) -> DataFrame:
-    """``matches`` with ``_jc``: whether each pair meets ``[join] condition`` (semantics
-    §11.8; true when there is none, and for a pair without a right record); a condition
-    that is false or null (a failed ``CAST`` in it is null) is no match.
-
-    Parameters
-    ----------
-    matches
-        The pairs, one row each.
-    job
-        The job (its ``[join]``).
-    records
-        The columns holding the left and the right record's JSON text.
-    """
-    join = job.join
-    assert join is not None
-    condition = join.condition_expression
-    if condition is None:
-        return matches.selectExpr("*", "true AS _jc")
-    frame, compiled, _ = _match_values(matches, job, records, [condition])
-    meets = f"coalesce({of_kind(compiled.value(condition), 'b')}, false)"
-    met = f"CASE WHEN {records[1]} IS NULL THEN true ELSE {meets} END AS _jc"
-    frame = compiled.apply(frame).selectExpr("*", met)
-    return frame.drop(*(c for c in frame.columns if c.startswith("_j") and c != "_jc"))
-
-
-def _match_values(
-    matches: DataFrame,
-    job: Job,
-    records: tuple[str, str],
-    exprs: list[Any],
-    extra: dict[str, Value] | None = None,
-) -> tuple[DataFrame, Compiled, Any]:
-    """``matches`` with the variants of both records' fields ``exprs`` read (``input.field``
-    names), the compiler of expressions over them (and the ``extra`` leaves), and the
-    variant of a name."""
-    join = job.join
-    assert join is not None
-    variants = {join.left: "_jl", join.right: "_jr"}
-    frame = matches.selectExpr(
-        "*", f"try_parse_json({records[0]}) AS _jl", f"try_parse_json({records[1]}) AS _jr"
-    )
-
-    def variant(key: str) -> str:
-        side, name = key.split(".", 1)
-        return variant_field(name, variants[side])
-
-    names = [n for n in dict.fromkeys(k for e in exprs for k in references(e)) if "." in n]
-    stages, leaves = variant_leaves("_jf", names, variant)
-    leaves.update(extra or {})
-    for stage in stages:
-        frame = frame.selectExpr("*", *stage)
-    return frame, Compiled("_je", leaves), variant
-
-
-# ---------------------------------------------------------------------- windows
 def window_projection(
     closed: DataFrame,
     job: Job,

@@ -48,6 +48,9 @@ class Plan:
     #: each input's own WHERE (input name, condition as text): a UNION's branches that
     #: filter differently ([inputs.<name>] where, semantics §11.20)
     input_wheres: tuple[tuple[str, str], ...] = ()
+    #: a UNION's ``[select]`` when its branches compute their columns differently: each
+    #: column's expression, or its expression per input (semantics §11.21)
+    union_columns: tuple[tuple[str, str | tuple[tuple[str, str], ...]], ...] = ()
 
     @property
     def combined(self) -> str | None:

@@ -170,6 +170,11 @@ class StatementTranslator:
                 data["select"] = columns.select
         elif plan.join is not None and plan.projection is not None:
             self.matches.select(plan, data)
+        elif plan.union_columns:  # (branches computing columns differently, §11.21)
+            data["select"] = {
+                name: text if isinstance(text, str) else dict(text)
+                for name, text in plan.union_columns
+            }
         elif plan.projection is not None:
             data["select"] = self.fields.projection(plan.projection, plan.projection.source)
             notes.append(

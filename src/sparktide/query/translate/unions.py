@@ -1,11 +1,12 @@
 """``SELECT ... UNION SELECT ...``: the union of the branches' inputs.
 
 Stream Analytics' ``UNION`` keeps duplicates (``UNION ALL``). Each branch reads another
-input with its own ``TIMESTAMP BY``; the job has one ``[filter]`` and one ``[select]``
-for all its inputs, so a column list is translated only when every branch has the same
-one; a ``WHERE`` that every branch has alike is ``[filter]``, else each branch's is its
-input's ``where`` (semantics §11.20). A window, a JOIN or ``PARTITION BY`` in a branch
-is refused (a window over the union goes in a later step).
+input with its own ``TIMESTAMP BY``. Branches name the same columns in the same order
+(Stream Analytics matches them so); a column every branch computes alike is one
+``[select]`` expression, one they compute differently an expression per input
+(semantics §11.21). A ``WHERE`` that every branch has alike is ``[filter]``, else each
+branch's is its input's ``where`` (semantics §11.20). A window, a JOIN or ``PARTITION
+BY`` in a branch is refused (a window over the union goes in a later step).
 """
 
 from __future__ import annotations
@@ -16,6 +17,9 @@ from sparktide.query.translate.fields import Fields
 from sparktide.query.translate.plans import Plan
 
 __all__ = ["Unions"]
+
+#: A union's columns (:attr:`Plan.union_columns`).
+Columns = tuple[tuple[str, str | tuple[tuple[str, str], ...]], ...]
 
 
 class Unions:
@@ -39,7 +43,7 @@ class Unions:
     def combine(self, union: Union, branches: list[Plan]) -> Plan:
         """The plan of the union of ``branches`` (one per SELECT of ``union``)."""
         sources = self.sources(union, branches)
-        projection = self.projection(union, branches)
+        projection, columns = self.projection(union, branches)
         conditions = [b.combined for b in branches]
         same = all(c == conditions[0] for c in conditions)
         return Plan(
@@ -48,6 +52,7 @@ class Unions:
             projection=projection,
             union=union.union_pos[0] if union.union_pos else union.pos,
             input_wheres=() if same else self.input_wheres(branches),
+            union_columns=columns,
         )
 
     def input_wheres(self, branches: list[Plan]) -> tuple[tuple[str, str], ...]:
@@ -101,8 +106,10 @@ class Unions:
                 "every input",
             )
 
-    def projection(self, union: Union, branches: list[Plan]) -> Select | None:
-        """The column list of the statement's UNION: the same in every branch, or none."""
+    def projection(self, union: Union, branches: list[Plan]) -> tuple[Select | None, Columns]:
+        """The column list of the statement's UNION: the same in every branch, or none;
+        and, when the branches compute the same columns differently, each column's
+        expression or its expression per input (semantics §11.21)."""
         tables: list[list[tuple[str, str]] | None] = []
         for branch in branches:
             if branch.projection is None:
@@ -110,16 +117,36 @@ class Unions:
             else:
                 selected = self.fields.projection(branch.projection, branch.projection.source)
                 tables.append(list(selected.items()))
+        if all(table == tables[0] for table in tables[1:]):
+            return branches[0].projection, ()
         for i, table in enumerate(tables[1:], start=1):
-            if table != tables[0]:
+            first = tables[0]
+            if table is None or first is None or [n for n, _ in table] != [n for n, _ in first]:
                 shown = [
                     "*" if t is None else ", ".join(e if e == n else f"{e} AS {n}" for n, e in t)
-                    for t in (tables[0], table)
+                    for t in (first, table)
                 ]
                 raise self.refuse(
                     union.selects[i].pos,
                     f"the branches of UNION select different columns ({shown[0]}; {shown[1]}): "
-                    "a job has one [select] for all its inputs; select the same columns in "
-                    "every branch",
+                    "Stream Analytics matches them by name and order; name the same columns "
+                    "in the same order in every branch",
                 )
-        return branches[0].projection
+        return branches[0].projection, self.columns(branches, tables)  # type: ignore[arg-type]
+
+    def columns(self, branches: list[Plan], tables: list[list[tuple[str, str]]]) -> Columns:
+        """Each column's expression when every branch computes it alike, else the
+        expression of each input (a branch's, for each input it reads)."""
+        out: list[tuple[str, str | tuple[tuple[str, str], ...]]] = []
+        for i, (name, first) in enumerate(tables[0]):
+            texts = [table[i][1] for table in tables]
+            if all(text == first for text in texts):
+                out.append((name, first))
+                continue
+            own = tuple(
+                (source.name, text)
+                for branch, text in zip(branches, texts, strict=True)
+                for source in branch.sources
+            )
+            out.append((name, own))
+        return tuple(out)

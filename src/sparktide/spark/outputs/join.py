@@ -28,8 +28,8 @@ from sparktide.spark.columns import (
 )
 from sparktide.spark.context import Context
 from sparktide.spark.judging import row_inputs
+from sparktide.spark.outputs.matches import join_condition, join_projection
 from sparktide.spark.outputs.text import ordered, state_schema, write_state, write_text
-from sparktide.spark.projections import join_condition, join_projection
 from sparktide.spark.scopes import release_ready, scope_watermarks, written_from_start
 from sparktide.spark.sql import NEG, iso, lit_us, sql_string
 

@@ -1,0 +1,118 @@
+"""A join's matches in Spark SQL: ``[select]`` over them (:func:`join_projection`:
+``<input>.<field>`` of either record, the match's ``timestamp``) and the rest of the
+``ON`` (:func:`join_condition`, semantics §11.8), compiled by :mod:`sparktide.spark.expr`
+over the variants of both records' fields."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pyspark.sql import DataFrame
+
+from sparktide.expr import Ref, references
+from sparktide.job import Job
+from sparktide.spark.aggregates import json_text
+from sparktide.spark.expr import Compiled, Value, json_of, of_kind, variant_leaves
+from sparktide.spark.projections import projected_event
+from sparktide.spark.sql import field as variant_field
+from sparktide.spark.sql import iso
+
+__all__ = ["join_condition", "join_projection"]
+
+
+def join_projection(
+    matches: DataFrame, job: Job, records: tuple[str, str], timestamp: str
+) -> tuple[DataFrame, str]:
+    """``[select]`` over a join's matches.
+
+    Parameters
+    ----------
+    matches
+        The matches, one row each.
+    job
+        The job (its ``[join]`` and ``[select]``).
+    records
+        The columns holding the left and the right record's JSON text.
+    timestamp
+        The column holding the match's timestamp (microseconds).
+
+    Returns
+    -------
+    The frame with the selected columns' JSON text (``e<i>``), and SQL of each released
+    event's text: the selected columns, then ``timestamp``.
+    """
+    exprs = [p.parsed for p in job.select]
+    when = iso(timestamp)
+    frame, compiled, variant = _match_values(
+        matches, job, records, exprs, {"timestamp": Value(s=when)}
+    )
+    outputs = []
+    for i, projection in enumerate(job.select):
+        expr = projection.parsed
+        if isinstance(expr, Ref) and expr.key == "timestamp":
+            text = f"concat('\"', {when}, '\"')"
+        elif isinstance(expr, Ref):
+            text = f"coalesce({json_text(variant(expr.key))}, 'null')"
+        else:
+            text = json_of(compiled.value(expr))
+        outputs.append(f"{text} AS e{i}")
+    frame = compiled.apply(frame).selectExpr("*", *outputs)
+    return frame, projected_event(job, when)
+
+
+def join_condition(matches: DataFrame, job: Job, records: tuple[str, str]) -> DataFrame:
+    """``matches`` with ``_jc``: whether each pair meets ``[join] condition`` (semantics
+    §11.8; true when there is none, and for a pair without a right record); a condition
+    that is false or null (a failed ``CAST`` in it is null) is no match.
+
+    Parameters
+    ----------
+    matches
+        The pairs, one row each.
+    job
+        The job (its ``[join]``).
+    records
+        The columns holding the left and the right record's JSON text.
+    """
+    join = job.join
+    assert join is not None
+    condition = join.condition_expression
+    if condition is None:
+        return matches.selectExpr("*", "true AS _jc")
+    frame, compiled, _ = _match_values(matches, job, records, [condition])
+    meets = f"coalesce({of_kind(compiled.value(condition), 'b')}, false)"
+    met = f"CASE WHEN {records[1]} IS NULL THEN true ELSE {meets} END AS _jc"
+    frame = compiled.apply(frame).selectExpr("*", met)
+    return frame.drop(*(c for c in frame.columns if c.startswith("_j") and c != "_jc"))
+
+
+def _match_values(
+    matches: DataFrame,
+    job: Job,
+    records: tuple[str, str],
+    exprs: list[Any],
+    extra: dict[str, Value] | None = None,
+) -> tuple[DataFrame, Compiled, Any]:
+    """``matches`` with the variants of both records' fields ``exprs`` read (``input.field``
+    names), the compiler of expressions over them (and the ``extra`` leaves), and the
+    variant of a name."""
+    join = job.join
+    assert join is not None
+    variants = {join.left: "_jl", join.right: "_jr"}
+    frame = matches.selectExpr(
+        "*", f"try_parse_json({records[0]}) AS _jl", f"try_parse_json({records[1]}) AS _jr"
+    )
+
+    def variant(key: str) -> str:
+        side, name = key.split(".", 1)
+        return variant_field(name, variants[side])
+
+    names = [n for n in dict.fromkeys(k for e in exprs for k in references(e)) if "." in n]
+    stages, leaves = variant_leaves("_jf", names, variant)
+    leaves.update(extra or {})
+    for stage in stages:
+        frame = frame.selectExpr("*", *stage)
+    return frame, Compiled("_je", leaves), variant
+
+
+# ---------------------------------------------------------------------- windows
