@@ -643,8 +643,9 @@ def test_the_transcript_s_job_is_the_translation_of_its_query() -> None:
         ),
         (
             "WITH u AS (SELECT k, v * 2 AS w FROM i UNION SELECT k, v AS w FROM j)\n"
-            "SELECT * INTO o FROM u",
-            "1:19: SELECT k without GROUP BY is not supported yet in a WITH step",
+            "SELECT k, COUNT(*) AS n INTO o FROM u GROUP BY k, TumblingWindow(s, 5)",
+            "2:39: a window over the UNION step u, whose branches compute their columns, is "
+            "not supported yet",
         ),
         *_APPLY_REFUSALS,
     ],

@@ -89,6 +89,41 @@ def test_branches_computing_their_columns_differently_give_one_per_input() -> No
     assert round_trips(j)
 
 
+def test_a_select_over_a_union_step_that_computes_columns_is_one_per_branch() -> None:
+    """Semantics §11.21: ``SELECT ... FROM u WHERE ...`` over a UNION step of SELECTs
+    that compute columns is the union of that SELECT over each branch: its WHERE reads
+    each branch's columns (each input's own where), its columns each branch's."""
+    j = job(
+        "WITH u AS (SELECT k, v * 2 AS w FROM i TIMESTAMP BY t WHERE v > 0\n"
+        "  UNION SELECT k, v AS w FROM j TIMESTAMP BY t)\n"
+        "SELECT w, k INTO o FROM u WHERE w > 3"
+    )
+    assert [(n, s.where) for n, s in j.inputs] == [("i", "v > 0 AND v * 2 > 3"), ("j", "v > 3")]
+    assert j.filter is None and j.output.path == "o"
+    assert [(p.name, p.expression, p.by_input) for p in j.select] == [
+        ("w", "", (("i", "v * 2"), ("j", "v"))),
+        ("k", "k", ()),
+    ]
+    # a UNION of steps that compute their columns, read through a UNION step too
+    steps = job(
+        "WITH a AS (SELECT id, speed FROM north TIMESTAMP BY t),\n"
+        "  b AS (SELECT id, velocity AS speed FROM south TIMESTAMP BY t),\n"
+        "  u AS (SELECT * FROM a UNION SELECT * FROM b)\n"
+        "SELECT id, speed INTO o FROM u WHERE speed > 3"
+    )
+    assert [(n, s.where) for n, s in steps.inputs] == [
+        ("north", "speed > 3"),
+        ("south", "velocity > 3"),
+    ]
+    assert [(p.name, p.by_input) for p in steps.select] == [
+        ("id", ()),
+        ("speed", (("north", "speed"), ("south", "velocity"))),
+    ]
+    alike = job("WITH s AS (SELECT a.k FROM a UNION SELECT k FROM b) SELECT * FROM s")
+    assert [(p.name, p.expression) for p in alike.select] == [("k", "k")]
+    assert [name for name, _ in alike.inputs] == ["a", "b"] and round_trips(j)
+
+
 def test_the_same_where_or_columns_in_every_branch_become_the_job_s() -> None:
     j = job(
         "SELECT * FROM a TIMESTAMP BY t WHERE a.speed > 50 "
@@ -613,9 +648,10 @@ def test_a_plain_output_binds_one_statement(tmp_path: Path) -> None:
             "a JOIN in a branch of UNION is not supported yet",
         ),
         (
-            "WITH s AS (SELECT a.k FROM a UNION SELECT k FROM b) SELECT * FROM s",
-            "1:19",
-            "SELECT a.k without GROUP BY is not supported yet in a WITH step",
+            "WITH s AS (SELECT a.k FROM a UNION SELECT k FROM b) "
+            "SELECT COUNT(*) AS n FROM s GROUP BY TumblingWindow(s, 5)",
+            "1:81",
+            "a window over the UNION step s, whose branches compute their columns",
         ),
         # JOIN
         (

@@ -190,8 +190,53 @@ class Inliner:
         return replace(query, steps=tuple(steps), statements=statements)
 
     def union(self, union: Union) -> Union:
-        """Each branch of ``union`` composed."""
-        return replace(union, selects=tuple(self.select(s) for s in union.selects))
+        """Each branch of ``union`` composed (one over a UNION step that computes its
+        columns, one per branch of that step: :meth:`spread`)."""
+        selects: list[Select] = []
+        for select in union.selects:
+            spread = self.spread(select)
+            selects += [self.select(select)] if spread is None else spread
+        return replace(union, selects=tuple(selects))
+
+    def spread(self, select: Select) -> list[Select] | None:
+        """``select`` over a UNION step whose branches compute their columns, as the
+        union of ``select`` composed with each branch (semantics §11.21): a SELECT of
+        events over a union is the union of that SELECT over each branch, its WHERE and
+        columns read through the branch's. ``None`` where this does not apply (a window,
+        a JOIN, APPLY or an analytic function over the step, or branches of ``*``)."""
+        body = self.steps.get(select.source.name.casefold())
+        if body is None or len(body.selects) < 2 or all(map(_passes_through, body.selects)):
+            return None
+        source = select.source
+        if select.group_by and any(g.window is not None for g in select.group_by):
+            raise self.refuse(
+                select.group_pos or select.pos,
+                f"a window over the UNION step {source.name}, whose branches compute their "
+                "columns, is not supported yet: the job's window reads the inputs' own "
+                "fields (UNION SELECT * branches in the step, compute columns after the "
+                "window)",
+            )
+        if (
+            select.joins
+            or select.group_by
+            or select.applies
+            or select.having is not None
+            or reads_analytic(select)
+            or source.timestamp_by is not None
+            or source.over
+            or source.partition_by is not None
+        ):
+            return None
+        for branch in body.selects:
+            if branch.group_by or branch.joins or branch.applies or branch.having is not None:
+                return None
+            if reads_analytic(branch) or branch.into is not None:
+                return None
+        out = []
+        for i, branch in enumerate(body.selects):
+            composed = self.over_events(select, branch)
+            out.append(composed if i == 0 else replace(composed, into=None, into_pos=None))
+        return out
 
     def select(self, select: Select) -> Select:
         """``select`` composed with the step it reads, if that step is composable."""
