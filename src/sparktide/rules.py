@@ -157,6 +157,12 @@ cast_failure: a CAST that fails over a record makes it malformed (§11.13)
 distinct_combinations: an aggregate over distinct (columns, timestamp) combinations (§6.12)
     python core.aggregates:distinct_combinations_add core.aggregates:distinct_combinations_value
     sql    spark.aggregates:distinct_combinations_plan
+input_where: an input's own where, after its policy, reading System.Timestamp() (§11.20)
+    python core.event_step:EventStep.input_where_stops
+    sql    spark.projections:input_where_verdict
+per_input_column: a [select] column computed per input: the event's own input's (§11.21)
+    python core.outputs:per_input_column
+    sql    spark.projections:per_input_column_text
 join_condition: the rest of a JOIN's ON: a pair matches where it is true (§11.8)
     python core.join:join_condition_met
     sql    spark.outputs.matches:join_condition

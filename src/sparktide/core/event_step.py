@@ -22,6 +22,7 @@ that decided, and what the sink made of the event.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Any
 
 from sparktide.core.apply import expand
 from sparktide.core.clocks import Clocks
@@ -186,16 +187,19 @@ class EventStep:
         """Whether its input's ``where`` or the job's ``[filter]`` stops ``record`` (an
         event the policy admitted at the system ``timestamp``, which
         ``System.Timestamp()`` reads)."""
-        own = None
-        if self.input_wheres:
-            own = self.input_wheres.get(self.clocks.input_name(record.partition))
         where = self.admission_where
-        if own is None and where is None:
+        if not self.input_wheres and where is None:
             return False
         fields = with_time(record.fields or {}, timestamp)
-        if own is not None and not passes(own, fields):
+        if self.input_where_stops(record, fields):
             return True
         return where is not None and not passes(where, fields)
+
+    def input_where_stops(self, record: InputRecord, fields: dict[str, Any]) -> bool:
+        """Whether its input's own ``where`` (semantics §11.20) stops ``record``, read
+        over ``fields`` (its fields and its system timestamp)."""
+        own = self.input_wheres.get(self.clocks.input_name(record.partition))
+        return own is not None and not passes(own, fields)
 
     def _filter_out(self, case: Case, timeline: Timeline, reason: str = "filtered") -> None:
         """The filter (and ``[apply]``) run after the policy: the event moved its

@@ -8,7 +8,7 @@ from typing import Any
 from sparktide.core.records import jsonable, time_or_none
 from sparktide.core.sink import Admitted
 from sparktide.expr import SYSTEM_TIMESTAMP, Composite, Expr, Ref, evaluate, is_other, value_of
-from sparktide.job import Job, input_of
+from sparktide.job import Job, Projection, input_of
 
 __all__ = [
     "EVENT_RESERVED",
@@ -109,13 +109,20 @@ def project(
     passes its value through, anything else is computed."""
     out: dict[str, Any] = {}
     for projection in job.select:
-        expr = projection.parsed_for(input_name)
+        expr = per_input_column(projection, input_name)
         if isinstance(expr, Ref):
             out[projection.name] = jsonable(lookup(expr.key))
             continue
         value = evaluate(expr, lambda name: value_of(lookup(name)), present=present)
         out[projection.name] = written_value(value)
     return out
+
+
+def per_input_column(projection: Projection, input_name: str | None) -> Expr:
+    """The expression of ``projection`` that an event of the union's input
+    ``input_name`` is projected by: its input's own, for a column with one per input
+    (semantics §11.21), else the column's one."""
+    return projection.parsed_for(input_name)
 
 
 def written_value(value: Any) -> Any:

@@ -112,11 +112,11 @@ def add_record_columns(parsed: DataFrame, job: Job) -> DataFrame:
     outputs = []
     errors = []
     if conditions or job_filter is not None:
-        verdict, failures = _verdict(compiled, job, job_filter is not None)
+        verdict, failures = input_where_verdict(compiled, job, job_filter is not None)
         outputs.append(f"{verdict} AS {FILTER_COLUMN}")
         errors += failures
     for i, projection in enumerate(projections):
-        text, failures = _column_text(compiled, projection, variant_field)
+        text, failures = per_input_column_text(compiled, projection, variant_field)
         outputs.append(f"{text} AS e{i}")
         errors += failures
     for i, aggregate in derived:
@@ -137,7 +137,7 @@ def add_record_columns(parsed: DataFrame, job: Job) -> DataFrame:
     return cast_failures(frame, parsed.columns, outputs, failed)
 
 
-def _verdict(compiled: Compiled, job: Job, job_filter: bool) -> tuple[str, list[str]]:
+def input_where_verdict(compiled: Compiled, job: Job, job_filter: bool) -> tuple[str, list[str]]:
     """SQL of whether a row passes its input's ``where`` (semantics §11.20) and, if
     ``job_filter``, ``[filter] where``; and the SQL of each one's ``CAST`` failure."""
     verdicts, errors = [], []
@@ -160,7 +160,7 @@ def _own_expressions(projection: Any) -> list[Any]:
     return [projection.parsed_for(name) for name, _ in projection.by_input]
 
 
-def _column_text(
+def per_input_column_text(
     compiled: Compiled, projection: Any, field: Callable[[str], str]
 ) -> tuple[str, list[str | None]]:
     """SQL of a ``[select]`` column's JSON text over a record (a bare column passes the
@@ -224,9 +224,9 @@ def with_system_time(frame: DataFrame, job: Job, where: bool, columns: list[int]
     compiled = Compiled("_te", leaves)
     outputs = {}
     if where:
-        outputs[FILTER_COLUMN] = _verdict(compiled, job, job_filter)[0]
+        outputs[FILTER_COLUMN] = input_where_verdict(compiled, job, job_filter)[0]
     for i in columns:  # (a bare column's value passed through, as when it was read)
-        text = _column_text(compiled, job.select[i], lambda n: variant_field(n, "_tm"))[0]
+        text = per_input_column_text(compiled, job.select[i], lambda n: variant_field(n, "_tm"))[0]
         outputs[f"e{i}"] = text
     kept = [f"`{c}`" for c in frame.columns if c not in outputs]
     out = frame.selectExpr("*", f"try_parse_json({RAW}) AS _tm")
