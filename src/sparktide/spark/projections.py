@@ -342,7 +342,7 @@ def projected_event(job: Job, timestamp: str, fields: str | None = None) -> str:
     return "concat('{', concat_ws(',', " + ", ".join(members) + "), '}')"
 
 
-# ---------------------------------------------------------------------- joins
+# ---------------------------------------------------------------------- windows
 def window_projection(
     closed: DataFrame,
     job: Job,
