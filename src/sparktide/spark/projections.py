@@ -37,6 +37,7 @@ from sparktide.spark.columns import (
     VERDICT,
 )
 from sparktide.spark.expr import Compiled, Value, json_of, of_kind, variant_leaves
+from sparktide.spark.perinput import ROW_INPUT
 from sparktide.spark.sql import field as variant_field
 from sparktide.spark.sql import iso, sql_string
 
@@ -143,7 +144,7 @@ def input_where_verdict(compiled: Compiled, job: Job, job_filter: bool) -> tuple
     verdicts, errors = [], []
     for name, condition in job.input_conditions.items():  # (each input's where first)
         value = compiled.value(condition)
-        own = f"substring_index({PARTITION}, '/', 1) = {sql_string(name)}" if name else "true"
+        own = f"{ROW_INPUT} = {sql_string(name)}" if name else "true"
         verdicts.append(f"(NOT {own} OR coalesce({of_kind(value, 'b')}, false))")
         errors.append(value.err and f"CASE WHEN {own} THEN {value.err} END")
     if job_filter and job.filter is not None:
@@ -179,7 +180,7 @@ def per_input_column_text(
     cases, failures = [], []
     for name, _ in projection.by_input:
         text, failure = one(projection.parsed_for(name))
-        own = f"substring_index({PARTITION}, '/', 1) = {sql_string(name)}"
+        own = f"{ROW_INPUT} = {sql_string(name)}"
         cases.append(f"WHEN {own} THEN {text}")
         failures.append(failure and f"CASE WHEN {own} THEN {failure} END")
     return f"CASE {' '.join(cases)} END", failures
