@@ -365,8 +365,8 @@ def named_columns(job: Any) -> list[NamedColumn]:
                 add(column, "filter.where")
     if window is None and job.join is None:
         for projection in job.select:
-            for own, _ in projection.by_input or ((None, None),):  # (§11.21)
-                for column in references(projection.parsed_for(own)):
+            for own, expression in projection.expressions():  # (per input, §11.21)
+                for column in references(expression):
                     if column not in computed:
                         key = f"select.{projection.name}"
                         add(column, key if own is None else f"{key}.{own}")

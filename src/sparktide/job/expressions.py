@@ -192,6 +192,13 @@ class Projection:
         chosen = [(Binary("=", EVENT_INPUT, Lit(n)), self.parsed_for(n)) for n, _ in self.by_input]
         return Case(tuple(chosen))
 
+    def expressions(self) -> list[tuple[str | None, Expr]]:
+        """``(input, expression)`` of each input's expression, or ``[(None, the
+        column's one)]`` for a column with one expression."""
+        if not self.by_input:
+            return [(None, self.parsed)]
+        return [(name, self.parsed_for(name)) for name, _ in self.by_input]
+
     def parsed_for(self, input_name: str | None) -> Expr:
         """The parsed expression of the events of input ``input_name``."""
         for name, text in self.by_input:

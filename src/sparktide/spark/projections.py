@@ -100,7 +100,7 @@ def add_record_columns(parsed: DataFrame, job: Job) -> DataFrame:
     conditions = job.input_conditions
     exprs = [*conditions.values()]
     exprs += [job_filter.expression] if job_filter is not None else []
-    exprs += [e for p in projections for e in _own_expressions(p)]
+    exprs += [e for p in projections for _, e in p.expressions()]
     exprs += [a.parsed for _, a in derived]  # type: ignore[misc]
     exprs += [e for _, e in keys]
     names = list(dict.fromkeys(n for e in exprs for n in references(e) if n != TIME_KEY))
@@ -154,13 +154,6 @@ def input_where_verdict(compiled: Compiled, job: Job, job_filter: bool) -> tuple
     return " AND ".join(verdicts), errors
 
 
-def _own_expressions(projection: Any) -> list[Any]:
-    """A ``[select]`` column's expression, or each input's (semantics §11.21)."""
-    if not projection.by_input:
-        return [projection.parsed]
-    return [projection.parsed_for(name) for name, _ in projection.by_input]
-
-
 def per_input_column_text(
     compiled: Compiled, projection: Any, field: Callable[[str], str]
 ) -> tuple[str, list[str | None]]:
@@ -178,8 +171,8 @@ def per_input_column_text(
         text, failure = one(projection.parsed)
         return text, [failure]
     cases, failures = [], []
-    for name, _ in projection.by_input:
-        text, failure = one(projection.parsed_for(name))
+    for name, expression in projection.expressions():
+        text, failure = one(expression)
         own = f"{ROW_INPUT} = {sql_string(name)}"
         cases.append(f"WHEN {own} THEN {text}")
         failures.append(failure and f"CASE WHEN {own} THEN {failure} END")
@@ -218,7 +211,7 @@ def with_system_time(frame: DataFrame, job: Job, where: bool, columns: list[int]
     job_filter = where and not job.analytics
     exprs = [*job.input_conditions.values()] if where else []
     exprs += [job.filter.expression] if job_filter and job.filter is not None else []
-    exprs += [e for i in columns for e in _own_expressions(job.select[i])]
+    exprs += [e for i in columns for _, e in job.select[i].expressions()]
     names = list(dict.fromkeys(n for e in exprs for n in references(e) if n != TIME_KEY))
     stages, leaves = variant_leaves("_tf", names, lambda name: variant_field(name, "_tm"))
     leaves[TIME_KEY] = Value(s=iso(SYSTEM_TIME), null=f"({SYSTEM_TIME} IS NULL)")
