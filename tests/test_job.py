@@ -908,7 +908,7 @@ def test_count_if_counts_a_condition_or_a_columns_true_values() -> None:
     [
         ("v > 1", "'v' over a join: qualify it with its input"),
         ("c.v > 1", "'c' is not an input of the join"),
-        ("a.t < timestamp", "not the match's timestamp"),
+        ("System.Timestamp() > a.t", "the match's time is timestamp"),
         ("a.v >", "join.condition"),
     ],
 )
@@ -919,4 +919,7 @@ def test_a_join_condition_reads_both_inputs_fields(condition, message):
     assert info.value.key == "join.condition"
     assert message in str(info.value)
     join = Join("a", "b", on=["k"], between=["0s", "1m"], condition="a.v > b.w * 2")
+    assert join.condition_expression is not None
+    # the match's own time, as [select] over a join reads it (a WHERE over the JOIN)
+    join = Join("a", "b", on=["k"], between=["0s", "1m"], condition="DATEPART(hour, timestamp) < 9")
     assert join.condition_expression is not None

@@ -202,6 +202,22 @@ def test_where_over_a_join_filters_each_input_or_the_pairs() -> None:
     assert round_trips(j)
 
 
+def test_system_timestamp_in_the_where_of_a_join_is_the_matchs_time() -> None:
+    """Semantics §11.8: a WHERE term reading ``System.Timestamp()`` reads the match's
+    time, with or without either input's fields: part of the ``[join] condition``
+    (``timestamp``), never an input's own ``where``."""
+    j = job(
+        "SELECT e.k INTO o FROM e JOIN x ON e.k = x.k AND DATEDIFF(s, e, x) BETWEEN 0 AND 1 "
+        "WHERE DATEPART(second, System.Timestamp()) < 30 AND e.v > 1 "
+        "AND DATEDIFF(second, e.t, System.Timestamp()) >= x.w"
+    )
+    assert [(n, s.where) for n, s in j.inputs] == [("e", "v > 1"), ("x", None)]
+    assert j.join is not None and j.join.condition == (
+        "DATEPART(second, timestamp) < 30 AND DATEDIFF(second, e.t, timestamp) >= x.w"
+    )
+    assert round_trips(j)
+
+
 def test_a_join_of_steps_that_filter_is_the_join_with_their_wheres() -> None:
     """A JOIN of steps that filter (and compute columns) reads their inputs, each step's
     WHERE its input's own ``where`` (semantics §11.20), before the JOIN's own."""
@@ -241,6 +257,13 @@ def test_a_join_of_steps_that_filter_on_data(tmp_path: Path) -> None:
         "WHERE Entry.Toll > 2 AND Exit.Lane = 'x'"
     )
     assert _matches(query, tmp_path) == [("B", t.format(14), t.format(14))]
+    # System.Timestamp() in the WHERE is the match's time (the later of the two): B's
+    # exits at :13 and :14 both meet its entry at :11, A's exit at :12 its entry at :10
+    timed = query.split(" WHERE ")[0] + " WHERE DATEPART(second, System.Timestamp()) >= 13"
+    assert _matches(timed, tmp_path) == [
+        ("B", t.format(13), t.format(13)),
+        ("B", t.format(14), t.format(14)),
+    ]
 
 
 def test_a_union_needs_inputs_bound_by_name(tmp_path: Path) -> None:
@@ -841,12 +864,6 @@ def test_a_plain_output_binds_one_statement(tmp_path: Path) -> None:
             "SELECT * FROM e JOIN x ON e.k = x.k AND DATEDIFF(s, e, x) BETWEEN 0 AND 1 WHERE v > 1",
             "1:81",
             "v over a JOIN: qualify it with its input (e.v)",
-        ),
-        (
-            "SELECT * FROM e JOIN x ON e.k = x.k AND DATEDIFF(s, e, x) BETWEEN 0 AND 1 "
-            "WHERE System.Timestamp() > e.t",
-            "1:81",
-            "System.Timestamp() in the WHERE of a JOIN is not supported yet",
         ),
         (
             "WITH j AS (SELECT * FROM e JOIN x ON e.k = x.k AND DATEDIFF(s, e, x) BETWEEN 0 AND 1) "

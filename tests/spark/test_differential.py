@@ -457,8 +457,10 @@ CASES = {
             "right": "right",
             "on": ["device"],
             "between": ["-20s", "20s"],
-            # the rest of the ON (semantics §11.8): some pairs do not meet it
-            "condition": "left.value <= right.value OR left.id % 3 = 0",
+            # the rest of the ON and the WHERE over the pair (semantics §11.8), which
+            # reads the match's time: some pairs do not meet it
+            "condition": "(left.value <= right.value OR left.id % 3 = 0) AND "
+            "(DATEDIFF(second, left.t, timestamp) < 15 OR right.id % 2 = 0)",
         },
         "select": {  # [select] over the matches: input.field, timestamp, DATEDIFF
             "device": "left.device",
@@ -504,7 +506,9 @@ CASES = {
             "left": "readings",
             "right": "devices",
             "on": ["device"],
-            "condition": "devices.model <> 'TX-200b' AND readings.value > 0",
+            # (timestamp: the event's, after its policy: late ones adjusted forward fail)
+            "condition": "devices.model <> 'TX-200b' AND readings.value > 0 "
+            "AND DATEDIFF(second, readings.t, timestamp) < 8",
         },
     },
     "edge-cti-merged-tumbling": {  # edge events against explicit CTIs and the heuristics

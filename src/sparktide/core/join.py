@@ -37,21 +37,26 @@ def join_key(fields: dict[str, Any], columns: tuple[str, ...]) -> tuple[Any, ...
 
 
 def join_condition_met(
-    join: Join, left: dict[str, Any] | None, right: dict[str, Any] | None
+    join: Join, left: dict[str, Any] | None, right: dict[str, Any] | None, timestamp: int
 ) -> bool:
-    """Whether the pair of records ``left`` and ``right`` meets ``join.condition``
-    (semantics §11.8): true when there is none; a condition that is false or null (a
-    failed ``CAST`` in it is null) is no match."""
+    """Whether the pair of records ``left`` and ``right``, a match at ``timestamp``, meets
+    ``join.condition`` (semantics §11.8): true when there is none; a condition that is
+    false or null (a failed ``CAST`` in it is null) is no match. Its ``timestamp`` is
+    the match's time as records write it."""
     condition = join.condition_expression
     if condition is None:
         return True
     sides = {join.left: left or {}, join.right: right or {}}
 
     def lookup(key: str) -> Any:
+        if key == "timestamp":
+            return time_or_none(timestamp)
         side, name = key.split(".", 1)
         return value_of(sides[side].get(name))
 
     def present(key: str) -> bool:
+        if key == "timestamp":
+            return True
         side, name = key.split(".", 1)
         return name in sides[side]
 
@@ -96,7 +101,8 @@ class TemporalJoin(Windowless):
             for kept in self._kept[other].get(key, ()):
                 left, right = (event, kept) if side == join.left else (kept, event)
                 if self._low <= right.timestamp - left.timestamp <= self._high:  # type: ignore[operator]
-                    if join_condition_met(join, left.record.fields, right.record.fields):
+                    at = max(left.timestamp, right.timestamp)
+                    if join_condition_met(join, left.record.fields, right.record.fields, at):
                         self._hold(left, right)
             self._kept[side].setdefault(key, []).append(event)
         self.advance(None, watermark, now)
@@ -186,7 +192,7 @@ class ReferenceJoin(OrderedRelease):
         fields = event.record.fields or {}
         key = join_key(fields, join.on)
         rows: list[dict[str, Any] | None] = list(self._rows.get(key, ())) if key is not None else []
-        rows = [row for row in rows if join_condition_met(join, fields, row)]
+        rows = [row for row in rows if join_condition_met(join, fields, row, event.timestamp)]
         if not rows and join.type == "left":
             rows = [None]
         for row in rows:

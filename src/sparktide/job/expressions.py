@@ -88,6 +88,8 @@ def check_join_references(expr: Expr, join: Join, key: str) -> None:
     the data, so no name is unambiguous)."""
     inputs = (join.left, join.right)
     for ref in ref_nodes(expr):
+        if ref == SYSTEM_TIMESTAMP:
+            raise ConfigError(key, "System.Timestamp() over a join: the match's time is timestamp")
         if ref.input is None and ref.name != "timestamp":
             raise ConfigError(
                 key,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sparktide.errors import ConfigError
-from sparktide.expr import Expr, parse_expression, ref_nodes
+from sparktide.expr import Expr, parse_expression
 from sparktide.job.expressions import check_join_references, parse_text
 from sparktide.job.values import check_choice, check_column, normalise_signed_duration, set_field
 
@@ -37,8 +37,9 @@ class Join:
         Stream Analytics' ``LEFT OUTER JOIN``): an event with no matching row is released
         once, its right side ``null``.
     condition
-        A condition over both records' fields (``<input>.<field>``) that a pair must also
-        meet to match: the rest of Stream Analytics' ``ON`` (semantics §11.8). A pair for
+        A condition over both records' fields (``<input>.<field>``) and the match's
+        ``timestamp`` that a pair must also meet to match: the rest of Stream Analytics'
+        ``ON``, and the terms of its ``WHERE`` over the pair (semantics §11.8). A pair for
         which it is not true (false or null) is no match; under ``left`` an event that
         meets no row then is released once with ``null``.
     """
@@ -66,11 +67,6 @@ class Join:
         if self.condition is not None:
             condition = parse_text(self.condition, "join.condition")
             check_join_references(condition, self, "join.condition")
-            if any(ref.input is None for ref in ref_nodes(condition)):
-                raise ConfigError(
-                    "join.condition",
-                    "reads the records' fields (<input>.<field>), not the match's timestamp",
-                )
         bounds = self.between
         if bounds is None:
             return

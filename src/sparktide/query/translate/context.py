@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from sparktide import expr as E
 from sparktide.errors import QueryError
-from sparktide.query.ast import Call, Column, Expr, FromSource, Literal, Star
+from sparktide.query.ast import Call, Column, Expr, FromSource, Literal, Operation, Star
 from sparktide.query.bind import Bindings
 from sparktide.query.refusal import Refuse
 
@@ -28,6 +28,7 @@ __all__ = [
     "is_scalar",
     "is_timestamp",
     "qualify_over_join",
+    "reads_timestamp",
     "source_names",
     "unsupported_call",
 ]
@@ -102,6 +103,17 @@ def is_timestamp(expr: Expr) -> bool:
     if isinstance(expr, Call):
         return expr.function == "system.timestamp" and not expr.args and not expr.star
     return isinstance(expr, Column) and expr.name.casefold() == "system.timestamp"
+
+
+def reads_timestamp(expr: Expr) -> bool:
+    """Whether ``expr`` reads ``System.Timestamp()`` anywhere."""
+    if is_timestamp(expr):
+        return True
+    if isinstance(expr, Call):
+        return any(reads_timestamp(a) for a in expr.args)
+    if isinstance(expr, Operation):
+        return any(reads_timestamp(o) for o in expr.operands)
+    return False
 
 
 def is_scalar(call: Call) -> bool:

@@ -19,8 +19,8 @@ from sparktide.query.translate.context import (
     UNIT_CALLS,
     Context,
     describe,
-    is_timestamp,
     qualify_over_join,
+    reads_timestamp,
     source_names,
 )
 from sparktide.query.translate.fields import Fields
@@ -203,16 +203,17 @@ class JoinPlanner:
     def where_over_join(self, select: Select, plan: Plan, fields: Fields) -> Plan:
         """The WHERE of a JOIN of two streams (semantics §11.20): a term that reads one
         input's fields is that input's own ``where`` (its events are filtered before they
-        meet the other input's); a term that reads both is part of the ``[join]
-        condition`` (a pair must meet it, as the rest of ON). For an inner join both
-        keep exactly the matches the WHERE over the JOIN keeps."""
+        meet the other input's); a term that reads both, or ``System.Timestamp()`` (the
+        match's time, semantics §11.8), is part of the ``[join] condition`` (a pair must
+        meet it, as the rest of ON). For an inner join both keep exactly the matches the
+        WHERE over the JOIN keeps."""
         join = plan.join
         assert join is not None and select.where is not None
         wheres = plan.input_wheres
         pairs: list[Expr] = []
         for term in conjuncts(select.where.expr):
             sides = self.sides_read(term, join)
-            if len(sides) != 1:
+            if len(sides) != 1 or reads_timestamp(term):
                 pairs.append(term)
                 continue
             (side,) = sides
@@ -221,12 +222,13 @@ class JoinPlanner:
         return replace(
             plan,
             input_wheres=wheres,
-            join=replace(join, condition=(*join.condition, *pairs)),
+            join=replace(join, where_pairs=(*join.where_pairs, *pairs)),
         )
 
     def sides_read(self, expr: Expr, join: JoinPlan) -> list[FromSource]:
         """The inputs of ``join`` whose fields ``expr`` reads (each named by its input's
-        name or alias); an unqualified column and ``System.Timestamp()`` are refused."""
+        name or alias; none for ``System.Timestamp()``, the match's); an unqualified
+        column is refused."""
         out: list[FromSource] = []
         sides = (join.left, join.right)
         if isinstance(expr, Column):
@@ -238,12 +240,6 @@ class JoinPlanner:
             qualifier = expr.parts[0].casefold()
             out += [s for s in sides if qualifier in source_names(s)]
         elif isinstance(expr, Call):
-            if is_timestamp(expr):
-                raise self.refuse(
-                    expr.pos,
-                    "System.Timestamp() in the WHERE of a JOIN is not supported yet: read "
-                    "the inputs' times with DATEDIFF",
-                )
             skip = 1 if expr.function in UNIT_CALLS else 0  # (a date part, no column)
             for arg in expr.args[skip:]:
                 out += self.sides_read(arg, join)

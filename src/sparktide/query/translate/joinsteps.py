@@ -30,7 +30,7 @@ from sparktide.query.ast import (
 )
 from sparktide.query.refusal import Refuse
 from sparktide.query.translate.analytic import is_analytic
-from sparktide.query.translate.context import UNIT_CALLS, is_timestamp
+from sparktide.query.translate.context import UNIT_CALLS, reads_timestamp
 
 __all__ = ["JoinSteps"]
 
@@ -182,13 +182,7 @@ def reads_analytic_call(expr: Expr) -> bool:
 
 def _reads_time(expr: Expr) -> bool:
     """Whether ``expr`` reads ``System.Timestamp()`` or an analytic function."""
-    if is_timestamp(expr):
-        return True
-    if isinstance(expr, Call):
-        return is_analytic(expr) or any(_reads_time(a) for a in expr.args)
-    if isinstance(expr, Operation):
-        return any(_reads_time(o) for o in expr.operands)
-    return False
+    return reads_timestamp(expr) or reads_analytic_call(expr)
 
 
 def _qualify(expr: Expr, alias: str, names: set[str]) -> Expr:

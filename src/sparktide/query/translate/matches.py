@@ -98,8 +98,9 @@ class Matches:
 
     def join_condition(self, join: JoinPlan, table: dict[str, Any]) -> None:
         """``table["condition"]``: the terms of ``ON`` besides the join columns and the
-        time bound, over both inputs' fields (semantics §11.8), with its note."""
-        if not join.condition:
+        time bound, over both inputs' fields, and those of the WHERE over the pair, which
+        may read the match's time (semantics §11.8), with its note."""
+        if not join.condition and not join.where_pairs:
             return
 
         def leaf(node: Column | Call) -> E.Expr:
@@ -107,18 +108,24 @@ class Matches:
                 raise self.refuse(
                     node.pos,
                     "System.Timestamp() in the ON of a JOIN is not supported: ON compares "
-                    "the inputs' fields, and their times with DATEDIFF",
+                    "the inputs' fields, and their times with DATEDIFF (the WHERE may read "
+                    "the match's time)",
                 )
             return self.match_leaf(node, join)
 
         terms = [convert(term, leaf, self.refuse, "ON") for term in join.condition]
+        terms += [
+            convert(term, lambda n: self.match_leaf(n, join), self.refuse, "WHERE")
+            for term in join.where_pairs
+        ]
         condition = terms[0]
         for term in terms[1:]:
             condition = E.Binary("AND", condition, term)
         table["condition"] = E.to_text(condition)
+        parts = [*(["the rest of ON"] if join.condition else []), "the WHERE over the pair"]
+        what = " and ".join(parts if join.where_pairs else parts[:1])
         self.notes.append(
-            f"the rest of ON is [join] condition: a pair matches only where "
-            f"{table['condition']} is true"
+            f"{what} is [join] condition: a pair matches only where {table['condition']} is true"
         )
 
     def join_projection(self, select: Select, join: JoinPlan) -> dict[str, str]:

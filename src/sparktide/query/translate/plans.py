@@ -31,6 +31,8 @@ class JoinPlan:
     reference: bool = False  # right is reference data: no time bound
     swapped: bool = False  # the query's JOIN has the reference input on its left
     condition: tuple[Expr, ...] = ()  # the rest of ON (semantics §11.8), the query's terms
+    #: the WHERE's terms over the pair: both inputs' fields or the match's time (§11.8)
+    where_pairs: tuple[Expr, ...] = ()
 
 
 @dataclass(frozen=True)

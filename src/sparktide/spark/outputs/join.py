@@ -94,7 +94,7 @@ def _meeting_condition(context: Context, met: DataFrame) -> DataFrame:
     side null (``rraw`` and ``ro`` null)."""
     join = context.job.join
     assert join is not None
-    met = join_condition(met, context.job, ("lraw", "rraw"))
+    met = join_condition(met, context.job, ("lraw", "rraw"), SYSTEM_TIME)
     if join.type != "left":
         return met.filter("_jc AND rraw IS NOT NULL").drop("_jc")
     event = Window.partitionBy(*(c for c in met.columns if c.startswith("_o") and c != _ROW))
@@ -205,7 +205,7 @@ def _matches(context: Context, every: DataFrame, keys: list[str]) -> DataFrame:
         f"r.{RAW} AS rraw",
     )
     if spec.condition is not None:  # (the rest of the ON: semantics §11.8)
-        matches = join_condition(matches, context.job, ("lraw", "rraw"))
+        matches = join_condition(matches, context.job, ("lraw", "rraw"), SYSTEM_TIME)
         matches = matches.filter("_jc").drop("_jc")
     matches, value = _match_record(context, matches)
     return matches.selectExpr(*(f.name for f in MATCHES_SCHEMA.fields[:-1]), f"{value} AS value")

@@ -60,7 +60,9 @@ def join_projection(
     return frame, projected_event(job, when)
 
 
-def join_condition(matches: DataFrame, job: Job, records: tuple[str, str]) -> DataFrame:
+def join_condition(
+    matches: DataFrame, job: Job, records: tuple[str, str], timestamp: str
+) -> DataFrame:
     """``matches`` with ``_jc``: whether each pair meets ``[join] condition`` (semantics
     §11.8; true when there is none, and for a pair without a right record); a condition
     that is false or null (a failed ``CAST`` in it is null) is no match.
@@ -73,13 +75,17 @@ def join_condition(matches: DataFrame, job: Job, records: tuple[str, str]) -> Da
         The job (its ``[join]``).
     records
         The columns holding the left and the right record's JSON text.
+    timestamp
+        The column holding the match's timestamp (microseconds): the condition's
+        ``timestamp``.
     """
     join = job.join
     assert join is not None
     condition = join.condition_expression
     if condition is None:
         return matches.selectExpr("*", "true AS _jc")
-    frame, compiled, _ = _match_values(matches, job, records, [condition])
+    leaves = {"timestamp": Value(s=iso(timestamp))}
+    frame, compiled, _ = _match_values(matches, job, records, [condition], leaves)
     meets = f"coalesce({of_kind(compiled.value(condition), 'b')}, false)"
     met = f"CASE WHEN {records[1]} IS NULL THEN true ELSE {meets} END AS _jc"
     frame = compiled.apply(frame).selectExpr("*", met)
