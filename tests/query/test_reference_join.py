@@ -172,6 +172,24 @@ def test_columns_and_a_where_on_the_stream(tmp_path: Path) -> None:
     assert round_trips(j, tmp_path)
 
 
+def test_a_where_on_the_tables_fields_is_the_join_condition(tmp_path: Path) -> None:
+    """Semantics §11.8: over an inner JOIN with reference data, a WHERE term reading the
+    table's fields (alone or with the stream's) is a term of ``[join] condition``; the
+    terms on the stream's fields alone stay its ``[filter]``."""
+    t = translate(
+        "SELECT s.DeviceId, r.Model INTO o FROM Telemetry s TIMESTAMP BY t "
+        "JOIN DeviceRef r ON s.DeviceId = r.DeviceId "
+        "WHERE r.Expired = '1' AND s.v > 0 AND s.v > r.Threshold",
+        bindings(tmp_path),
+    )
+    j = t.job
+    assert j.join is not None and j.join.type == "inner"
+    assert j.join.condition == "DeviceRef.Expired = '1' AND Telemetry.v > DeviceRef.Threshold"
+    assert j.filter is not None and j.filter.where == "v > 0"
+    assert any(n.startswith("the WHERE over the pair is [join] condition") for n in t.notes)
+    assert round_trips(j, tmp_path)
+
+
 def test_the_stream_may_be_partitioned_or_keyed(tmp_path: Path) -> None:
     b = bindings(tmp_path)
     j = translate(
@@ -253,6 +271,9 @@ def test_each_event_meets_its_rows_in_the_table_s_order(tmp_path: Path) -> None:
         return [(e["id"], e["Model"], e["At"]) for e in result.events]
 
     assert rows("JOIN") == [(1, "A", t.format(1)), (1, "C", t.format(1)), (6, "B", t.format(11))]
+    # a WHERE on the table's fields: the rows an event meets that fail it are no match
+    expired = simulate(translate(query.format("JOIN") + " AND r.Model <> 'A'", b).job)
+    assert [(e["id"], e["Model"]) for e in expired.events] == [(1, "C"), (6, "B")]
     assert rows("LEFT OUTER JOIN") == [
         (1, "A", t.format(1)),
         (1, "C", t.format(1)),
@@ -343,18 +364,20 @@ def test_each_event_meets_its_rows_in_the_table_s_order(tmp_path: Path) -> None:
             "1:38",
             "LEFT OUTER JOIN is not supported yet: a join of two streams is an inner join",
         ),
-        # WHERE reads the stream's fields only
+        # WHERE on the table's fields: part of the condition of an inner join only
         (
-            "SELECT * FROM Telemetry s JOIN DeviceRef r ON s.k = r.k WHERE r.Expired = '1'",
-            "1:63",
-            "WHERE on r.Expired, a field of the reference data DeviceRef, is not supported "
-            "yet: the job's [filter] reads the events of Telemetry before they meet the table",
+            "SELECT * FROM Telemetry s LEFT JOIN DeviceRef r ON s.k = r.k WHERE r.Expired = '1'",
+            "1:68",
+            "WHERE on r.Expired, a field of the reference data DeviceRef, over a LEFT OUTER "
+            "JOIN is not supported: it would also drop the events no row meets; put the "
+            "condition in ON (the rows an event meets), or JOIN DeviceRef (inner)",
         ),
         (
-            "SELECT * FROM Telemetry s JOIN DeviceRef r ON s.k = r.k "
+            "SELECT * FROM Telemetry s LEFT OUTER JOIN DeviceRef r ON s.k = r.k "
             "WHERE s.v > 1 AND DeviceRef.Threshold < s.v",
-            "1:75",
-            "WHERE on DeviceRef.Threshold, a field of the reference data DeviceRef",
+            "1:86",
+            "WHERE on DeviceRef.Threshold, a field of the reference data DeviceRef, over a "
+            "LEFT OUTER JOIN",
         ),
         (
             "SELECT * FROM Telemetry s JOIN DeviceRef r ON s.k = r.k WHERE v > 1",
@@ -369,7 +392,7 @@ def test_each_event_meets_its_rows_in_the_table_s_order(tmp_path: Path) -> None:
         (
             "SELECT * FROM Telemetry s JOIN DeviceRef r ON s.k = r.k WHERE r.v.w > 1",
             "1:63",
-            "WHERE on r.v.w, a field of the reference data DeviceRef, is not supported yet",
+            "r.v.w: nested fields (record.field) are not supported yet",
         ),
         (
             "WITH j AS (SELECT * FROM Telemetry s JOIN DeviceRef r ON s.k = r.k) "

@@ -50,7 +50,7 @@ from sparktide.query.translate.context import UNIT_CALLS
 from sparktide.query.translate.joinsteps import JoinSteps
 from sparktide.query.translate.rollup import Rollup
 
-__all__ = ["inline_steps", "item_name", "map_columns", "reads_analytic", "substitute"]
+__all__ = ["columns_in", "inline_steps", "item_name", "map_columns", "reads_analytic", "substitute"]
 
 
 def item_name(item: SelectItem) -> str | None:
@@ -115,15 +115,15 @@ def _calls(expr: Expr) -> list[Call]:
     return []
 
 
-def _columns(expr: Expr) -> list[Column]:
+def columns_in(expr: Expr) -> list[Column]:
     """Every column in ``expr`` (also in an ``OVER``)."""
     if isinstance(expr, Column):
         return [expr]
     if isinstance(expr, Call):
         args = expr.args[1:] if expr.function in UNIT_CALLS else expr.args
-        return [c for a in (*args, *_over(expr)) for c in _columns(a)]
+        return [c for a in (*args, *_over(expr)) for c in columns_in(a)]
     if isinstance(expr, Operation):
-        return [c for o in expr.operands for c in _columns(o)]
+        return [c for o in expr.operands for c in columns_in(o)]
     return []
 
 

@@ -8,6 +8,7 @@ columns only: its table has no time.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from decimal import Decimal
 
 from sparktide.query.asaql.windows import TIME_UNITS
@@ -248,3 +249,11 @@ def conjuncts(condition: Expr) -> list[Expr]:
     if isinstance(condition, Operation) and condition.kind == "AND":
         return [term for operand in condition.operands for term in conjuncts(operand)]
     return [condition]
+
+
+def all_of(terms: Sequence[Expr]) -> Expr:
+    """``terms[0] AND terms[1] AND ...`` (one or more terms), as the parser writes it."""
+    condition = terms[0]
+    for term in terms[1:]:
+        condition = Operation("AND", (condition, term), condition.pos, "AND")
+    return condition

@@ -14,7 +14,18 @@ from __future__ import annotations
 from dataclasses import replace
 
 from sparktide import expr as E
-from sparktide.query.ast import Call, Column, Expr, FromSource, Join, Operation, Select, Star, Step
+from sparktide.query.ast import (
+    Call,
+    Clause,
+    Column,
+    Expr,
+    FromSource,
+    Join,
+    Operation,
+    Select,
+    Star,
+    Step,
+)
 from sparktide.query.translate.context import (
     UNIT_CALLS,
     Context,
@@ -24,7 +35,8 @@ from sparktide.query.translate.context import (
     source_names,
 )
 from sparktide.query.translate.fields import Fields
-from sparktide.query.translate.joinon import JoinCondition, conjuncts
+from sparktide.query.translate.inline import columns_in
+from sparktide.query.translate.joinon import JoinCondition, all_of, conjuncts
 from sparktide.query.translate.plans import JoinPlan, Plan, with_where
 
 __all__ = ["JoinPlanner"]
@@ -224,6 +236,37 @@ class JoinPlanner:
             input_wheres=wheres,
             join=replace(join, where_pairs=(*join.where_pairs, *pairs)),
         )
+
+    def where_over_lookup(self, select: Select, plan: Plan) -> tuple[Plan, Clause | None]:
+        """The WHERE of a JOIN with reference data (semantics §11.8): a term that reads
+        the table's fields (``WHERE r.Expired = 1``) is part of the ``[join] condition``,
+        which an inner join's matches must meet, as the WHERE over the JOIN keeps them;
+        the other terms stay the statement's WHERE (the job's ``[filter]``, on the
+        stream's events before they meet the table). Under ``LEFT OUTER JOIN`` the WHERE
+        would also drop the events no row met, which no condition does: refused."""
+        join = plan.join
+        assert join is not None and select.where is not None
+        table = source_names(join.right)
+        over_table: list[Expr] = []
+        rest: list[Expr] = []
+        for term in conjuncts(select.where.expr):
+            reads = any(
+                len(c.parts) > 1 and c.parts[0].casefold() in table for c in columns_in(term)
+            )
+            (over_table if reads else rest).append(term)
+        if not over_table:
+            return plan, select.where
+        if join.type != "inner":
+            first = next(c for c in columns_in(over_table[0]) if c.parts[0].casefold() in table)
+            raise self.refuse(
+                first.pos,
+                f"WHERE on {first.name}, a field of the reference data {join.right.name}, over "
+                "a LEFT OUTER JOIN is not supported: it would also drop the events no row "
+                f"meets; put the condition in ON (the rows an event meets), or JOIN "
+                f"{join.right.name} (inner)",
+            )
+        plan = replace(plan, join=replace(join, where_pairs=(*join.where_pairs, *over_table)))
+        return plan, (None if not rest else Clause(all_of(rest), select.where.pos))
 
     def sides_read(self, expr: Expr, join: JoinPlan) -> list[FromSource]:
         """The inputs of ``join`` whose fields ``expr`` reads (each named by its input's

@@ -31,6 +31,7 @@ from sparktide.query.ast import (
 from sparktide.query.refusal import Refuse
 from sparktide.query.translate.analytic import is_analytic
 from sparktide.query.translate.context import UNIT_CALLS, reads_timestamp
+from sparktide.query.translate.joinon import all_of
 
 __all__ = ["JoinSteps"]
 
@@ -86,7 +87,7 @@ class JoinSteps:
             where = replace(where, expr=over(where.expr))
         if filters:  # (the steps' first: each side's own, then the JOIN's WHERE)
             terms = (*filters, *(() if where is None else (where.expr,)))
-            condition = terms[0] if len(terms) == 1 else Operation("AND", terms, terms[0].pos)
+            condition = all_of(terms)
             where = Clause(condition, where.pos if where is not None else select.pos)
         return replace(
             select,

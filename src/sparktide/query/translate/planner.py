@@ -126,6 +126,9 @@ class Planner:
         if select.joins and select.where is not None and not inner.lookup:
             inner = self.joins.where_over_join(select, inner, self.fields)  # (§11.20)
             select = replace(select, where=None)
+        elif select.joins and select.where is not None:  # (reference data, §11.8)
+            inner, where_clause = self.joins.where_over_lookup(select, inner)
+            select = replace(select, where=where_clause)
         wheres = self.wheres(select, inner, from_step)
         if select.joins and any(
             isinstance(i.expr, Star) and i.expr.qualifier is not None for i in select.items
