@@ -7,8 +7,16 @@ from __future__ import annotations
 import pytest
 
 from sparktide.errors import ConfigError
-from sparktide.expr import parse_expression
-from sparktide.job import Job, Ordering, Projection, Punctuation, Source, expression_fields
+from sparktide.expr import EVENT_INPUT, parse_expression, to_text
+from sparktide.job import (
+    Job,
+    Ordering,
+    Projection,
+    Punctuation,
+    Source,
+    expression_fields,
+    record_casts,
+)
 from sparktide.time import SECOND
 
 
@@ -231,3 +239,77 @@ def test_a_select_column_per_input_errors_name_the_key(tmp_path, data, key, mess
     with pytest.raises(ConfigError) as caught:
         Job.from_dict(data, base_dir=tmp_path)
     assert caught.value.key == key and message in caught.value.message, str(caught.value)
+
+
+# ------------------------------------------------------------ System.Input() (§11.22)
+
+
+def _union_window(**window: object) -> dict:
+    return {
+        "inputs": {"north": {"path": "n"}, "south": {"path": "s"}},
+        "window": {"type": "tumbling", "size": "1m", **window},
+        "output": {"path": "out"},
+    }
+
+
+def test_system_input_in_a_union_windows_keys_and_aggregates() -> None:
+    """``System.Input()`` is the event's input, read by a union's window (semantics
+    §11.22); it parses back from its text, and the reader checks each input's own
+    expression for CASTs that fail."""
+    job = Job.from_dict(
+        _union_window(
+            group_by=[{"feed": "System.Input()"}],
+            aggregates={
+                "s": "sum(CASE System.Input() WHEN 'north' THEN v ELSE CAST(w AS bigint) END)"
+            },
+        )
+    )
+    assert job.window is not None and job.window.group_keys[0][1] == EVENT_INPUT
+    assert to_text(parse_expression("system.input()", "k")) == "System.Input()"
+    # (each input's expressions read System.Input() as its name)
+    (north,) = record_casts(job, "north")
+    (south,) = record_casts(job, "south")
+    assert to_text(north) == "CASE WHEN 'north' = 'north' THEN v ELSE CAST(w AS bigint) END"
+    assert to_text(south) == "CASE WHEN 'south' = 'north' THEN v ELSE CAST(w AS bigint) END"
+
+
+@pytest.mark.parametrize(
+    ("tables", "key", "message"),
+    [
+        (
+            {"filter": {"where": "System.Input() = 'north'"}},
+            "filter.where",
+            "own [inputs.<name>] where",
+        ),
+        ({"select": {"x": "System.Input()"}}, "select.x", "window group_by and aggregates"),
+        (
+            {
+                "window": {
+                    "type": "tumbling",
+                    "size": "1m",
+                    "aggregates": {"n": "count(*)"},
+                    "having": "System.Input() = 'a'",
+                }
+            },
+            "window.having",
+            "System.Input()",
+        ),
+    ],
+)
+def test_system_input_is_refused_outside_a_unions_window(tables, key, message) -> None:
+    base = {"inputs": {"north": {"path": "n"}, "south": {"path": "s"}}, "output": {"path": "out"}}
+    with pytest.raises(ConfigError) as info:
+        Job.from_dict({**base, **tables})
+    assert info.value.key == key and message in str(info.value)
+
+
+def test_system_input_needs_a_union() -> None:
+    window = {
+        "type": "tumbling",
+        "size": "1m",
+        "aggregates": {"n": "count(*)"},
+        "group_by": [{"feed": "System.Input()"}],
+    }
+    with pytest.raises(ConfigError) as info:
+        Job.from_dict({"source": {"path": "in"}, "window": window, "output": {"path": "out"}})
+    assert info.value.key == "window.group_by.feed" and "not a union" in str(info.value)

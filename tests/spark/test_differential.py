@@ -422,8 +422,16 @@ CASES = {
         "window": {
             "type": "tumbling",
             "size": "30s",
-            "group_by": ["device"],
-            "aggregates": {"n": "count(*)", "ids": "collect_list(id)"},
+            # System.Input() (semantics §11.22): each input's own expression, a CAST that
+            # fails on some of south's events only (dead-lettered), and the input as a key
+            "group_by": ["device", {"feed": "UPPER(System.Input())"}],
+            "aggregates": {
+                "n": "count(*)",
+                "ids": "collect_list(id)",
+                "scaled": "sum(CASE System.Input() WHEN 'north' THEN value "
+                "WHEN 'south' THEN CASE WHEN id % 11 = 0 THEN CAST(device AS bigint) "
+                "ELSE value * 2 END END)",
+            },
         },
     },
     "union-import-ctis-hopping": {  # the slow input takes the fast one's watermark

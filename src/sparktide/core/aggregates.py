@@ -32,7 +32,7 @@ from sparktide.core.ordered import (
     spread,
 )
 from sparktide.core.records import jsonable, value_key
-from sparktide.expr import evaluate, is_other, value_of
+from sparktide.expr import EVENT_INPUT, evaluate, is_other, value_of
 from sparktide.job import Aggregate
 from sparktide.job.aggregates import NUMERIC_FUNCTIONS, ORDERED_FUNCTIONS
 
@@ -170,8 +170,8 @@ def _value(aggregate: Aggregate, fields: dict[str, Any]) -> Any:
     """The value one record adds: its expression's, its column's, or the whole record."""
     if aggregate.expression is not None:
         return aggregated_value(aggregate, fields)
-    if aggregate.whole_record:
-        return jsonable(fields)
+    if aggregate.whole_record:  # (the record's own fields: not System.Input())
+        return jsonable({k: v for k, v in fields.items() if k != EVENT_INPUT.key})
     column = aggregate.value_column
     value = fields.get(column) if column is not None else None
     return jsonable(value) if aggregate.function in _KEEPS_ALL else value

@@ -297,9 +297,10 @@ class Cast:
 #: timestamp (semantics §11.17), as ISO-8601 text. Its key is no field's: a column name
 #: holds no parenthesis.
 SYSTEM_TIMESTAMP = Ref("Timestamp()", "System")
-#: The name of the union's input an event comes from: what a ``[select]`` column with an
-#: expression per input (semantics §11.21) reads to choose it. No text parses into it
-#: (a job file writes the per-input table); its key is no field's either.
+#: ``System.Input()``: the name of the union's input an event comes from (semantics
+#: §11.22), as text. A ``[select]`` column with an expression per input (§11.21) reads
+#: it to choose one; a union's window reads it in its grouping columns and aggregates of
+#: expressions. Its key is no field's either.
 EVENT_INPUT = Ref("Input()", "System")
 
 Expr = Ref | Lit | Unary | Binary | IsNull | In | Between | Like | DateDiff | Func | Case | Cast

@@ -86,11 +86,17 @@ class _Build(Transformer[Token, nodes.Expr]):
     def system_call(self, items: list[Token]) -> nodes.Expr:
         first, second = items
         names = (str(first).casefold(), str(second).casefold())
-        if names != ("system", "timestamp") or "BRACKETED" in (first.type, second.type):
+        known = {
+            ("system", "timestamp"): nodes.SYSTEM_TIMESTAMP,
+            ("system", "input"): nodes.EVENT_INPUT,
+        }
+        if names not in known or "BRACKETED" in (first.type, second.type):
             raise self.fail(
-                first, f"unknown function {first}.{second}(); the one is System.Timestamp()"
+                first,
+                f"unknown function {first}.{second}(); the ones are System.Timestamp() and "
+                "System.Input()",
             )
-        return nodes.SYSTEM_TIMESTAMP
+        return known[names]
 
     def call(self, items: list[Any]) -> nodes.Expr:
         token, *args = items
@@ -233,7 +239,7 @@ class _Build(Transformer[Token, nodes.Expr]):
         if (
             not isinstance(operand, nodes.Ref)
             or operand.input is not None
-            or operand == nodes.SYSTEM_TIMESTAMP
+            or operand in (nodes.SYSTEM_TIMESTAMP, nodes.EVENT_INPUT)
         ):
             raise self.fail(keyword, "IS MISSING takes a field of the record: x IS MISSING")
         return nodes.IsNull(operand, negated, missing=True)

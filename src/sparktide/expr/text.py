@@ -56,6 +56,8 @@ def to_text(expr: nodes.Expr) -> str:
     if isinstance(expr, nodes.Ref):
         if expr == nodes.SYSTEM_TIMESTAMP:
             return "System.Timestamp()"
+        if expr == nodes.EVENT_INPUT:
+            return "System.Input()"
         if expr.input is not None:
             return f"{_name(expr.input)}.{_name(expr.name)}"
         return _name(expr.name)

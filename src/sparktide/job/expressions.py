@@ -7,7 +7,7 @@ of a join's inputs for ``[select]`` over a join, plain fields everywhere else.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, is_dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from sparktide.errors import ConfigError
@@ -58,12 +58,24 @@ def parse_text(text: Any, key: str) -> Expr:
     return parse_expression(text, key)
 
 
-def no_input_fields(expr: Expr, key: str, system_time: bool = False) -> None:
-    """Refuse ``input.field`` names where no join's match is read, and
-    ``System.Timestamp()`` unless ``system_time`` (where an event's own timestamp is
-    read: ``[filter]``, ``[select]`` without a window or a join, semantics §11.17)."""
+#: Where ``System.Input()`` is read (semantics §11.22), for the messages refusing it.
+EVENT_INPUT_READ = (
+    "System.Input() is the union input an event comes from: it is read in a union's "
+    "window group_by and aggregates (a [select] column takes one expression per input)"
+)
+
+
+def no_input_fields(
+    expr: Expr, key: str, system_time: bool = False, event_input: bool = False
+) -> None:
+    """Refuse ``input.field`` names where no join's match is read, ``System.Timestamp()``
+    unless ``system_time`` (where an event's own timestamp is read: ``[filter]``,
+    ``[select]`` without a window or a join, semantics §11.17), and ``System.Input()``
+    unless ``event_input`` (a window's grouping columns and aggregates, §11.22)."""
     for ref in ref_nodes(expr):
-        if ref == EVENT_INPUT:  # (a column with one expression per input, §11.21)
+        if ref == EVENT_INPUT:
+            if not event_input:
+                raise ConfigError(key, EVENT_INPUT_READ)
             continue
         if ref == SYSTEM_TIMESTAMP:
             if not system_time:
@@ -135,6 +147,11 @@ class Filter:
     def __post_init__(self) -> None:
         where = parse_text(self.where, "filter.where")
         for ref in ref_nodes(where):
+            if ref == EVENT_INPUT:
+                raise ConfigError(
+                    "filter.where",
+                    f"{EVENT_INPUT_READ}; filter each input by its own [inputs.<name>] where",
+                )
             if ref.input is not None and ref != SYSTEM_TIMESTAMP:
                 raise ConfigError(
                     "filter.where",
@@ -233,6 +250,19 @@ def expression_fields(job: Job) -> list[str]:
     return list(dict.fromkeys(names))
 
 
+def read_as_input(expr: Any, input_name: str) -> Any:
+    """``expr`` with ``System.Input()`` read as ``input_name`` (semantics §11.22): the
+    expression the events of that input evaluate."""
+    if expr == EVENT_INPUT:
+        return Lit(input_name)
+    if isinstance(expr, tuple):
+        return tuple(read_as_input(item, input_name) for item in expr)
+    if not is_dataclass(expr) or isinstance(expr, type):
+        return expr
+    changed = {f.name: read_as_input(getattr(expr, f.name), input_name) for f in fields(expr)}
+    return replace(expr, **changed)
+
+
 def record_casts(job: Job, input_name: str | None = None) -> tuple[Expr, ...]:
     """The expressions the job evaluates over each input record that hold a ``CAST``
     that can fail: ``[filter] where``, then ``[select]`` in a job without a window or a
@@ -252,6 +282,8 @@ def record_casts(job: Job, input_name: str | None = None) -> tuple[Expr, ...]:
     if job.window is not None:
         exprs += [e for _, e in job.window.group_keys if e is not None]
         exprs += [a.parsed for a in job.window.aggregates if a.parsed is not None]
+    if input_name is not None:
+        exprs = [read_as_input(e, input_name) for e in exprs]
     return tuple(e for e in exprs if casts(e))
 
 

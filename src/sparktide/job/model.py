@@ -166,4 +166,7 @@ class Job:
     @classmethod
     def from_dict(cls, data: dict[str, Any], base_dir: Path | str | None = None) -> Job:
         """Build a job from the parsed TOML tables; relative paths resolve against ``base_dir``."""
-        return cls(**job_tables(data, base_dir))
+        job = cls(**job_tables(data, base_dir))
+        # (of the job as written: the engines' views of one input keep its window)
+        rules.check_window_inputs(job)
+        return job

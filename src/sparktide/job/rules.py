@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from sparktide.errors import ConfigError
+from sparktide.expr import EVENT_INPUT, ref_nodes
 from sparktide.job.expressions import (
     Filter,
     Projection,
@@ -35,6 +36,7 @@ __all__ = [
     "check_punctuation",
     "check_select",
     "check_timelines",
+    "check_window_inputs",
 ]
 
 
@@ -189,6 +191,23 @@ def check_input_filters(job: Job) -> None:
         )
 
 
+def check_window_inputs(job: Job) -> None:
+    """``System.Input()`` in a window's grouping columns or aggregates (semantics
+    §11.22): the event's input, in a union of inputs without a join."""
+    window = job.window
+    if window is None:
+        return
+    keyed = [(f"window.group_by.{n}", e) for n, e in window.group_keys if e is not None]
+    keyed += [(f"window.aggregates.{a.name}", a.parsed) for a in window.aggregates if a.parsed]
+    for key, expr in keyed:
+        if EVENT_INPUT in ref_nodes(expr) and (not job.inputs or job.join is not None):
+            raise ConfigError(
+                key,
+                "System.Input() is the union input an event comes from: the job has "
+                f"{'a join' if job.join is not None else 'one input'}, not a union",
+            )
+
+
 def check_punctuation(job: Job) -> None:
     """``[punctuation]``, ``import_ctis``, and the event kinds (intervals, edges) each
     kind of window takes."""
@@ -255,7 +274,9 @@ def check_select(job: Job) -> None:
         if job.join is not None:
             check_join_references(projection.parsed, job.join, key)
             continue
-        no_input_fields(projection.parsed, key, system_time=job.window is None)
+        for name, expr in projection.expressions():  # (each input's own, §11.21)
+            own = key if name is None else f"{key}.{name}"
+            no_input_fields(expr, own, system_time=job.window is None)
         if job.window is not None:
             check_references(projection.parsed, job.window.result_columns, key)
     _check_star(job)

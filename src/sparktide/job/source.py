@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sparktide.errors import ConfigError
-from sparktide.expr import SYSTEM_TIMESTAMP, Expr, parse_expression, ref_nodes
+from sparktide.expr import EVENT_INPUT, SYSTEM_TIMESTAMP, Expr, parse_expression, ref_nodes
 from sparktide.job.perinput import overrides
 from sparktide.job.values import (
     check_choice,
@@ -263,6 +263,8 @@ def _check_where(where: Any) -> None:
             "source.where", f'expected a condition as text, such as "speed > 50", got {where!r}'
         )
     for ref in ref_nodes(parse_expression(where, "source.where")):
+        if ref == EVENT_INPUT:
+            raise ConfigError("source.where", "an input's where reads that input's events only")
         if ref.input is not None and ref != SYSTEM_TIMESTAMP:
             raise ConfigError(
                 "source.where",

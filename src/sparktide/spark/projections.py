@@ -12,7 +12,7 @@ from typing import Any
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from sparktide.expr import SYSTEM_TIMESTAMP, Ref, ref_nodes, references
+from sparktide.expr import EVENT_INPUT, SYSTEM_TIMESTAMP, Ref, ref_nodes, references
 from sparktide.job import Job
 from sparktide.spark.aggregates import (
     derived_column,
@@ -46,6 +46,7 @@ __all__ = [
     "add_record_columns",
     "computed_group_keys",
     "derived_aggregates",
+    "event_input_value",
     "filter_rows",
     "projected_event",
     "record_columns",
@@ -103,8 +104,9 @@ def add_record_columns(parsed: DataFrame, job: Job) -> DataFrame:
     exprs += [e for p in projections for _, e in p.expressions()]
     exprs += [a.parsed for _, a in derived]  # type: ignore[misc]
     exprs += [e for _, e in keys]
-    names = list(dict.fromkeys(n for e in exprs for n in references(e) if n != TIME_KEY))
-    stages, leaves = variant_leaves("_xf", names, variant_field)
+    names = [n for e in exprs for n in references(e) if n not in (TIME_KEY, EVENT_INPUT.key)]
+    stages, leaves = variant_leaves("_xf", list(dict.fromkeys(names)), variant_field)
+    leaves[EVENT_INPUT.key] = event_input_value()
     if job.apply is None:  # (unknown before judging: see with_system_time)
         leaves[TIME_KEY] = Value(null="true")
     else:  # (with [apply], computed after judging: sparktide.spark.apply)
@@ -245,6 +247,12 @@ def computed_group_keys(job: Job) -> list[tuple[int, Any]]:
     if job.window is None:
         return []
     return [(i, e) for i, (_, e) in enumerate(job.window.group_keys) if e is not None]
+
+
+def event_input_value() -> Value:
+    """``System.Input()`` of a row: the name of its union input, the part of its
+    partition id before ``/`` (semantics §11.22), read by a union's window."""
+    return Value(s=ROW_INPUT)
 
 
 def row_values(job: Job) -> list[str]:

@@ -62,7 +62,7 @@ class EdgeEvents:
         id); ``watermark`` governs its scope now (windows due at or below it are closed)."""
         scope = event.scope
         self._note_watermark(scope, watermark)
-        fields = event.record.fields or {}
+        fields = self.spec.fields_of(event)
         key = group_key(fields, self.spec.group_keys)
         edge = OpenEdge(scope, key, event.timestamp, order_of(event), fields, watermark)
         self._edges[pair] = self._scope_edges.setdefault(scope, {})[pair] = edge

@@ -94,7 +94,7 @@ class WindowOperator(EdgeEvents, IdleTimers):
         """Add ``event`` to its windows; return window bounds when all are closed."""
         scope = event.scope
         self._note_watermark(scope, watermark)
-        fields = event.record.fields or {}
+        fields = self.spec.fields_of(event)
         key = group_key(fields, self.spec.group_keys)
         group = self._group(scope, key)
         outcome = group.insert(

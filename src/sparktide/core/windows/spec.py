@@ -11,9 +11,22 @@ Window arithmetic uses floor modulo (Python's ``%``), so it is correct before 19
 
 from __future__ import annotations
 
-from sparktide.job import Window
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["WindowSpec", "assign_windows", "edge_starts", "grid_starts", "window_due"]
+from sparktide.expr import EVENT_INPUT, ref_nodes
+from sparktide.job import Window, input_of
+
+if TYPE_CHECKING:
+    from sparktide.core.sink import Admitted
+
+__all__ = [
+    "WindowSpec",
+    "assign_windows",
+    "edge_starts",
+    "event_input_fields",
+    "grid_starts",
+    "window_due",
+]
 
 
 def grid_starts(
@@ -100,6 +113,16 @@ class WindowSpec:
         self.aggregates = window.aggregates
         self.group_by = window.group_by
         self.group_keys = window.group_keys  # (parsed once: computed per event)
+        exprs = [e for _, e in self.group_keys if e is not None]
+        exprs += [a.parsed for a in self.aggregates if a.parsed is not None]
+        #: Whether they read ``System.Input()``, the event's union input (§11.22)
+        self.reads_input = any(EVENT_INPUT in ref_nodes(e) for e in exprs)
+
+    def fields_of(self, event: Admitted) -> dict[str, Any]:
+        """The fields the window reads of ``event``: its record's, and the name of its
+        input as ``System.Input()`` where an expression reads it (semantics §11.22)."""
+        fields = event.record.fields or {}
+        return event_input_fields(fields, event.record.partition) if self.reads_input else fields
 
     def due(self, end: int) -> int:
         """The watermark at which a window ending at ``end`` closes (:func:`window_due`)."""
@@ -149,3 +172,9 @@ class WindowSpec:
             if cut < natural:
                 return cut
         return natural
+
+
+def event_input_fields(fields: dict[str, Any], partition: Any) -> dict[str, Any]:
+    """``fields`` of an event of a union's partition ``partition``, with the name of its
+    input as ``System.Input()`` reads it (semantics §11.22)."""
+    return {**fields, EVENT_INPUT.key: input_of(partition)}
