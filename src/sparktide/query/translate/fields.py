@@ -30,6 +30,7 @@ from sparktide.query.translate.context import (
 )
 from sparktide.query.translate.metadata import metadata_field
 from sparktide.query.translate.plans import JoinPlan
+from sparktide.query.translate.unionwindows import INPUT_CALL
 
 __all__ = ["Fields"]
 
@@ -83,6 +84,8 @@ class Fields:
             return E.SYSTEM_TIMESTAMP
         if isinstance(node, Column):
             return self.nested(node, source)
+        if node.function == INPUT_CALL and not node.args:  # (a union's input, §11.22)
+            return E.EVENT_INPUT
         if node.function == "getmetadatapropertyvalue":  # (semantics §11.15)
             return metadata_field(node, source, self.bindings, self.refuse)
         if is_analytic(node):  # LAG, LAST, ISFIRST, SUM(x) OVER (...) ... (semantics §11.19)

@@ -49,6 +49,7 @@ from sparktide.query.translate.analytic import is_analytic
 from sparktide.query.translate.context import UNIT_CALLS
 from sparktide.query.translate.joinsteps import JoinSteps
 from sparktide.query.translate.rollup import Rollup
+from sparktide.query.translate.unionwindows import INPUT_CALL, events_step_name, one_step
 
 __all__ = ["columns_in", "inline_steps", "item_name", "map_columns", "reads_analytic", "substitute"]
 
@@ -178,16 +179,25 @@ class Inliner:
         self.steps: dict[str, Union] = {}  # case-folded name -> composed body
         self.rollup = Rollup(self.refuse, bindings)
         self.joins = JoinSteps(self.refuse, self.steps)
+        #: the events steps of UNION steps a window reads (:mod:`.unionwindows`)
+        self.events_steps: dict[str, Union] = {}
 
     def run(self, query: Query) -> Query:
-        """The query with every composable SELECT composed."""
+        """The query with every composable SELECT composed (and, after a UNION step a
+        window reads, its events step)."""
         steps: list[Step] = []
         for step in query.steps:
             body = self.union(step.body)
             self.steps[step.name.casefold()] = body
             steps.append(replace(step, body=body))
         statements = tuple(self.union(s) for s in query.statements)
-        return replace(query, steps=tuple(steps), statements=statements)
+        out: list[Step] = []
+        for step in steps:
+            out.append(step)
+            events = self.events_steps.get(step.name.casefold())
+            if events is not None:
+                out.append(Step(events_step_name(step.name), events, step.pos))
+        return replace(query, steps=tuple(out), statements=statements)
 
     def union(self, union: Union) -> Union:
         """Each branch of ``union`` composed (one over a UNION step that computes its
@@ -209,13 +219,7 @@ class Inliner:
             return None
         source = select.source
         if select.group_by and any(g.window is not None for g in select.group_by):
-            raise self.refuse(
-                select.group_pos or select.pos,
-                f"a window over the UNION step {source.name}, whose branches compute their "
-                "columns, is not supported yet: the job's window reads the inputs' own "
-                "fields (UNION SELECT * branches in the step, compute columns after the "
-                "window)",
-            )
+            return [self.window_over_union(select, body)]  # (semantics §11.22)
         if (
             select.joins
             or select.group_by
@@ -237,6 +241,22 @@ class Inliner:
             composed = self.over_events(select, branch)
             out.append(composed if i == 0 else replace(composed, into=None, into_pos=None))
         return out
+
+    def window_over_union(self, select: Select, body: Union) -> Select:
+        """A window over a UNION step whose branches compute their columns: over one step
+        choosing each column's expression by ``System.Input()``, which reads the union's
+        events step (:mod:`.unionwindows`, semantics §11.22)."""
+        name = select.source.name
+        step, events = one_step(name, body, self.refuse)
+        self.events_steps[name.casefold()] = events
+        composed = self.over_events(select, step)
+        if composed.where is not None and _reads_input(composed.where.expr):
+            raise self.refuse(
+                composed.where.pos,
+                f"a WHERE over the UNION step {name} reading a column its branches compute "
+                "differently is not supported yet under a window: filter in each branch",
+            )
+        return composed
 
     def select(self, select: Select) -> Select:
         """``select`` composed with the step it reads, if that step is composable."""
@@ -456,6 +476,12 @@ def _as_column(expr: Expr, original: Column) -> Column:
     """A window's column (``OVER``, session ``PARTITION BY``) over a step: the step's
     column it names, when that is a column; else the name as written."""
     return expr if isinstance(expr, Column) else original
+
+
+def _reads_input(expr: Expr) -> bool:
+    """Whether ``expr`` reads ``System.Input()`` (a column a UNION's branches compute
+    differently, :mod:`.unionwindows`)."""
+    return any(c.function == INPUT_CALL for c in _calls(expr))
 
 
 def _passes_through(select: Select) -> bool:

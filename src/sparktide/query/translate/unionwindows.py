@@ -1,0 +1,126 @@
+"""A window over a ``UNION`` step whose branches compute their columns (semantics §11.22).
+
+``WITH u AS (SELECT id, speed FROM north UNION SELECT id, velocity * 2 AS speed FROM
+south) SELECT AVG(speed) ... FROM u GROUP BY TumblingWindow(...)`` is one window over the
+union of the inputs: the step reads as one step whose columns choose each input's
+expression by ``System.Input()`` (``CASE System.Input() WHEN 'north' THEN speed WHEN
+'south' THEN velocity * 2 END``; a column every branch computes alike stays that one
+expression), over the *events step* of the union: the same branches passing their
+events through (``SELECT * FROM north [WHERE ...] UNION ...``), each with its own
+``WHERE``. The inliner composes the window with that one step as with any step that
+computes columns (:meth:`Inliner.over_events`); the events step goes into the query right
+after the union step, named :func:`events_step_name`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import fields, is_dataclass, replace
+from typing import Any
+
+from sparktide.query.ast import (
+    Call,
+    Column,
+    Expr,
+    FromSource,
+    Literal,
+    Operation,
+    Select,
+    SelectItem,
+    Star,
+)
+from sparktide.query.ast import Union as UnionBody
+from sparktide.query.refusal import Refuse
+from sparktide.query.translate.context import source_names
+
+__all__ = ["INPUT_CALL", "events_step_name", "input_call", "one_step"]
+
+#: ``System.Input()`` in a composed query: the function the window's columns choose by.
+INPUT_CALL = "system.input"
+
+
+def events_step_name(step: str) -> str:
+    """The name of the events step of the union step ``step`` (no query can write it)."""
+    return f"{step} events"
+
+
+def input_call(pos: Any) -> Call:
+    """``System.Input()`` at ``pos``."""
+    return Call(("System", "Input"), (), pos)
+
+
+def one_step(name: str, body: UnionBody, refuse: Refuse) -> tuple[Select, UnionBody]:
+    """The union step ``body`` (named ``name``) as one step choosing each column's
+    expression by input, and its events step (see the module's docstring)."""
+    branches = body.selects
+    for branch in branches:
+        if branch.joins or branch.applies or any(isinstance(i.expr, Star) for i in branch.items):
+            raise refuse(branch.pos, f"a window over the UNION step {name}: {_SIMPLE}")
+    names = [[_name(i) for i in b.items] for b in branches]
+    if any([n.casefold() for n in other] != [n.casefold() for n in names[0]] for other in names):
+        raise refuse(
+            body.pos,
+            f"the branches of the UNION step {name} name different columns: Stream Analytics "
+            "matches a UNION's columns by name and order",
+        )
+    first = branches[0]
+    items = []
+    for index, item in enumerate(first.items):
+        column = names[0][index]
+        exprs = [_own(b.items[index].expr, b) for b in branches]
+        if len({_shape(e) for e in exprs}) == 1:
+            expr = exprs[0]
+        else:
+            operands: list[Expr] = [input_call(item.pos)]
+            for branch, own in zip(branches, exprs, strict=True):
+                operands += [Literal(branch.source.name, item.pos), own]
+            expr = Operation("CASE", tuple(operands), item.pos, "CASE x")
+        items.append(SelectItem(expr, column, item.pos))
+    passing = tuple(
+        replace(b, items=(SelectItem(Star(None, b.pos), None, b.pos),), into=None, into_pos=None)
+        for b in branches
+    )
+    events = FromSource(events_step_name(name), None, None, (), None, first.source.pos)
+    step = replace(first, items=tuple(items), source=events, where=None, into=None, into_pos=None)
+    return step, replace(body, selects=passing)
+
+
+_SIMPLE = (
+    "its branches read inputs, without JOIN or APPLY, to be composed with a window "
+    "(compute the columns in a step per input, or window each input)"
+)
+
+
+def _name(item: SelectItem) -> str:
+    if item.alias is not None:
+        return item.alias
+    assert isinstance(item.expr, Column)  # (unions.projection checked every branch names it)
+    return item.expr.parts[-1]
+
+
+def _own(expr: Expr | Star, branch: Select) -> Expr:
+    """A branch's column expression with the branch's own qualifiers dropped (``n.speed``
+    is ``speed`` of its input)."""
+    assert not isinstance(expr, Star)
+    names = source_names(branch.source)
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, Column) and len(node.parts) > 1 and node.parts[0].casefold() in names:
+            return replace(node, parts=node.parts[1:])
+        if isinstance(node, tuple):
+            return tuple(walk(n) for n in node)
+        if is_dataclass(node) and not isinstance(node, type) and not isinstance(node, Literal):
+            return replace(node, **{f.name: walk(getattr(node, f.name)) for f in fields(node)})
+        return node
+
+    return walk(expr)
+
+
+def _shape(node: Any) -> Any:
+    """``node`` without its positions (two branches' expressions compare by it)."""
+    if isinstance(node, tuple):
+        return tuple(_shape(n) for n in node)
+    if is_dataclass(node) and not isinstance(node, type):
+        if type(node).__name__ == "Pos":
+            return None
+        return (type(node).__name__, *(_shape(getattr(node, f.name)) for f in fields(node)))
+    return node
