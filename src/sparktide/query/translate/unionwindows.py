@@ -24,6 +24,7 @@ from sparktide.query.ast import (
     FromSource,
     Literal,
     Operation,
+    Pos,
     Select,
     SelectItem,
     Star,
@@ -119,8 +120,8 @@ def _shape(node: Any) -> Any:
     """``node`` without its positions (two branches' expressions compare by it)."""
     if isinstance(node, tuple):
         return tuple(_shape(n) for n in node)
+    if isinstance(node, Pos):
+        return None
     if is_dataclass(node) and not isinstance(node, type):
-        if type(node).__name__ == "Pos":
-            return None
         return (type(node).__name__, *(_shape(getattr(node, f.name)) for f in fields(node)))
     return node
