@@ -681,6 +681,18 @@ def test_a_window_over_a_union_step_that_computes_its_columns() -> None:
             "SELECT k, COUNT(*) AS n INTO o FROM u GROUP BY k, TumblingWindow(s, 5)",
             "1:12: the branches of the UNION step u name different columns",
         ),
+        (
+            "WITH u AS (SELECT k, v * 2 FROM i UNION SELECT k, v FROM j)\n"
+            "SELECT COUNT(*) AS n INTO o FROM u GROUP BY TumblingWindow(s, 5)",
+            "1:22: a window over the UNION step u: name each column its branches compute",
+        ),
+        (
+            "WITH p AS (SELECT * FROM i UNION SELECT * FROM j), "
+            "u AS (SELECT k, v * 2 AS w FROM p UNION SELECT k, w FROM m)\n"
+            "SELECT SUM(w) AS n INTO o FROM u GROUP BY TumblingWindow(s, 5)",
+            "1:84: a window over the UNION step u, whose branch reads the step p, is not "
+            "supported yet",
+        ),
         *_APPLY_REFUSALS,
     ],
 )

@@ -247,7 +247,7 @@ class Inliner:
         choosing each column's expression by ``System.Input()``, which reads the union's
         events step (:mod:`.unionwindows`, semantics §11.22)."""
         name = select.source.name
-        step, events = one_step(name, body, self.refuse)
+        step, events = one_step(name, body, self.refuse, set(self.steps))
         self.events_steps[name.casefold()] = events
         composed = self.over_events(select, step)
         if composed.where is not None and _reads_input(composed.where.expr):

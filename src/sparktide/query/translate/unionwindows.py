@@ -49,13 +49,29 @@ def input_call(pos: Any) -> Call:
     return Call(("System", "Input"), (), pos)
 
 
-def one_step(name: str, body: UnionBody, refuse: Refuse) -> tuple[Select, UnionBody]:
-    """The union step ``body`` (named ``name``) as one step choosing each column's
-    expression by input, and its events step (see the module's docstring)."""
+def one_step(
+    name: str, body: UnionBody, refuse: Refuse, steps: set[str]
+) -> tuple[Select, UnionBody]:
+    """The union step ``body`` (named ``name``; ``steps``: the query's steps' case-folded
+    names) as one step choosing each column's expression by input, and its events step
+    (see the module's docstring)."""
     branches = body.selects
     for branch in branches:
+        if branch.source.name.casefold() in steps:  # (System.Input() names inputs)
+            raise refuse(
+                branch.source.pos,
+                f"a window over the UNION step {name}, whose branch reads the step "
+                f"{branch.source.name}, is not supported yet: its branches read inputs",
+            )
         if branch.joins or branch.applies or any(isinstance(i.expr, Star) for i in branch.items):
             raise refuse(branch.pos, f"a window over the UNION step {name}: {_SIMPLE}")
+        for item in branch.items:
+            if item.alias is None and not isinstance(item.expr, Column):
+                raise refuse(
+                    item.pos,
+                    f"a window over the UNION step {name}: name each column its branches "
+                    "compute (AS name), as the window reads them by name",
+                )
     names = [[_name(i) for i in b.items] for b in branches]
     if any([n.casefold() for n in other] != [n.casefold() for n in names[0]] for other in names):
         raise refuse(
@@ -94,7 +110,7 @@ _SIMPLE = (
 def _name(item: SelectItem) -> str:
     if item.alias is not None:
         return item.alias
-    assert isinstance(item.expr, Column)  # (unions.projection checked every branch names it)
+    assert isinstance(item.expr, Column)  # (one_step refused the others)
     return item.expr.parts[-1]
 
 
