@@ -280,8 +280,7 @@ def record_casts(job: Job, input_name: str | None = None) -> tuple[Expr, ...]:
     if job.window is None and job.join is None:  # (an input's own, §11.21)
         exprs += [p.parsed if input_name is None else p.parsed_for(input_name) for p in job.select]
     if job.window is not None:
-        exprs += [e for _, e in job.window.group_keys if e is not None]
-        exprs += [a.parsed for a in job.window.aggregates if a.parsed is not None]
+        exprs += [e for _, e in job.window.keyed_expressions()]
     if input_name is not None:
         exprs = [read_as_input(e, input_name) for e in exprs]
     return tuple(e for e in exprs if casts(e))
@@ -297,10 +296,7 @@ def record_expressions(job: Job) -> list[tuple[str, Expr]]:
     if job.window is None and job.join is None:
         out += [(f"select.{p.name}", p.parsed) for p in job.select]
     if job.window is not None:
-        keys = job.window.group_keys
-        out += [(f"window.group_by.{name}", e) for name, e in keys if e is not None]
-        aggregates = job.window.aggregates
-        out += [(f"window.aggregates.{a.name}", a.parsed) for a in aggregates if a.parsed]
+        out += job.window.keyed_expressions()
     out += [item for a in job.analytics for item in a.keyed_expressions()]
     if job.apply is not None:
         out.append(("apply.value", job.apply.expression))

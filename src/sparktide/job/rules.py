@@ -197,9 +197,7 @@ def check_window_inputs(job: Job) -> None:
     window = job.window
     if window is None:
         return
-    keyed = [(f"window.group_by.{n}", e) for n, e in window.group_keys if e is not None]
-    keyed += [(f"window.aggregates.{a.name}", a.parsed) for a in window.aggregates if a.parsed]
-    for key, expr in keyed:
+    for key, expr in window.keyed_expressions():
         if EVENT_INPUT in ref_nodes(expr) and (not job.inputs or job.join is not None):
             raise ConfigError(
                 key,

@@ -236,6 +236,14 @@ class Window:
             for name in self.group_by
         )
 
+    def keyed_expressions(self) -> list[tuple[str, Expr]]:
+        """``(key, expression)`` of each expression the window evaluates over an input
+        record: its computed grouping columns, then its aggregates of expressions."""
+        out = [(f"window.group_by.{n}", e) for n, e in self.group_keys if e is not None]
+        return out + [
+            (f"window.aggregates.{a.name}", a.parsed) for a in self.aggregates if a.parsed
+        ]
+
     @property
     def record_group_columns(self) -> tuple[str, ...]:
         """The grouping columns that are the record's own fields (not computed)."""

@@ -113,10 +113,8 @@ class WindowSpec:
         self.aggregates = window.aggregates
         self.group_by = window.group_by
         self.group_keys = window.group_keys  # (parsed once: computed per event)
-        exprs = [e for _, e in self.group_keys if e is not None]
-        exprs += [a.parsed for a in self.aggregates if a.parsed is not None]
         #: Whether they read ``System.Input()``, the event's union input (§11.22)
-        self.reads_input = any(EVENT_INPUT in ref_nodes(e) for e in exprs)
+        self.reads_input = any(EVENT_INPUT in ref_nodes(e) for _, e in window.keyed_expressions())
 
     def fields_of(self, event: Admitted) -> dict[str, Any]:
         """The fields the window reads of ``event``: its record's, and the name of its
