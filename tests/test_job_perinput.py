@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from sparktide.errors import ConfigError
-from sparktide.expr import EVENT_INPUT, parse_expression, to_text
+from sparktide.expr import EVENT_INPUT, parse_expression, ref_nodes, to_text
 from sparktide.job import (
     Job,
     Ordering,
@@ -276,11 +276,6 @@ def test_system_input_in_a_union_windows_keys_and_aggregates() -> None:
 @pytest.mark.parametrize(
     ("tables", "key", "message"),
     [
-        (
-            {"filter": {"where": "System.Input() = 'north'"}},
-            "filter.where",
-            "own [inputs.<name>] where",
-        ),
         ({"select": {"x": "System.Input()"}}, "select.x", "window group_by and aggregates"),
         (
             {
@@ -301,6 +296,22 @@ def test_system_input_is_refused_outside_a_unions_window(tables, key, message) -
     with pytest.raises(ConfigError) as info:
         Job.from_dict({**base, **tables})
     assert info.value.key == key and message in str(info.value)
+
+
+def test_system_input_in_a_unions_filter() -> None:
+    """``[filter]`` reads it too (semantics §11.22), not with analytic columns (it then
+    runs at release, after them)."""
+    base = {"inputs": {"north": {"path": "n"}, "south": {"path": "s"}}, "output": {"path": "out"}}
+    where = {"where": "CASE System.Input() WHEN 'north' THEN v ELSE w END > 1"}
+    job = Job.from_dict({**base, "filter": where})
+    assert job.filter is not None and EVENT_INPUT in ref_nodes(job.filter.expression)
+    lag = {"p": {"function": "lag", "value": "v", "limit_duration": "1m"}}
+    with pytest.raises(ConfigError) as info:
+        Job.from_dict({**base, "filter": where, "analytic": lag})
+    assert info.value.key == "filter.where" and "[analytic.*] columns" in str(info.value)
+    with pytest.raises(ConfigError) as info:
+        Job.from_dict({"source": {"path": "in"}, "filter": where, "output": {"path": "out"}})
+    assert info.value.key == "filter.where" and "not a union" in str(info.value)
 
 
 def test_system_input_needs_a_union() -> None:

@@ -163,8 +163,8 @@ input_where: an input's own where, after its policy, reading System.Timestamp() 
 per_input_column: a [select] column computed per input: the event's own input's (§11.21)
     python core.outputs:per_input_column
     sql    spark.projections:per_input_column_text
-event_input: System.Input(), the union input a window's event comes from (§11.22)
-    python core.windows.spec:event_input_fields
+event_input: System.Input(), the union input an event comes from (§11.22)
+    python core.outputs:event_input_fields
     sql    spark.projections:event_input_value
 join_condition: the rest of a JOIN's ON, its WHERE over the pair: a pair matches where true (§11.8)
     python core.join:join_condition_met

@@ -584,7 +584,7 @@ def test_a_window_over_a_union_step_that_computes_its_columns() -> None:
     jobs = translate(
         "WITH u AS (SELECT a.k, v * 2 AS w, 'A' AS f FROM i a WHERE v > 0 "
         "UNION SELECT k, x AS w, 'B' AS f FROM j)\n"
-        "SELECT f, SUM(w) AS s, COUNT(DISTINCT k) AS n INTO o FROM u "
+        "SELECT f, SUM(w) AS s, COUNT(DISTINCT k) AS n INTO o FROM u WHERE w > 1 "
         "GROUP BY f, TumblingWindow(s, 5) HAVING SUM(w) > 2\n"
         "SELECT k, w INTO p FROM u"
     ).jobs
@@ -599,6 +599,10 @@ def test_a_window_over_a_union_step_that_computes_its_columns() -> None:
         "count_distinct(k)",
     ]
     assert window.having == "s > 2"
+    assert (
+        windowed.filter is not None
+        and windowed.filter.where == choose.format("v * 2", "x") + " > 1"
+    )
     assert [(p.name, p.by_input) for p in released.select][1] == (
         "w",
         (("i", "v * 2"), ("j", "x")),
@@ -669,12 +673,6 @@ def test_a_window_over_a_union_step_that_computes_its_columns() -> None:
             "WITH a AS (SELECT * FROM i WHERE v > 1), b AS (SELECT * FROM a)\n"
             "SELECT k, LAG(v) OVER (LIMIT DURATION(minute, 1)) AS p INTO o FROM b",
             "2:11: LAG(...) over the step b, which filters, is not supported yet",
-        ),
-        (
-            "WITH u AS (SELECT k, v * 2 AS w FROM i UNION SELECT k, v AS w FROM j)\n"
-            "SELECT k, COUNT(*) AS n INTO o FROM u WHERE w > 1 GROUP BY k, TumblingWindow(s, 5)",
-            "2:39: a WHERE over the UNION step u reading a column its branches compute "
-            "differently is not supported yet under a window: filter in each branch",
         ),
         (
             "WITH u AS (SELECT k, v AS w FROM i UNION SELECT w, k FROM j)\n"

@@ -419,6 +419,11 @@ CASES = {
             },
         },
         "punctuation": {"column": "kind", "value": "cti", "watermark": "both"},
+        # System.Input() in [filter] (§11.22), with System.Timestamp(): after judging
+        "filter": {
+            "where": "CASE System.Input() WHEN 'north' THEN id % 5 <> 0 "
+            "ELSE DATEDIFF(second, t, System.Timestamp()) < 3 OR id % 2 = 0 END"
+        },
         "window": {
             "type": "tumbling",
             "size": "30s",

@@ -48,7 +48,7 @@ from sparktide.core.windows import WindowOperator
 from sparktide.errors import ConfigError
 from sparktide.expr import passes
 from sparktide.job import Job
-from sparktide.job.rules import check_window_inputs
+from sparktide.job.rules import check_event_input
 from sparktide.job.start import LAST_STOPPED, NOW, output_start_option, read_point
 from sparktide.time import parse_instant
 
@@ -83,7 +83,7 @@ class ReferenceEngine:
     def __init__(
         self, job: Job, *, explain: bool = True, output_start: int | str | None = None
     ) -> None:
-        check_window_inputs(job)  # (a job built without Job.from_dict)
+        check_event_input(job)  # (a job built without Job.from_dict)
         self.job = job
         self.explain = explain
         self.clocks = Clocks(job)

@@ -28,7 +28,7 @@ from sparktide.core.apply import expand
 from sparktide.core.clocks import Clocks
 from sparktide.core.counts import Counts
 from sparktide.core.diagnostics import LateInput
-from sparktide.core.outputs import with_time
+from sparktide.core.outputs import event_input_fields, with_time
 from sparktide.core.policy import DEAD_LETTERED, DROPPED, OrderingPolicy
 from sparktide.core.punctuation import CtiGenerator
 from sparktide.core.records import InputRecord
@@ -191,6 +191,8 @@ class EventStep:
         if not self.input_wheres and where is None:
             return False
         fields = with_time(record.fields or {}, timestamp)
+        if self.job.inputs:  # (System.Input(), its input's name: semantics §11.22)
+            fields = event_input_fields(fields, record.partition)
         if self.input_where_stops(record, fields):
             return True
         return where is not None and not passes(where, fields)

@@ -7,12 +7,22 @@ from typing import Any
 
 from sparktide.core.records import jsonable, time_or_none
 from sparktide.core.sink import Admitted
-from sparktide.expr import SYSTEM_TIMESTAMP, Composite, Expr, Ref, evaluate, is_other, value_of
+from sparktide.expr import (
+    EVENT_INPUT,
+    SYSTEM_TIMESTAMP,
+    Composite,
+    Expr,
+    Ref,
+    evaluate,
+    is_other,
+    value_of,
+)
 from sparktide.job import Job, Projection, input_of
 
 __all__ = [
     "EVENT_RESERVED",
     "INTERVAL_RESERVED",
+    "event_input_fields",
     "event_record",
     "join_record",
     "project",
@@ -55,6 +65,12 @@ def event_record(
     if intervals:
         out[own["end_timestamp"]] = time_or_none(event.record.end_time)
     return out
+
+
+def event_input_fields(fields: dict[str, Any], partition: Any) -> dict[str, Any]:
+    """``fields`` of an event of a union's partition ``partition``, with the name of its
+    input as ``System.Input()`` reads it (semantics §11.22)."""
+    return {**fields, EVENT_INPUT.key: input_of(partition)}
 
 
 def with_time(fields: dict[str, Any], timestamp: int | None) -> dict[str, Any]:

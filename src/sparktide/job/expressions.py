@@ -61,7 +61,8 @@ def parse_text(text: Any, key: str) -> Expr:
 #: Where ``System.Input()`` is read (semantics §11.22), for the messages refusing it.
 EVENT_INPUT_READ = (
     "System.Input() is the union input an event comes from: it is read in a union's "
-    "window group_by and aggregates (a [select] column takes one expression per input)"
+    "[filter] and window group_by and aggregates (a [select] column takes one "
+    "expression per input)"
 )
 
 
@@ -147,12 +148,7 @@ class Filter:
     def __post_init__(self) -> None:
         where = parse_text(self.where, "filter.where")
         for ref in ref_nodes(where):
-            if ref == EVENT_INPUT:
-                raise ConfigError(
-                    "filter.where",
-                    f"{EVENT_INPUT_READ}; filter each input by its own [inputs.<name>] where",
-                )
-            if ref.input is not None and ref != SYSTEM_TIMESTAMP:
+            if ref.input is not None and ref not in (SYSTEM_TIMESTAMP, EVENT_INPUT):
                 raise ConfigError(
                     "filter.where",
                     f"{ref.key!r}: the filter reads each input's own events, before any join "

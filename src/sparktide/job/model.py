@@ -168,5 +168,5 @@ class Job:
         """Build a job from the parsed TOML tables; relative paths resolve against ``base_dir``."""
         job = cls(**job_tables(data, base_dir))
         # (of the job as written: the engines' views of one input keep its window)
-        rules.check_window_inputs(job)
+        rules.check_event_input(job)
         return job

@@ -31,12 +31,12 @@ if TYPE_CHECKING:
     from sparktide.job.model import Job
 
 __all__ = [
+    "check_event_input",
     "check_inputs",
     "check_join",
     "check_punctuation",
     "check_select",
     "check_timelines",
-    "check_window_inputs",
 ]
 
 
@@ -191,18 +191,29 @@ def check_input_filters(job: Job) -> None:
         )
 
 
-def check_window_inputs(job: Job) -> None:
-    """``System.Input()`` in a window's grouping columns or aggregates (semantics
-    §11.22): the event's input, in a union of inputs without a join."""
-    window = job.window
-    if window is None:
-        return
-    for key, expr in window.keyed_expressions():
-        if EVENT_INPUT in ref_nodes(expr) and (not job.inputs or job.join is not None):
+def check_event_input(job: Job) -> None:
+    """``System.Input()`` in a window's grouping columns or aggregates, or in
+    ``[filter]`` (semantics §11.22): the event's input, in a union of inputs without a
+    join (and, for ``[filter]``, without the analytic columns or ``[apply]`` it then
+    runs after)."""
+    keyed = [] if job.window is None else job.window.keyed_expressions()
+    if job.filter is not None:
+        keyed.append(("filter.where", job.filter.expression))
+    for key, expr in keyed:
+        if EVENT_INPUT not in ref_nodes(expr):
+            continue
+        if not job.inputs or job.join is not None:
             raise ConfigError(
                 key,
                 "System.Input() is the union input an event comes from: the job has "
                 f"{'a join' if job.join is not None else 'one input'}, not a union",
+            )
+        if key == "filter.where" and (job.analytics or job.apply is not None):
+            raise ConfigError(
+                key,
+                "System.Input() in [filter] with "
+                f"{'[analytic.*] columns' if job.analytics else '[apply]'} is not supported "
+                "yet: filter each input by its own [inputs.<name>] where",
             )
 
 

@@ -27,7 +27,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from sparktide.errors import ConfigError
 from sparktide.job import Job
-from sparktide.job.rules import check_window_inputs
+from sparktide.job.rules import check_event_input
 from sparktide.spark import clocks, plans
 from sparktide.spark.batch import Batch
 from sparktide.spark.context import Context
@@ -67,7 +67,7 @@ def check_job(job: Job) -> None:
     """
     if job.output.path is None:
         raise ConfigError("output.path", "is required to run on Spark")
-    check_window_inputs(job)
+    check_event_input(job)
     _check_supported(job)
 
 

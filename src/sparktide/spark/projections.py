@@ -214,9 +214,11 @@ def with_system_time(frame: DataFrame, job: Job, where: bool, columns: list[int]
     exprs = [*job.input_conditions.values()] if where else []
     exprs += [job.filter.expression] if job_filter and job.filter is not None else []
     exprs += [e for i in columns for _, e in job.select[i].expressions()]
-    names = list(dict.fromkeys(n for e in exprs for n in references(e) if n != TIME_KEY))
+    names = [n for e in exprs for n in references(e) if n not in (TIME_KEY, EVENT_INPUT.key)]
+    names = list(dict.fromkeys(names))
     stages, leaves = variant_leaves("_tf", names, lambda name: variant_field(name, "_tm"))
     leaves[TIME_KEY] = Value(s=iso(SYSTEM_TIME), null=f"({SYSTEM_TIME} IS NULL)")
+    leaves[EVENT_INPUT.key] = event_input_value()
     compiled = Compiled("_te", leaves)
     outputs = {}
     if where:

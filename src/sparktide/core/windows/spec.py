@@ -13,8 +13,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from sparktide.core.outputs import event_input_fields
 from sparktide.expr import EVENT_INPUT, ref_nodes
-from sparktide.job import Window, input_of
+from sparktide.job import Window
 
 if TYPE_CHECKING:
     from sparktide.core.sink import Admitted
@@ -23,7 +24,6 @@ __all__ = [
     "WindowSpec",
     "assign_windows",
     "edge_starts",
-    "event_input_fields",
     "grid_starts",
     "window_due",
 ]
@@ -170,9 +170,3 @@ class WindowSpec:
             if cut < natural:
                 return cut
         return natural
-
-
-def event_input_fields(fields: dict[str, Any], partition: Any) -> dict[str, Any]:
-    """``fields`` of an event of a union's partition ``partition``, with the name of its
-    input as ``System.Input()`` reads it (semantics §11.22)."""
-    return {**fields, EVENT_INPUT.key: input_of(partition)}

@@ -49,7 +49,7 @@ from sparktide.query.translate.analytic import is_analytic
 from sparktide.query.translate.context import UNIT_CALLS
 from sparktide.query.translate.joinsteps import JoinSteps
 from sparktide.query.translate.rollup import Rollup
-from sparktide.query.translate.unionwindows import INPUT_CALL, events_step_name, one_step
+from sparktide.query.translate.unionwindows import events_step_name, one_step
 
 __all__ = ["columns_in", "inline_steps", "item_name", "map_columns", "reads_analytic", "substitute"]
 
@@ -249,14 +249,7 @@ class Inliner:
         name = select.source.name
         step, events = one_step(name, body, self.refuse, set(self.steps))
         self.events_steps[name.casefold()] = events
-        composed = self.over_events(select, step)
-        if composed.where is not None and _reads_input(composed.where.expr):
-            raise self.refuse(
-                composed.where.pos,
-                f"a WHERE over the UNION step {name} reading a column its branches compute "
-                "differently is not supported yet under a window: filter in each branch",
-            )
-        return composed
+        return self.over_events(select, step)
 
     def select(self, select: Select) -> Select:
         """``select`` composed with the step it reads, if that step is composable."""
@@ -476,12 +469,6 @@ def _as_column(expr: Expr, original: Column) -> Column:
     """A window's column (``OVER``, session ``PARTITION BY``) over a step: the step's
     column it names, when that is a column; else the name as written."""
     return expr if isinstance(expr, Column) else original
-
-
-def _reads_input(expr: Expr) -> bool:
-    """Whether ``expr`` reads ``System.Input()`` (a column a UNION's branches compute
-    differently, :mod:`.unionwindows`)."""
-    return any(c.function == INPUT_CALL for c in _calls(expr))
 
 
 def _passes_through(select: Select) -> bool:
