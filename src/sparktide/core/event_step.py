@@ -35,7 +35,7 @@ from sparktide.core.records import InputRecord
 from sparktide.core.sink import Admitted
 from sparktide.core.watermark import Timeline
 from sparktide.core.windows import WindowOperator
-from sparktide.expr import passes
+from sparktide.expr import EVENT_INPUT, passes, ref_nodes
 from sparktide.job import Job
 
 __all__ = ["Case", "EventStep"]
@@ -120,6 +120,8 @@ class EventStep:
         self.admission_where = None if job.analytics else self.where
         # Each input's own where, before [filter] (semantics §11.20), by input name.
         self.input_wheres = job.input_conditions
+        # Whether [filter] reads System.Input(), the union input (semantics §11.22).
+        self.reads_input = self.where is not None and EVENT_INPUT in ref_nodes(self.where)
 
     def run(self, record: InputRecord) -> Case:
         """Deliver, judge, filter, place and punctuate the event ``record``."""
@@ -191,7 +193,7 @@ class EventStep:
         if not self.input_wheres and where is None:
             return False
         fields = with_time(record.fields or {}, timestamp)
-        if self.job.inputs:  # (System.Input(), its input's name: semantics §11.22)
+        if self.reads_input:
             fields = event_input_fields(fields, record.partition)
         if self.input_where_stops(record, fields):
             return True
