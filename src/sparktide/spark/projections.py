@@ -104,8 +104,7 @@ def add_record_columns(parsed: DataFrame, job: Job) -> DataFrame:
     exprs += [e for p in projections for _, e in p.expressions()]
     exprs += [a.parsed for _, a in derived]  # type: ignore[misc]
     exprs += [e for _, e in keys]
-    names = [n for e in exprs for n in references(e) if n not in (TIME_KEY, EVENT_INPUT.key)]
-    stages, leaves = variant_leaves("_xf", list(dict.fromkeys(names)), variant_field)
+    stages, leaves = variant_leaves("_xf", record_field_names(exprs), variant_field)
     leaves[EVENT_INPUT.key] = event_input_value()
     if job.apply is None:  # (unknown before judging: see with_system_time)
         leaves[TIME_KEY] = Value(null="true")
@@ -214,8 +213,7 @@ def with_system_time(frame: DataFrame, job: Job, where: bool, columns: list[int]
     exprs = [*job.input_conditions.values()] if where else []
     exprs += [job.filter.expression] if job_filter and job.filter is not None else []
     exprs += [e for i in columns for _, e in job.select[i].expressions()]
-    names = [n for e in exprs for n in references(e) if n not in (TIME_KEY, EVENT_INPUT.key)]
-    names = list(dict.fromkeys(names))
+    names = record_field_names(exprs)
     stages, leaves = variant_leaves("_tf", names, lambda name: variant_field(name, "_tm"))
     leaves[TIME_KEY] = Value(s=iso(SYSTEM_TIME), null=f"({SYSTEM_TIME} IS NULL)")
     leaves[EVENT_INPUT.key] = event_input_value()
@@ -253,8 +251,15 @@ def computed_group_keys(job: Job) -> list[tuple[int, Any]]:
 
 def event_input_value() -> Value:
     """``System.Input()`` of a row: the name of its union input, the part of its
-    partition id before ``/`` (semantics §11.22), read by a union's window."""
+    partition id before ``/`` (semantics §11.22), read by a union's window and filter."""
     return Value(s=ROW_INPUT)
+
+
+def record_field_names(exprs: list[Any]) -> list[str]:
+    """The record's fields ``exprs`` read, once each in order: not ``System.Timestamp()``
+    or ``System.Input()``, which are the row's, not the record's."""
+    names = (n for e in exprs for n in references(e) if n not in (TIME_KEY, EVENT_INPUT.key))
+    return list(dict.fromkeys(names))
 
 
 def row_values(job: Job) -> list[str]:
