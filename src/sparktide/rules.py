@@ -169,6 +169,9 @@ event_input: System.Input(), the union input an event comes from (§11.22)
 join_condition: the rest of a JOIN's ON, its WHERE over the pair: a pair matches where true (§11.8)
     python core.join:join_condition_met
     sql    spark.outputs.matches:join_condition
+join_where: a JOIN with reference data: its WHERE over what it writes, no row read as null (§11.8)
+    python core.join:join_where_met
+    sql    spark.outputs.matches:join_where
 analytic_value: analytic columns: LAG, LAST, ISFIRST (§11.19)
     python core.analytic:analytic_value
     sql    spark.analytic:analytic_value

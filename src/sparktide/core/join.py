@@ -20,10 +20,17 @@ from typing import Any
 from sparktide.core.records import jsonable, time_or_none, value_key
 from sparktide.core.release import OrderedRelease, release_ready
 from sparktide.core.sink import Admitted, Windowless
-from sparktide.expr import evaluate, value_of
+from sparktide.expr import Expr, evaluate, value_of
 from sparktide.job import Job, Join, input_of
 
-__all__ = ["ReferenceJoin", "TemporalJoin", "join_condition_met", "join_key"]
+__all__ = [
+    "ReferenceJoin",
+    "TemporalJoin",
+    "join_condition_met",
+    "join_key",
+    "join_where_met",
+    "pair_meets",
+]
 
 
 def join_key(fields: dict[str, Any], columns: tuple[str, ...]) -> tuple[Any, ...] | None:
@@ -43,7 +50,29 @@ def join_condition_met(
     ``join.condition`` (semantics §11.8): true when there is none; a condition that is
     false or null (a failed ``CAST`` in it is null) is no match. Its ``timestamp`` is
     the match's time as records write it."""
-    condition = join.condition_expression
+    return pair_meets(join, join.condition_expression, left, right, timestamp)
+
+
+def join_where_met(
+    join: Join, left: dict[str, Any], right: dict[str, Any] | None, timestamp: int
+) -> bool:
+    """Whether a released record of a join with reference data, the event ``left`` and
+    the row ``right`` it met (``None``: no row), at ``timestamp``, meets ``join.where``
+    (semantics §11.8): true when there is none; false or null is not written. Without
+    a row, the row's fields read null."""
+    return pair_meets(join, join.where_expression, left, right, timestamp)
+
+
+def pair_meets(
+    join: Join,
+    condition: Expr | None,
+    left: dict[str, Any] | None,
+    right: dict[str, Any] | None,
+    timestamp: int,
+) -> bool:
+    """Whether ``condition`` over the pair of records ``left`` and ``right``
+    (``<input>.<field>``) and the match's ``timestamp`` is true; true when it is
+    ``None``."""
     if condition is None:
         return True
     sides = {join.left: left or {}, join.right: right or {}}
@@ -196,6 +225,8 @@ class ReferenceJoin(OrderedRelease):
         if not rows and join.type == "left":
             rows = [None]
         for row in rows:
+            if not join_where_met(join, fields, row, event.timestamp):
+                continue
             record = {
                 "type": "event",
                 join.left: jsonable(fields),

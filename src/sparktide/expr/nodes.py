@@ -41,6 +41,7 @@ __all__ = [
     "Lit",
     "Ref",
     "Unary",
+    "conjunction",
     "is_other",
 ]
 
@@ -208,6 +209,14 @@ class Binary:
     op: str
     left: Expr
     right: Expr
+
+
+def conjunction(terms: list[Expr] | tuple[Expr, ...]) -> Expr:
+    """``terms[0] AND terms[1] AND ...``, in order (one term or more)."""
+    condition = terms[0]
+    for term in terms[1:]:
+        condition = Binary("AND", condition, term)
+    return condition
 
 
 @dataclass(frozen=True)

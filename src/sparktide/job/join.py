@@ -42,6 +42,13 @@ class Join:
         ``ON``, and the terms of its ``WHERE`` over the pair (semantics §11.8). A pair for
         which it is not true (false or null) is no match; under ``left`` an event that
         meets no row then is released once with ``null``.
+    where
+        With reference data only: a condition over each released record's pair (the
+        event's fields, the row's, ``timestamp``) that the record must meet to be
+        written, once the event has met the table: Stream Analytics' ``WHERE`` over a
+        ``LEFT OUTER JOIN`` (semantics §11.8). An event no row met has a null right side
+        here (``devices.model IS NULL`` keeps exactly those); a record for which it is
+        not true (false or null) is not written.
     """
 
     left: str
@@ -50,6 +57,7 @@ class Join:
     between: tuple[int | str, int | str] | None = None
     type: str = "inner"
     condition: str | None = None
+    where: str | None = None
 
     def __post_init__(self) -> None:
         for name in ("left", "right"):
@@ -67,6 +75,8 @@ class Join:
         if self.condition is not None:
             condition = parse_text(self.condition, "join.condition")
             check_join_references(condition, self, "join.condition")
+        if self.where is not None:
+            check_join_references(parse_text(self.where, "join.where"), self, "join.where")
         bounds = self.between
         if bounds is None:
             return
@@ -87,6 +97,13 @@ class Join:
         if self.condition is None:
             return None
         return parse_expression(self.condition, "join.condition")
+
+    @property
+    def where_expression(self) -> Expr | None:
+        """The parsed ``where``, if any."""
+        if self.where is None:
+            return None
+        return parse_expression(self.where, "join.where")
 
 
 @dataclass

@@ -119,6 +119,12 @@ def check_join(job: Job) -> None:
     if job.references:
         _check_lookup(job, join)
         return
+    if join.where is not None:
+        raise ConfigError(
+            "join.where",
+            "filters what a join with reference data writes; over a join of two streams "
+            "write the condition in join.condition (a pair that fails it is no match)",
+        )
     if join.between is None:
         raise ConfigError(
             "join.between",

@@ -150,6 +150,8 @@ def job_to_toml(job: Job, comments: tuple[str, ...] | list[str] = ()) -> str:
             lines.append(f"type = {_value('', join.type)}")
         if join.condition is not None:
             lines.append(f"condition = {_value('', join.condition)}")
+        if join.where is not None:
+            lines.append(f"where = {_value('', join.where)}")
         lines.append("")
     lines += _table("ordering", job.ordering, _ORDERING_KEYS)
     if job.window is not None:

@@ -76,10 +76,7 @@ class MatchStage(Documents):
                     parts.append(self.comparison(field, op, operand, value.keys[op]))
             else:
                 parts.append(self.comparison(field, "$eq", value, pos))
-        result = parts[0]
-        for part in parts[1:]:
-            result = E.Binary("AND", result, part)
-        return result
+        return E.conjunction(parts)
 
     def comparison(self, field: E.Expr, op: str, operand: Node, pos: Pos) -> E.Expr:
         """``{field: {op: operand}}`` as a condition (``$in``, ``$eq`` ... ``$lte``; Atlas'

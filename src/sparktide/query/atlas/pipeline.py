@@ -230,10 +230,7 @@ class Pipeline(Documents):
         """``[filter] where``: the ``$match`` conditions joined by AND."""
         if not matches:
             return
-        condition = matches[0]
-        for more in matches[1:]:
-            condition = E.Binary("AND", condition, more)
-        data["filter"] = {"where": E.to_text(condition)}
+        data["filter"] = {"where": E.to_text(E.conjunction(matches))}
         self.notes.append(
             "$match is [filter] where: it applies after the ordering policy; an event that "
             "fails it is counted as dropped (filtered); a field holding an array matches "
@@ -258,10 +255,7 @@ class Pipeline(Documents):
                 )
             window[key] = value
         if having:
-            condition = having[0]
-            for more in having[1:]:
-                condition = E.Binary("AND", condition, more)
-            window["having"] = E.to_text(condition)
+            window["having"] = E.to_text(E.conjunction(having))
             self.notes.append(
                 "$match after the window is [window] having: a window record that fails it "
                 "is not written (counted in windows_filtered)"

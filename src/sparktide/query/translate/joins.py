@@ -241,9 +241,10 @@ class JoinPlanner:
         """The WHERE of a JOIN with reference data (semantics §11.8): a term that reads
         the table's fields (``WHERE r.Expired = 1``) is part of the ``[join] condition``,
         which an inner join's matches must meet, as the WHERE over the JOIN keeps them;
-        the other terms stay the statement's WHERE (the job's ``[filter]``, on the
-        stream's events before they meet the table). Under ``LEFT OUTER JOIN`` the WHERE
-        would also drop the events no row met, which no condition does: refused."""
+        under ``LEFT OUTER JOIN`` it is ``[join] where``, over what the join writes (an
+        event no row met reads the table's fields as null: ``WHERE r.Plate IS NULL``
+        keeps exactly those). The other terms stay the statement's WHERE (the job's
+        ``[filter]``, on the stream's events before they meet the table)."""
         join = plan.join
         assert join is not None and select.where is not None
         table = source_names(join.right)
@@ -256,16 +257,11 @@ class JoinPlanner:
             (over_table if reads else rest).append(term)
         if not over_table:
             return plan, select.where
-        if join.type != "inner":
-            first = next(c for c in columns_in(over_table[0]) if c.parts[0].casefold() in table)
-            raise self.refuse(
-                first.pos,
-                f"WHERE on {first.name}, a field of the reference data {join.right.name}, over "
-                "a LEFT OUTER JOIN is not supported: it would also drop the events no row "
-                f"meets; put the condition in ON (the rows an event meets), or JOIN "
-                f"{join.right.name} (inner)",
-            )
-        plan = replace(plan, join=replace(join, where_pairs=(*join.where_pairs, *over_table)))
+        if join.type == "inner":
+            join = replace(join, where_pairs=(*join.where_pairs, *over_table))
+        else:
+            join = replace(join, where_after=(*join.where_after, *over_table))
+        plan = replace(plan, join=join)
         return plan, (None if not rest else Clause(all_of(rest), select.where.pos))
 
     def sides_read(self, expr: Expr, join: JoinPlan) -> list[FromSource]:

@@ -83,6 +83,7 @@ class Matches:
             )
         )
         self.join_condition(join, data["join"])
+        self.join_where(join, data["join"])
         if join.swapped:
             self.notes.append(
                 f"{table} JOIN {stream}: the job joins the stream {stream} (left) with the "
@@ -118,14 +119,28 @@ class Matches:
             convert(term, lambda n: self.match_leaf(n, join), self.refuse, "WHERE")
             for term in join.where_pairs
         ]
-        condition = terms[0]
-        for term in terms[1:]:
-            condition = E.Binary("AND", condition, term)
-        table["condition"] = E.to_text(condition)
+        table["condition"] = E.to_text(E.conjunction(terms))
         parts = [*(["the rest of ON"] if join.condition else []), "the WHERE over the pair"]
         what = " and ".join(parts if join.where_pairs else parts[:1])
         self.notes.append(
             f"{what} is [join] condition: a pair matches only where {table['condition']} is true"
+        )
+
+    def join_where(self, join: JoinPlan, table: dict[str, Any]) -> None:
+        """``table["where"]``: under LEFT OUTER JOIN with reference data, the WHERE's terms
+        over the table's fields, over what the join writes (semantics §11.8), with its
+        note."""
+        if not join.where_after:
+            return
+        terms = [
+            convert(term, lambda n: self.match_leaf(n, join), self.refuse, "WHERE")
+            for term in join.where_after
+        ]
+        table["where"] = E.to_text(E.conjunction(terms))
+        self.notes.append(
+            f"the WHERE over the LEFT OUTER JOIN's {join.right.name} fields is [join] where: "
+            f"what the join writes is kept only where {table['where']} is true, an event "
+            f"that met no row reading {join.right.name}'s fields as null"
         )
 
     def join_projection(self, select: Select, join: JoinPlan) -> dict[str, str]:

@@ -33,6 +33,9 @@ class JoinPlan:
     condition: tuple[Expr, ...] = ()  # the rest of ON (semantics §11.8), the query's terms
     #: the WHERE's terms over the pair: both inputs' fields or the match's time (§11.8)
     where_pairs: tuple[Expr, ...] = ()
+    #: under LEFT OUTER JOIN with reference data, the WHERE's terms over the table's
+    #: fields: the [join] where over what the join writes (§11.8)
+    where_after: tuple[Expr, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -59,10 +62,7 @@ class Plan:
         """The WHERE conditions joined by ``AND``, as text (``None``: no condition)."""
         if not self.wheres:
             return None
-        condition = self.wheres[0]
-        for more in self.wheres[1:]:
-            condition = E.Binary("AND", condition, more)
-        return E.to_text(condition)
+        return E.to_text(E.conjunction(self.wheres))
 
     @property
     def lookup(self) -> bool:

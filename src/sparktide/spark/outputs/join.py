@@ -28,7 +28,7 @@ from sparktide.spark.columns import (
 )
 from sparktide.spark.context import Context
 from sparktide.spark.judging import row_inputs
-from sparktide.spark.outputs.matches import join_condition, join_projection
+from sparktide.spark.outputs.matches import join_condition, join_projection, join_where
 from sparktide.spark.outputs.text import ordered, state_schema, write_state, write_text
 from sparktide.spark.scopes import release_ready, scope_watermarks, written_from_start
 from sparktide.spark.sql import NEG, iso, lit_us, sql_string
@@ -60,9 +60,9 @@ def meet(context: Context, ready: DataFrame) -> DataFrame:
     """Released events (``value``: the record's JSON text) joined with the reference
     data: one record per matching row, in (timestamp, arrival order, the row's place in
     the table) order; under ``type = "left"`` an event without a match once, its right
-    side ``null``. Both sides' keys are the same SQL (:func:`distinct_key` of each
-    ``on`` field of a variant), so they match as the reference engine's
-    :func:`join_key` does."""
+    side ``null``; only those that meet ``[join] where``. Both sides' keys are the same
+    SQL (:func:`distinct_key` of each ``on`` field of a variant), so they match as the
+    reference engine's :func:`join_key` does."""
     join = context.job.join
     assert join is not None
     keys = [f"j{i}" for i in range(len(join.on))]
@@ -79,6 +79,7 @@ def meet(context: Context, ready: DataFrame) -> DataFrame:
     )
     if join.condition is not None:
         met = _meeting_condition(context, met)
+    met = join_where(met, context.job, ("lraw", "rraw"), SYSTEM_TIME)
     met, value = _match_record(context, met)
     order = [c for c in met.columns if c.startswith("_o")]
     return met.selectExpr(*order, f"{value} AS value")

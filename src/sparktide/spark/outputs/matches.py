@@ -17,7 +17,7 @@ from sparktide.spark.projections import projected_event
 from sparktide.spark.sql import field as variant_field
 from sparktide.spark.sql import iso
 
-__all__ = ["join_condition", "join_projection"]
+__all__ = ["join_condition", "join_projection", "join_where"]
 
 
 def join_projection(
@@ -81,15 +81,36 @@ def join_condition(
     """
     join = job.join
     assert join is not None
-    condition = join.condition_expression
+    met = _pair_meets(matches, job, join.condition_expression, records, timestamp)
+    met = met.selectExpr("*", f"CASE WHEN {records[1]} IS NULL THEN true ELSE _jm END AS _jc")
+    return met.drop("_jm")
+
+
+def join_where(matches: DataFrame, job: Job, records: tuple[str, str], timestamp: str) -> DataFrame:
+    """The released records of a join with reference data (one row each, the right
+    record null when the event met no row) that meet ``[join] where`` (semantics §11.8):
+    all of them when there is none; false or null is not written. The parameters are
+    :func:`join_condition`'s."""
+    join = job.join
+    assert join is not None
+    if join.where is None:
+        return matches
+    met = _pair_meets(matches, job, join.where_expression, records, timestamp)
+    return met.filter("_jm").drop("_jm")
+
+
+def _pair_meets(
+    matches: DataFrame, job: Job, condition: Any, records: tuple[str, str], timestamp: str
+) -> DataFrame:
+    """``matches`` with ``_jm``: whether ``condition`` over both records (and the
+    match's ``timestamp``) is true (true when it is ``None``)."""
     if condition is None:
-        return matches.selectExpr("*", "true AS _jc")
+        return matches.selectExpr("*", "true AS _jm")
     leaves = {"timestamp": Value(s=iso(timestamp))}
     frame, compiled, _ = _match_values(matches, job, records, [condition], leaves)
-    meets = f"coalesce({of_kind(compiled.value(condition), 'b')}, false)"
-    met = f"CASE WHEN {records[1]} IS NULL THEN true ELSE {meets} END AS _jc"
-    frame = compiled.apply(frame).selectExpr("*", met)
-    return frame.drop(*(c for c in frame.columns if c.startswith("_j") and c != "_jc"))
+    meets = f"coalesce({of_kind(compiled.value(condition), 'b')}, false) AS _jm"
+    frame = compiled.apply(frame).selectExpr("*", meets)
+    return frame.drop(*(c for c in frame.columns if c.startswith("_j") and c != "_jm"))
 
 
 def _match_values(
