@@ -232,7 +232,13 @@ _LAG = {"p": {"function": "lag", "value": "x", "limit_duration": "1m"}}
             "select.v",
             "without a window or a join",
         ),
-        (_union(select={"v": _PER_INPUT}, analytic=_LAG), "select.v", "[analytic.*] columns"),
+        (
+            _union(
+                select={"v": _PER_INPUT}, apply={"function": "elements", "value": "xs", "name": "x"}
+            ),
+            "select.v",
+            "one expression per input with [apply]",
+        ),
     ],
 )
 def test_a_select_column_per_input_errors_name_the_key(tmp_path, data, key, message):
@@ -276,7 +282,14 @@ def test_system_input_in_a_union_windows_keys_and_aggregates() -> None:
 @pytest.mark.parametrize(
     ("tables", "key", "message"),
     [
-        ({"select": {"x": "System.Input()"}}, "select.x", "window group_by and aggregates"),
+        (
+            {
+                "select": {"x": "System.Input()"},
+                "window": {"type": "tumbling", "size": "1m", "aggregates": {"n": "count(*)"}},
+            },
+            "select.x",
+            "[select] without a window",
+        ),
         (
             {
                 "window": {
@@ -298,20 +311,39 @@ def test_system_input_is_refused_outside_a_unions_window(tables, key, message) -
     assert info.value.key == key and message in str(info.value)
 
 
-def test_system_input_in_a_unions_filter() -> None:
-    """``[filter]`` reads it too (semantics §11.22), not with analytic columns (it then
-    runs at release, after them)."""
+def test_system_input_in_a_unions_filter_select_and_analytic_columns() -> None:
+    """``[filter]``, ``[select]`` without a window and the analytic columns read it too
+    (semantics §11.22), and a column may take one expression per input beside analytic
+    columns; not with ``[apply]``, nor outside a union."""
     base = {"inputs": {"north": {"path": "n"}, "south": {"path": "s"}}, "output": {"path": "out"}}
     where = {"where": "CASE System.Input() WHEN 'north' THEN v ELSE w END > 1"}
     job = Job.from_dict({**base, "filter": where})
     assert job.filter is not None and EVENT_INPUT in ref_nodes(job.filter.expression)
-    lag = {"p": {"function": "lag", "value": "v", "limit_duration": "1m"}}
+    lag = {
+        "p": {
+            "function": "lag",
+            "value": "CASE System.Input() WHEN 'north' THEN v ELSE w END",
+            "partition_by": ["System.Input()"],
+            "limit_duration": "1m",
+        }
+    }
+    select = {"src": "System.Input()", "p": "p", "v": {"north": "v", "south": "w * 2"}}
+    job = Job.from_dict({**base, "filter": where, "analytic": lag, "select": select})
+    assert [p.name for p in job.select] == ["src", "p", "v"]
     with pytest.raises(ConfigError) as info:
-        Job.from_dict({**base, "filter": where, "analytic": lag})
-    assert info.value.key == "filter.where" and "[analytic.*] columns" in str(info.value)
+        apply = {"function": "elements", "value": "xs", "name": "x"}
+        Job.from_dict({**base, "filter": where, "apply": apply, "select": {"x": "x"}})
+    assert info.value.key == "filter.where" and "with [apply]" in str(info.value)
     with pytest.raises(ConfigError) as info:
         Job.from_dict({"source": {"path": "in"}, "filter": where, "output": {"path": "out"}})
     assert info.value.key == "filter.where" and "not a union" in str(info.value)
+    with pytest.raises(ConfigError) as info:
+        Job.from_dict({"source": {"path": "in"}, "analytic": lag, "output": {"path": "out"}})
+    assert info.value.key == "analytic.p.partition_by[0]" and "not a union" in str(info.value)
+    per_input = {"v": {"north": "System.Input()", "south": "w"}}
+    with pytest.raises(ConfigError) as info:
+        Job.from_dict({**base, "select": per_input})
+    assert info.value.key == "select.v.north" and "System.Input()" in str(info.value)
 
 
 def test_system_input_needs_a_union() -> None:

@@ -162,7 +162,7 @@ input_where: an input's own where, after its policy, reading System.Timestamp() 
     sql    spark.projections:input_where_verdict
 per_input_column: a [select] column computed per input: the event's own input's (§11.21)
     python core.outputs:per_input_column
-    sql    spark.projections:per_input_column_text
+    sql    spark.perinput:per_input_column_text
 event_input: System.Input(), the union input an event comes from (§11.22)
     python core.outputs:event_input_fields
     sql    spark.projections:event_input_value

@@ -235,16 +235,30 @@ CASES = {
             },
         },
         "ordering": {"late_arrival": "20s", "out_of_order": "5s"},
-        "analytic": {
+        "analytic": {  # (System.Input(): the event's input, semantics §11.22)
             "prev": {
                 "function": "lag",
-                "value": "value",
+                "value": "CASE System.Input() WHEN 'a' THEN value ELSE value * 10 END",
                 "partition_by": ["device"],
                 "limit_duration": "30s",
-            }
+            },
+            "first": {
+                "function": "isfirst",
+                "period": "1m",
+                "partition_by": ["System.Input()", "device"],
+            },
         },
-        "filter": {"where": "prev IS NULL OR prev <> value"},
-        "select": {"id": "id", "device": "device", "prev": "prev"},
+        "filter": {
+            "where": "(prev IS NULL OR prev <> value) AND (System.Input() = 'a' OR id % 3 <> 0)"
+        },
+        "select": {
+            "id": "id",
+            "device": "device",
+            "prev": "prev",
+            "first": "first",
+            "src": "UPPER(System.Input())",
+            "scaled": {"a": "value", "b": "value * 10"},  # (one expression per input)
+        },
     },
 }
 

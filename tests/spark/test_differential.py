@@ -574,6 +574,8 @@ CASES = {
             "origin": {"a": "'a'", "b": "CONCAT('b-', device)"},
             "at": {"a": "System.Timestamp()", "b": "id"},
             "n": {"a": "id", "b": "CASE WHEN id % 5 = 0 THEN CAST(device AS bigint) ELSE id END"},
+            # (the event's input, semantics §11.22)
+            "feed": "CONCAT(System.Input(), '-', device)",
         },
     },
     "interval-substreams-release": {

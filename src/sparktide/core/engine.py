@@ -30,7 +30,13 @@ from sparktide.core.diagnostics import ColumnPresence
 from sparktide.core.event_step import Case, EventStep
 from sparktide.core.instants import observation_instants
 from sparktide.core.metrics import metrics_record, run_diagnostics
-from sparktide.core.outputs import event_record, join_record, window_result, with_time
+from sparktide.core.outputs import (
+    event_input_fields,
+    event_record,
+    join_record,
+    window_result,
+    with_time,
+)
 from sparktide.core.policy import ACCEPTED, ADJUSTED, DROPPED, SKIPPED
 from sparktide.core.records import InputRecord, time_or_none
 from sparktide.core.release import OrderedRelease, written_from_start
@@ -300,6 +306,8 @@ class ReferenceEngine:
         ``[filter]`` (which reads them; semantics §11.19), then its record."""
         assert self.analytics is not None
         fields = event.record.fields or {}
+        if self.job.inputs:  # (a union's: System.Input(), semantics §11.22)
+            fields = event_input_fields(fields, event.record.partition)
         values = self.analytics.values(event.scope, event.timestamp, fields)
         seen = with_time({**fields, **values}, event.timestamp)
         if self.step.where is not None and not passes(self.step.where, seen):

@@ -52,6 +52,8 @@ def event_record(
     if job.select:
         seen = with_time({**fields, **(analytic or {})}, event.timestamp)
         own_input = input_of(event.record.partition) if job.inputs else None
+        if own_input is not None:  # (System.Input(), semantics §11.22)
+            seen[EVENT_INPUT.key] = own_input
         columns = project(job, lambda name: seen.get(name), fields.__contains__, own_input)
         if job.select_star is None:
             out.update(columns)

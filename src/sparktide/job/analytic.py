@@ -335,8 +335,10 @@ def analytic_levels(analytics: Sequence[Analytic]) -> tuple[tuple[int, ...], ...
 
 
 def _plain_fields(expr: Expr, key: str) -> None:
-    from sparktide.expr import ref_nodes
+    from sparktide.expr import EVENT_INPUT, ref_nodes
 
     for ref in ref_nodes(expr):
+        if ref == EVENT_INPUT:  # (the event's union input: job.rules.check_event_input)
+            continue
         if ref.input is not None:  # (System.Timestamp() too: the columns read fields)
             raise ConfigError(key, f"{ref.key!r}: an analytic column reads the event's own fields")

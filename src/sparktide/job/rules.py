@@ -198,13 +198,17 @@ def check_input_filters(job: Job) -> None:
 
 
 def check_event_input(job: Job) -> None:
-    """``System.Input()`` in a window's grouping columns or aggregates, or in
-    ``[filter]`` (semantics §11.22): the event's input, in a union of inputs without a
-    join (and, for ``[filter]``, without the analytic columns or ``[apply]`` it then
-    runs after)."""
+    """``System.Input()`` (semantics §11.22): the event's input, read in a union of
+    inputs without a join, by a window's grouping columns and aggregates, ``[filter]``,
+    the analytic columns' expressions and, when the union releases its events (no
+    window), ``[select]``; not with ``[apply]``, whose expanded rows ``[filter]`` and
+    ``[select]`` then read."""
     keyed = [] if job.window is None else job.window.keyed_expressions()
+    keyed += [item for a in job.analytics for item in a.keyed_expressions()]
     if job.filter is not None:
         keyed.append(("filter.where", job.filter.expression))
+    if job.window is None and job.join is None:
+        keyed += [(f"select.{p.name}", p.parsed) for p in job.select if not p.by_input]
     for key, expr in keyed:
         if EVENT_INPUT not in ref_nodes(expr):
             continue
@@ -214,12 +218,11 @@ def check_event_input(job: Job) -> None:
                 "System.Input() is the union input an event comes from: the job has "
                 f"{'a join' if job.join is not None else 'one input'}, not a union",
             )
-        if key == "filter.where" and (job.analytics or job.apply is not None):
+        if job.apply is not None and key.startswith(("filter.", "select.")):
             raise ConfigError(
                 key,
-                "System.Input() in [filter] with "
-                f"{'[analytic.*] columns' if job.analytics else '[apply]'} is not supported "
-                "yet: filter each input by its own [inputs.<name>] where",
+                "System.Input() with [apply] is not supported yet: filter each input by "
+                "its own [inputs.<name>] where",
             )
 
 
@@ -291,7 +294,8 @@ def check_select(job: Job) -> None:
             continue
         for name, expr in projection.expressions():  # (each input's own, §11.21)
             own = key if name is None else f"{key}.{name}"
-            no_input_fields(expr, own, system_time=job.window is None)
+            events = job.window is None  # (System.Input(): check_event_input)
+            no_input_fields(expr, own, system_time=events, event_input=events and name is None)
         if job.window is not None:
             check_references(projection.parsed, job.window.result_columns, key)
     _check_star(job)
@@ -299,20 +303,16 @@ def check_select(job: Job) -> None:
 
 def _check_by_input(job: Job, projection: Projection, key: str) -> None:
     """A column with one expression per input (semantics §11.21): in a union that
-    releases its events (no window, join, ``[analytic.*]`` or ``[apply]``), one for each
-    of its inputs."""
+    releases its events (no window, join or ``[apply]``), one for each of its inputs."""
     if not job.inputs or job.join is not None or job.window is not None:
         raise ConfigError(
             key,
             "one expression per input is for a union of inputs ([inputs.<name>]) without "
             "a window or a join: give one expression",
         )
-    if job.analytics or job.apply is not None:
+    if job.apply is not None:
         raise ConfigError(
-            key,
-            "one expression per input with "
-            f"{'[analytic.*] columns' if job.analytics else '[apply]'} is not supported yet: "
-            "give one expression",
+            key, "one expression per input with [apply] is not supported yet: give one expression"
         )
     names = [name for name, _ in job.inputs]
     for name, _ in projection.by_input:

@@ -46,7 +46,7 @@ from typing import Any
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from sparktide.expr import SYSTEM_TIMESTAMP, Ref, references
+from sparktide.expr import EVENT_INPUT, SYSTEM_TIMESTAMP, Ref
 from sparktide.job import Analytic, Job, analytic_levels
 from sparktide.spark.aggregates import json_text
 from sparktide.spark.analytic_aggregates import added_value, analytic_aggregate_columns
@@ -58,10 +58,12 @@ from sparktide.spark.expr import (
     Value,
     json_of,
     of_kind,
+    record_field_names,
     scalar_json_of,
     variant_leaves,
 )
 from sparktide.spark.outputs.text import state_schema, write_state
+from sparktide.spark.perinput import RELEASED_INPUT, ROW_INPUT, per_input_column_text
 from sparktide.spark.sql import field as variant_field
 from sparktide.spark.sql import iso
 
@@ -102,7 +104,7 @@ def _first_level(job: Job) -> Columns:
 def admission_columns(frame: DataFrame, job: Job) -> DataFrame:
     """The parsed batch with the inputs of each column of level 0 (see the module
     docstring), read from the record ``m`` before it is dropped."""
-    stages, compiled, outputs = _inputs(_first_level(job), "_a", variant_field, {})
+    stages, compiled, outputs = _inputs(_first_level(job), "_a", variant_field, {}, ROW_INPUT)
     for stage in stages:
         frame = frame.selectExpr("*", *stage)
     frame = compiled.apply(frame)
@@ -111,14 +113,19 @@ def admission_columns(frame: DataFrame, job: Job) -> DataFrame:
 
 
 def _inputs(
-    columns: Columns, prefix: str, variant: Callable[[str], str], texts: dict[str, str]
+    columns: Columns,
+    prefix: str,
+    variant: Callable[[str], str],
+    texts: dict[str, str],
+    row_input: str,
 ) -> tuple[list[list[str]], Compiled, list[str]]:
     """The projections reading the leaves of ``columns``' expressions (``variant``:
-    a name's variant SQL), their compiled values and the SQL of each column's inputs
-    (``texts``: the JSON text column of each earlier analytic column they read)."""
+    a name's variant SQL; ``row_input``: SQL of the row's input, ``System.Input()``),
+    their compiled values and the SQL of each column's inputs (``texts``: the JSON text
+    column of each earlier analytic column they read)."""
     exprs = [e for _, a in columns for e in a.expressions()]
-    names = list(dict.fromkeys(n for e in exprs for n in references(e)))
-    stages, leaves = variant_leaves(f"{prefix}f", names, variant)
+    stages, leaves = variant_leaves(f"{prefix}f", record_field_names(exprs), variant)
+    leaves[EVENT_INPUT.key] = Value(s=row_input)
     compiled = Compiled(f"{prefix}e", leaves)
     outputs = []
     for k, analytic in columns:
@@ -289,7 +296,7 @@ def _level_inputs(frame: DataFrame, columns: Columns, done: Columns) -> DataFram
     def variant(name: str) -> str:
         return f"try_parse_json({texts[name]})" if name in texts else variant_field(name)
 
-    stages, compiled, outputs = _inputs(columns, "_l", variant, texts)
+    stages, compiled, outputs = _inputs(columns, "_l", variant, texts, RELEASED_INPUT)
     read = frame.withColumn(RECORD, F.expr(f"try_parse_json({RAW})"))
     for stage in stages:
         read = read.selectExpr("*", *stage)
@@ -412,29 +419,29 @@ def _filter_and_select(job: Job, batch: Batch, frame: DataFrame) -> DataFrame:
     analytic columns, which hide fields of the same name."""
     columns = {a.name: f"an{k}" for k, a in enumerate(job.analytics)}
     exprs = [job.filter.expression] if job.filter is not None else []
-    exprs += [p.parsed for p in job.select]
-    names = list(dict.fromkeys(n for e in exprs for n in references(e) if n != TIME_KEY))
+    exprs += [e for p in job.select for _, e in p.expressions()]
 
     def variant(name: str) -> str:
         if name in columns:
             return f"try_parse_json({columns[name]})"
         return variant_field(name)
 
-    stages, leaves = variant_leaves("_rf", names, variant)
+    stages, leaves = variant_leaves("_rf", record_field_names(exprs), variant)
     leaves[TIME_KEY] = Value(s=iso(SYSTEM_TIME))  # System.Timestamp() (semantics §11.17)
+    leaves[EVENT_INPUT.key] = Value(s=RELEASED_INPUT)  # System.Input() (§11.22)
     compiled = Compiled("_re", leaves)
     outputs = []
     if job.filter is not None:
         passed = of_kind(compiled.value(job.filter.expression), "b")
         outputs.append(f"coalesce({passed}, false) AS _pass")
+
+    def column_text(expr: Any) -> str | None:  # (an analytic column's own text)
+        return columns[expr.key] if isinstance(expr, Ref) and expr.key in columns else None
+
     for i, projection in enumerate(job.select):
-        expr = projection.parsed
-        if isinstance(expr, Ref) and expr.key in columns:
-            text = columns[expr.key]
-        elif isinstance(expr, Ref) and expr != SYSTEM_TIMESTAMP:
-            text = f"coalesce({json_text(variant_field(expr.name))}, 'null')"
-        else:
-            text = json_of(compiled.value(expr))
+        text, _ = per_input_column_text(
+            compiled, projection, variant_field, RELEASED_INPUT, column_text
+        )
         outputs.append(f"{text} AS e{i}")
     frame = frame.withColumn(RECORD, F.expr(f"try_parse_json({RAW})"))
     for stage in stages:

@@ -45,7 +45,7 @@ from typing import Any
 
 from pyspark.sql import DataFrame
 
-from sparktide.expr import desugar, nodes
+from sparktide.expr import desugar, nodes, references
 from sparktide.spark.exprfunctions import (
     MAKE_TIMES,
     TIME_ARGUMENT,
@@ -67,12 +67,30 @@ from sparktide.spark.exprvalues import (
 from sparktide.spark.inputs.sqlvalues import instant_of
 from sparktide.spark.sql import iso, sql_string
 
-__all__ = ["Compiled", "Value", "json_of", "of_kind", "scalar_json_of", "variant_leaves"]
+__all__ = [
+    "Compiled",
+    "Value",
+    "json_of",
+    "of_kind",
+    "record_field_names",
+    "scalar_json_of",
+    "variant_leaves",
+]
+
+#: The leaves of a row rather than of its record: ``System.Timestamp()``, ``System.Input()``.
+_ROW_LEAVES = (nodes.SYSTEM_TIMESTAMP.key, nodes.EVENT_INPUT.key)
 
 _SQL_OP = {"=": "=", "<>": "<>", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
 _number = number
 _finite = finite
 _both = both
+
+
+def record_field_names(exprs: list[Any]) -> list[str]:
+    """The record's fields ``exprs`` read, once each in order: not ``System.Timestamp()``
+    or ``System.Input()``, which are the row's, not the record's."""
+    names = (n for e in exprs for n in references(e) if n not in _ROW_LEAVES)
+    return list(dict.fromkeys(names))
 
 
 def json_of(value: Value) -> str:

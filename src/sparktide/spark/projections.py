@@ -6,7 +6,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from typing import Any
 
 from pyspark.sql import DataFrame
@@ -18,7 +17,6 @@ from sparktide.spark.aggregates import (
     derived_column,
     derived_variant,
     group_key_column,
-    json_text,
 )
 from sparktide.spark.analytic import admission_columns, admission_names
 from sparktide.spark.columns import (
@@ -36,8 +34,15 @@ from sparktide.spark.columns import (
     SYSTEM_TIME,
     VERDICT,
 )
-from sparktide.spark.expr import Compiled, Value, json_of, of_kind, variant_leaves
-from sparktide.spark.perinput import ROW_INPUT
+from sparktide.spark.expr import (
+    Compiled,
+    Value,
+    json_of,
+    of_kind,
+    record_field_names,
+    variant_leaves,
+)
+from sparktide.spark.perinput import ROW_INPUT, per_input_column_text
 from sparktide.spark.sql import field as variant_field
 from sparktide.spark.sql import iso, sql_string
 
@@ -155,31 +160,6 @@ def input_where_verdict(compiled: Compiled, job: Job, job_filter: bool) -> tuple
     return " AND ".join(verdicts), errors
 
 
-def per_input_column_text(
-    compiled: Compiled, projection: Any, field: Callable[[str], str]
-) -> tuple[str, list[str | None]]:
-    """SQL of a ``[select]`` column's JSON text over a record (a bare column passes the
-    record's value, read by ``field``, through), and of its ``CAST`` failures; with one
-    expression per input, each event's own input's (semantics §11.21)."""
-
-    def one(expr: Any) -> tuple[str, str | None]:
-        if isinstance(expr, Ref) and expr != SYSTEM_TIMESTAMP:
-            return f"coalesce({json_text(field(expr.name))}, 'null')", None
-        value = compiled.value(expr)
-        return json_of(value), value.err
-
-    if not projection.by_input:
-        text, failure = one(projection.parsed)
-        return text, [failure]
-    cases, failures = [], []
-    for name, expression in projection.expressions():
-        text, failure = one(expression)
-        own = f"{ROW_INPUT} = {sql_string(name)}"
-        cases.append(f"WHEN {own} THEN {text}")
-        failures.append(failure and f"CASE WHEN {own} THEN {failure} END")
-    return f"CASE {' '.join(cases)} END", failures
-
-
 def _reads_time(expr: Any) -> bool:
     return SYSTEM_TIMESTAMP in ref_nodes(expr)
 
@@ -251,15 +231,10 @@ def computed_group_keys(job: Job) -> list[tuple[int, Any]]:
 
 def event_input_value() -> Value:
     """``System.Input()`` of a row: the name of its union input, the part of its
-    partition id before ``/`` (semantics §11.22), read by a union's window and filter."""
+    partition id before ``/`` (semantics §11.22), read by a union's window, filter,
+    analytic columns and ``[select]`` when the record is read (a held event's, at its
+    release: :data:`~sparktide.spark.perinput.RELEASED_INPUT`)."""
     return Value(s=ROW_INPUT)
-
-
-def record_field_names(exprs: list[Any]) -> list[str]:
-    """The record's fields ``exprs`` read, once each in order: not ``System.Timestamp()``
-    or ``System.Input()``, which are the row's, not the record's."""
-    names = (n for e in exprs for n in references(e) if n not in (TIME_KEY, EVENT_INPUT.key))
-    return list(dict.fromkeys(names))
 
 
 def row_values(job: Job) -> list[str]:

@@ -212,8 +212,9 @@ class Inliner:
         """``select`` over a UNION step whose branches compute their columns, as the
         union of ``select`` composed with each branch (semantics §11.21): a SELECT of
         events over a union is the union of that SELECT over each branch, its WHERE and
-        columns read through the branch's. ``None`` where this does not apply (a window,
-        a JOIN, APPLY or an analytic function over the step, or branches of ``*``)."""
+        columns read through the branch's; a window or an analytic function over the
+        step reads it as one step (:meth:`window_over_union`). ``None`` where this does
+        not apply (a JOIN or APPLY over the step, or branches of ``*``)."""
         body = self.steps.get(select.source.name.casefold())
         if body is None or len(body.selects) < 2 or all(map(_passes_through, body.selects)):
             return None
@@ -225,12 +226,13 @@ class Inliner:
             or select.group_by
             or select.applies
             or select.having is not None
-            or reads_analytic(select)
             or source.timestamp_by is not None
             or source.over
             or source.partition_by is not None
         ):
             return None
+        if reads_analytic(select):  # (one partition over every input's events, §11.22)
+            return [self.window_over_union(select, body, "an analytic function")]
         for branch in body.selects:
             if branch.group_by or branch.joins or branch.applies or branch.having is not None:
                 return None
@@ -242,12 +244,13 @@ class Inliner:
             out.append(composed if i == 0 else replace(composed, into=None, into_pos=None))
         return out
 
-    def window_over_union(self, select: Select, body: Union) -> Select:
-        """A window over a UNION step whose branches compute their columns: over one step
-        choosing each column's expression by ``System.Input()``, which reads the union's
-        events step (:mod:`.unionwindows`, semantics §11.22)."""
+    def window_over_union(self, select: Select, body: Union, reader: str = "a window") -> Select:
+        """A window (or, ``reader``, an analytic function) over a UNION step whose
+        branches compute their columns: over one step choosing each column's expression
+        by ``System.Input()``, which reads the union's events step (:mod:`.unionwindows`,
+        semantics §11.22)."""
         name = select.source.name
-        step, events = one_step(name, body, self.refuse, set(self.steps))
+        step, events = one_step(name, body, self.refuse, set(self.steps), reader)
         self.events_steps[name.casefold()] = events
         return self.over_events(select, step)
 

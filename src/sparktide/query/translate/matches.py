@@ -99,26 +99,17 @@ class Matches:
 
     def join_condition(self, join: JoinPlan, table: dict[str, Any]) -> None:
         """``table["condition"]``: the terms of ``ON`` besides the join columns and the
-        time bound, over both inputs' fields, and those of the WHERE over the pair, which
-        may read the match's time (semantics §11.8), with its note."""
+        time bound, over both inputs' fields, and those of the WHERE over the pair; both
+        may read the match's time, ``System.Timestamp()`` (semantics §11.8). With its
+        note."""
         if not join.condition and not join.where_pairs:
             return
 
         def leaf(node: Column | Call) -> E.Expr:
-            if is_timestamp(node):
-                raise self.refuse(
-                    node.pos,
-                    "System.Timestamp() in the ON of a JOIN is not supported: ON compares "
-                    "the inputs' fields, and their times with DATEDIFF (the WHERE may read "
-                    "the match's time)",
-                )
             return self.match_leaf(node, join)
 
         terms = [convert(term, leaf, self.refuse, "ON") for term in join.condition]
-        terms += [
-            convert(term, lambda n: self.match_leaf(n, join), self.refuse, "WHERE")
-            for term in join.where_pairs
-        ]
+        terms += [convert(term, leaf, self.refuse, "WHERE") for term in join.where_pairs]
         table["condition"] = E.to_text(E.conjunction(terms))
         parts = [*(["the rest of ON"] if join.condition else []), "the WHERE over the pair"]
         what = " and ".join(parts if join.where_pairs else parts[:1])

@@ -1,4 +1,5 @@
-"""A window over a ``UNION`` step whose branches compute their columns (semantics §11.22).
+"""A window or an analytic function over a ``UNION`` step whose branches compute their
+columns (semantics §11.22).
 
 ``WITH u AS (SELECT id, speed FROM north UNION SELECT id, velocity * 2 AS speed FROM
 south) SELECT AVG(speed) ... FROM u GROUP BY TumblingWindow(...)`` is one window over the
@@ -9,7 +10,9 @@ expression), over the *events step* of the union: the same branches passing thei
 events through (``SELECT * FROM north [WHERE ...] UNION ...``), each with its own
 ``WHERE``. The inliner composes the window with that one step as with any step that
 computes columns (:meth:`Inliner.over_events`); the events step goes into the query right
-after the union step, named :func:`events_step_name`.
+after the union step, named :func:`events_step_name`. ``LAG``, ``LAST``, ``ISFIRST`` and
+the analytic aggregates over such a step read it the same way: they must see the events
+of every input in one partition, not one union branch each.
 """
 
 from __future__ import annotations
@@ -50,27 +53,27 @@ def input_call(pos: Any) -> Call:
 
 
 def one_step(
-    name: str, body: UnionBody, refuse: Refuse, steps: set[str]
+    name: str, body: UnionBody, refuse: Refuse, steps: set[str], reader: str = "a window"
 ) -> tuple[Select, UnionBody]:
     """The union step ``body`` (named ``name``; ``steps``: the query's steps' case-folded
     names) as one step choosing each column's expression by input, and its events step
-    (see the module's docstring)."""
+    (see the module's docstring); ``reader`` names what reads it, for the refusals."""
     branches = body.selects
     for branch in branches:
         if branch.source.name.casefold() in steps:  # (System.Input() names inputs)
             raise refuse(
                 branch.source.pos,
-                f"a window over the UNION step {name}, whose branch reads the step "
+                f"{reader} over the UNION step {name}, whose branch reads the step "
                 f"{branch.source.name}, is not supported yet: its branches read inputs",
             )
         if branch.joins or branch.applies or any(isinstance(i.expr, Star) for i in branch.items):
-            raise refuse(branch.pos, f"a window over the UNION step {name}: {_SIMPLE}")
+            raise refuse(branch.pos, f"{reader} over the UNION step {name}: {_SIMPLE}")
         for item in branch.items:
             if item.alias is None and not isinstance(item.expr, Column):
                 raise refuse(
                     item.pos,
-                    f"a window over the UNION step {name}: name each column its branches "
-                    "compute (AS name), as the window reads them by name",
+                    f"{reader} over the UNION step {name}: name each column its branches "
+                    "compute (AS name), as it reads them by name",
                 )
     names = [[_name(i) for i in b.items] for b in branches]
     if any([n.casefold() for n in other] != [n.casefold() for n in names[0]] for other in names):
@@ -102,8 +105,8 @@ def one_step(
 
 
 _SIMPLE = (
-    "its branches read inputs, without JOIN or APPLY, to be composed with a window "
-    "(compute the columns in a step per input, or window each input)"
+    "its branches read inputs, without JOIN or APPLY, to be composed with it "
+    "(compute the columns in a step per input)"
 )
 
 
