@@ -247,6 +247,14 @@ CASES = {
                 "period": "1m",
                 "partition_by": ["System.Input()", "device"],
             },
+            # (a column reading a column: computed at release, a level above)
+            "fed": {
+                "function": "last",
+                "value": "CONCAT(System.Input(), ':', id)",
+                "partition_by": ["device"],
+                "limit_duration": "1m",
+                "when": "prev IS NOT NULL",
+            },
         },
         "filter": {
             "where": "(prev IS NULL OR prev <> value) AND (System.Input() = 'a' OR id % 3 <> 0)"
@@ -256,6 +264,7 @@ CASES = {
             "device": "device",
             "prev": "prev",
             "first": "first",
+            "fed": "fed",
             "src": "UPPER(System.Input())",
             "scaled": {"a": "value", "b": "value * 10"},  # (one expression per input)
         },
