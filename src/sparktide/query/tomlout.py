@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from sparktide.job import Job, Ordering, Output, Projection, Source, Window
+from sparktide.job import Job, Join, Ordering, Output, Projection, Source, Window
 from sparktide.time import format_duration
 
 __all__ = ["job_to_toml"]
@@ -136,23 +136,7 @@ def job_to_toml(job: Job, comments: tuple[str, ...] | list[str] = ()) -> str:
         lines += _table("source", job.source, _SOURCE_KEYS)
         lines.append("")
     if job.join is not None:
-        join = job.join
-        lines += [
-            "[join]",
-            f"left = {_value('', join.left)}",
-            f"right = {_value('', join.right)}",
-            f"on = {_value('', list(join.on))}",
-        ]
-        if join.between is not None:
-            bounds = ", ".join(json.dumps(format_duration(b)) for b in join.between)  # type: ignore[arg-type]
-            lines.append(f"between = [{bounds}]")
-        if join.type != "inner":
-            lines.append(f"type = {_value('', join.type)}")
-        if join.condition is not None:
-            lines.append(f"condition = {_value('', join.condition)}")
-        if join.where is not None:
-            lines.append(f"where = {_value('', join.where)}")
-        lines.append("")
+        lines += _join_table(job.join)
     lines += _table("ordering", job.ordering, _ORDERING_KEYS)
     if job.window is not None:
         window = job.window
@@ -188,6 +172,25 @@ def job_to_toml(job: Job, comments: tuple[str, ...] | list[str] = ()) -> str:
     lines.append("")
     lines += output
     return "\n".join(lines) + "\n"
+
+
+def _join_table(join: Join) -> list[str]:
+    """The lines of ``[join]``, then a blank line."""
+    lines = [
+        "[join]",
+        f"left = {_value('', join.left)}",
+        f"right = {_value('', join.right)}",
+        f"on = {_value('', list(join.on))}",
+    ]
+    if join.between is not None:
+        bounds = ", ".join(json.dumps(format_duration(b)) for b in join.between)  # type: ignore[arg-type]
+        lines.append(f"between = [{bounds}]")
+    if join.type != "inner":
+        lines.append(f"type = {_value('', join.type)}")
+    for key in ("condition", "where"):
+        if getattr(join, key) is not None:
+            lines.append(f"{key} = {_value('', getattr(join, key))}")
+    return [*lines, ""]
 
 
 def _expression_tables(job: Job) -> list[str]:
