@@ -108,8 +108,8 @@ def test_a_snapshot_window_over_a_snapshot_step_is_one_snapshot_window() -> None
             "3:8: COUNT(v) over the windowed step s is not supported yet",
         ),
         (
-            STEP + "SELECT SUM(v) AS a INTO o FROM s GROUP BY HoppingWindow(minute, 2, 1)",
-            "3:43: a hopping window over the snapshot step s is not supported yet",
+            STEP + "SELECT SUM(v) AS a INTO o FROM s GROUP BY SlidingWindow(minute, 2)",
+            "3:43: a sliding window over the snapshot step s is not supported yet",
         ),
         (
             "WITH s AS (SELECT v, k, COUNT(*) AS n FROM i GROUP BY k, System.Timestamp())\n"

@@ -144,12 +144,12 @@ class Rollup:
         if second.kind == "snapshot":
             return inner
         if first.kind == "snapshot":
-            if second.kind == "tumbling":
+            if second.kind in ("tumbling", "hopping"):
                 return outer  # (the step's records lie at their events' timestamps)
             raise self.refuse(
                 outer.pos,
                 f"a {second.kind} window over the snapshot step {name} is not supported "
-                "yet: only a tumbling or snapshot window regroups its records",
+                "yet: only a tumbling, hopping or snapshot window regroups its records",
             )
         assert first.size is not None
         size = first.size
