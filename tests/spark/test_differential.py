@@ -20,6 +20,17 @@ from tests.spark.streams import (
     write_stream,
 )
 
+#: Aggregates over distinct (value, timestamp) combinations (semantics §6.12, §13.4).
+_DISTINCT = {
+    "kept": "count(*) over (distinct value, System.Timestamp())",
+    "times": "count(*) over (distinct System.Timestamp())",
+    "nv": "count(value) over (distinct value, System.Timestamp())",
+    "total": "sum(value) over (distinct value, System.Timestamp())",
+    "mean": "avg(value) over (distinct value, System.Timestamp())",
+    "lo": "min(value) over (distinct value, System.Timestamp())",
+    "hi": "max(value) over (distinct value, System.Timestamp())",
+}
+
 CASES = {
     "merged-adjust-release": {"ordering": {"late_arrival": "20s", "out_of_order": "5s"}},
     "merged-drop-tumbling": {
@@ -698,16 +709,29 @@ CASES = {
             "type": "tumbling",
             "size": "1m",
             "group_by": ["device"],
-            "aggregates": {
-                "n": "count(*)",
-                "kept": "count(*) over (distinct value, System.Timestamp())",
-                "times": "count(*) over (distinct System.Timestamp())",
-                "nv": "count(value) over (distinct value, System.Timestamp())",
-                "total": "sum(value) over (distinct value, System.Timestamp())",
-                "mean": "avg(value) over (distinct value, System.Timestamp())",
-                "lo": "min(value) over (distinct value, System.Timestamp())",
-                "hi": "max(value) over (distinct value, System.Timestamp())",
-            },
+            "aggregates": {"n": "count(*)", **_DISTINCT},
+        },
+    },
+    # ... in the windows a query's sliding and session windows over a snapshot step
+    # become (semantics §13.4): the sets in the rows of sliding and session windows
+    "window-distinct-sliding": {
+        "stream": {"duplicates": True},
+        "ordering": {"late_arrival": "2m", "out_of_order": "2m"},
+        "window": {
+            "type": "sliding",
+            "size": "30s",
+            "group_by": ["device"],
+            "aggregates": _DISTINCT,
+        },
+    },
+    "window-distinct-session": {
+        "stream": {"duplicates": True},
+        "ordering": {"late_arrival": "2m", "out_of_order": "2m"},
+        "window": {
+            "type": "session",
+            "gap": "20s",
+            "group_by": ["device"],
+            "aggregates": _DISTINCT,
         },
     },
 }

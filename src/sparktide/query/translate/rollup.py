@@ -143,14 +143,8 @@ class Rollup:
         assert first is not None and second is not None
         if second.kind == "snapshot":
             return inner
-        if first.kind == "snapshot":
-            if second.kind in ("tumbling", "hopping"):
-                return outer  # (the step's records lie at their events' timestamps)
-            raise self.refuse(
-                outer.pos,
-                f"a {second.kind} window over the snapshot step {name} is not supported "
-                "yet: only a tumbling, hopping or snapshot window regroups its records",
-            )
+        if first.kind == "snapshot":  # (its records lie at their events' timestamps)
+            return outer
         assert first.size is not None
         size = first.size
         if (
