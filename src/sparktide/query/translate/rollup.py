@@ -11,8 +11,9 @@ column), the two windows are one window over the events with the second's groupi
 columns (a subset of the first's) — Stream Analytics' "query parallelization" roll-up.
 
 A snapshot step (``GROUP BY k, System.Timestamp()``, no other window) writes one record
-per distinct (``k``, event timestamp) at that timestamp, so a tumbling or snapshot window
-over it is one window of the events in which ``AVG``, ``SUM``, ``COUNT`` of a grouping
+per distinct (``k``, event timestamp) at that timestamp, so any window over it (its
+records are in the windows, hops, sliding instants and sessions of their events) is one
+window of the events in which ``AVG``, ``SUM``, ``COUNT`` of a grouping
 column and ``COUNT(*)`` count each distinct (other grouping columns, timestamp) once:
 ``over (distinct ...)`` in the job (Stream Analytics' "remove duplicates" pattern).
 :class:`Rollup` makes that one SELECT; everything else stays refused, naming why.
@@ -138,7 +139,8 @@ class Rollup:
         self, select: Select, inner: GroupItem, outer: GroupItem, name: str
     ) -> GroupItem:
         """The window of the composed SELECT: the outer one when each of its windows is a
-        union of the inner one's, the inner one for a snapshot window."""
+        union of the inner one's, or when the inner one is a snapshot window (any kind of
+        outer window); the inner one for an outer snapshot window."""
         first, second = inner.window, outer.window
         assert first is not None and second is not None
         if second.kind == "snapshot":
