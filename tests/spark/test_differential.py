@@ -31,6 +31,21 @@ _DISTINCT = {
     "hi": "max(value) over (distinct value, System.Timestamp())",
 }
 
+
+def _distinct_case(window: dict, aggregates: dict | None = None) -> dict:
+    """A case of ``window`` per device over a stream with repeated events, whose
+    aggregates (``aggregates``, then :data:`_DISTINCT`) count distinct combinations."""
+    return {
+        "stream": {"duplicates": True},
+        "ordering": {"late_arrival": "2m", "out_of_order": "2m"},
+        "window": {
+            **window,
+            "group_by": ["device"],
+            "aggregates": {**(aggregates or {}), **_DISTINCT},
+        },
+    }
+
+
 CASES = {
     "merged-adjust-release": {"ordering": {"late_arrival": "20s", "out_of_order": "5s"}},
     "merged-drop-tumbling": {
@@ -702,38 +717,13 @@ CASES = {
     # aggregates over (distinct ...) (semantics §13.4): one event in four repeated (same
     # time, device, value) up to 40 rows later, across micro-batches; a 2 m out-of-order
     # bound keeps most repeats at their time (the sets are open-window state)
-    "window-distinct-duplicates": {
-        "stream": {"duplicates": True},
-        "ordering": {"late_arrival": "2m", "out_of_order": "2m"},
-        "window": {
-            "type": "tumbling",
-            "size": "1m",
-            "group_by": ["device"],
-            "aggregates": {"n": "count(*)", **_DISTINCT},
-        },
-    },
+    "window-distinct-duplicates": _distinct_case(
+        {"type": "tumbling", "size": "1m"}, {"n": "count(*)"}
+    ),
     # ... in the windows a query's sliding and session windows over a snapshot step
     # become (semantics §13.4): the sets in the rows of sliding and session windows
-    "window-distinct-sliding": {
-        "stream": {"duplicates": True},
-        "ordering": {"late_arrival": "2m", "out_of_order": "2m"},
-        "window": {
-            "type": "sliding",
-            "size": "30s",
-            "group_by": ["device"],
-            "aggregates": _DISTINCT,
-        },
-    },
-    "window-distinct-session": {
-        "stream": {"duplicates": True},
-        "ordering": {"late_arrival": "2m", "out_of_order": "2m"},
-        "window": {
-            "type": "session",
-            "gap": "20s",
-            "group_by": ["device"],
-            "aggregates": _DISTINCT,
-        },
-    },
+    "window-distinct-sliding": _distinct_case({"type": "sliding", "size": "30s"}),
+    "window-distinct-session": _distinct_case({"type": "session", "gap": "20s"}),
 }
 
 

@@ -52,7 +52,7 @@ from sparktide.core.sink import Admitted, Sink
 from sparktide.core.watermark import PartitionClock, Timeline
 from sparktide.core.windows import WindowOperator
 from sparktide.errors import ConfigError
-from sparktide.expr import passes
+from sparktide.expr import EVENT_INPUT, passes, ref_nodes
 from sparktide.job import Job
 from sparktide.job.rules import check_event_input
 from sparktide.job.start import LAST_STOPPED, NOW, output_start_option, read_point
@@ -111,6 +111,10 @@ class ReferenceEngine:
         self.clocks.sink = self.sink
         self.step = EventStep(job, self.clocks, self.counts)
         self.policy = self.step.policy
+        #: Whether the analytic columns or [filter] read System.Input() (semantics §11.22)
+        self.analytic_input = self.step.reads_input or any(
+            EVENT_INPUT in ref_nodes(e) for a in job.analytics for _, e in a.keyed_expressions()
+        )
         for pid in job.declared_partitions:
             self.clocks.partition(pid)
         self._start_option = output_start_option(output_start)
@@ -306,7 +310,7 @@ class ReferenceEngine:
         ``[filter]`` (which reads them; semantics §11.19), then its record."""
         assert self.analytics is not None
         fields = event.record.fields or {}
-        if self.job.inputs:  # (a union's: System.Input(), semantics §11.22)
+        if self.analytic_input:
             fields = event_input_fields(fields, event.record.partition)
         values = self.analytics.values(event.scope, event.timestamp, fields)
         seen = with_time({**fields, **values}, event.timestamp)
