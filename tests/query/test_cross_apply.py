@@ -159,6 +159,12 @@ _HEAD = "SELECT a.ArrayValue AS v FROM i "
             "1:44",
             "CROSS APPLY inside the WITH step u",
         ),
+        (  # (a UNION step whose branches compute the array the APPLY expands)
+            "WITH u AS (SELECT k, xs FROM i UNION SELECT k, ys AS xs FROM j) "
+            "SELECT a.ArrayValue AS v FROM u CROSS APPLY GetArrayElements(u.xs) AS a",
+            "1:97",
+            "CROSS APPLY over the UNION step u expands a column its branches compute differently",
+        ),
         (
             "SELECT i.k AS k FROM i CROSS APPLY GetArrayElements(x) AS a "
             "JOIN j ON i.k = j.k AND DATEDIFF(second, i, j) BETWEEN 0 AND 5",
@@ -197,3 +203,29 @@ def test_a_union_of_branches_that_apply_is_the_apply_over_a_union_step() -> None
         "CROSS APPLY GetArrayElements(s.Values) AS r"
     ).job
     assert branches == step
+
+
+def test_an_apply_over_a_union_step_that_computes_its_columns() -> None:
+    """CROSS APPLY of a column every branch passes through, over a UNION step whose
+    branches compute their other columns (semantics §11.21): the union's one
+    ``[apply]``; each column, and the WHERE as each input's ``where``, read the
+    expanded rows by input (the corpus case ``asa_union_apply_sites`` runs it)."""
+    job = _translated(
+        "WITH u AS (SELECT k, xs, 1 AS scale FROM i UNION "
+        "SELECT k, xs, 10 AS scale FROM j) "
+        "SELECT k, a.ArrayValue * scale AS v INTO o FROM u "
+        "CROSS APPLY GetArrayElements(u.xs) AS a WHERE a.ArrayValue * scale > 5"
+    ).job
+    assert job.apply is not None and (job.apply.value, job.apply.name) == ("xs", "a")
+    assert job.filter is None
+    wheres = {name: source.where for name, source in job.inputs}
+    assert wheres == {
+        "i": "GETRECORDPROPERTYVALUE(a, 'ArrayValue') * 1 > 5",
+        "j": "GETRECORDPROPERTYVALUE(a, 'ArrayValue') * 10 > 5",
+    }
+    (k, v) = job.select
+    assert k.expression == "k" and not k.by_input
+    assert dict(v.by_input) == {
+        "i": "GETRECORDPROPERTYVALUE(a, 'ArrayValue') * 1",
+        "j": "GETRECORDPROPERTYVALUE(a, 'ArrayValue') * 10",
+    }

@@ -73,7 +73,14 @@ CASES = {
         "inputs": {"a": {"partition": "partition", "partitions": 3}, "b": {}},
         "ordering": {"late_arrival": "20s", "out_of_order": "5s"},
         "apply": {**_ELEMENTS, "outer": True},
-        "select": {"id": "id", "device": "device", "v": _VALUE},
+        "filter": {"where": f"System.Input() = 'a' OR {_VALUE} > 10 OR {_VALUE} IS NULL"},
+        "select": {
+            "id": "id",
+            "device": "device",
+            "v": _VALUE,
+            "src": "UPPER(System.Input())",
+            "scaled": {"a": _VALUE, "b": f"{_VALUE} * 10"},
+        },
     },
     "properties-outer-substreams-release": {
         "source": {"partition": "partition", "over": "device"},

@@ -201,8 +201,7 @@ def check_event_input(job: Job) -> None:
     """``System.Input()`` (semantics §11.22): the event's input, read in a union of
     inputs without a join, by a window's grouping columns and aggregates, ``[filter]``,
     the analytic columns' expressions and, when the union releases its events (no
-    window), ``[select]``; not with ``[apply]``, whose expanded rows ``[filter]`` and
-    ``[select]`` then read."""
+    window), ``[select]`` (with ``[apply]``, each expanded row's input is its event's)."""
     keyed = [] if job.window is None else job.window.keyed_expressions()
     keyed += [item for a in job.analytics for item in a.keyed_expressions()]
     if job.filter is not None:
@@ -217,12 +216,6 @@ def check_event_input(job: Job) -> None:
                 key,
                 "System.Input() is the union input an event comes from: the job has "
                 f"{'a join' if job.join is not None else 'one input'}, not a union",
-            )
-        if job.apply is not None and key.startswith(("filter.", "select.")):
-            raise ConfigError(
-                key,
-                "System.Input() with [apply] is not supported yet: filter each input by "
-                "its own [inputs.<name>] where",
             )
 
 
@@ -303,16 +296,13 @@ def check_select(job: Job) -> None:
 
 def _check_by_input(job: Job, projection: Projection, key: str) -> None:
     """A column with one expression per input (semantics §11.21): in a union that
-    releases its events (no window, join or ``[apply]``), one for each of its inputs."""
+    releases its events (no window or join; with ``[apply]``, its expanded rows), one
+    for each of its inputs."""
     if not job.inputs or job.join is not None or job.window is not None:
         raise ConfigError(
             key,
             "one expression per input is for a union of inputs ([inputs.<name>]) without "
             "a window or a join: give one expression",
-        )
-    if job.apply is not None:
-        raise ConfigError(
-            key, "one expression per input with [apply] is not supported yet: give one expression"
         )
     names = [name for name, _ in job.inputs]
     for name, _ in projection.by_input:

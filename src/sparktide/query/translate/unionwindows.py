@@ -36,7 +36,7 @@ from sparktide.query.ast import Union as UnionBody
 from sparktide.query.refusal import Refuse
 from sparktide.query.translate.context import source_names
 
-__all__ = ["INPUT_CALL", "events_step_name", "input_call", "one_step"]
+__all__ = ["INPUT_CALL", "check_apply_over", "events_step_name", "input_call", "one_step"]
 
 #: ``System.Input()`` in a composed query: the function the window's columns choose by.
 INPUT_CALL = "system.input"
@@ -102,6 +102,27 @@ def one_step(
     events = FromSource(events_step_name(name), None, None, (), None, first.source.pos)
     step = replace(first, items=tuple(items), source=events, where=None, into=None, into_pos=None)
     return step, replace(body, selects=passing)
+
+
+def check_apply_over(
+    name: str, branches: tuple[Select, ...], composed: list[Select], refuse: Refuse
+) -> None:
+    """Refuse an APPLY over the UNION step ``name`` (``branches``; ``composed``: the
+    reader composed with each) that expands what its branches compute differently: a
+    job expands every input's events alike, by one ``[apply]`` (semantics §11.18), and
+    computes per input only what comes after (§11.21)."""
+    values = {
+        _shape(tuple(_own(a.value, branch) for a in select.applies))
+        for branch, select in zip(branches, composed, strict=True)
+    }
+    if len(values) > 1:
+        apply = composed[0].applies[0]
+        raise refuse(
+            apply.pos,
+            f"{apply.keyword} over the UNION step {name} expands a column its branches "
+            "compute differently: expand a column every branch passes through as it is, "
+            "or apply in each branch",
+        )
 
 
 _SIMPLE = (
