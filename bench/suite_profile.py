@@ -12,9 +12,11 @@ compilers, the garbage collector, Spark's task threads, and the rest: the driver
 threads that analyse, optimise and plan each DataFrame and action, most of them ended
 with their query), and the time Spark's analyser and optimiser rules took.
 
-    .venv/bin/python bench/suite_profile.py [--cases a-2,b-1] [--passes 2]
+    .venv/bin/python bench/suite_profile.py [--cases a-2,b-1] [--passes 2] [--phases]
 
-prints a table and writes ``bench/results/suite_profile.json``.
+prints a table and writes ``bench/results/suite_profile.json``. With ``--phases`` the
+measured pass is also recorded by Java Flight Recorder, and the JVM's execution samples
+are split by phase (analysis, optimisation, planning, tasks...: ``bench/jvm_phases.py``).
 """
 
 from __future__ import annotations
@@ -123,18 +125,31 @@ def main() -> None:
     parser.add_argument("--cases", default=",".join(CASES))
     parser.add_argument("--passes", type=int, default=2)
     parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "suite_profile.json"))
+    parser.add_argument("--phases", action="store_true", help="JFR samples by phase")
     args = parser.parse_args()
     cases = args.cases.split(",")
 
-    from tests.spark.conftest import session_jvm_session
+    import jvm_phases
+    from tests.spark import conftest
 
-    spark = session_jvm_session()
+    if args.phases:
+        conftest.SESSION_JVM_OPTIONS += " " + jvm_phases.STACK_DEPTH_OPTION
+    spark = conftest.session_jvm_session()
     jvm = int(subprocess.check_output(["pgrep", "-n", "-f", "SparkSubmit"]).split()[0])
     first = {case: round(run_case(spark, case), 2) for case in cases}
     for _ in range(args.passes - 2):
         for case in cases:
             run_case(spark, case)
-    last = measured_pass(spark, jvm, cases) if args.passes > 1 else {}
+    last: dict = {}
+    with tempfile.TemporaryDirectory() as directory:
+        recording = Path(directory) / "pass.jfr"
+        if args.phases and args.passes > 1:
+            jvm_phases.start_recording(jvm, recording)
+        if args.passes > 1:
+            last = measured_pass(spark, jvm, cases)
+        if args.phases and args.passes > 1:
+            jvm_phases.stop_recording(jvm)
+            last["jvm_samples_by_phase"] = jvm_phases.phase_samples(recording)
     result = {"cases": cases, "passes": args.passes, "first_pass_seconds": first, "last": last}
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(result, indent=2) + "\n")
@@ -147,6 +162,9 @@ def main() -> None:
         for group, cpu in last["jvm_cpu_by_thread"].items():
             print(f"  {group:22s} {cpu:6.1f} s")
         print(f"  (analyser and optimiser rules: {last['analyser_and_optimiser_rules']} s)")
+        samples = last.get("jvm_samples_by_phase", {})
+        for phase, count in samples.items():
+            print(f"  {phase:24s} {100 * count / sum(samples.values()):5.1f}% of JFR samples")
     spark.stop()
 
 
