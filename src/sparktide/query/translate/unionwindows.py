@@ -12,7 +12,9 @@ events through (``SELECT * FROM north [WHERE ...] UNION ...``), each with its ow
 computes columns (:meth:`Inliner.over_events`); the events step goes into the query right
 after the union step, named :func:`events_step_name`. ``LAG``, ``LAST``, ``ISFIRST`` and
 the analytic aggregates over such a step read it the same way: they must see the events
-of every input in one partition, not one union branch each.
+of every input in one partition, not one union branch each. An APPLY over such a step is
+composed with each branch, as a SELECT without a window is; :func:`check_apply_over`
+refuses one whose branches compute the value it expands differently.
 """
 
 from __future__ import annotations
