@@ -323,11 +323,17 @@ def test_system_input_in_a_unions_filter_select_and_analytic_columns() -> None:
     select = {"src": "System.Input()", "p": "p", "v": {"north": "v", "south": "w * 2"}}
     job = Job.from_dict({**base, "filter": where, "analytic": lag, "select": select})
     assert [p.name for p in job.select] == ["src", "p", "v"]
-    # over the rows [apply] expands an event into, each row's input is its event's
-    apply = {"function": "elements", "value": "xs", "name": "x"}
+    # over the rows [apply] expands an event into, each row's input is its event's; the
+    # value it expands may be each input's own
+    value = "CASE System.Input() WHEN 'north' THEN xs ELSE ys END"
+    apply = {"function": "elements", "value": value, "name": "x"}
     select = {"x": "x", "src": "System.Input()", "v": {"north": "v", "south": "x"}}
     job = Job.from_dict({**base, "filter": where, "apply": apply, "select": select})
     assert job.apply is not None and [p.name for p in job.select] == ["x", "src", "v"]
+    with pytest.raises(ConfigError) as info:
+        one = {"source": {"path": "in"}, "output": {"path": "out"}}
+        Job.from_dict({**one, "apply": apply, "select": {"x": "x"}})
+    assert info.value.key == "apply.value" and "not a union" in str(info.value)
     with pytest.raises(ConfigError) as info:
         Job.from_dict({"source": {"path": "in"}, "filter": where, "output": {"path": "out"}})
     assert info.value.key == "filter.where" and "not a union" in str(info.value)

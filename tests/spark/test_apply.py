@@ -72,7 +72,12 @@ CASES = {
     "union-elements-release": {
         "inputs": {"a": {"partition": "partition", "partitions": 3}, "b": {}},
         "ordering": {"late_arrival": "20s", "out_of_order": "5s"},
-        "apply": {**_ELEMENTS, "outer": True},
+        # (System.Input(), semantics §11.22: b's odd ids expand nothing, kept by outer)
+        "apply": {
+            **_ELEMENTS,
+            "value": "CASE WHEN System.Input() = 'a' OR id % 2 = 0 THEN readings END",
+            "outer": True,
+        },
         "filter": {"where": f"System.Input() = 'a' OR {_VALUE} > 10 OR {_VALUE} IS NULL"},
         "select": {
             "id": "id",

@@ -120,8 +120,10 @@ class EventStep:
         self.admission_where = None if job.analytics else self.where
         # Each input's own where, before [filter] (semantics §11.20), by input name.
         self.input_wheres = job.input_conditions
-        # Whether [filter] reads System.Input(), the union input (semantics §11.22).
+        # Whether [filter] or [apply] reads System.Input(), the union input (§11.22).
         self.reads_input = self.where is not None and EVENT_INPUT in ref_nodes(self.where)
+        apply = job.apply
+        self.apply_reads_input = apply is not None and EVENT_INPUT in ref_nodes(apply.expression)
 
     def run(self, record: InputRecord) -> Case:
         """Deliver, judge, filter, place and punctuate the event ``record``."""
@@ -183,7 +185,9 @@ class EventStep:
         apply = self.job.apply
         if apply is None:
             return [record]
-        return [replace(record, fields=fields) for fields in expand(apply, record.fields or {})]
+        fields = record.fields or {}
+        seen = event_input_fields(fields, record.partition) if self.apply_reads_input else None
+        return [replace(record, fields=own) for own in expand(apply, fields, seen)]
 
     def _filtered(self, record: InputRecord, timestamp: int) -> bool:
         """Whether its input's ``where`` or the job's ``[filter]`` stops ``record`` (an

@@ -13,7 +13,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from sparktide.errors import ConfigError
-from sparktide.expr import SYSTEM_TIMESTAMP, Expr, casts, parse_expression, ref_nodes
+from sparktide.expr import (
+    EVENT_INPUT,
+    SYSTEM_TIMESTAMP,
+    Expr,
+    casts,
+    parse_expression,
+    ref_nodes,
+)
 from sparktide.job.expressions import parse_text, record_casts
 from sparktide.job.values import check_column
 
@@ -65,8 +72,8 @@ class Apply:
                 f"GetRecordProperties), got {self.function!r}",
             )
         expr = parse_text(self.value, "apply.value")
-        for ref in ref_nodes(expr):
-            if ref == SYSTEM_TIMESTAMP or ref.input is not None:
+        for ref in ref_nodes(expr):  # (System.Input(): a union's, semantics §11.22)
+            if ref == SYSTEM_TIMESTAMP or (ref.input is not None and ref != EVENT_INPUT):
                 raise ConfigError(
                     "apply.value",
                     f"reads the record's own fields: {ref.key!r} is not one of them",

@@ -61,8 +61,8 @@ def parse_text(text: Any, key: str) -> Expr:
 #: Where ``System.Input()`` is read (semantics §11.22), for the messages refusing it.
 EVENT_INPUT_READ = (
     "System.Input() is the union input an event comes from: it is read in a union's "
-    "[filter], analytic columns, window group_by and aggregates, and [select] without a "
-    "window"
+    "[filter], analytic columns, window group_by and aggregates, [apply] value, and "
+    "[select] without a window"
 )
 
 

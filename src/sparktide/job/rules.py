@@ -200,10 +200,13 @@ def check_input_filters(job: Job) -> None:
 def check_event_input(job: Job) -> None:
     """``System.Input()`` (semantics §11.22): the event's input, read in a union of
     inputs without a join, by a window's grouping columns and aggregates, ``[filter]``,
-    the analytic columns' expressions and, when the union releases its events (no
-    window), ``[select]`` (with ``[apply]``, each expanded row's input is its event's)."""
+    the analytic columns' expressions, ``[apply] value`` and, when the union releases
+    its events (no window), ``[select]`` (with ``[apply]``, each expanded row's input is
+    its event's)."""
     keyed = [] if job.window is None else job.window.keyed_expressions()
     keyed += [item for a in job.analytics for item in a.keyed_expressions()]
+    if job.apply is not None:
+        keyed.append(("apply.value", job.apply.expression))
     if job.filter is not None:
         keyed.append(("filter.where", job.filter.expression))
     if job.window is None and job.join is None:

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from sparktide.expr import references
+from sparktide.expr import EVENT_INPUT, ref_nodes
 from sparktide.spark.columns import (
     ADMITTED_KINDS,
     ARRIVAL_ORDER_SQL,
@@ -34,7 +34,8 @@ from sparktide.spark.columns import (
     SYSTEM_TIME,
     VERDICT,
 )
-from sparktide.spark.expr import Compiled, variant_leaves
+from sparktide.spark.expr import Compiled, record_field_names, variant_leaves
+from sparktide.spark.projections import event_input_value
 from sparktide.spark.sql import field, sql_string
 
 if TYPE_CHECKING:
@@ -62,7 +63,9 @@ def _found(context: Context, frame: DataFrame) -> tuple[DataFrame, str]:
     apply = context.job.apply
     assert apply is not None
     expr = apply.expression
-    stages, leaves = variant_leaves("_yf", list(dict.fromkeys(references(expr))), field)
+    stages, leaves = variant_leaves("_yf", record_field_names([expr]), field)
+    if EVENT_INPUT in ref_nodes(expr):  # (System.Input(), semantics §11.22)
+        leaves[EVENT_INPUT.key] = event_input_value()
     compiled = Compiled("_ye", leaves)
     value = compiled.value(expr)
     for stage in stages:

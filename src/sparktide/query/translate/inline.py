@@ -49,11 +49,7 @@ from sparktide.query.translate.analytic import is_analytic
 from sparktide.query.translate.context import UNIT_CALLS
 from sparktide.query.translate.joinsteps import JoinSteps
 from sparktide.query.translate.rollup import Rollup
-from sparktide.query.translate.unionwindows import (
-    check_apply_over,
-    events_step_name,
-    one_step,
-)
+from sparktide.query.translate.unionwindows import apply_over, events_step_name, one_step
 
 __all__ = ["columns_in", "inline_steps", "item_name", "map_columns", "reads_analytic", "substitute"]
 
@@ -218,8 +214,8 @@ class Inliner:
         events over a union is the union of that SELECT over each branch, its WHERE and
         columns read through the branch's; a window or an analytic function over the
         step reads it as one step (:meth:`window_over_union`). An APPLY over the step
-        expands each branch's events alike, then its columns and WHERE are the branch's
-        (:func:`check_apply_over`). ``None`` where this does not apply (a JOIN over the
+        expands each branch's events by one value (:func:`apply_over`), then its columns
+        and WHERE are the branch's. ``None`` where this does not apply (a JOIN over the
         step, or branches of ``*``)."""
         body = self.steps.get(select.source.name.casefold())
         if body is None or len(body.selects) < 2 or all(map(_passes_through, body.selects)):
@@ -248,7 +244,7 @@ class Inliner:
             composed = self.over_events(select, branch)
             out.append(composed if i == 0 else replace(composed, into=None, into_pos=None))
         if select.applies:  # (one [apply] for every input, semantics §11.21)
-            check_apply_over(source.name, body.selects, out, self.refuse)
+            return apply_over(source.name, body.selects, out)
         return out
 
     def window_over_union(self, select: Select, body: Union, reader: str = "a window") -> Select:

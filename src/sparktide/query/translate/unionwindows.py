@@ -13,8 +13,8 @@ computes columns (:meth:`Inliner.over_events`); the events step goes into the qu
 after the union step, named :func:`events_step_name`. ``LAG``, ``LAST``, ``ISFIRST`` and
 the analytic aggregates over such a step read it the same way: they must see the events
 of every input in one partition, not one union branch each. An APPLY over such a step is
-composed with each branch, as a SELECT without a window is; :func:`check_apply_over`
-refuses one whose branches compute the value it expands differently.
+composed with each branch, as a SELECT without a window is; where the branches compute
+the value it expands differently, :func:`apply_over` chooses it by ``System.Input()``.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from sparktide.query.ast import Union as UnionBody
 from sparktide.query.refusal import Refuse
 from sparktide.query.translate.context import source_names
 
-__all__ = ["INPUT_CALL", "check_apply_over", "events_step_name", "input_call", "one_step"]
+__all__ = ["INPUT_CALL", "apply_over", "events_step_name", "input_call", "one_step"]
 
 #: ``System.Input()`` in a composed query: the function the window's columns choose by.
 INPUT_CALL = "system.input"
@@ -106,25 +106,29 @@ def one_step(
     return step, replace(body, selects=passing)
 
 
-def check_apply_over(
-    name: str, branches: tuple[Select, ...], composed: list[Select], refuse: Refuse
-) -> None:
-    """Refuse an APPLY over the UNION step ``name`` (``branches``; ``composed``: the
-    reader composed with each) that expands what its branches compute differently: a
-    job expands every input's events alike, by one ``[apply]`` (semantics §11.18), and
-    computes per input only what comes after (§11.21)."""
-    values = {
-        _shape(tuple(_own(a.value, branch) for a in select.applies))
+def apply_over(name: str, branches: tuple[Select, ...], composed: list[Select]) -> list[Select]:
+    """An APPLY over the UNION step ``name`` (``branches``), ``composed``: the reader
+    composed with each branch. A job expands every input's events by one ``[apply]``
+    (semantics §11.18): where the branches compute the value it expands differently,
+    that value is chosen by ``System.Input()`` in each (``CASE System.Input() WHEN
+    'north' THEN readings WHEN 'south' THEN samples END``, §11.22)."""
+    owns = [
+        tuple(_own(a.value, branch) for a in select.applies)
         for branch, select in zip(branches, composed, strict=True)
-    }
-    if len(values) > 1:
-        apply = composed[0].applies[0]
-        raise refuse(
-            apply.pos,
-            f"{apply.keyword} over the UNION step {name} expands a column its branches "
-            "compute differently: expand a column every branch passes through as it is, "
-            "or apply in each branch",
-        )
+    ]
+    if len({_shape(own) for own in owns}) == 1:
+        return composed
+    out = []
+    for select in composed:
+        applies = []
+        for index, apply in enumerate(select.applies):
+            operands: list[Expr] = [input_call(apply.pos)]
+            for branch, own in zip(branches, owns, strict=True):
+                operands += [Literal(branch.source.name, apply.pos), own[index]]
+            chosen = Operation("CASE", tuple(operands), apply.pos, "CASE x")
+            applies.append(replace(apply, value=chosen))
+        out.append(replace(select, applies=tuple(applies)))
+    return out
 
 
 _SIMPLE = (
