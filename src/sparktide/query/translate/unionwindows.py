@@ -89,14 +89,7 @@ def one_step(
     for index, item in enumerate(first.items):
         column = names[0][index]
         exprs = [_own(b.items[index].expr, b) for b in branches]
-        if len({_shape(e) for e in exprs}) == 1:
-            expr = exprs[0]
-        else:
-            operands: list[Expr] = [input_call(item.pos)]
-            for branch, own in zip(branches, exprs, strict=True):
-                operands += [Literal(branch.source.name, item.pos), own]
-            expr = Operation("CASE", tuple(operands), item.pos, "CASE x")
-        items.append(SelectItem(expr, column, item.pos))
+        items.append(SelectItem(_by_input(branches, exprs, item.pos), column, item.pos))
     passing = tuple(
         replace(b, items=(SelectItem(Star(None, b.pos), None, b.pos),), into=None, into_pos=None)
         for b in branches
@@ -120,15 +113,23 @@ def apply_over(name: str, branches: tuple[Select, ...], composed: list[Select]) 
         return composed
     out = []
     for select in composed:
-        applies = []
-        for index, apply in enumerate(select.applies):
-            operands: list[Expr] = [input_call(apply.pos)]
-            for branch, own in zip(branches, owns, strict=True):
-                operands += [Literal(branch.source.name, apply.pos), own[index]]
-            chosen = Operation("CASE", tuple(operands), apply.pos, "CASE x")
-            applies.append(replace(apply, value=chosen))
-        out.append(replace(select, applies=tuple(applies)))
+        applies = tuple(
+            replace(apply, value=_by_input(branches, [own[i] for own in owns], apply.pos))
+            for i, apply in enumerate(select.applies)
+        )
+        out.append(replace(select, applies=applies))
     return out
+
+
+def _by_input(branches: tuple[Select, ...], exprs: list[Expr], pos: Pos) -> Expr:
+    """One expression of the branches' own ``exprs``: theirs when all alike, else the
+    one ``System.Input()`` chooses (``CASE System.Input() WHEN 'north' THEN ... END``)."""
+    if len({_shape(e) for e in exprs}) == 1:
+        return exprs[0]
+    operands: list[Expr] = [input_call(pos)]
+    for branch, own in zip(branches, exprs, strict=True):
+        operands += [Literal(branch.source.name, pos), own]
+    return Operation("CASE", tuple(operands), pos, "CASE x")
 
 
 _SIMPLE = (
