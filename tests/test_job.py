@@ -812,7 +812,8 @@ def test_reference_data_loads_apart_from_the_streams(tmp_path):
         ({"join__type": "outer"}, "join.type"),
         ({"join__right": "readings"}, "join.right"),
         ({"join__left": "devices", "join__right": "readings"}, "join"),
-        ({"window": {"type": "tumbling", "size": "1m"}}, "window"),
+        # (a window over the join reads each match in [filter]: semantics §11.23)
+        ({"window": {"type": "tumbling", "size": "1m"}, "join__where": "v > 1"}, "join.where"),
         ({"readings__end_time": "e"}, "join"),
     ],
 )
@@ -820,6 +821,17 @@ def test_reference_data_errors_name_the_key(tmp_path, changes, key):
     with pytest.raises(ConfigError) as info:
         Job.from_dict(_lookup(**changes), base_dir=tmp_path)
     assert info.value.key == key, info.value
+
+
+def test_a_window_over_a_join_with_reference_data_expands_its_events(tmp_path):
+    window = {"type": "tumbling", "size": "1m", "group_by": [{"m": "devices.model"}]}
+    with pytest.raises(ConfigError, match=r"GetRecordPropertyValue\(devices, 'model'\)"):
+        Job.from_dict(_lookup(window=window), base_dir=tmp_path)
+    window["group_by"] = [{"m": "GetRecordPropertyValue(devices, 'model')"}]
+    job = Job.from_dict(_lookup(window=window), base_dir=tmp_path)
+    assert job.looks_up_in_window and job.expands_events
+    released = Job.from_dict(_lookup(), base_dir=tmp_path)
+    assert not released.looks_up_in_window and not released.expands_events
 
 
 def test_reference_data_needs_a_join_and_a_stream(tmp_path):

@@ -172,6 +172,9 @@ join_condition: the rest of a JOIN's ON, its WHERE over the pair: a pair matches
 join_where: a JOIN with reference data: its WHERE over what it writes, no row read as null (§11.8)
     python core.join:join_where_met
     sql    spark.outputs.matches:join_where
+rows_met: the table rows an event meets; in a window over the join, one event each (§11.23)
+    python core.lookup:ReferenceTable.rows_met
+    sql    spark.lookup:rows_met
 analytic_value: analytic columns: LAG, LAST, ISFIRST (§11.19)
     python core.analytic:analytic_value
     sql    spark.analytic:analytic_value

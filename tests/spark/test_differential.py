@@ -553,6 +553,62 @@ CASES = {
             "AND DATEDIFF(second, readings.t, timestamp) < 8",
         },
     },
+    "reference-window-left": {  # a window over a join with reference data (§11.23)
+        "inputs": {
+            "readings": {"partition": "partition", "partitions": 3},
+            "devices": {"reference": True, "format": "csv"},
+        },
+        "ordering": {"late_arrival": "20s", "out_of_order": "5s"},
+        "join": {  # (d1 meets two rows: its events count twice; d3 none: its row null)
+            "left": "readings",
+            "right": "devices",
+            "on": ["device"],
+            "type": "left",
+            "condition": "readings.value >= devices.rank OR readings.id % 5 = 0",
+        },
+        # [filter] reads each match (the row under the table's name): an event none of
+        # whose matches passes is filtered
+        "filter": {"where": "GETRECORDPROPERTYVALUE(devices, 'model') <> 'TX-200b' OR id % 2 = 0"},
+        "window": {
+            "type": "tumbling",
+            "size": "30s",
+            "group_by": [{"model": "GETRECORDPROPERTYVALUE(devices, 'model')"}],
+            "aggregates": {
+                "n": "count(*)",
+                "score": "sum(value * GETRECORDPROPERTYVALUE(devices, 'rank'))",
+                "ids": "collect_list(id)",
+                "ranks": "collect_list(GETRECORDPROPERTYVALUE(devices, 'rank'))",
+                "devices": "count_distinct(device)",
+            },
+        },
+    },
+    "reference-window-inner-substreams": {  # inner: an event meeting no row is no_match
+        "inputs": {
+            "readings": {"over": "device"},
+            "devices": {"reference": True, "format": "jsonl"},
+        },
+        "ordering": {"late_arrival": "15s", "out_of_order": "3s", "action": "drop"},
+        "join": {
+            "left": "readings",
+            "right": "devices",
+            "on": ["device"],
+            "condition": "devices.model <> 'TX-200' AND DATEDIFF(second, readings.t, "
+            "timestamp) < 8",
+        },
+        "window": {
+            "type": "hopping",
+            "size": "20s",
+            "hop": "10s",
+            "group_by": ["device", {"rank": "GETRECORDPROPERTYVALUE(devices, 'rank')"}],
+            "aggregates": {
+                "n": "count(*)",
+                "firstv": "first(value)",
+                "lastv": "last(value)",
+                "models": "collect_list(GETRECORDPROPERTYVALUE(devices, 'model'))",
+            },
+        },
+        "select": {"device": "device", "rank": "rank", "n": "n", "spread": "lastv - firstv"},
+    },
     "edge-cti-merged-tumbling": {  # edge events against explicit CTIs and the heuristics
         "stream": {"ctis": 0.08, "edges": True},
         "source": {"partition": "partition", "edge": "kind", "edge_id": "eid"},

@@ -317,7 +317,8 @@ def named_columns(job: Any) -> list[NamedColumn]:
     analytic columns read, the inputs' ``where`` fields, the filter's fields and, in a job
     without a window or a join, ``[select]``'s fields (not the analytic columns they
     read: those are computed), and
-    the fields ``[apply]``'s value reads (not its name: the element each event holds);
+    the fields ``[apply]``'s value reads (not its name: the element each event holds; nor,
+    in a window over a join with reference data, the table's: the row each event met);
     not the fields the job tests with ``IS MISSING`` (but as a source's column).
 
     ``missing_column`` (:func:`missing_columns`) is checked for each (semantics §8.4)."""
@@ -374,6 +375,8 @@ def named_columns(job: Any) -> list[NamedColumn]:
         for column in references(job.apply.expression):
             add(column, "apply.value")
         roles.pop(job.apply.name, None)
+    if job.looks_up_in_window:  # (the table's name holds the row each event met, §11.23)
+        roles.pop(job.join.right, None)
     for column in _tested_missing(job):  # (absent from records by design: not diagnosed)
         if all(not (is_source_role(k) or k.startswith("join.")) for k in roles.get(column, [])):
             roles.pop(column, None)

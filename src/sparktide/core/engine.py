@@ -152,11 +152,11 @@ class ReferenceEngine:
         return not written_from_start(timestamp, self.output_start)
 
     def _make_sink(self) -> Sink:
-        if self.job.references:  # a join with reference data: released events meet rows
+        if self.job.references and self.job.window is None:  # released events meet rows
             from sparktide.core.join import ReferenceJoin
 
             return ReferenceJoin(self.job, self._emit_join, shared_floor=self.substreams)
-        if self.job.join is not None:
+        if self.job.join is not None and self.job.window is None:
             from sparktide.core.join import TemporalJoin
 
             return TemporalJoin(self.job, self._emit_join)

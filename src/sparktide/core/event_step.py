@@ -5,8 +5,9 @@
 2. *judge*: the ordering policy's verdict against that watermark (early, late,
    out of order); an interval event whose start was adjusted to its end is dropped;
 3. *expand*: with ``[apply]``, an admitted event becomes one event per element or
-   property (:mod:`sparktide.core.apply`); one that becomes none moved its timeline,
-   then stops (``no_elements``);
+   property (:mod:`sparktide.core.apply`), in a window over a join with reference data
+   one per table row it meets (:mod:`sparktide.core.lookup`); one that becomes none
+   moved its timeline, then stops (``no_elements``, ``no_match``);
 4. *filter*: an admitted event (with ``[apply]``: each event it became) the job's
    ``[filter]`` refuses moved its timeline, then stops; with ``[apply]`` the event stops
    (``filtered``) when the filter refuses all it became;
@@ -28,6 +29,7 @@ from sparktide.core.apply import expand
 from sparktide.core.clocks import Clocks
 from sparktide.core.counts import Counts
 from sparktide.core.diagnostics import LateInput
+from sparktide.core.lookup import ReferenceTable, looked_up
 from sparktide.core.outputs import event_input_fields, with_time
 from sparktide.core.policy import DEAD_LETTERED, DROPPED, OrderingPolicy
 from sparktide.core.punctuation import CtiGenerator
@@ -124,6 +126,10 @@ class EventStep:
         self.reads_input = self.where is not None and EVENT_INPUT in ref_nodes(self.where)
         apply = job.apply
         self.apply_reads_input = apply is not None and EVENT_INPUT in ref_nodes(apply.expression)
+        # A window over a join with reference data: the table events meet (§11.23).
+        self.table = ReferenceTable(job) if job.looks_up_in_window else None
+        #: Why an admitted event that becomes no event is dropped.
+        self.expanded_none = "no_match" if self.table is not None else "no_elements"
 
     def run(self, record: InputRecord) -> Case:
         """Deliver, judge, filter, place and punctuate the event ``record``."""
@@ -133,9 +139,9 @@ class EventStep:
         newest_before = timeline.newest
         cti = max(timeline.cti, clocks.cti_floor)  # (keyless CTIs reach every substream)
         case = self._judge(record, watermark, cti)
-        events = self._expand(record) if case.timestamp is not None else [record]
+        events = self._expand(record, case.timestamp) if case.timestamp is not None else [record]
         if not events:
-            self._filter_out(case, timeline, "no_elements")
+            self._filter_out(case, timeline, self.expanded_none)
         elif case.timestamp is not None and record.edge != "end":
             timestamp = case.timestamp
             events = [event for event in events if not self._filtered(event, timestamp)]
@@ -179,13 +185,16 @@ class EventStep:
             case.timestamp = None
         return case
 
-    def _expand(self, record: InputRecord) -> list[InputRecord]:
-        """The events an admitted ``record`` becomes: itself without ``[apply]``, else one
-        per element or property (the same times, partition and place in the input)."""
+    def _expand(self, record: InputRecord, timestamp: int) -> list[InputRecord]:
+        """The events an admitted ``record`` (at ``timestamp``) becomes: itself, or with
+        ``[apply]`` one per element or property, in a window over a join with reference
+        data one per row it meets (the same times, partition and place in the input)."""
         apply = self.job.apply
+        fields = record.fields or {}
+        if self.table is not None:
+            return [replace(record, fields=own) for own in looked_up(self.table, fields, timestamp)]
         if apply is None:
             return [record]
-        fields = record.fields or {}
         seen = event_input_fields(fields, record.partition) if self.apply_reads_input else None
         return [replace(record, fields=own) for own in expand(apply, fields, seen)]
 

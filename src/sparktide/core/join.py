@@ -202,28 +202,19 @@ class ReferenceJoin(OrderedRelease):
     def __init__(
         self, job: Job, emit: Callable[[dict[str, Any], int], None], *, shared_floor: bool
     ) -> None:
-        from sparktide.reader import read_reference
+        from sparktide.core.lookup import ReferenceTable
 
         join = job.join
         assert join is not None
-        ((name, reference),) = job.references
         self._join = join
-        self._rows: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
-        for row in read_reference(name, reference):
-            key = join_key(row, join.on)
-            if key is not None:
-                self._rows.setdefault(key, []).append(row)
+        self._table = ReferenceTable(job)
         self._write = emit
         super().__init__(self._meet, shared_floor=shared_floor, strict=job.punctuation is not None)
 
     def _meet(self, event: Admitted, now: int) -> None:
         join = self._join
         fields = event.record.fields or {}
-        key = join_key(fields, join.on)
-        rows: list[dict[str, Any] | None] = list(self._rows.get(key, ())) if key is not None else []
-        rows = [row for row in rows if join_condition_met(join, fields, row, event.timestamp)]
-        if not rows and join.type == "left":
-            rows = [None]
+        rows = self._table.rows_met(fields, event.timestamp)
         for row in rows:
             if not join_where_met(join, fields, row, event.timestamp):
                 continue

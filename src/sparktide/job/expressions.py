@@ -91,7 +91,9 @@ def no_input_fields(
             raise ConfigError(
                 key,
                 f"{ref.key!r} names a field of a join's input: input.field names are read by "
-                f"[select] over a [join] only; here write {ref.name!r}",
+                f"[select] over a [join] only; here write {ref.name!r} (in a window over a "
+                f"join with reference data, a row's field is GetRecordPropertyValue("
+                f"{ref.input}, {ref.name!r}))",
             )
 
 

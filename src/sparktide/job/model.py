@@ -159,6 +159,20 @@ class Job:
         )
 
     @property
+    def looks_up_in_window(self) -> bool:
+        """True for a window over a join with reference data: each admitted event becomes
+        one event per table row it meets, before ``[filter]`` and the window (semantics
+        §11.23)."""
+        return bool(self.references) and self.window is not None
+
+    @property
+    def expands_events(self) -> bool:
+        """True when an admitted event may become several (or no) events before
+        ``[filter]``: ``[apply]`` (semantics §11.18), or a window over a join with
+        reference data (§11.23)."""
+        return self.apply is not None or self.looks_up_in_window
+
+    @property
     def event_time_mode(self) -> bool:
         """True when events carry their own time (``timestamp_by``)."""
         return self.source.timestamp_by is not None

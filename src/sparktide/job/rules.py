@@ -178,8 +178,14 @@ def _check_lookup(job: Job, join: Join) -> None:
             "join.between",
             f"{join.right!r} is reference data, which has no time: leave between out",
         )
-    if job.window is not None:
-        raise ConfigError("window", "a join's matches are released as events: no [window] yet")
+    if job.window is not None and join.where is not None:
+        raise ConfigError(
+            "join.where",
+            "filters the records a join with reference data releases; with a [window] the "
+            "events meet the table before [filter], which reads each match: write the "
+            "condition in [filter] where (the row's fields as GetRecordPropertyValue("
+            f"{join.right}, 'field'))",
+        )
     if job.source.intervals:
         raise ConfigError(
             "join", "joins point events (no source.end_time or source.duration) for now"
@@ -285,7 +291,7 @@ def check_select(job: Job) -> None:
         claim_name(projection.name, key, seen, reserved, twice="is named twice")
         if projection.by_input:
             _check_by_input(job, projection, key)
-        if job.join is not None:
+        if job.join is not None and job.window is None:
             check_join_references(projection.parsed, job.join, key)
             continue
         for name, expr in projection.expressions():  # (each input's own, §11.21)

@@ -17,6 +17,7 @@ those (:func:`counting_rows`), the windows and the release every row
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from pyspark.sql import DataFrame
@@ -39,11 +40,19 @@ from sparktide.spark.projections import event_input_value
 from sparktide.spark.sql import field, sql_string
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from sparktide.spark.context import Context
 
-__all__ = ["COUNTS", "PART", "counted", "counting_rows", "expanded_rows", "sink_rows"]
+__all__ = [
+    "ADMITTED",
+    "COUNTS",
+    "PART",
+    "counted",
+    "counting_rows",
+    "expanded_rows",
+    "settled",
+    "sink_rows",
+    "with_member",
+]
 
 #: The element's or property's place in its event (``NULL`` for a row not expanded).
 PART = "_part"
@@ -54,7 +63,8 @@ _ELEMENT = "_elem"
 _EMPTY = "_empty"
 #: Places per input line for its elements in the sinks' order (:func:`sink_rows`).
 _PLACES = 1 << 20
-_ADMITTED = f"{VERDICT} IN ({', '.join(sql_string(k) for k in ADMITTED_KINDS)})"
+#: SQL: the row is an admitted event.
+ADMITTED = f"{VERDICT} IN ({', '.join(sql_string(k) for k in ADMITTED_KINDS)})"
 
 
 def _found(context: Context, frame: DataFrame) -> tuple[DataFrame, str]:
@@ -102,12 +112,41 @@ def _record(context: Context) -> str:
         made = f"named_struct('{index}', CAST({PART} AS BIGINT), '{value}', {_ELEMENT})"
     else:
         made = f"named_struct('{index}', {_ELEMENT}.key, '{value}', {_ELEMENT}.value)"
-    name = sql_string(apply.name)
-    fields = f"try_variant_get({RECORD}, '$', 'map<string,variant>')"
-    own = f"map_filter({fields}, (k, v) -> k <> {name})"
     held = f"CASE WHEN {_EMPTY} THEN parse_json('null') ELSE to_variant_object({made}) END"
-    merged = f"to_variant_object(map_concat({own}, map({name}, {held})))"
-    return f"CASE WHEN {PART} IS NULL THEN {RECORD} ELSE {merged} END"
+    return with_member(apply.name, held)
+
+
+def with_member(name: str, value: str) -> str:
+    """SQL of a row's record with the variant ``value`` under ``name`` (replacing a field
+    of that name)."""
+    fields = f"try_variant_get({RECORD}, '$', 'map<string,variant>')"
+    own = f"map_filter({fields}, (k, v) -> k <> {sql_string(name)})"
+    return f"to_variant_object(map_concat({own}, map({sql_string(name)}, {value})))"
+
+
+def settled(
+    frame: DataFrame,
+    record: str,
+    none: str,
+    columns: Callable[[DataFrame], DataFrame],
+    scratch: tuple[str, ...],
+) -> DataFrame:
+    """Expanded rows (:data:`PART` null on a row not expanded) with their record
+    (``record``: SQL of an expanded row's), an admitted row that became none dropped
+    with reason ``none``, the ``scratch`` columns dropped; then ``columns`` over each
+    row's record, and the record dropped but for malformed rows."""
+    dropped = f"({ADMITTED} AND {PART} IS NULL)"
+    frame = (
+        frame.withColumn(
+            RECORD, F.expr(f"CASE WHEN {PART} IS NULL THEN {RECORD} ELSE {record} END")
+        )
+        .withColumn(REASON, F.expr(f"CASE WHEN {dropped} THEN '{none}' ELSE {REASON} END"))
+        .withColumn(SYSTEM_TIME, F.expr(f"CASE WHEN {dropped} THEN NULL ELSE {SYSTEM_TIME} END"))
+        .withColumn(VERDICT, F.expr(f"CASE WHEN {dropped} THEN 'dropped' ELSE {VERDICT} END"))
+        .drop(*scratch)
+    )
+    frame = columns(frame)
+    return frame.withColumn(RECORD, F.expr(f"CASE WHEN {ERROR} IS NOT NULL THEN {RECORD} END"))
 
 
 def expanded_rows(
@@ -122,25 +161,16 @@ def expanded_rows(
     apply = context.job.apply
     assert apply is not None
     frame, v = _found(context, judged)
-    pairs = f"CASE WHEN {_ADMITTED} THEN {_pairs(apply.function, v)} END"
+    pairs = f"CASE WHEN {ADMITTED} THEN {_pairs(apply.function, v)} END"
     frame = frame.selectExpr(*(f"`{c}`" for c in judged.columns), f"{pairs} AS _pairs")
     if apply.outer:  # (one row, its element null, OUTER APPLY)
-        empty = f"({_ADMITTED} AND coalesce(size(_pairs), 0) < 1)"
+        empty = f"({ADMITTED} AND coalesce(size(_pairs), 0) < 1)"
         pairs = f"CASE WHEN {_EMPTY} THEN {_nothing(apply.function)} ELSE _pairs END"
         frame = frame.selectExpr("*", f"{empty} AS {_EMPTY}").withColumn("_pairs", F.expr(pairs))
     else:
         frame = frame.withColumn(_EMPTY, F.lit(False))
     frame = frame.select("*", F.posexplode_outer("_pairs").alias(PART, _ELEMENT))
-    none = f"({_ADMITTED} AND {PART} IS NULL)"
-    frame = (
-        frame.withColumn(RECORD, F.expr(_record(context)))
-        .withColumn(REASON, F.expr(f"CASE WHEN {none} THEN 'no_elements' ELSE {REASON} END"))
-        .withColumn(SYSTEM_TIME, F.expr(f"CASE WHEN {none} THEN NULL ELSE {SYSTEM_TIME} END"))
-        .withColumn(VERDICT, F.expr(f"CASE WHEN {none} THEN 'dropped' ELSE {VERDICT} END"))
-        .drop("_pairs", _ELEMENT, _EMPTY)
-    )
-    frame = columns(frame)
-    return frame.withColumn(RECORD, F.expr(f"CASE WHEN {ERROR} IS NOT NULL THEN {RECORD} END"))
+    return settled(frame, _record(context), "no_elements", columns, ("_pairs", _ELEMENT, _EMPTY))
 
 
 def counted(filtered: DataFrame) -> DataFrame:
@@ -148,7 +178,7 @@ def counted(filtered: DataFrame) -> DataFrame:
     on its first element the filter passes (it is admitted), else on its first row (it
     was dropped: ``filtered``, ``no_elements``, or by the policy)."""
     event = f"PARTITION BY {PARTITION}, {ARRIVAL_ORDER_SQL}"
-    first = f"min(CASE WHEN {_ADMITTED} THEN {PART} END) OVER ({event})"
+    first = f"min(CASE WHEN {ADMITTED} THEN {PART} END) OVER ({event})"
     counts = f"coalesce({PART} = _first, _first IS NULL AND coalesce({PART}, 0) = 0)"
     return (
         filtered.withColumn("_first", F.expr(first))

@@ -35,6 +35,7 @@ COUNTERS = (
     "dropped.filtered",
     "dropped.empty_edge",
     "dropped.no_elements",
+    "dropped.no_match",
     "dead_lettered.out_of_order",
     "dead_lettered.window_closed",
     "dead_lettered.unmatched_edge",
@@ -65,6 +66,7 @@ _CONDITIONS = (
             "filtered",
             "empty_edge",
             "no_elements",
+            "no_match",
         )
     ),
     *(

@@ -15,8 +15,8 @@ from pyspark.sql.types import StructType
 
 from sparktide.core.instants import NEG_INF
 from sparktide.job import record_casts
-from sparktide.spark import apply, policy
-from sparktide.spark.aggregates import distinct_key, group_inputs, present
+from sparktide.spark import apply, lookup, policy
+from sparktide.spark.aggregates import group_inputs, present
 from sparktide.spark.batch import Batch
 from sparktide.spark.clocks import idle_estimates, import_ctis
 from sparktide.spark.columns import (
@@ -57,6 +57,7 @@ from sparktide.spark.inputs.sqlparse import parse_lines
 from sparktide.spark.inputs.textfiles import split_lines
 from sparktide.spark.keys import next_keys
 from sparktide.spark.lineshapes import typed_names
+from sparktide.spark.lookup import join_keys
 from sparktide.spark.onepass import TYPED
 from sparktide.spark.projections import (
     add_record_columns,
@@ -141,7 +142,7 @@ def judge(context: Context, batch: Batch, lines: DataFrame, *, estimates_first: 
     else:
         decided = batch.keep(decided)
     counted = decided
-    if context.job.apply is not None:  # one row per input record counts (sparktide.spark.apply)
+    if context.job.expands_events:  # one row per input record counts (sparktide.spark.apply)
         counted, decided = apply.counting_rows(decided), apply.sink_rows(decided)
     keys_next = None
     if context.timeline.by_key:
@@ -178,11 +179,13 @@ def _decided(
     """The judged rows of the well-formed ``source`` rows: the policy, ``[apply]``,
     ``[filter]``, the windows they fall in; narrowed to what later steps read."""
     judged = policy.judged_rows(context, source, start)
-    if context.job.apply is None:
-        decided = assign_windows(context, filter_rows(judged, context.job))
-    else:  # (each admitted event expanded, semantics §11.18: sparktide.spark.apply)
-        judged = apply.expanded_rows(context, judged, lambda rows: _row_columns(context, rows))
-        decided = assign_windows(context, apply.counted(filter_rows(judged, context.job)))
+    job = context.job
+    if not job.expands_events:
+        decided = assign_windows(context, filter_rows(judged, job))
+    else:  # (each admitted event expanded, semantics §11.18, §11.23)
+        expand = lookup.rows_met if job.looks_up_in_window else apply.expanded_rows
+        judged = expand(context, judged, lambda rows: _row_columns(context, rows))
+        decided = assign_windows(context, apply.counted(filter_rows(judged, job)))
     if context.accepts_below_rows:  # (session and sliding windows under accept)
         decided = window_closed_rows(context, decided, *open_rows(context, batch, decided))
     return narrow(context, decided)
@@ -197,7 +200,7 @@ def _parsed_for_judging(context: Context, lines: DataFrame, stream: bool) -> Dat
     are taken out of it here, as narrow typed columns (:func:`row_inputs`), and so are
     the flags of :func:`column_present` (``stream``: the partition is the stream's)."""
     parsed = parse(context, lines)
-    expands = context.job.apply is not None  # (then computed after the policy)
+    expands = context.job.expands_events  # (then computed after the policy)
     if not expands:
         parsed = add_record_columns(parsed, context.job)  # [filter], [select]
     derived = [] if expands else row_values(context.job)
@@ -397,7 +400,7 @@ def narrow(context: Context, decided: DataFrame) -> DataFrame:
     columns += [name for name, _ in row_inputs(context)]
     columns += [f"_nc{i}" for i in range(len(context.named_columns))]
     columns += record_columns(context.job)
-    if context.job.apply is not None:
+    if context.job.expands_events:
         columns += [apply.PART, apply.COUNTS]
     return decided.selectExpr(*columns)
 
@@ -407,11 +410,8 @@ def row_inputs(context: Context) -> list[tuple[str, str]]:
     the aggregates' typed inputs, computed per row right after parsing; for a join, the
     values it matches on (``j<i>``)."""
     job = context.job
-    if job.join is not None:
-        return [
-            (f"j{i}", f"CASE WHEN {present(field(c))} THEN {distinct_key(field(c))} END")
-            for i, c in enumerate(job.join.on)
-        ]
+    if job.join is not None and not job.looks_up_in_window:
+        return join_keys(job)
     if context.window is None:
         return []
     inputs = group_inputs(context.window.group_keys)

@@ -161,6 +161,9 @@ def plan_batch(
     if job.apply is not None:  # (docs/design.md: the kernel judges and folds each row once)
         why = "[apply]: the general plan expands each admitted event (semantics §11.18)"
         return BatchPlan("general", **common, reasons=(why,))
+    if job.looks_up_in_window:
+        why = "a window over a join with reference data: the general plan meets the table"
+        return BatchPlan("general", **common, reasons=(why,))
     if job.window is not None and any(a.distinct is not None for a in job.window.aggregates):
         why = (
             "an aggregate over (distinct ...): the one-pass kernel folds numbers, not the "

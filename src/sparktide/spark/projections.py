@@ -111,7 +111,7 @@ def add_record_columns(parsed: DataFrame, job: Job) -> DataFrame:
     exprs += [e for _, e in keys]
     stages, leaves = variant_leaves("_xf", record_field_names(exprs), variant_field)
     leaves[EVENT_INPUT.key] = event_input_value()
-    if job.apply is None:  # (unknown before judging: see with_system_time)
+    if not job.expands_events:  # (unknown before judging: see with_system_time)
         leaves[TIME_KEY] = Value(null="true")
     else:  # (with [apply], computed after judging: sparktide.spark.apply)
         leaves[TIME_KEY] = Value(s=iso(SYSTEM_TIME), null=f"({SYSTEM_TIME} IS NULL)")
@@ -170,7 +170,7 @@ def system_time_reads(job: Job) -> tuple[bool, list[int]]:
     §11.17, §11.20): the system timestamp is known after judging, so
     :func:`with_system_time` computes them again then. With analytic columns only the
     inputs' ``where`` (``[filter]`` and ``[select]`` run at release)."""
-    if job.apply is not None:  # (computed after judging: sparktide.spark.apply)
+    if job.expands_events:  # (computed after judging: sparktide.spark.apply)
         return False, []
     where = any(_reads_time(c) for c in job.input_conditions.values())
     if job.analytics:

@@ -21,13 +21,12 @@ from sparktide.spark.columns import (
     LINE,
     PARTITION,
     RAW,
-    RECORD,
     RELEASE_ORDER,
     SYSTEM_TIME,
     VERDICT,
 )
 from sparktide.spark.context import Context
-from sparktide.spark.judging import row_inputs
+from sparktide.spark.lookup import reference_table, with_keys
 from sparktide.spark.outputs.matches import join_condition, join_projection, join_where
 from sparktide.spark.outputs.text import ordered, state_schema, write_state, write_text
 from sparktide.spark.scopes import release_ready, scope_watermarks, written_from_start
@@ -61,14 +60,14 @@ def meet(context: Context, ready: DataFrame) -> DataFrame:
     data: one record per matching row, in (timestamp, arrival order, the row's place in
     the table) order; under ``type = "left"`` an event without a match once, its right
     side ``null``; only those that meet ``[join] where``. Both sides' keys are the same
-    SQL (:func:`distinct_key` of each ``on`` field of a variant), so they match as the
-    reference engine's :func:`join_key` does."""
+    SQL (:func:`sparktide.spark.lookup.join_keys`), so they match as the reference
+    engine's :func:`join_key` does."""
     join = context.job.join
     assert join is not None
     keys = [f"j{i}" for i in range(len(join.on))]
-    events = _with_keys(context, ready.selectExpr(*RELEASE_ORDER, "value"), "value")
+    events = with_keys(context.job, ready.selectExpr(*RELEASE_ORDER, "value"), "value")
     events = events.alias("e")  # (e: the events, r: the reference rows)
-    table = F.broadcast(_reference_table(context)).alias("r")
+    table = F.broadcast(reference_table(context)).alias("r")
     condition = " AND ".join(f"e.{k} = r.{k}" for k in keys)
     met = events.join(table, F.expr(condition), "left" if join.type == "left" else "inner")
     met = met.select(
@@ -130,24 +129,6 @@ def _match_record(context: Context, matches: DataFrame) -> tuple[DataFrame, str]
         "'\"'",
     ]
     return matches, f"concat('{{', {', '.join(members)}, '}}')"
-
-
-def _reference_table(context: Context) -> DataFrame:
-    """The reference data as ``ro`` (its place), ``text`` (the row's JSON) and the
-    ``j<i>`` keys: read on the driver by the reference engine's reader, once."""
-    if context.reference is None:
-        frame = context.spark.createDataFrame(context.reference_rows, "ro bigint, text string")
-        context.reference = _with_keys(context, frame, "text").cache()
-    return context.reference
-
-
-def _with_keys(context: Context, frame: DataFrame, text: str) -> DataFrame:
-    """``frame`` with the ``j<i>`` keys of the JSON record in column ``text``, by the
-    expressions the stream's keys are computed with (:func:`row_inputs`)."""
-    keyed = frame.withColumn(RECORD, F.expr(f"parse_json({text})"))
-    return keyed.selectExpr(
-        *frame.columns, *(f"{expr} AS {name}" for name, expr in row_inputs(context))
-    )
 
 
 def join(context: Context, batch: Batch, decided: DataFrame) -> None:

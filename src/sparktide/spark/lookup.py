@@ -1,0 +1,105 @@
+"""Reference data in Spark SQL (semantics §11.8, §11.23): the table broadcast with its
+keys, and the rule of :mod:`sparktide.core.lookup` over a judged batch.
+
+Both sides' keys are the same SQL (:func:`join_keys`: :func:`distinct_key` of each
+``[join] on`` field of a record variant), so they match as the reference engine's
+:func:`~sparktide.core.join.join_key` does. A job that releases its events meets the
+table at release (:func:`sparktide.spark.outputs.join.meet`); a windowed job meets it
+right after the policy (:func:`rows_met`): each admitted row becomes one row per
+table row it meets, the row under the table's name in its record, as ``[apply]``
+expands a row (:mod:`sparktide.spark.apply`, whose :data:`~sparktide.spark.apply.PART`,
+counting rows and sink order it shares). No Python runs per event: a broadcast join.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from sparktide.job import Job
+from sparktide.spark.aggregates import distinct_key, present
+from sparktide.spark.apply import ADMITTED, PART, settled, with_member
+from sparktide.spark.columns import ARRIVAL_ORDER_SQL, PARTITION, RECORD, SYSTEM_TIME
+from sparktide.spark.context import Context
+from sparktide.spark.outputs.matches import join_condition
+from sparktide.spark.sql import field
+
+__all__ = ["join_keys", "reference_table", "rows_met", "with_keys"]
+
+
+def join_keys(job: Job) -> list[tuple[str, str]]:
+    """``(j<i>, SQL over the record variant m)``: the values a record joins on, each as
+    its distinct key (null when the field is missing or null: no match)."""
+    assert job.join is not None
+    return [
+        (f"j{i}", f"CASE WHEN {present(field(c))} THEN {distinct_key(field(c))} END")
+        for i, c in enumerate(job.join.on)
+    ]
+
+
+def with_keys(job: Job, frame: DataFrame, text: str) -> DataFrame:
+    """``frame`` with the ``j<i>`` keys (:func:`join_keys`) of the JSON record in column
+    ``text``."""
+    keyed = frame.withColumn(RECORD, F.expr(f"parse_json({text})"))
+    return keyed.selectExpr(*frame.columns, *(f"{expr} AS {name}" for name, expr in join_keys(job)))
+
+
+def reference_table(context: Context) -> DataFrame:
+    """The reference data as ``ro`` (its place), ``text`` (the row's JSON) and the
+    ``j<i>`` keys: read on the driver by the reference engine's reader, once."""
+    if context.reference is None:
+        frame = context.spark.createDataFrame(context.reference_rows, "ro bigint, text string")
+        context.reference = with_keys(context.job, frame, "text").cache()
+    return context.reference
+
+
+def rows_met(
+    context: Context, judged: DataFrame, columns: Callable[[DataFrame], DataFrame]
+) -> DataFrame:
+    """The judged rows (their record variant kept) with each admitted row met with the
+    table: one row per table row it meets (equal keys and ``[join] condition``, in the
+    table's order: :data:`PART` from 0), its record holding the row under the table's
+    name; an admitted row that meets none dropped with reason ``no_match`` (kept as one
+    row, the table's name null, under ``type = "left"``); then ``columns`` (the filter's
+    verdict, the windows' inputs) over each row's record, and the record dropped but
+    for malformed rows."""
+    job = context.job
+    join = job.join
+    assert join is not None
+    keys = join_keys(job)
+    names = [name for name, _ in keys]
+    events = judged.selectExpr(
+        "*",
+        f"CASE WHEN {ADMITTED} THEN to_json({RECORD}) END AS _ltext",
+        *(f"CASE WHEN {ADMITTED} THEN {expr} END AS {name}" for name, expr in keys),
+    ).alias("e")
+    table = F.broadcast(reference_table(context)).alias("r")
+    condition = " AND ".join(f"e.{k} = r.{k}" for k in names)
+    met = events.join(table, F.expr(condition), "left").select(
+        *(F.col(f"e.`{c}`") for c in judged.columns),
+        F.col("e._ltext").alias("_ltext"),
+        F.col("r.ro").alias("_ro"),
+        F.col("r.text").alias("_rtext"),
+    )
+    event = f"PARTITION BY {PARTITION}, {ARRIVAL_ORDER_SQL}"
+    if join.condition is not None:  # (a pair that fails it is no match, semantics §11.8)
+        met = join_condition(met, job, ("_ltext", "_rtext"), SYSTEM_TIME)
+        met = met.withColumn("_jc", F.expr("_jc AND _rtext IS NOT NULL"))
+        met = met.withColumn("_any", F.expr(f"max(_jc) OVER ({event})"))
+        met = met.withColumn("_n", F.expr(f"row_number() OVER ({event} ORDER BY _ro)"))
+        met = met.filter("_jc OR (NOT _any AND _n = 1)").selectExpr(
+            *(f"`{c}`" for c in judged.columns),
+            "CASE WHEN _jc THEN _ro END AS _ro",
+            "CASE WHEN _jc THEN _rtext END AS _rtext",
+        )
+    place = f"row_number() OVER ({event} ORDER BY _ro) - 1"
+    if join.type == "left":  # (an admitted row that met none: one row, its right null)
+        part = f"CASE WHEN _ro IS NOT NULL THEN {place} WHEN {ADMITTED} THEN 0 END"
+    else:
+        part = f"CASE WHEN _ro IS NOT NULL THEN {place} END"
+    met = met.withColumn(PART, F.expr(part))
+    row = "CASE WHEN _rtext IS NULL THEN parse_json('null') ELSE parse_json(_rtext) END"
+    scratch = ("_ltext", "_ro", "_rtext")
+    return settled(met, with_member(join.right, row), "no_match", columns, scratch)
