@@ -13,6 +13,7 @@ import pytest
 
 from sparktide.core.engine import simulate
 from sparktide.errors import ConfigError, QueryError
+from sparktide.expr import to_text
 from sparktide.job import Job, Reference, load_job
 from sparktide.query import Bindings, job_to_toml, load_bindings, translate_text
 
@@ -206,6 +207,78 @@ def test_a_where_over_a_left_outer_join_is_the_join_where(tmp_path: Path) -> Non
     assert j.join.where == ("DeviceRef.Threshold < Telemetry.v OR DeviceRef.DeviceId IS NULL")
     assert j.filter is not None and j.filter.where == "v > 1"
     assert any(n.startswith("the WHERE over the LEFT OUTER JOIN") for n in t.notes)
+    assert round_trips(j, tmp_path)
+
+
+def _keys(j: Job) -> list[tuple[str, str | None]]:
+    """The window's grouping columns: name, and the text of a computed one's expression."""
+    assert j.window is not None
+    return [(n, None if e is None else to_text(e)) for n, e in j.window.group_keys]
+
+
+def test_a_window_over_a_join_with_reference_data(tmp_path: Path) -> None:
+    """Semantics §11.23: GROUP BY over a JOIN with reference data is the [join] and a
+    [window] over each match: the table's fields are its row's, GetRecordPropertyValue(
+    DeviceRef, ...), a grouping column of the table's keeps its name, and the WHERE (on
+    either input's fields) is [filter] over each match."""
+    t = translate(
+        "SELECT r.Model, COUNT(*) AS n, AVG(s.v * r.Scale) AS scaled, MAX(s.v) AS peak "
+        "INTO o FROM Telemetry s TIMESTAMP BY t JOIN DeviceRef r ON s.DeviceId = r.DeviceId "
+        "AND r.Active = 1 WHERE s.v > 0 AND r.Scale < 10 "
+        "GROUP BY r.Model, TumblingWindow(minute, 1) HAVING COUNT(*) > 1",
+        bindings(tmp_path),
+    )
+    j = t.job
+    assert j.join is not None and j.join.type == "inner" and j.join.where is None
+    assert j.join.condition == "DeviceRef.Active = 1"
+    assert j.looks_up_in_window and j.window is not None
+    assert _keys(j) == [("Model", "GETRECORDPROPERTYVALUE(DeviceRef, 'Model')")]
+    aggregates = {a.name: str(a) for a in j.window.aggregates}
+    assert aggregates["scaled"] == "avg(v * GETRECORDPROPERTYVALUE(DeviceRef, 'Scale'))"
+    assert aggregates["peak"] == "max(v)" and j.window.having == "n > 1"
+    assert j.filter is not None
+    assert j.filter.where == "v > 0 AND GETRECORDPROPERTYVALUE(DeviceRef, 'Scale') < 10"
+    assert any("is dropped (no_match)" in n for n in t.notes)
+    assert round_trips(j, tmp_path)
+
+
+def test_a_window_over_a_left_outer_join_filters_each_match(tmp_path: Path) -> None:
+    """Under LEFT OUTER JOIN the WHERE over the table's fields is [filter] too (a window's
+    job has no [join] where): an event no row met reads them as null."""
+    t = translate(
+        "SELECT s.DeviceId, COUNT(*) AS n INTO o FROM Telemetry s TIMESTAMP BY t "
+        "LEFT OUTER JOIN DeviceRef r ON s.DeviceId = r.DeviceId WHERE r.Model IS NULL "
+        "GROUP BY s.DeviceId, TumblingWindow(minute, 1)",
+        bindings(tmp_path),
+    )
+    j = t.job
+    assert j.join is not None and j.join.type == "left" and j.join.where is None
+    assert j.window is not None and _keys(j) == [("DeviceId", None)]
+    assert j.filter is not None
+    assert j.filter.where == "GETRECORDPROPERTYVALUE(DeviceRef, 'Model') IS NULL"
+    assert any("one event, DeviceRef null" in n for n in t.notes)
+    assert round_trips(j, tmp_path)
+
+
+def test_a_window_over_a_step_that_joins_reference_data(tmp_path: Path) -> None:
+    """A WITH step that joins the table and names its columns, windowed by the
+    statement: the step is composed, then windowed as one JOIN (semantics §13.2)."""
+    t = translate(
+        "WITH j AS (SELECT s.k AS k, r.Model AS m, s.v AS v FROM Telemetry s TIMESTAMP BY t "
+        "JOIN DeviceRef r ON s.k = r.k WHERE r.Cap > s.v) "
+        "SELECT m, COUNT(*) AS n, SUM(v) AS total INTO o FROM j "
+        "GROUP BY m, TumblingWindow(s, 5)",
+        bindings(tmp_path),
+    )
+    j = t.job
+    assert j.looks_up_in_window and j.window is not None
+    assert _keys(j) == [("Model", "GETRECORDPROPERTYVALUE(DeviceRef, 'Model')")]
+    assert j.filter is not None and j.filter.where == "GETRECORDPROPERTYVALUE(DeviceRef, 'Cap') > v"
+    assert [(p.name, p.expression) for p in j.select] == [
+        ("m", "Model"),
+        ("n", "n"),
+        ("total", "total"),
+    ]
     assert round_trips(j, tmp_path)
 
 
@@ -450,10 +523,11 @@ def test_each_event_meets_its_rows_in_the_table_s_order(tmp_path: Path) -> None:
             "DeviceRef is reference data",
         ),
         # what no join has yet
-        (
-            "SELECT s.k, COUNT(*) AS n FROM Telemetry s JOIN DeviceRef r ON s.k = r.k "
+        (  # (over a JOIN with reference data it is translated: semantics §11.23)
+            "SELECT s.k, COUNT(*) AS n FROM Telemetry s TIMESTAMP BY t JOIN Other o "
+            "ON s.k = o.k AND DATEDIFF(second, s, o) BETWEEN 0 AND 5 "
             "GROUP BY s.k, TumblingWindow(s, 5)",
-            "1:74",
+            "1:128",
             "a window over a JOIN is not supported yet",
         ),
         (

@@ -70,6 +70,46 @@ class Matches:
         data["join"] = {"left": stream, "right": table, "on": list(join.on)}
         if join.type == "left":
             data["join"]["type"] = "left"
+        if plan.window is not None:
+            self.window_note(plan)
+        else:
+            self.release_note(plan)
+        self.join_condition(join, data["join"])
+        self.join_where(join, data["join"])
+        if join.swapped:
+            self.notes.append(
+                f"{table} JOIN {stream}: the job joins the stream {stream} (left) with the "
+                f"reference data {table} (right); an inner join is the same either way round "
+                "(Stream Analytics' documentation puts reference data on the right)"
+            )
+
+    def window_note(self, plan: Plan) -> None:
+        """The note on a window over a JOIN with reference data (semantics §11.23)."""
+        join = plan.join
+        assert join is not None
+        stream, table = join.left.name, join.right.name
+        alias = join.right.alias or table
+        self.notes.append(
+            f"JOIN is [join] with reference data and GROUP BY its [window]: {table} "
+            f"(reference = true in the job file) is a table read whole when the run starts; "
+            f"each admitted event of {stream} meets its rows with equal "
+            f"{', '.join(join.on)} right after its ordering policy and becomes one event per "
+            f"such row, the row under the field {table} ({alias}.x is "
+            f"GetRecordPropertyValue({table}, 'x')); WHERE, the aggregates and the grouping "
+            "read those events"
+            + (
+                f'; LEFT OUTER JOIN (type = "left"): an event that meets no row is one event, '
+                f"{table} null"
+                if join.type == "left"
+                else "; an event that meets no row is dropped (no_match)"
+            )
+        )
+
+    def release_note(self, plan: Plan) -> None:
+        """The notes on a JOIN with reference data whose matches are released."""
+        join = plan.join
+        assert join is not None
+        stream, table = join.left.name, join.right.name
         self.notes.append(
             f"JOIN is [join] with reference data: {table} (reference = true in the job file) "
             f"is a table read whole when the run starts; each event of {stream}, released in "
@@ -82,14 +122,6 @@ class Matches:
                 else "; an event that meets no row is not written"
             )
         )
-        self.join_condition(join, data["join"])
-        self.join_where(join, data["join"])
-        if join.swapped:
-            self.notes.append(
-                f"{table} JOIN {stream}: the job joins the stream {stream} (left) with the "
-                f"reference data {table} (right); an inner join is the same either way round "
-                "(Stream Analytics' documentation puts reference data on the right)"
-            )
         if plan.projection is None:
             self.notes.append(
                 f"SELECT * over a JOIN: each match is an event record {{{stream}: {{...}}, "

@@ -18,6 +18,7 @@ from sparktide.query.translate.context import Context, describe, source_names
 from sparktide.query.translate.fields import Fields
 from sparktide.query.translate.inline import map_columns, reads_analytic
 from sparktide.query.translate.joins import JoinPlanner
+from sparktide.query.translate.lookupwindow import over_table
 from sparktide.query.translate.plans import Plan, with_where
 from sparktide.query.translate.unions import Unions
 
@@ -123,7 +124,10 @@ class Planner:
             if side.where is not None:  # (a step's WHERE before LAG... or a JOIN, §11.20)
                 text = E.to_text(self.fields.condition(side.where, side))
                 inner = replace(inner, input_wheres=with_where(inner.input_wheres, side.name, text))
-        if select.joins and select.where is not None and not inner.lookup:
+        if select.joins and select.group_by and inner.lookup:  # (a window over it, §11.23)
+            assert inner.join is not None
+            select = over_table(select, inner.join)
+        elif select.joins and select.where is not None and not inner.lookup:
             inner = self.joins.where_over_join(select, inner, self.fields)  # (§11.20)
             select = replace(select, where=None)
         elif select.joins and select.where is not None:  # (reference data, §11.8)
@@ -252,7 +256,9 @@ class Planner:
                 f"WHERE over the results of the windowed step {from_step} is not supported "
                 "yet: a job filters events before its window (use HAVING in that step)",
             )
-        if inner.join is not None and inner.join.reference and select.joins:
+        if inner.lookup and select.joins and select.group_by:  # (each match: over_table)
+            condition = self.fields.condition(select.where.expr, select.source)
+        elif inner.join is not None and inner.join.reference and select.joins:
             condition = self.fields.stream_condition(select.where.expr, inner.join)
         elif inner.join is not None:
             raise self.refuse(
@@ -269,6 +275,8 @@ class Planner:
         conditions): pass it through, project its columns, or window it."""
         if self.passes_through(select):
             return inner
+        if inner.lookup and select.joins and select.group_by and where == "statement":
+            return replace(inner, window=select)  # (the matches windowed, §11.23)
         if inner.join is not None:
             if select.group_by or not select.joins or where != "statement":
                 self.joins.refuse_over_join(select, inner.join, where)

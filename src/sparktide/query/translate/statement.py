@@ -152,7 +152,13 @@ class StatementTranslator:
             + (
                 f" (over the JOIN it reads {plan.join.left.name}'s fields only: it stops "
                 "events before they meet the table, which keeps the same matches)"
-                if plan.join is not None and plan.join.reference
+                if plan.join is not None and plan.join.reference and plan.window is None
+                else ""
+            )
+            + (
+                f" (over the JOIN with a window it reads each match, {plan.join.right.name}'s "
+                "row among its fields; an event none of whose matches passes is dropped)"
+                if plan.join is not None and plan.join.reference and plan.window is not None
                 else ""
             )
         )
