@@ -110,9 +110,29 @@ def test_accept_in_the_job_file_is_refused(tmp_path: Path) -> None:
         job(load_bindings(tmp_path / "job.toml"), LOOKUP, UNWIND, PROJECT)
 
 
-def window() -> dict[str, Any]:
-    group = {"$group": {"_id": "$device", "n": {"$sum": 1}}}
+def window(key: str = "$device", **accumulators: Any) -> dict[str, Any]:
+    group = {"$group": {"_id": key, "n": {"$sum": 1}, **accumulators}}
     return {"$tumblingWindow": {"interval": {"size": 1, "unit": "second"}, "pipeline": [group]}}
+
+
+def test_a_window_after_lookup_reads_each_match(bindings: Bindings) -> None:
+    """Semantics §11.23: a window stage after $lookup and $unwind is a window over the
+    join with reference data: $info.x is the row each match holds, a field computed
+    before the $lookup is the stream's own, and the ordering stays Atlas' (accept)."""
+    j = job(
+        bindings,
+        {"$addFields": {"f": {"$multiply": ["$temp", 2]}}},
+        LOOKUP,
+        {"$unwind": {"path": "$info", "preserveNullAndEmptyArrays": True}},
+        window("$info.model", top={"$max": {"$subtract": ["$f", "$info.max_temp"]}}),
+    )
+    assert j.join is not None and j.join.type == "left" and j.looks_up_in_window
+    assert j.window is not None
+    keys = [(n, None if e is None else E.to_text(e)) for n, e in j.window.group_keys]
+    assert keys == [("_id", "GETRECORDPROPERTYVALUE(info, 'model')")]
+    aggregates = {a.name: str(a) for a in j.window.aggregates}
+    assert aggregates["top"] == "max(temp * 2 - GETRECORDPROPERTYVALUE(info, 'max_temp'))"
+    assert j.ordering.out_of_order_action == "accept"
 
 
 @pytest.mark.parametrize(
@@ -124,7 +144,7 @@ def window() -> dict[str, Any]:
         ([LOOKUP, {"$unwind": "$other"}], "22:14", "$unwind of '$other' is not supported yet"),
         ([UNWIND], "10:3", "the stage $unwind is not supported yet (only right after $lookup)"),
         ([LOOKUP, UNWIND, {"$match": {"a": 1}}, PROJECT], "25:3", "$match after $lookup"),
-        ([LOOKUP, UNWIND, window()], "25:3", "a window after $lookup is not supported yet"),
+        ([LOOKUP, UNWIND, window("$info.a.b")], "33:14", "$info.a.b: nested fields"),
         ([window(), LOOKUP], "28:3", "$lookup after the window is not supported yet"),
         ([LOOKUP, UNWIND, LOOKUP], "25:3", "a second $lookup"),
         ([LOOKUP, UNWIND, {"$project": {"i": "$info"}}], "26:9", "$info: the whole looked-up"),

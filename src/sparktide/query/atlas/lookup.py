@@ -39,6 +39,9 @@ class Lookup:
     pos: Pos
     left: bool = False  # $unwind keeps documents that met no row
     unwound: bool = False
+    stream: str = "stream"  # the stream's input name in the job (set by $unwind)
+    #: the document before the $lookup: what a window after it reads (semantics §11.23)
+    before: Shape | None = None
 
 
 def qualified(expr: E.Expr, input_name: str) -> E.Expr:

@@ -12,6 +12,7 @@ stage computed to the stages that read it. Each stage's reader
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -100,11 +101,12 @@ class Pipeline(Documents):
             self.endpoints.dead_letter_queue(options, output_table)
         data: dict[str, Any] = {
             "source": source_table,
-            "ordering": self.ordering(joins=read.lookup is not None),
+            # (a window over the matches keeps Atlas' ordering: semantics §11.23)
+            "ordering": self.ordering(joins=read.lookup is not None and read.window is None),
             "output": output_table,
         }
         if read.lookup is not None:
-            self.join(read.lookup, data)
+            self.join(read.lookup, data, windowed=read.window is not None)
         self.filter(read.matches, data)
         self.window(read.window, read.having, data)
         if read.select is not None:
@@ -185,9 +187,10 @@ class Pipeline(Documents):
         """Read the window stage ``name``: the document after it is the window's record."""
         if read.window is not None:
             raise self.refuse(pos, "a second window stage: a job has one window")
-        if read.lookup is not None:
-            raise self.refuse(
-                pos, "a window after $lookup is not supported yet: a join job has no window"
+        if read.lookup is not None:  # (each match, the row under the table's name: §11.23)
+            assert read.lookup.before is not None
+            self.operators.shape = dataclasses.replace(
+                read.lookup.before, table=read.lookup.name, row=True
             )
         read.window = self.windows.window_stage(_WINDOW_STAGES[name], name, body)
         read.window_pos = pos
@@ -210,6 +213,7 @@ class Pipeline(Documents):
             stream = self.endpoints.source_name
             if not is_column_name(stream) or stream == lookup.name:
                 stream = "stream" if lookup.name != "stream" else "events"
+            lookup.stream, lookup.before = stream, shape
             joined = Shape(
                 {k: qualified(v, stream) for k, v in shape.fields.items()},
                 shape.closed,
@@ -262,14 +266,29 @@ class Pipeline(Documents):
             )
         data["window"] = window
 
-    def join(self, lookup: Lookup, data: dict[str, Any]) -> None:
-        """``[inputs]`` (the stream and the table) and ``[join]`` of a ``$lookup``."""
-        shape = self.operators.shape
-        assert shape.stream is not None
-        data["inputs"] = {shape.stream: data.pop("source"), lookup.name: lookup.table}
-        data["join"] = {"left": shape.stream, "right": lookup.name, "on": [lookup.on]}
+    def join(self, lookup: Lookup, data: dict[str, Any], *, windowed: bool) -> None:
+        """``[inputs]`` (the stream and the table) and ``[join]`` of a ``$lookup``
+        (``windowed``: a window stage after it reads each match)."""
+        stream = lookup.stream
+        data["inputs"] = {stream: data.pop("source"), lookup.name: lookup.table}
+        data["join"] = {"left": stream, "right": lookup.name, "on": [lookup.on]}
         if lookup.left:
             data["join"]["type"] = "left"
+        if windowed:
+            self.notes.append(
+                f"$lookup and $unwind before the window are [join] with the reference data "
+                f"{lookup.endpoint} (input {lookup.name}, read whole when the run starts) "
+                f"and the window reads each match: an event meets its rows with equal "
+                f"{lookup.on} right after its ordering policy and becomes one event per row, "
+                f"the row under {lookup.name} (${lookup.name}.x is GetRecordPropertyValue("
+                f"{lookup.name}, 'x'))"
+                + (
+                    ", or one event with it null when it meets none"
+                    if lookup.left
+                    else "; an event that meets no row is dropped (no_match)"
+                )
+            )
+            return
         self.notes.append(
             f"$lookup and $unwind are [join] with the reference data {lookup.endpoint} "
             f"(input {lookup.name}, read whole when the run starts): each event meets its "

@@ -40,6 +40,9 @@ class Shape:
     aliases: dict[str, E.Expr] = field(default_factory=dict)  # read, not written
     stream: str | None = None  # after a $lookup: the stream's input name in the job
     table: str | None = None  # ... and the table's (its ``as``)
+    #: a window after the $lookup reads each match: the table's fields are the row's,
+    #: under the table's name (semantics §11.23), the stream's the event's own
+    row: bool = False
 
     @classmethod
     def of_window(cls, group_by: list[str], aggregates: list[str], single: bool) -> Shape:
@@ -63,7 +66,10 @@ class Shape:
             column = name[len(self.table) + 1 :]
             if "." in column:
                 raise refuse(pos, f"${name}: nested fields are not supported yet")
-            return E.Ref(check_column(column, pos, refuse, "field"), self.table)
+            column = check_column(column, pos, refuse, "field")
+            if self.row:
+                return E.Func("GETRECORDPROPERTYVALUE", (E.Ref(self.table), E.Lit(column)))
+            return E.Ref(column, self.table)
         if "." in name:
             raise refuse(pos, f"${name}: nested fields are not supported yet; flatten the input")
         if name in self.fields:

@@ -63,12 +63,20 @@ class WindowStage(Documents):
             )
         return column
 
+    def field_name(self, node: Node, what: str) -> str:
+        """A ``"$field"`` path, or after ``$lookup`` ``"$as.field"``: a field of the row
+        each match holds (semantics §11.23), which the shape reads."""
+        table, value = self.operators.shape.table, node.value
+        if table is not None and isinstance(value, str) and value.startswith(f"${table}."):
+            return value[1:]
+        return self.field_path(node, what)
+
     def argument(self, node: Node, what: str) -> str:
         """An accumulator's argument: a field path (through the document's shape) or an
         expression, as the job's expression text."""
         if isinstance(node.value, dict):
             return E.to_text(self.operators.expression(node))
-        column = self.field_path(node, what)
+        column = self.field_name(node, what)
         return E.to_text(self.operators.shape.resolve(column, node.pos, self.refuse))
 
     def window_stage(self, kind: str, name: str, node: Node) -> dict[str, Any]:
@@ -193,7 +201,7 @@ class WindowStage(Documents):
         """One grouping field of ``_id`` named ``name``: the input's column when ``node``
         is ``"$name"`` of an input field, else ``{name: expression}``."""
         if isinstance(node.value, str):
-            column = self.field_path(node, what)
+            column = self.field_name(node, what)
             resolved = self.operators.shape.resolve(column, node.pos, self.refuse)
             if resolved == E.Ref(column) and (column == name or what == "_id"):
                 return column
