@@ -582,7 +582,7 @@ CASES = {
             },
         },
     },
-    "reference-window-inner-substreams": {  # inner: an event meeting no row is no_match
+    "reference-window-substreams-inner": {  # inner: an event meeting no row is no_match
         "inputs": {
             "readings": {"over": "device"},
             "devices": {"reference": True, "format": "jsonl"},
