@@ -135,6 +135,24 @@ def test_a_window_after_lookup_reads_each_match(bindings: Bindings) -> None:
     assert j.ordering.out_of_order_action == "accept"
 
 
+def test_a_match_between_lookup_and_the_window_filters_each_match(bindings: Bindings) -> None:
+    """$match after $lookup (refused without a window: [filter] would read the events
+    before they meet the table) is [filter] over each match when a window follows."""
+    j = job(
+        bindings,
+        {"$match": {"temp": {"$gt": 0}}},
+        LOOKUP,
+        UNWIND,
+        {"$match": {"info.max_temp": {"$lt": 35}, "device": {"$ne": "d9"}}},
+        window("$info.model"),
+    )
+    assert j.filter is not None
+    assert j.filter.where == (
+        "temp > 0 AND (GETRECORDPROPERTYVALUE(info, 'max_temp') < 35 AND "
+        "(device <> 'd9' OR (device = 'd9') IS NULL))"
+    )
+
+
 @pytest.mark.parametrize(
     ("stages", "position", "message"),
     [
@@ -145,6 +163,11 @@ def test_a_window_after_lookup_reads_each_match(bindings: Bindings) -> None:
         ([UNWIND], "10:3", "the stage $unwind is not supported yet (only right after $lookup)"),
         ([LOOKUP, UNWIND, {"$match": {"a": 1}}, PROJECT], "25:3", "$match after $lookup"),
         ([LOOKUP, UNWIND, window("$info.a.b")], "33:14", "$info.a.b: nested fields"),
+        (
+            [LOOKUP, UNWIND, {"$addFields": {"f": 1}}, window()],
+            "30:3",
+            "a window after $lookup reads the documents $unwind writes",
+        ),
         ([window(), LOOKUP], "28:3", "$lookup after the window is not supported yet"),
         ([LOOKUP, UNWIND, LOOKUP], "25:3", "a second $lookup"),
         ([LOOKUP, UNWIND, {"$project": {"i": "$info"}}], "26:9", "$info: the whole looked-up"),

@@ -42,6 +42,7 @@ class Lookup:
     stream: str = "stream"  # the stream's input name in the job (set by $unwind)
     #: the document before the $lookup: what a window after it reads (semantics §11.23)
     before: Shape | None = None
+    joined: Shape | None = None  # the document right after its $unwind
 
 
 def qualified(expr: E.Expr, input_name: str) -> E.Expr:

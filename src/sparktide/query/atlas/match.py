@@ -59,13 +59,17 @@ class MatchStage(Documents):
                 continue
             if key.startswith("$"):
                 raise self.refuse(pos, f"{key} in $match is not supported yet")
-            if "." in key:
+            table = self.operators.shape.table  # (after $lookup: "as.f", the row's)
+            if table is not None and key.startswith(f"{table}."):
+                field = self.operators.shape.resolve(key, pos, self.refuse)
+            elif "." in key:
                 raise self.refuse(
                     pos, f"{key}: nested fields are not supported yet; flatten the input"
                 )
-            field = self.operators.shape.resolve(
-                check_column(key, pos, self.refuse, "field"), pos, self.refuse
-            )
+            else:
+                field = self.operators.shape.resolve(
+                    check_column(key, pos, self.refuse, "field"), pos, self.refuse
+                )
             if isinstance(value.value, dict):
                 operators = value.value
                 if not operators or not all(k.startswith("$") for k in operators):

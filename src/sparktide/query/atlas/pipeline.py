@@ -70,6 +70,9 @@ class _Stages:
     having: list[E.Expr] = field(default_factory=list)  # $match after the window
     select: dict[str, str] | None = None  # the written document, when a stage reshaped it
     lookup: Lookup | None = None
+    #: $match between $lookup and the window, read over each match once the window
+    #: stage comes (semantics §11.23): the documents and where they were written
+    after_lookup: list[tuple[Node, Pos]] = field(default_factory=list)
 
 
 class Pipeline(Documents):
@@ -157,13 +160,9 @@ class Pipeline(Documents):
                 read.sink = (self.endpoints.sink_stage(name, body), pos)
             elif name in _WINDOW_STAGES:
                 self.window_stage(read, name, body, pos)
+            elif name == "$match" and lookup is not None and read.window is None:
+                read.after_lookup.append((body, pos))  # (read over each match: window_stage)
             elif name == "$match":
-                if lookup is not None:
-                    raise self.refuse(
-                        pos,
-                        "$match after $lookup is not supported yet: [filter] reads the "
-                        "stream's events before they meet the table; put it before $lookup",
-                    )
                 condition = self.matches.match(body)
                 (read.matches if read.window is None else read.having).append(condition)
             elif name in _SHAPE_STAGES:
@@ -180,6 +179,13 @@ class Pipeline(Documents):
             raise self.refuse(
                 read.lookup.pos, f'$lookup needs $unwind of "${read.lookup.name}" right after it'
             )
+        if read.after_lookup:
+            raise self.refuse(
+                read.after_lookup[0][1],
+                "$match after $lookup without a window after it is not supported yet: "
+                "[filter] reads the stream's events before they meet the table; put it "
+                "before $lookup",
+            )
         read.select = self.operators.shape.select(self.refuse)
         return read
 
@@ -189,9 +195,18 @@ class Pipeline(Documents):
             raise self.refuse(pos, "a second window stage: a job has one window")
         if read.lookup is not None:  # (each match, the row under the table's name: §11.23)
             assert read.lookup.before is not None
+            if self.operators.shape is not read.lookup.joined:
+                raise self.refuse(
+                    pos,
+                    "a window after $lookup reads the documents $unwind writes: a stage "
+                    "that reshapes them between is not supported yet (compute the fields "
+                    "before $lookup, or in the window's accumulators)",
+                )
             self.operators.shape = dataclasses.replace(
                 read.lookup.before, table=read.lookup.name, row=True
             )
+            read.matches += [self.matches.match(body) for body, _ in read.after_lookup]
+            read.after_lookup.clear()
         read.window = self.windows.window_stage(_WINDOW_STAGES[name], name, body)
         read.window_pos = pos
         self.operators.shape = Shape.of_window(
@@ -222,7 +237,7 @@ class Pipeline(Documents):
                 "the documents of the $lookup",
             )
             joined.stream, joined.table = stream, lookup.name
-            self.operators.shape = joined
+            self.operators.shape = lookup.joined = joined
             return
         if read.window is not None:
             raise self.refuse(pos, "$lookup after the window is not supported yet")
