@@ -283,15 +283,18 @@ def test_a_window_over_a_step_that_joins_reference_data(tmp_path: Path) -> None:
 
 
 def test_join_where_takes_reference_data(tmp_path: Path) -> None:
-    """``[join] where`` filters what a join with reference data writes; a join of two
-    streams has its condition for that; a field of no input of the join is refused."""
+    """``[join] where`` filters what a left join writes (with reference data, or of two
+    streams); an inner join of two streams has its condition for that; a field of no
+    input of the join is refused."""
     base = {
         "inputs": {"a": {"path": "a.jsonl"}, "b": {"path": "b.jsonl"}},
         "join": {"left": "a", "right": "b", "on": ["k"], "between": ["0s", "1m"]},
         "output": {"path": "out"},
     }
-    with pytest.raises(ConfigError, match=r"join\.where: filters what a join with reference"):
+    with pytest.raises(ConfigError, match=r"join\.where: filters what a left join writes"):
         Job.from_dict({**base, "join": {**base["join"], "where": "b.v > 1"}})
+    left = Job.from_dict({**base, "join": {**base["join"], "where": "b.v > 1", "type": "left"}})
+    assert left.join is not None and left.join.where == "b.v > 1"
     with pytest.raises(ConfigError, match=r"join\.where: 'c\.v': 'c' is not an input"):
         Job.from_dict({**base, "join": {**base["join"], "where": "c.v > 1"}})
 
@@ -481,7 +484,8 @@ def test_each_event_meets_its_rows_in_the_table_s_order(tmp_path: Path) -> None:
         (
             "SELECT * FROM Telemetry s LEFT OUTER JOIN Other o ON s.k = o.k",
             "1:38",
-            "LEFT OUTER JOIN is not supported yet: a join of two streams is an inner join",
+            "JOIN without DATEDIFF(unit, a, b) BETWEEN low AND high in ON: Stream Analytics "
+            "joins of two streams need a time bound",
         ),
         (
             "SELECT * FROM Telemetry s JOIN DeviceRef r ON s.k = r.k WHERE v > 1",

@@ -515,6 +515,32 @@ CASES = {
             "at": "timestamp",
         },
     },
+    "join-left-absence": {  # LEFT OUTER JOIN of two streams (semantics §7.9): a left
+        # event no right event follows within 8 s is written at t + 8 s, right null
+        "inputs": {
+            "reboots": {"partition": "partition", "partitions": 3},
+            "logins": {"partition": "partition", "where": "value >= 3"},
+        },
+        "ordering": {"late_arrival": "30s", "out_of_order": "3s", "action": "drop"},
+        "join": {
+            "left": "reboots",
+            "right": "logins",
+            "on": ["device"],
+            "type": "left",
+            "between": ["0s", "8s"],
+            "condition": "reboots.value <= logins.value OR logins.id % 3 = 0",
+            # (over what the join writes: the unmatched ones read logins' fields as null)
+            "where": "logins.id IS NULL OR reboots.id % 4 <> 0",
+        },
+        "select": {
+            "device": "reboots.device",
+            "rid": "reboots.id",
+            "lid": "logins.id",
+            "missing": "logins.id IS NULL",
+            "wait_s": "DATEDIFF(second, reboots.t, timestamp)",
+            "at": "timestamp",
+        },
+    },
     "reference-left-join": {  # reference data: each released event meets the table
         "inputs": {
             "readings": {"partition": "partition", "partitions": 3},

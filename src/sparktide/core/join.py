@@ -95,6 +95,12 @@ def pair_meets(
 class TemporalJoin(Windowless):
     """The join sink of a job with ``[join]``.
 
+    Under ``type = "left"`` (``LEFT OUTER JOIN``, semantics §7.9) a left event that no
+    right event matched is written once, ``right: null``, at the latest time a match
+    could have had (its timestamp plus ``between``'s high end), once the job watermark
+    has passed that time (a right event at the watermark could still match it); in the
+    release order it comes before the matches of a later left event at that time.
+
     Parameters
     ----------
     job
@@ -116,6 +122,10 @@ class TemporalJoin(Windowless):
         }
         self._held: list[tuple[Any, ...]] = []
         self._strict = job.punctuation is not None  # CTIs commit strictly before them
+        #: Under a left join: the left events no match may yet reach, by the time it
+        #: would have (a heap), and those a match reached (by identity).
+        self._open: list[tuple[int, tuple[Any, ...], Admitted]] = []
+        self._matched: set[int] = set()
         self.held = 0
         self.matches = 0
 
@@ -133,7 +143,11 @@ class TemporalJoin(Windowless):
                     at = max(left.timestamp, right.timestamp)
                     if join_condition_met(join, left.record.fields, right.record.fields, at):
                         self._hold(left, right)
+                        self._matched.add(id(left))
             self._kept[side].setdefault(key, []).append(event)
+        if join.type == "left" and side == join.left:  # (its key may be null: no match)
+            latest = event.timestamp + self._high  # type: ignore[operator]
+            heapq.heappush(self._open, (latest, _arrival(event), event))
         self.advance(None, watermark, now)
 
     def _hold(self, left: Admitted, right: Admitted) -> None:
@@ -144,7 +158,9 @@ class TemporalJoin(Windowless):
         self.matches += 1
 
     def advance(self, scope: Any, watermark: int, now: int) -> None:
-        """The job watermark reached ``watermark``: release the matches it allows."""
+        """The job watermark reached ``watermark``: release the matches it allows (and,
+        under a left join, the left events it leaves without a match)."""
+        self._unmatched(watermark)
         while self._held and release_ready(self._held[0][0][0], watermark, strict=self._strict):
             order, left, right = heapq.heappop(self._held)
             self._release(order[0], left, right, now)
@@ -152,19 +168,34 @@ class TemporalJoin(Windowless):
     def advance_floor(self, floor: int, now: int) -> None:
         """Joins have no substreams."""
 
+    def _unmatched(self, watermark: int | None) -> None:
+        """Hold, to be written with ``right: null``, each left event whose latest match
+        time lies below ``watermark`` (``None``: every one) that no match reached."""
+        while self._open and (watermark is None or self._open[0][0] < watermark):
+            latest, arrival, left = heapq.heappop(self._open)
+            if id(left) not in self._matched:
+                heapq.heappush(self._held, ((latest, arrival, ()), left, None))
+                self.held += 1
+            self._matched.discard(id(left))
+
     def flush(self, now: int) -> None:
         """End of input: release every held match, in order."""
+        self._unmatched(None)
         while self._held:
             order, left, right = heapq.heappop(self._held)
             self._release(order[0], left, right, now)
 
-    def _release(self, timestamp: int, left: Admitted, right: Admitted, now: int) -> None:
+    def _release(self, timestamp: int, left: Admitted, right: Admitted | None, now: int) -> None:
         self.held -= 1
         join = self._join
+        fields = left.record.fields or {}
+        other = None if right is None else (right.record.fields or {})
+        if not join_where_met(join, fields, other, timestamp):  # (a left join's where)
+            return
         record = {
             "type": "event",
-            join.left: jsonable(left.record.fields or {}),
-            join.right: jsonable(right.record.fields or {}),
+            join.left: jsonable(fields),
+            join.right: None if other is None else jsonable(other),
             "timestamp": time_or_none(timestamp),
         }
         self._emit(record, now)

@@ -11,7 +11,7 @@ from sparktide.job.values import check_choice, check_column, normalise_signed_du
 
 __all__ = ["JOIN_TYPES", "Join"]
 
-#: The kinds of join: ``left`` (every event, matched or not) only with reference data.
+#: The kinds of join: ``left`` (every left event, matched or not; semantics §7.9, §11.8).
 JOIN_TYPES = ("inner", "left")
 
 
@@ -33,9 +33,11 @@ class Join:
         of two streams; absent when ``right`` is reference data (:class:`Reference`),
         which has no time.
     type
-        ``inner`` (default): only matches are released. ``left`` (reference data only,
-        Stream Analytics' ``LEFT OUTER JOIN``): an event with no matching row is released
-        once, its right side ``null``.
+        ``inner`` (default): only matches are released. ``left`` (Stream Analytics'
+        ``LEFT OUTER JOIN``): with reference data an event with no matching row is
+        released once, its right side ``null``; of two streams a left event no right
+        event matched is written once, its right side ``null``, at its timestamp plus
+        ``between``'s high end (semantics §7.9).
     condition
         A condition over both records' fields (``<input>.<field>``) and the match's
         ``timestamp`` that a pair must also meet to match: the rest of Stream Analytics'
@@ -43,10 +45,11 @@ class Join:
         which it is not true (false or null) is no match; under ``left`` an event that
         meets no row then is released once with ``null``.
     where
-        With reference data only: a condition over each released record's pair (the
-        event's fields, the row's, ``timestamp``) that the record must meet to be
-        written, once the event has met the table: Stream Analytics' ``WHERE`` over a
-        ``LEFT OUTER JOIN`` (semantics §11.8). An event no row met has a null right side
+        With reference data, or with ``type = "left"``: a condition over each released
+        record's pair (the event's fields, the row's or the right event's, ``timestamp``)
+        that the record must meet to be written, once the event has met the table or
+        the other input: Stream Analytics' ``WHERE`` over a ``LEFT OUTER JOIN``
+        (semantics §7.9, §11.8). An event no row met has a null right side
         here (``devices.model IS NULL`` keeps exactly those); a record for which it is
         not true (false or null) is not written.
     """

@@ -119,23 +119,17 @@ def check_join(job: Job) -> None:
     if job.references:
         _check_lookup(job, join)
         return
-    if join.where is not None:
+    if join.where is not None and join.type != "left":
         raise ConfigError(
             "join.where",
-            "filters what a join with reference data writes; over a join of two streams "
-            "write the condition in join.condition (a pair that fails it is no match)",
+            "filters what a left join writes; over an inner join of two streams write the "
+            "condition in join.condition (a pair that fails it is no match)",
         )
     if join.between is None:
         raise ConfigError(
             "join.between",
             'is required for a join of two streams, e.g. ["0s", "15m"] (only a join with '
             "reference data has no time bounds)",
-        )
-    if join.type != "inner":
-        raise ConfigError(
-            "join.type",
-            "a join of two streams is inner: left needs reference data on the right "
-            "([inputs.<name>] reference = true)",
         )
     names = [name for name, _ in job.inputs]
     if len(names) != 2 or set(names) != {join.left, join.right}:

@@ -81,7 +81,8 @@ class JoinPlanner:
         self.distinct_names(left, right)
         on, between, condition = self.on.join_condition(join, left, right)
         assert between is not None
-        plan = JoinPlan(left, right, on, between, join.pos, condition=condition)
+        kind = "left" if join.kind.startswith("LEFT") else "inner"  # (semantics §7.9)
+        plan = JoinPlan(left, right, on, between, join.pos, kind, condition=condition)
         return Plan((left, right), join=plan)
 
     def lookup_plan(self, join: Join, left: FromSource, right: FromSource) -> Plan:
@@ -124,14 +125,8 @@ class JoinPlanner:
     def check_streams(self, join: Join, left: FromSource, right: FromSource) -> None:
         """Refuse what a JOIN of two streams cannot be: other than inner, partitioned, keyed
         by OVER, or a self-join."""
-        if join.kind != "INNER":
-            why = (
-                "a join of two streams is an inner join (a match needs events on both "
-                f"sides); LEFT OUTER JOIN takes reference data on its right ([inputs."
-                f"{right.name}] reference = true in the job file)"
-                if join.kind.startswith("LEFT")
-                else "Stream Analytics joins need a time bound (DATEDIFF)"
-            )
+        if join.kind != "INNER" and not join.kind.startswith("LEFT"):
+            why = "Stream Analytics joins need a time bound (DATEDIFF)"
             raise self.refuse(join.pos, f"{join.kind} JOIN is not supported yet: {why}")
         for side in (left, right):
             if side.partition_by is not None:
@@ -225,12 +220,19 @@ class JoinPlanner:
         pairs: list[Expr] = []
         for term in conjuncts(select.where.expr):
             sides = self.sides_read(term, join)
-            if len(sides) != 1 or reads_timestamp(term):
+            own = len(sides) == 1 and not reads_timestamp(term)
+            if not own or (join.type == "left" and sides[0] is join.right):
                 pairs.append(term)
                 continue
             (side,) = sides
             text = E.to_text(fields.condition(term, side))
             wheres = with_where(wheres, side.name, text)
+        if join.type == "left":  # (over what it writes: semantics §7.9)
+            return replace(
+                plan,
+                input_wheres=wheres,
+                join=replace(join, where_after=(*join.where_after, *pairs)),
+            )
         return replace(
             plan,
             input_wheres=wheres,

@@ -47,12 +47,24 @@ class Matches:
             "on": list(join.on),
             "between": [format_duration(b) for b in join.between],
         }
+        kind = "an inner join"
+        if join.type == "left":
+            data["join"]["type"] = "left"
+            kind = "a left outer join"
         self.notes.append(
-            f"JOIN is [join]: an inner join of {join.left.name} and {join.right.name} on "
+            f"JOIN is [join]: {kind} of {join.left.name} and {join.right.name} on "
             f"{', '.join(join.on)}, {join.right.name}'s timestamp minus {join.left.name}'s "
             f"within [{', '.join(format_duration(b) for b in join.between)}]"
+            + (
+                f"; an event of {join.left.name} that no event of {join.right.name} matched "
+                f"is written once, {join.right.name} null, at its timestamp plus "
+                f"{format_duration(join.between[1])} (the latest a match could have had)"
+                if join.type == "left"
+                else ""
+            )
         )
         self.join_condition(join, data["join"])
+        self.join_where(join, data["join"])
         if plan.projection is None:
             self.notes.append(
                 f"SELECT * over a JOIN: each match is an event record {{{join.left.name}: "
@@ -150,9 +162,10 @@ class Matches:
         )
 
     def join_where(self, join: JoinPlan, table: dict[str, Any]) -> None:
-        """``table["where"]``: under LEFT OUTER JOIN with reference data, the WHERE's terms
-        over the table's fields, over what the join writes (semantics §11.8), with its
-        note."""
+        """``table["where"]``: under LEFT OUTER JOIN, the WHERE's terms over the right
+        input's fields (with reference data: the table's; of two streams also those over
+        both inputs or the match's time), over what the join writes (semantics §7.9,
+        §11.8), with its note."""
         if not join.where_after:
             return
         terms = [
@@ -163,7 +176,8 @@ class Matches:
         self.notes.append(
             f"the WHERE over the LEFT OUTER JOIN's {join.right.name} fields is [join] where: "
             f"what the join writes is kept only where {table['where']} is true, an event "
-            f"that met no row reading {join.right.name}'s fields as null"
+            f"that met {'no row' if join.reference else 'no match'} reading "
+            f"{join.right.name}'s fields as null"
         )
 
     def join_projection(self, select: Select, join: JoinPlan) -> dict[str, str]:

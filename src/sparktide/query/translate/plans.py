@@ -27,7 +27,7 @@ class JoinPlan:
     on: tuple[str, ...]
     between: tuple[int, int] | None  # bounds of right.timestamp - left.timestamp
     pos: Pos
-    type: str = "inner"  # inner, or left: LEFT OUTER JOIN (reference data only)
+    type: str = "inner"  # inner, or left: LEFT OUTER JOIN (semantics §7.9, §11.8)
     reference: bool = False  # right is reference data: no time bound
     swapped: bool = False  # the query's JOIN has the reference input on its left
     condition: tuple[Expr, ...] = ()  # the rest of ON (semantics §11.8), the query's terms

@@ -40,17 +40,20 @@ MATCHES_SCHEMA = state_schema(
 )
 
 
-def join_schema(keys: list[str]) -> T.StructType:
+def join_schema(keys: list[str], left: bool = False) -> T.StructType:
     """The events a join keeps (``joined``): side, join values, timestamp, arrival order
-    and the record's text."""
+    and the record's text; under a left join (``left``) whether a match reached a left
+    event."""
     event = state_schema(
         f"{SYSTEM_TIME} long, {ARRIVAL_TIME} long, {FILE} string, {LINE} long, {RAW} string"
     )
+    matched = [T.StructField("matched", T.BooleanType())] if left else []
     return T.StructType(
         [
             T.StructField("side", T.StringType()),
             *(T.StructField(k, T.StringType()) for k in keys),
             *event.fields,
+            *matched,
         ]
     )
 
@@ -139,33 +142,49 @@ def join(context: Context, batch: Batch, decided: DataFrame) -> None:
     job watermark reaches them, and are written in (timestamp, left's arrival order,
     right's) order. A kept event is forgotten once no future event of the other side
     can match it: every later one starts at or above that side's watermark (the minimum
-    over its partitions, when they are all declared; else events are kept)."""
+    over its partitions, when they are all declared; else events are kept). Under
+    ``type = "left"`` a left event carries whether a match reached it, and one that
+    none reached is written once the job watermark passes its latest match time
+    (:func:`_unmatched`)."""
     spec = context.job.join
     assert spec is not None and spec.between is not None
     low, high = spec.between
     keys = [f"j{i}" for i in range(len(spec.on))]
+    left_join = spec.type == "left"
     columns = ["side", *keys, *RELEASE_ORDER, RAW]
     admitted = (
         decided.filter(F.col(VERDICT).isin(*ADMITTED_KINDS))
         .withColumn("side", F.expr(f"split({PARTITION}, '/')[0]"))
         .select(*columns)
     )
-    kept = context.store.load_table(batch.previous, "joined", join_schema(keys))
+    if left_join:  # (whether a match reached a left event: semantics §7.9)
+        admitted = admitted.withColumn("matched", F.lit(False))
+        columns.append("matched")
+    kept = context.store.load_table(batch.previous, "joined", join_schema(keys, left_join))
     every = admitted.withColumn("new", F.lit(True)).unionByName(
         kept.withColumn("new", F.lit(False))
     )
-    _write_matches(context, batch, _matches(context, every, keys))
+    pairs = _pairs(context, every, keys)
+    matches = _records(context, pairs)
+    written = "false"
+    if left_join:
+        every, written = _marked(context, batch, every, pairs)
+        matches = matches.unionByName(_unmatched(context, every, written))
+    _write_matches(context, batch, matches)
     s = SYSTEM_TIME
     keep = {spec.left: f"{s} + {high} >= {_side_floor(context, batch, spec.right)}"}
     keep[spec.right] = f"{s} - {low} >= {_side_floor(context, batch, spec.left)}"
     still = every.filter(
-        " OR ".join(f"(side = {sql_string(side)} AND {c})" for side, c in keep.items())
+        f"NOT ({written}) AND ("
+        + " OR ".join(f"(side = {sql_string(side)} AND {c})" for side, c in keep.items())
+        + ")"
     )
     write_state(context.store, batch, still.select(*columns), "joined", "join_events")
 
 
-def _matches(context: Context, every: DataFrame, keys: list[str]) -> DataFrame:
-    """The new pairs of a left and a right event, as records (``MATCHES_SCHEMA``)."""
+def _pairs(context: Context, every: DataFrame, keys: list[str]) -> DataFrame:
+    """The new pairs of a left and a right event that match (the rest of the ``ON``
+    too): their timestamp (the later one's), both arrival orders and both records."""
     spec = context.job.join
     assert spec is not None and spec.between is not None
     low, high = spec.between
@@ -189,8 +208,61 @@ def _matches(context: Context, every: DataFrame, keys: list[str]) -> DataFrame:
     if spec.condition is not None:  # (the rest of the ON: semantics §11.8)
         matches = join_condition(matches, context.job, ("lraw", "rraw"), SYSTEM_TIME)
         matches = matches.filter("_jc").drop("_jc")
-    matches, value = _match_record(context, matches)
+    return matches
+
+
+def _records(context: Context, pairs: DataFrame) -> DataFrame:
+    """The records of ``pairs`` (a left join's unmatched events: the right side null)
+    that ``[join] where`` keeps, as ``MATCHES_SCHEMA`` rows."""
+    if context.job.join is not None and context.job.join.where is not None:
+        pairs = join_where(pairs, context.job, ("lraw", "rraw"), SYSTEM_TIME)
+    matches, value = _match_record(context, pairs)
     return matches.selectExpr(*(f.name for f in MATCHES_SCHEMA.fields[:-1]), f"{value} AS value")
+
+
+def _marked(
+    context: Context, batch: Batch, every: DataFrame, pairs: DataFrame
+) -> tuple[DataFrame, str]:
+    """Under a left join: ``every`` with ``matched`` set on the left events a pair of
+    this batch reached, and SQL of whether a left event is written without a match now
+    (none reached it and the job watermark is past its latest match time)."""
+    spec = context.job.join
+    assert spec is not None and spec.between is not None
+    left = sql_string(spec.left)
+    hits = pairs.selectExpr("la AS _la", "lfile AS _lf", "lline AS _ll").distinct().alias("h")
+    on = (
+        f"e.side = {left} AND e.{ARRIVAL_TIME} <=> h._la AND e.{FILE} <=> h._lf "
+        f"AND e.{LINE} <=> h._ll"
+    )
+    marked = every.alias("e").join(hits, F.expr(on), "left")
+    matched = f"CASE WHEN side = {left} THEN coalesce(matched, false) OR _hit END"
+    every = (
+        marked.select("e.*", F.expr("h._la IS NOT NULL").alias("_hit"))
+        .withColumn("matched", F.expr(matched))
+        .drop("_hit")
+    )
+    scope_w, _, _ = scope_watermarks(context, batch)
+    latest = f"{SYSTEM_TIME} + {spec.between[1]}"
+    return every, f"(side = {left} AND NOT matched AND {latest} < {scope_w})"
+
+
+def _unmatched(context: Context, every: DataFrame, written: str) -> DataFrame:
+    """The records of the left events written without a match now (SQL ``written``), at
+    their latest match time, their right side null."""
+    spec = context.job.join
+    assert spec is not None and spec.between is not None
+    rows = every.filter(written).selectExpr(
+        f"{SYSTEM_TIME} + {spec.between[1]} AS {SYSTEM_TIME}",
+        f"{ARRIVAL_TIME} AS la",
+        f"{FILE} AS lfile",
+        f"{LINE} AS lline",
+        "CAST(NULL AS BIGINT) AS ra",
+        "CAST(NULL AS STRING) AS rfile",
+        "CAST(NULL AS BIGINT) AS rline",
+        f"{RAW} AS lraw",
+        "CAST(NULL AS STRING) AS rraw",
+    )
+    return _records(context, rows)
 
 
 def _write_matches(context: Context, batch: Batch, matches: DataFrame) -> None:
