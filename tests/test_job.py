@@ -851,8 +851,10 @@ def test_a_join_of_two_streams_needs_between_and_may_be_left(tmp_path):
     with pytest.raises(ConfigError) as info:
         Job.from_dict(_join(), base_dir=tmp_path)
     assert info.value.key == "join.between", info.value
-    job = Job.from_dict(_join(between=["0s", "1m"], type="left"), base_dir=tmp_path)
+    job = Job.from_dict(_join(between=["-1m", "1m"], type="left"), base_dir=tmp_path)
     assert job.join is not None and job.join.type == "left"  # (semantics §7.9)
+    with pytest.raises(ConfigError, match=r"^join\.between: a left join .* 0 or more"):
+        Job.from_dict(_join(between=["-1m", "-1s"], type="left"), base_dir=tmp_path)
 
 
 def test_time_unit_names_the_unit_of_epoch_numbers(tmp_path):

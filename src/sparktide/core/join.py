@@ -121,7 +121,9 @@ class TemporalJoin(Windowless):
             join.right: {},
         }
         self._held: list[tuple[Any, ...]] = []
-        self._strict = job.punctuation is not None  # CTIs commit strictly before them
+        # CTIs commit strictly before them; a left join writes a time's records together
+        # once the watermark has passed it (semantics §7.9)
+        self._strict = job.punctuation is not None or join.type == "left"
         #: Under a left join: the left events no match may yet reach, by the time it
         #: would have (a heap), and those a match reached (by identity).
         self._open: list[tuple[int, tuple[Any, ...], Admitted]] = []

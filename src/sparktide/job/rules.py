@@ -131,6 +131,13 @@ def check_join(job: Job) -> None:
             'is required for a join of two streams, e.g. ["0s", "15m"] (only a join with '
             "reference data has no time bounds)",
         )
+    if join.type == "left" and int(join.between[1]) < 0:
+        raise ConfigError(
+            "join.between",
+            "a left join writes a left event no match reached at its timestamp plus the "
+            "high end of between, which must be 0 or more (the low end may be negative: "
+            "a right event before the left one matches too)",
+        )
     names = [name for name, _ in job.inputs]
     if len(names) != 2 or set(names) != {join.left, join.right}:
         raise ConfigError(

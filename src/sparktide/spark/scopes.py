@@ -28,12 +28,13 @@ from sparktide.spark.sql import NEG, lit_us, sql_string
 __all__ = ["force", "release_ready", "scope_arrays", "scope_watermarks", "written_from_start"]
 
 
-def release_ready(context: Context, watermark: str) -> str:
+def release_ready(context: Context, watermark: str, *, strict: bool = False) -> str:
     """SQL: whether the row's system timestamp is released by its scope's ``watermark``
     (SQL) (:func:`sparktide.core.release.release_ready`): reached (``≤``) under Stream
     Analytics' heuristic watermark, strictly passed (``<``) where CTIs make it (the job
-    has ``[punctuation]``: a CTI at *c* commits what lies strictly before *c*)."""
-    strict = context.job.punctuation is not None
+    has ``[punctuation]``: a CTI at *c* commits what lies strictly before *c*) or
+    ``strict`` asks (a left join of two streams, semantics §7.9)."""
+    strict = strict or context.job.punctuation is not None
     return f"{SYSTEM_TIME} {'<' if strict else '<='} {watermark}"
 
 

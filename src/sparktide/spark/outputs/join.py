@@ -269,7 +269,8 @@ def _write_matches(context: Context, batch: Batch, matches: DataFrame) -> None:
     """Write the matches the job watermark reached (new and held), hold the others."""
     held = context.store.load_table(batch.previous, "matches", MATCHES_SCHEMA)
     scope_w, _, _ = scope_watermarks(context, batch)
-    ready = F.expr(release_ready(context, scope_w))
+    left_join = context.job.join is not None and context.job.join.type == "left"
+    ready = F.expr(release_ready(context, scope_w, strict=left_join))  # (§7.9)
     rows = matches.unionByName(held).withColumn("ready", ready).cache()
     try:
         out = rows.filter(f"ready AND {written_from_start(context)}").select(
