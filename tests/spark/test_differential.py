@@ -541,6 +541,20 @@ CASES = {
             "at": "timestamp",
         },
     },
+    "join-left-whole": {  # a left join's records whole: {left, right: null, timestamp}
+        "inputs": {
+            "reboots": {"format": "csv", "partition": "partition", "partitions": 3},
+            "logins": {"partition": "partition", "partitions": 3},
+        },
+        "ordering": {"late_arrival": "20s", "out_of_order": "2s"},
+        "join": {
+            "left": "reboots",
+            "right": "logins",
+            "on": ["device"],
+            "type": "left",
+            "between": ["-5s", "4s"],  # (a login up to 5 s before matches too)
+        },
+    },
     "reference-left-join": {  # reference data: each released event meets the table
         "inputs": {
             "readings": {"partition": "partition", "partitions": 3},

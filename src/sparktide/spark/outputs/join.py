@@ -144,8 +144,8 @@ def join(context: Context, batch: Batch, decided: DataFrame) -> None:
     can match it: every later one starts at or above that side's watermark (the minimum
     over its partitions, when they are all declared; else events are kept). Under
     ``type = "left"`` a left event carries whether a match reached it, and one that
-    none reached is written once the job watermark passes its latest match time
-    (:func:`_unmatched`)."""
+    none reached is kept until it is written, once the job watermark passes its latest
+    match time (:func:`_unmatched`)."""
     spec = context.job.join
     assert spec is not None and spec.between is not None
     low, high = spec.between
@@ -173,6 +173,8 @@ def join(context: Context, batch: Batch, decided: DataFrame) -> None:
     _write_matches(context, batch, matches)
     s = SYSTEM_TIME
     keep = {spec.left: f"{s} + {high} >= {_side_floor(context, batch, spec.right)}"}
+    if left_join:  # (a left event no match reached waits to be written alone: §7.9)
+        keep[spec.left] = f"({keep[spec.left]} OR NOT matched)"
     keep[spec.right] = f"{s} - {low} >= {_side_floor(context, batch, spec.left)}"
     still = every.filter(
         f"NOT ({written}) AND ("
