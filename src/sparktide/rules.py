@@ -175,6 +175,9 @@ join_where: a JOIN with reference data: its WHERE over what it writes, no row re
 rows_met: the table rows an event meets; in a window over the join, one event each (§11.23)
     python core.lookup:ReferenceTable.rows_met
     sql    spark.lookup:rows_met
+unmatched_left: a left join's left event no match reached, written alone at its latest time (§7.9)
+    python core.join:TemporalJoin.unmatched_left
+    sql    spark.outputs.join:unmatched_left
 analytic_value: analytic columns: LAG, LAST, ISFIRST (§11.19)
     python core.analytic:analytic_value
     sql    spark.analytic:analytic_value

@@ -162,7 +162,7 @@ class TemporalJoin(Windowless):
     def advance(self, scope: Any, watermark: int, now: int) -> None:
         """The job watermark reached ``watermark``: release the matches it allows (and,
         under a left join, the left events it leaves without a match)."""
-        self._unmatched(watermark)
+        self.unmatched_left(watermark)
         while self._held and release_ready(self._held[0][0][0], watermark, strict=self._strict):
             order, left, right = heapq.heappop(self._held)
             self._release(order[0], left, right, now)
@@ -170,7 +170,7 @@ class TemporalJoin(Windowless):
     def advance_floor(self, floor: int, now: int) -> None:
         """Joins have no substreams."""
 
-    def _unmatched(self, watermark: int | None) -> None:
+    def unmatched_left(self, watermark: int | None) -> None:
         """Hold, to be written with ``right: null``, each left event whose latest match
         time lies below ``watermark`` (``None``: every one) that no match reached."""
         while self._open and (watermark is None or self._open[0][0] < watermark):
@@ -182,7 +182,7 @@ class TemporalJoin(Windowless):
 
     def flush(self, now: int) -> None:
         """End of input: release every held match, in order."""
-        self._unmatched(None)
+        self.unmatched_left(None)
         while self._held:
             order, left, right = heapq.heappop(self._held)
             self._release(order[0], left, right, now)

@@ -32,7 +32,7 @@ from sparktide.spark.outputs.text import ordered, state_schema, write_state, wri
 from sparktide.spark.scopes import release_ready, scope_watermarks, written_from_start
 from sparktide.spark.sql import NEG, iso, lit_us, sql_string
 
-__all__ = ["MATCHES_SCHEMA", "join", "join_schema", "meet"]
+__all__ = ["MATCHES_SCHEMA", "join", "join_schema", "meet", "unmatched_left"]
 
 MATCHES_SCHEMA = state_schema(
     f"{SYSTEM_TIME} long, la long, lfile string, lline long, ra long, rfile string, "
@@ -145,7 +145,7 @@ def join(context: Context, batch: Batch, decided: DataFrame) -> None:
     over its partitions, when they are all declared; else events are kept). Under
     ``type = "left"`` a left event carries whether a match reached it, and one that
     none reached is kept until it is written, once the job watermark passes its latest
-    match time (:func:`_unmatched`)."""
+    match time (:func:`unmatched_left`)."""
     spec = context.job.join
     assert spec is not None and spec.between is not None
     low, high = spec.between
@@ -169,7 +169,7 @@ def join(context: Context, batch: Batch, decided: DataFrame) -> None:
     written = "false"
     if left_join:
         every, written = _marked(context, batch, every, pairs)
-        matches = matches.unionByName(_unmatched(context, every, written))
+        matches = matches.unionByName(unmatched_left(context, every, written))
     _write_matches(context, batch, matches)
     s = SYSTEM_TIME
     keep = {spec.left: f"{s} + {high} >= {_side_floor(context, batch, spec.right)}"}
@@ -248,7 +248,7 @@ def _marked(
     return every, f"(side = {left} AND NOT matched AND {latest} < {scope_w})"
 
 
-def _unmatched(context: Context, every: DataFrame, written: str) -> DataFrame:
+def unmatched_left(context: Context, every: DataFrame, written: str) -> DataFrame:
     """The records of the left events written without a match now (SQL ``written``), at
     their latest match time, their right side null."""
     spec = context.job.join
