@@ -268,7 +268,8 @@ def unmatched_left(context: Context, every: DataFrame, written: str) -> DataFram
 
 
 def _write_matches(context: Context, batch: Batch, matches: DataFrame) -> None:
-    """Write the matches the job watermark reached (new and held), hold the others."""
+    """Write the matches the job watermark reached (new and held; under a left join,
+    passed), hold the others."""
     held = context.store.load_table(batch.previous, "matches", MATCHES_SCHEMA)
     scope_w, _, _ = scope_watermarks(context, batch)
     left_join = context.job.join is not None and context.job.join.type == "left"
