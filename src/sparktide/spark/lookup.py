@@ -70,9 +70,11 @@ def rows_met(
     assert join is not None
     keys = join_keys(job)
     names = [name for name, _ in keys]
+    # (the event's record as text only where [join] condition reads the pair)
+    ltext = f"CASE WHEN {ADMITTED} THEN to_json({RECORD}) END"
     events = judged.selectExpr(
         "*",
-        f"CASE WHEN {ADMITTED} THEN to_json({RECORD}) END AS _ltext",
+        f"{ltext if join.condition is not None else 'CAST(NULL AS STRING)'} AS _ltext",
         *(f"CASE WHEN {ADMITTED} THEN {expr} END AS {name}" for name, expr in keys),
     ).alias("e")
     table = F.broadcast(reference_table(context)).alias("r")
