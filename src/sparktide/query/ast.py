@@ -178,7 +178,9 @@ class FromSource:
 
     ``where`` is never parsed: it is the ``WHERE`` of a step that filters the input
     before the analytic functions of the SELECT that reads the step (the translation
-    composes the two, semantics §11.20)."""
+    composes the two, semantics §11.20). ``bound`` is never parsed either: a side of a
+    self-join (``FROM i a JOIN i b``) is renamed by its alias, and ``bound`` keeps the
+    name of the input whose job-file table it reads (``docs/query.md``, *Self-joins*)."""
 
     name: str
     alias: str | None
@@ -189,6 +191,12 @@ class FromSource:
     timestamp_pos: Pos | None = None
     partition_pos: Pos | None = None
     where: Expr | None = None
+    bound: str | None = None
+
+    @property
+    def input_name(self) -> str:
+        """The name of the input whose job-file table this source reads."""
+        return self.bound or self.name
 
 
 @dataclass(frozen=True)

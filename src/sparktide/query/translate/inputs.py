@@ -36,7 +36,8 @@ class Inputs:
             for _, condition in plan.input_wheres:  # (before the analytic columns, §11.20)
                 table["where"] = condition
             return {"source": table}
-        if self.bindings.source is not None:
+        bound = {s.input_name.casefold() for s in plan.sources}  # (a self-join: one)
+        if self.bindings.source is not None and len(bound) > 1:
             names = " and ".join(s.name for s in plan.sources)
             raise ConfigError(
                 "source",
@@ -101,7 +102,7 @@ class Inputs:
                 f"{source.name} ON ...), as in Stream Analytics",
             )
         try:
-            prefix, table = self.bindings.require_input(source.name)
+            prefix, table = self.bindings.require_input(source.input_name)
         except LookupError as exc:
             raise self.refuse(source.pos, str(exc)) from None
         if source.timestamp_by is not None:

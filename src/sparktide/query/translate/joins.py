@@ -78,6 +78,8 @@ class JoinPlanner:
         if self.bindings.is_reference(left.name) or self.bindings.is_reference(right.name):
             return self.lookup_plan(join, left, right)
         self.check_streams(join, left, right)
+        if left.name.casefold() == right.name.casefold():
+            left, right = self.self_join(left, right)
         self.distinct_names(left, right)
         on, between, condition = self.on.join_condition(join, left, right)
         assert between is not None
@@ -123,8 +125,8 @@ class JoinPlanner:
         return Plan((stream, table), join=plan, partition=stream.partition_by)
 
     def check_streams(self, join: Join, left: FromSource, right: FromSource) -> None:
-        """Refuse what a JOIN of two streams cannot be: other than inner, partitioned, keyed
-        by OVER, or a self-join."""
+        """Refuse what a JOIN of two streams cannot be: other than inner or left,
+        partitioned, or keyed by OVER."""
         if join.kind != "INNER" and not join.kind.startswith("LEFT"):
             why = "Stream Analytics joins need a time bound (DATEDIFF)"
             raise self.refuse(join.pos, f"{join.kind} JOIN is not supported yet: {why}")
@@ -141,12 +143,36 @@ class JoinPlanner:
                     "TIMESTAMP BY ... OVER in a JOIN is not supported yet: a join follows the "
                     "merged watermark of both inputs",
                 )
-        if left.name.casefold() == right.name.casefold():
+
+    def self_join(self, left: FromSource, right: FromSource) -> tuple[FromSource, FromSource]:
+        """The two sides of a JOIN of an input with itself (``FROM i a JOIN i b``), each
+        renamed by its alias: the job reads the input once per alias, as two inputs
+        ``a`` and ``b`` bound to ``i``'s table (``docs/query.md``, *Self-joins*). Both
+        sides need an alias, and different ones."""
+        for side in (left, right):
+            if side.alias is None:
+                raise self.refuse(
+                    side.pos,
+                    f"a JOIN of {side.name} with itself needs an alias on each side "
+                    f"(FROM {side.name} a JOIN {side.name} b ON ...)",
+                )
+        assert left.alias is not None and right.alias is not None
+        if left.alias.casefold() == right.alias.casefold():
             raise self.refuse(
                 right.pos,
-                f"a self-join ({left.name} JOIN {right.name}) is not supported yet: the job "
-                "joins two inputs",
+                f"{right.alias} names both sides of the JOIN; give them different aliases",
             )
+        for side in (left, right):
+            if self.bindings.input_table(side.alias) is not None and self.bindings.inputs:
+                raise self.refuse(
+                    side.pos,
+                    f"the alias {side.alias} of {side.name} is also an input of the job "
+                    "file: a self-join reads its input once per alias, named by the alias; "
+                    "choose another",
+                )
+        return tuple(  # type: ignore[return-value]
+            replace(side, name=side.alias, alias=None, bound=side.name) for side in (left, right)
+        )
 
     def check_table(self, table: FromSource) -> None:
         """Refuse TIMESTAMP BY and PARTITION BY on reference data: it has neither."""

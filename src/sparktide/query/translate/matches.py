@@ -63,6 +63,12 @@ class Matches:
                 else ""
             )
         )
+        if join.left.bound is not None:  # (a self-join: docs/query.md, *Self-joins*)
+            self.notes.append(
+                f"a JOIN of {join.left.bound} with itself: the job reads {join.left.bound} "
+                f"once per alias, as the inputs {join.left.name} and {join.right.name} (each "
+                "its own WHERE terms; each counts its events and dead-letters its bad lines)"
+            )
         self.join_condition(join, data["join"])
         self.join_where(join, data["join"])
         if plan.projection is None:

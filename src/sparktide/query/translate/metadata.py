@@ -49,7 +49,7 @@ def metadata_field(call: Call, source: FromSource, bindings: Bindings, refuse: R
             "(from the fields the job file names)",
         )
     name, key = found
-    table = bindings.input_table(source.name)
+    table = bindings.input_table(source.input_name)
     column = table[1].get(key) if table is not None else None
     if column is None and key == "partition" and source.partition_by is not None:
         column = source.partition_by.parts[-1]
