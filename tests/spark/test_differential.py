@@ -541,6 +541,30 @@ CASES = {
             "at": "timestamp",
         },
     },
+    "join-self-left": {  # a stream joined with itself (semantics §7.10): both inputs
+        # read the same events (one_stream); a left join, each alias its own where; an
+        # event of o may meet itself in c (between includes 0)
+        "stream": {"one_stream": True},
+        "inputs": {
+            "o": {"partition": "partition", "partitions": 3, "where": "id % 2 = 0"},
+            "c": {"partition": "partition", "partitions": 3, "where": "value >= 2"},
+        },
+        "ordering": {"late_arrival": "30s", "out_of_order": "3s"},
+        "join": {
+            "left": "o",
+            "right": "c",
+            "on": ["device"],
+            "type": "left",
+            "between": ["0s", "10s"],
+        },
+        "select": {
+            "device": "o.device",
+            "oid": "o.id",
+            "cid": "c.id",
+            "itself": "o.id = c.id",
+            "at": "timestamp",
+        },
+    },
     "join-left-whole": {  # a left join's records whole: {left, right: null, timestamp}
         "inputs": {
             "reboots": {"format": "csv", "partition": "partition", "partitions": 3},
@@ -890,10 +914,12 @@ def test_spark_matches_reference(spark, tmp_path, monkeypatch, case, files_per_b
     if case in SPARK_WRITES:
         monkeypatch.setattr(plans, "DRIVER_WRITE_ROWS", 0)
     tables = dict(CASES[case])
-    stream = tables.pop("stream", {})
+    stream = dict(tables.pop("stream", {}))
+    one_stream = stream.pop("one_stream", False)  # (every input the same events: a self-join)
     seed = zlib.crc32(case.encode()) % 1000
     if "inputs" in tables:  # a union: one stream per input, in/<name>
         for i, (name, table) in enumerate(tables["inputs"].items()):
+            i = 0 if one_stream else i
             fmt = table.get("format", "jsonl")
             if table.get("reference"):
                 write_reference(tmp_path / "in" / name, fmt)
