@@ -162,17 +162,17 @@ class JoinPlanner:
                 right.pos,
                 f"{right.alias} names both sides of the JOIN; give them different aliases",
             )
-        for side in (left, right):
-            if self.bindings.input_table(side.alias) is not None and self.bindings.inputs:
+        for alias, side in ((left.alias, left), (right.alias, right)):
+            if alias.casefold() in self.bindings.inputs:
                 raise self.refuse(
                     side.pos,
-                    f"the alias {side.alias} of {side.name} is also an input of the job "
-                    "file: a self-join reads its input once per alias, named by the alias; "
-                    "choose another",
+                    f"the alias {alias} of {side.name} is also an input of the job file: a "
+                    "self-join reads its input once per alias, named by the alias; choose "
+                    "another",
                 )
-        return tuple(  # type: ignore[return-value]
-            replace(side, name=side.alias, alias=None, bound=side.name) for side in (left, right)
-        )
+        left = replace(left, name=left.alias, alias=None, bound=left.name)
+        right = replace(right, name=right.alias, alias=None, bound=right.name)
+        return left, right
 
     def check_table(self, table: FromSource) -> None:
         """Refuse TIMESTAMP BY and PARTITION BY on reference data: it has neither."""
