@@ -891,13 +891,33 @@ def test_select_star_puts_the_records_fields_where_it_stands() -> None:
     base = {"source": {"path": "in", "timestamp_by": "t"}, "output": {"path": "out"}}
     job = Job.from_dict({**base, "select": {"a": "v + 1", "*": "*", "b": "v * 2"}})
     assert [p.name for p in job.select] == ["a", "b"] and job.select_star == 1
-    with pytest.raises(ConfigError, match=r'select\."\*": "\*" stands for'):
+    with pytest.raises(ConfigError, match=r'select\."\*": stands for the record'):
         Job.from_dict({**base, "select": {"*": "v", "b": "v"}})
+    with pytest.raises(ConfigError, match=r'select\."\*": "\*" stands for'):
+        Job.from_dict({**base, "select": {"*": 3, "b": "v"}})
     with pytest.raises(ConfigError, match="no other column is no"):
         Job.from_dict({**base, "select": {"*": "*"}})
     window = {"type": "tumbling", "size": "1m", "aggregates": {"n": "count(*)"}}
-    with pytest.raises(ConfigError, match="without \\[window\\] or \\[join\\]"):
+    with pytest.raises(ConfigError, match="without \\[window\\]"):
         Job.from_dict({**base, "window": window, "select": {"*": "*", "n": "n"}})
+
+
+def test_select_star_in_a_join_names_the_input_whose_fields_it_writes(tmp_path) -> None:
+    """``"*" = "<input>"`` in a join's ``[select]``: ``SELECT s.*, r.Model`` (semantics
+    §11.16), also alone; ``"*" = "*"`` or another name is refused, naming the inputs."""
+    data = {**_join(between=["0s", "1m"]), "output": {"path": "out"}}
+    job = Job.from_dict({**data, "select": {"*": "exit", "at": "entry.t"}}, base_dir=tmp_path)
+    assert (job.select_star, job.select_star_input, [p.name for p in job.select]) == (
+        0,
+        "exit",
+        ["at"],
+    )
+    alone = Job.from_dict({**data, "select": {"*": "entry"}}, base_dir=tmp_path)
+    assert (alone.select, alone.select_star, alone.select_star_input) == ((), 0, "entry")
+    for star in ("*", "devices"):
+        with pytest.raises(ConfigError, match="names the input whose fields it writes") as info:
+            Job.from_dict({**data, "select": {"*": star, "at": "entry.t"}}, base_dir=tmp_path)
+        assert info.value.key == 'select."*"' and "entry or exit" in str(info.value)
 
 
 def test_count_if_counts_a_condition_or_a_columns_true_values() -> None:

@@ -535,9 +535,9 @@ def test_each_event_meets_its_rows_in_the_table_s_order(tmp_path: Path) -> None:
             "a window over a JOIN is not supported yet",
         ),
         (
-            "SELECT r.* FROM Telemetry s JOIN DeviceRef r ON s.k = r.k",
-            "1:8",
-            "SELECT r.* over a JOIN is not supported yet",
+            "SELECT s.*, r.* FROM Telemetry s JOIN DeviceRef r ON s.k = r.k",
+            "1:13",
+            "r.*: a SELECT over a JOIN writes one input's fields whole",
         ),
         (
             "SELECT Model FROM Telemetry s JOIN DeviceRef r ON s.k = r.k",

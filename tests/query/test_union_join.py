@@ -518,6 +518,62 @@ def test_a_self_join_reads_its_input_once_per_alias(tmp_path: Path) -> None:
         translate(query, load_bindings(tmp_path / "job.toml"))
 
 
+def test_an_input_s_star_over_a_join_writes_its_fields_where_it_stands(tmp_path: Path) -> None:
+    """``SELECT e.*, x.Lane AS ExitLane`` over a JOIN: ``"*" = "Entry"`` (by input name,
+    from the alias), the entry's fields where ``*`` stands, then the columns; ``x.*``
+    alone writes the exit's fields only; a left join's lone event has none of them."""
+    t = "2026-03-01T09:{}Z"
+    _write(
+        tmp_path / "entry.jsonl",
+        [
+            {"Plate": "X", "Lane": 1, "t": t.format("00:00")},
+            {"Plate": "Y", "Lane": 2, "t": t.format("01:00")},
+        ],
+    )
+    _write(tmp_path / "exit.jsonl", [{"Plate": "X", "Lane": 7, "t": t.format("00:30")}])
+    (tmp_path / "job.toml").write_text(
+        '[inputs.Entry]\npath = "entry.jsonl"\narrival_time = "t"\n'
+        '[inputs.Exit]\npath = "exit.jsonl"\narrival_time = "t"\n'
+    )
+    bindings = load_bindings(tmp_path / "job.toml")
+    join = "FROM Entry e TIMESTAMP BY t {} JOIN Exit x TIMESTAMP BY t ON e.Plate = x.Plate "
+    join += "AND DATEDIFF(minute, e, x) BETWEEN 0 AND 1"
+    j = job(f"SELECT e.*, x.Lane AS ExitLane INTO o {join.format('')}", bindings)
+    assert (j.select_star, j.select_star_input, [p.name for p in j.select]) == (
+        0,
+        "Entry",
+        ["ExitLane"],
+    )
+    assert round_trips(j)
+    assert simulate(j).events == [
+        {
+            "type": "event",
+            "Plate": "X",
+            "Lane": 1,
+            "t": t.format("00:00"),
+            "ExitLane": 7,
+            "timestamp": t.format("00:30"),
+        }
+    ]
+    alone = job(f"SELECT x.* INTO o {join.format('LEFT OUTER')}", bindings)
+    assert (alone.select, alone.select_star_input) == ((), "Exit") and round_trips(alone)
+    assert simulate(alone).events == [
+        {"type": "event", "Plate": "X", "Lane": 7, "t": t.format("00:30"), **_at("00:30")},
+        {"type": "event", **_at("02:00")},  # (Y: no exit within a minute, at 09:01 + 1 m)
+    ]
+    for query, message in (
+        (f"SELECT *, x.Lane AS L INTO o {join.format('')}", "name the input whose fields"),
+        (f"SELECT e.*, x.* INTO o {join.format('')}", "writes one input's fields whole"),
+        (f"SELECT q.*, x.Lane AS L INTO o {join.format('')}", "q.* names neither input"),
+    ):
+        with pytest.raises(QueryError, match=message):
+            job(query, bindings)
+
+
+def _at(minute: str) -> dict:
+    return {"timestamp": f"2026-03-01T09:{minute}Z"}
+
+
 def test_the_documentation_toll_join_runs_exactly(tmp_path: Path) -> None:
     """Stream Analytics' toll-booth JOIN with its SELECT: each match is released with
     exactly the SELECT's columns, in order, then timestamp; DATEDIFF counts minute
@@ -933,10 +989,16 @@ def test_a_plain_output_binds_one_statement(tmp_path: Path) -> None:
             "WHERE over a JOIN is not supported yet",
         ),
         (
-            "SELECT e.* FROM e JOIN x ON e.k = x.k AND DATEDIFF(s, e, x) BETWEEN 0 AND 1",
-            "1:8",
-            "SELECT e.* over a JOIN is not supported yet: name the columns (e.k, ...), or "
-            "SELECT * for each match whole ({e: {...}, x: {...}, timestamp})",
+            "SELECT e.*, x.* FROM e JOIN x ON e.k = x.k AND DATEDIFF(s, e, x) BETWEEN 0 AND 1",
+            "1:13",
+            "x.*: a SELECT over a JOIN writes one input's fields whole; name the other's columns",
+        ),
+        (
+            "WITH j AS (SELECT e.*, x.v AS w FROM e JOIN x ON e.k = x.k AND DATEDIFF(s, e, x) "
+            "BETWEEN 0 AND 1) SELECT j.k FROM j",
+            "1:106",
+            "j.k is not a column of the step j: of its JOIN's e.* only the columns it names "
+            "are read (name it in the step: e.k AS k)",
         ),
         # columns over a JOIN: qualified, of an input, computable
         (
@@ -1014,7 +1076,7 @@ def test_a_plain_output_binds_one_statement(tmp_path: Path) -> None:
         (
             "SELECT e.k, * FROM e JOIN x ON e.k = x.k AND DATEDIFF(s, e, x) BETWEEN 0 AND 1",
             "1:13",
-            "SELECT * with other columns is not supported yet",
+            "SELECT * with other columns over a JOIN: name the input whose fields it writes",
         ),
         (
             "WITH j AS (SELECT e.k AS k FROM e JOIN x ON e.k = x.k AND DATEDIFF(s, e, x) "

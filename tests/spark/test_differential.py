@@ -557,7 +557,8 @@ CASES = {
             "type": "left",
             "between": ["0s", "10s"],
         },
-        "select": {
+        "select": {  # (o's record whole first, then the columns: SELECT o.*, §11.16)
+            "*": "o",
             "device": "o.device",
             "oid": "o.id",
             "cid": "c.id",
@@ -595,8 +596,9 @@ CASES = {
             # all, where a failed condition would write it once with its right null)
             "where": "devices.model IS NULL OR devices.device <> 'd1' OR readings.value > 10",
         },
-        "select": {
+        "select": {  # (the table's row whole among the columns: SELECT r.*, §11.16)
             "id": "readings.id",
+            "*": "devices",
             "model": "devices.model",
             "score": "readings.value * devices.rank",
             "known": "devices.model IS NOT NULL",

@@ -107,14 +107,21 @@ def with_fields(job: Job, columns: dict[str, Any], fields: dict[str, Any]) -> di
 
 def join_record(job: Job, record: dict[str, Any]) -> dict[str, Any]:
     """The ``event`` record of a join's match: as matched, or ``[select]`` over it
-    (``<input>.<field>``, ``timestamp``)."""
-    if not job.select:
+    (``<input>.<field>``, ``timestamp``), with the fields of the input ``"*"`` names
+    (``job.select_star_input``: ``SELECT s.*, r.Model``) where it stands, as
+    :func:`with_fields` places a record's fields (an input a left join met nothing of
+    has none)."""
+    if not job.select and job.select_star is None:
         return record
-    return {
-        "type": "event",
-        **project(job, lambda key: _match_value(record, key)),
-        job.event_fields["timestamp"]: record["timestamp"],
-    }
+    columns = project(job, lambda key: _match_value(record, key))
+    own = job.event_fields
+    if job.select_star is not None:
+        assert job.select_star_input is not None
+        fields = record[job.select_star_input] or {}
+        columns = with_fields(job, columns, written_fields(fields, EVENT_RESERVED))
+        for name in own.values():  # (sparktide's own fields come last)
+            columns.pop(name, None)
+    return {"type": "event", **columns, own["timestamp"]: record["timestamp"]}
 
 
 def project(

@@ -43,7 +43,9 @@ class Job:
     ``[select]`` reads the window's result in a windowed job, a join's match
     (``<input>.<field>``, ``timestamp``) in a job with ``[join]``. ``select_star``
     (``"*" = "*"`` in ``[select]``) is how many ``[select]`` columns precede the
-    record's own fields in a job without a window or a join (``SELECT *, expr AS c``).
+    record's own fields in a job without a window or a join (``SELECT *, expr AS c``);
+    in a job with ``[join]``, ``"*" = "<input>"`` puts that input's fields there
+    (``SELECT s.*, r.Model``), and ``select_star_input`` names it.
     """
 
     source: Source
@@ -56,6 +58,7 @@ class Job:
     filter: Filter | None = None
     select: tuple[Projection, ...] = ()
     select_star: int | None = None
+    select_star_input: str | None = None
     references: tuple[tuple[str, Reference], ...] = ()
     analytics: tuple[Analytic, ...] = ()
     apply: Apply | None = None

@@ -327,21 +327,32 @@ def _check_by_input(job: Job, projection: Projection, key: str) -> None:
 
 def _check_star(job: Job) -> None:
     """``"*" = "*"`` in ``[select]``: the record's fields beside computed columns, in a
-    job whose records are events (no window, no join)."""
+    job whose records are events (no window, no join); in a join ``"*" = "<input>"``:
+    that input's fields beside the columns over the matches."""
     star = job.select_star
     if star is None:
         return
     key = 'select."*"'
     if isinstance(star, bool) or not isinstance(star, int) or not 0 <= star <= len(job.select):
         raise ConfigError(key, f"must be a position in [select], got {star!r}")
-    if job.window is not None or job.join is not None:
+    if job.window is not None:
         raise ConfigError(
             key,
             "the record's fields are written beside [select]'s columns in a job without "
-            f"[window] or [join] (a {'window' if job.window is not None else 'join'} "
-            "writes its own records)",
+            "[window] (a window writes its own records)",
         )
-    if not job.select:
+    own = job.select_star_input
+    if job.join is not None:
+        sides = (job.join.left, job.join.right)
+        if own not in sides:
+            raise ConfigError(
+                key,
+                f"in a join names the input whose fields it writes ({' or '.join(sides)}), "
+                f"got {own or '*'!r}",
+            )
+    elif own is not None:
+        raise ConfigError(key, f'stands for the record\'s fields: write "*" = "*" (got {own!r})')
+    if not job.select and job.join is None:  # (a join's "*" alone: one input's fields)
         raise ConfigError(key, "with no other column is no [select]: leave [select] out")
 
 

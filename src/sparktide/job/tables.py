@@ -179,7 +179,8 @@ def job_tables(data: dict[str, Any], base_dir: Path | str | None = None) -> dict
         "join": join,
         "filter": job_filter,
         "select": _select(data),
-        "select_star": _select_star(data),
+        "select_star": _select_star(data)[0],
+        "select_star_input": _select_star(data)[1],
         "references": tuple(references),
         "analytics": _analytics(data),
         "apply": _build(Apply, _table(data, "apply"), "apply") if "apply" in data else None,
@@ -300,18 +301,22 @@ def _select(data: dict[str, Any]) -> tuple[Projection, ...]:
     return tuple(select)
 
 
-def _select_star(data: dict[str, Any]) -> int | None:
-    """Where ``"*" = "*"`` stands in ``[select]`` (how many columns precede it): the
-    record's fields go there (``SELECT *, expr AS c``); ``None`` without it."""
+def _select_star(data: dict[str, Any]) -> tuple[int | None, str | None]:
+    """Where ``"*"`` stands in ``[select]`` (how many columns precede it) and whose
+    fields it writes: ``"*" = "*"``, the record's (``SELECT *, expr AS c``: ``None``),
+    or in a join ``"*" = "<input>"``, that input's (``SELECT s.*, r.Model``). ``(None,
+    None)`` without it."""
     names = list(_table(data, "select"))
     if STAR not in names:
-        return None
+        return None, None
     text = _table(data, "select")[STAR]
-    if text != STAR:
+    if not isinstance(text, str) or not text:
         raise ConfigError(
-            'select."*"', f'"*" stands for the record\'s fields: write "*" = "*" (got {text!r})'
+            'select."*"',
+            f'"*" stands for the record\'s fields ("*" = "*") or, in a join, an input\'s '
+            f'("*" = "<input>"), got {text!r}',
         )
-    return names.index(STAR)
+    return names.index(STAR), None if text == STAR else text
 
 
 def _analytics(data: dict[str, Any]) -> tuple[Analytic, ...]:

@@ -207,11 +207,12 @@ def _expression_tables(job: Job) -> list[str]:
     if job.filter is not None:
         lines.append("")
         lines += ["[filter]", f"where = {_value('', job.filter.where)}"]
-    if job.select:
+    if job.select or job.select_star is not None:
         lines.append("")
         lines.append("[select]")
         columns = [f"{_key(p.name)} = {_projection(p)}" for p in job.select]
         if job.select_star is not None:  # the record's fields (SELECT *, expr AS c)
-            columns.insert(job.select_star, '"*" = "*"')
+            star = job.select_star_input or "*"  # (in a join: an input's, SELECT s.*)
+            columns.insert(job.select_star, f'"*" = {_value("", star)}')
         lines += columns
     return lines

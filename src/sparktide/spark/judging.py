@@ -364,7 +364,15 @@ def _parse_union(job: Any, lines: DataFrame) -> DataFrame:
             source, import_ctis=None, ordering=None, punctuation=None, where=None
         )
         view = dataclasses.replace(
-            job, source=one, inputs=(), join=None, references=(), select=(), apply=None
+            job,
+            source=one,
+            inputs=(),
+            join=None,
+            references=(),
+            select=(),
+            select_star=None,
+            select_star_input=None,
+            apply=None,
         )
         parsed = parse_lines(lines.filter(F.col("input") == name).drop("input"), view)
         columns = [FILE, LINE, RAW, "mtime", "pre_error", ERROR, RECORD, EVENT_TIME, ARRIVAL_TIME]

@@ -14,6 +14,7 @@ from pyspark.sql import functions as F
 from sparktide.expr import EVENT_INPUT, SYSTEM_TIMESTAMP, Ref, ref_nodes, references
 from sparktide.job import Job
 from sparktide.spark.aggregates import (
+    INTEGRAL_FLOAT,
     derived_column,
     derived_variant,
     group_key_column,
@@ -55,6 +56,7 @@ __all__ = [
     "filter_rows",
     "projected_event",
     "record_columns",
+    "record_fields",
     "row_values",
     "system_time_reads",
     "window_projection",
@@ -324,6 +326,20 @@ def projected_event(job: Job, timestamp: str, fields: str | None = None) -> str:
     key = sql_string(json.dumps(job.event_fields["timestamp"]) + ":")
     members.append(f"concat({key}, '\"', {timestamp}, '\"')")
     return "concat('{', concat_ws(',', " + ", ".join(members) + "), '}')"
+
+
+def record_fields(column: str, reserved: str) -> str:
+    """SQL of the fields of the record whose JSON text is in ``column`` (an event's
+    line, a join's side) as a map, as an event record writes them (in the line's order):
+    integral floats stay floats, ``reserved`` names (SQL strings) take the prefix
+    ``input_``."""
+    return (
+        f"transform_keys(transform_values(from_json({column}, "
+        "'map<string,variant>'), (k, v) -> CASE WHEN schema_of_variant(v) RLIKE "
+        f"{INTEGRAL_FLOAT} THEN CAST(try_variant_get(v, '$', 'double') AS VARIANT) "
+        "ELSE v END), "
+        f"(k, x) -> CASE WHEN k IN ({reserved}) THEN concat('input_', k) ELSE k END)"
+    )
 
 
 # ---------------------------------------------------------------------- windows

@@ -153,14 +153,19 @@ class Fields:
         leaf: Leaf,
         check: Callable[[SelectItem], None] | None = None,
         source: FromSource | None = None,
+        sides: tuple[FromSource, FromSource] | None = None,
     ) -> dict[str, str]:
         """``[select]`` of a column list whose records are events (the input's, or a JOIN's
         matches): each item named (``check`` first), its expression read by ``leaf``;
         with ``source`` (the input's events), ``*`` among them is ``"*" = "*"``, the
-        record's fields (semantics §11.16)."""
+        record's fields (semantics §11.16); with the JOIN's ``sides``, ``a.*`` is ``"*" =
+        "<a's input>"``, that input's fields."""
         out: dict[str, str] = {}
         taken: dict[str, Pos] = {}
         for item in select.items:
+            if isinstance(item.expr, Star) and sides is not None:
+                self.side_star(item, sides, out)
+                continue
             if isinstance(item.expr, Star):
                 self.star(item, source, out)
                 continue
@@ -183,6 +188,30 @@ class Fields:
         if STAR in out:
             raise self.refuse(item.pos, "SELECT * twice: the record's fields are written once")
         out[STAR] = STAR
+
+    def side_star(
+        self, item: SelectItem, sides: tuple[FromSource, FromSource], out: dict[str, str]
+    ) -> None:
+        """``a.*`` among the columns of a SELECT over a JOIN's matches: the fields of the
+        input ``a`` names (by name or alias), once."""
+        star = item.expr
+        assert isinstance(star, Star)
+        if star.qualifier is None:
+            raise self.refuse(
+                item.pos,
+                "SELECT * with other columns over a JOIN: name the input whose fields it "
+                f"writes ({sides[0].alias or sides[0].name}.*)",
+            )
+        side = next((s for s in sides if star.qualifier.casefold() in source_names(s)), None)
+        if side is None:
+            raise self.refuse(star.pos, f"{star.qualifier}.* names neither input of the JOIN")
+        if STAR in out:
+            raise self.refuse(
+                item.pos,
+                f"{star.qualifier}.*: a SELECT over a JOIN writes one input's fields whole; "
+                "name the other's columns",
+            )
+        out[STAR] = side.name
 
     def output_name(
         self,

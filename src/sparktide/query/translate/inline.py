@@ -338,7 +338,14 @@ class Inliner:
             columns[(key,)] = item.expr
             for qualifier in qualifiers:
                 columns[(qualifier, key)] = item.expr
-        if any(isinstance(i.expr, Star) for i in step.items):
+        star = next((i.expr for i in step.items if isinstance(i.expr, Star)), None)
+        if step.joins and isinstance(star, Star) and star.qualifier is not None:
+            # (a JOIN step's input.*: only the columns it names are composed)
+            applied = {a.alias.casefold() for a in select.applies}
+            for expr in [*_select_exprs(select), *(a.value for a in select.applies)]:
+                self.check_known(expr, columns, applied, select.source.name, star.qualifier)
+            return columns
+        if star is not None:
             for name, guarded in _shadowed(step).items():
                 for key in columns:
                     if key[-1] == name:
@@ -355,21 +362,28 @@ class Inliner:
         columns: dict[tuple[str, ...], Expr],
         applied: set[str],
         step: str,
+        star: str | None = None,
     ) -> None:
-        """Refuse a column of ``expr`` that the step (which has no ``*``) does not name
-        (``applied``: the aliases of the reader's own APPLY, whose members are no step
-        columns)."""
+        """Refuse a column of ``expr`` that the step (which has no ``*``, or ``star.*``
+        over a JOIN) does not name (``applied``: the aliases of the reader's own APPLY,
+        whose members are no step columns)."""
         if isinstance(expr, Column):
             parts = tuple(p.casefold() for p in expr.parts)
             if parts not in columns and not (len(parts) > 1 and parts[0] in applied):
-                raise self.refuse(expr.pos, f"{expr.name} is not a column of the step {step}")
+                why = f"{expr.name} is not a column of the step {step}"
+                if star is not None:
+                    why += (
+                        f": of its JOIN's {star}.* only the columns it names are read "
+                        f"(name it in the step: {star}.{expr.parts[-1]} AS {expr.parts[-1]})"
+                    )
+                raise self.refuse(expr.pos, why)
         elif isinstance(expr, Operation):
             for operand in expr.operands:
-                self.check_known(operand, columns, applied, step)
+                self.check_known(operand, columns, applied, step, star)
         elif isinstance(expr, Call):
             args = expr.args[1:] if expr.function in UNIT_CALLS else expr.args
             for arg in (*args, *_over(expr)):  # (an OVER's PARTITION BY and WHEN too)
-                self.check_known(arg, columns, applied, step)
+                self.check_known(arg, columns, applied, step, star)
 
     def items(self, select: Select, step: Select, columns: dict) -> tuple[SelectItem, ...]:
         """``select``'s items over the step's expressions (``*``: the step's items)."""

@@ -189,8 +189,11 @@ class Matches:
     def join_projection(self, select: Select, join: JoinPlan) -> dict[str, str]:
         """``[select]`` of ``SELECT a.k, b.t AS t, DATEDIFF(minute, a.t, b.t) AS d`` over a
         JOIN's matches: ``a.k`` is ``<input>.k`` (the input's name, not its alias),
-        ``System.Timestamp()`` the match's ``timestamp``."""
-        return self.fields.event_columns(select, lambda n: self.match_leaf(n, join))
+        ``System.Timestamp()`` the match's ``timestamp``, ``a.*`` the input's fields
+        (``"*" = "<input>"``)."""
+        return self.fields.event_columns(
+            select, lambda n: self.match_leaf(n, join), sides=(join.left, join.right)
+        )
 
     def match_leaf(self, node: Column | Call, join: JoinPlan) -> E.Expr:
         """A column of a JOIN's match: ``a.k`` (either input, by name or alias), or

@@ -134,8 +134,10 @@ class Planner:
             inner, where_clause = self.joins.where_over_lookup(select, inner)
             select = replace(select, where=where_clause)
         wheres = self.wheres(select, inner, from_step)
-        if select.joins and any(
-            isinstance(i.expr, Star) and i.expr.qualifier is not None for i in select.items
+        if (
+            select.joins
+            and where != "statement"
+            and any(isinstance(i.expr, Star) and i.expr.qualifier is not None for i in select.items)
         ):
             assert inner.join is not None
             self.joins.refuse_over_join(select, inner.join, where)
@@ -304,11 +306,14 @@ class Planner:
         return replace(inner, window=select)
 
     def passes_through(self, select: Select) -> bool:
-        """Whether ``select`` is ``SELECT *`` (or ``alias.*``) without GROUP BY."""
+        """Whether ``select`` is ``SELECT *`` (or ``alias.*`` of its one input) without
+        GROUP BY."""
         if select.group_by or len(select.items) != 1:
             return False
         star = select.items[0].expr
         if not isinstance(star, Star):
+            return False
+        if star.qualifier is not None and select.joins:  # (a.*: one input's fields)
             return False
         if star.qualifier is not None and star.qualifier.casefold() not in source_names(
             select.source

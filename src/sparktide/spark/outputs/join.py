@@ -120,7 +120,7 @@ def _match_record(context: Context, matches: DataFrame) -> tuple[DataFrame, str]
     job = context.job
     join = job.join
     assert join is not None
-    if job.select:
+    if job.select or job.select_star is not None:
         return join_projection(matches, job, ("lraw", "rraw"), SYSTEM_TIME)
     members = [
         sql_string(json.dumps(join.left) + ":"),

@@ -13,7 +13,7 @@ from sparktide.expr import Ref, references
 from sparktide.job import Job
 from sparktide.spark.aggregates import json_text
 from sparktide.spark.expr import Compiled, Value, json_of, of_kind, variant_leaves
-from sparktide.spark.projections import projected_event
+from sparktide.spark.projections import projected_event, record_fields
 from sparktide.spark.sql import field as variant_field
 from sparktide.spark.sql import iso
 
@@ -57,7 +57,19 @@ def join_projection(
             text = json_of(compiled.value(expr))
         outputs.append(f"{text} AS e{i}")
     frame = compiled.apply(frame).selectExpr("*", *outputs)
-    return frame, projected_event(job, when)
+    return frame, projected_event(job, when, _star_fields(job, records))
+
+
+def _star_fields(job: Job, records: tuple[str, str]) -> str | None:
+    """SQL of the fields of the input ``"*"`` names in ``[select]`` (``SELECT s.*``:
+    ``job.select_star_input``) as a map, as an event record writes them; an empty map
+    where a left join met nothing of it; ``None`` without ``"*"``."""
+    if job.select_star is None:
+        return None
+    assert job.join is not None
+    column = records[0] if job.select_star_input == job.join.left else records[1]
+    fields = record_fields(column, "'timestamp', 'type'")
+    return f"coalesce({fields}, CAST(map() AS MAP<STRING, VARIANT>))"
 
 
 def join_condition(

@@ -7,7 +7,6 @@ from __future__ import annotations
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from sparktide.spark.aggregates import INTEGRAL_FLOAT
 from sparktide.spark.analytic import analytic_release, held_value
 from sparktide.spark.batch import Batch
 from sparktide.spark.columns import (
@@ -25,7 +24,12 @@ from sparktide.spark.columns import (
 from sparktide.spark.context import Context
 from sparktide.spark.outputs.join import meet
 from sparktide.spark.outputs.text import ordered, state_schema, write_state, write_text
-from sparktide.spark.projections import projected_event, system_time_reads, with_system_time
+from sparktide.spark.projections import (
+    projected_event,
+    record_fields,
+    system_time_reads,
+    with_system_time,
+)
 from sparktide.spark.scopes import release_ready, scope_watermarks, written_from_start
 from sparktide.spark.sql import iso
 
@@ -87,22 +91,9 @@ def _event_record(context: Context) -> str:
         reserved += ", 'end_timestamp'"
         end = f", 'end_timestamp', parse_json(concat('\"', {iso(END_TIME)}, '\"'))"
     if job.select:  # [select]: the projected columns (computed after parsing)
-        star = _fields(reserved) if job.select_star is not None else None
+        star = record_fields(RAW, reserved) if job.select_star is not None else None
         return projected_event(job, iso(SYSTEM_TIME), star)
     return (
-        f"to_json(map_concat({_fields(reserved)}, "
+        f"to_json(map_concat({record_fields(RAW, reserved)}, "
         f"map('timestamp', parse_json(concat('\"', {iso(SYSTEM_TIME)}, '\"')){end})))"
-    )
-
-
-def _fields(reserved: str) -> str:
-    """SQL of the record's fields as a map, from its line (to keep their order), as an
-    event record writes them: integral floats stay floats, ``reserved`` names (SQL
-    strings) take the prefix ``input_``."""
-    return (
-        f"transform_keys(transform_values(from_json({RAW}, "
-        "'map<string,variant>'), (k, v) -> CASE WHEN schema_of_variant(v) RLIKE "
-        f"{INTEGRAL_FLOAT} THEN CAST(try_variant_get(v, '$', 'double') AS VARIANT) "
-        "ELSE v END), "
-        f"(k, x) -> CASE WHEN k IN ({reserved}) THEN concat('input_', k) ELSE k END)"
     )
