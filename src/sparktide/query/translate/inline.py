@@ -370,12 +370,9 @@ class Inliner:
         if isinstance(expr, Column):
             parts = tuple(p.casefold() for p in expr.parts)
             if parts not in columns and not (len(parts) > 1 and parts[0] in applied):
-                why = f"{expr.name} is not a column of the step {step}"
-                if star is not None:
-                    why += (
-                        f": of its JOIN's {star}.* only the columns it names are read "
-                        f"(name it in the step: {star}.{expr.parts[-1]} AS {expr.parts[-1]})"
-                    )
+                why, name = f"{expr.name} is not a column of the step {step}", expr.parts[-1]
+                if star is not None:  # (its JOIN's star.*: only the columns it names)
+                    why += f": name it there ({star}.{name} AS {name}), {star}.* is not read"
                 raise self.refuse(expr.pos, why)
         elif isinstance(expr, Operation):
             for operand in expr.operands:
