@@ -169,6 +169,7 @@ def job_tables(data: dict[str, Any], base_dir: Path | str | None = None) -> dict
     )
     join = _join(data) if "join" in data else None
     job_filter = _build(Filter, _table(data, "filter"), "filter") if "filter" in data else None
+    star, star_input = _select_star(data)
     return {
         "source": source,
         "ordering": ordering,
@@ -179,8 +180,8 @@ def job_tables(data: dict[str, Any], base_dir: Path | str | None = None) -> dict
         "join": join,
         "filter": job_filter,
         "select": _select(data),
-        "select_star": _select_star(data)[0],
-        "select_star_input": _select_star(data)[1],
+        "select_star": star,
+        "select_star_input": star_input,
         "references": tuple(references),
         "analytics": _analytics(data),
         "apply": _build(Apply, _table(data, "apply"), "apply") if "apply" in data else None,
