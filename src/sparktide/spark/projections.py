@@ -49,6 +49,7 @@ from sparktide.spark.sql import iso, sql_string
 
 __all__ = [
     "FILTER_COLUMN",
+    "RESERVED_FIELDS",
     "add_record_columns",
     "computed_group_keys",
     "derived_aggregates",
@@ -328,7 +329,12 @@ def projected_event(job: Job, timestamp: str, fields: str | None = None) -> str:
     return "concat('{', concat_ws(',', " + ", ".join(members) + "), '}')"
 
 
-def record_fields(column: str, reserved: str) -> str:
+#: SQL of the field names an event record writes itself (``timestamp``, ``type``): a
+#: record's own fields of these names take the prefix ``input_`` (:func:`record_fields`).
+RESERVED_FIELDS = "'timestamp', 'type'"
+
+
+def record_fields(column: str, reserved: str = RESERVED_FIELDS) -> str:
     """SQL of the fields of the record whose JSON text is in ``column`` (an event's
     line, a join's side) as a map, as an event record writes them (in the line's order):
     integral floats stay floats, ``reserved`` names (SQL strings) take the prefix

@@ -68,7 +68,7 @@ def _star_fields(job: Job, records: tuple[str, str]) -> str | None:
         return None
     assert job.join is not None
     column = records[0] if job.select_star_input == job.join.left else records[1]
-    fields = record_fields(column, "'timestamp', 'type'")
+    fields = record_fields(column)
     return f"coalesce({fields}, CAST(map() AS MAP<STRING, VARIANT>))"
 
 

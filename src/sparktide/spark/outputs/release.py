@@ -25,6 +25,7 @@ from sparktide.spark.context import Context
 from sparktide.spark.outputs.join import meet
 from sparktide.spark.outputs.text import ordered, state_schema, write_state, write_text
 from sparktide.spark.projections import (
+    RESERVED_FIELDS,
     projected_event,
     record_fields,
     system_time_reads,
@@ -85,7 +86,7 @@ def _event_record(context: Context) -> str:
     job = context.job
     if job.references:  # a join with reference data: the record, met on release
         return RAW
-    reserved = "'timestamp', 'type'"
+    reserved = RESERVED_FIELDS
     end = ""
     if context.intervals:  # interval events carry their end (semantics §7)
         reserved += ", 'end_timestamp'"
