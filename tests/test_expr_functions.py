@@ -1,7 +1,7 @@
-"""Stream Analytics' built-in scalar functions, CASE, CAST and TRY_CAST in the job-file
-expression language (sparktide.expr.functions; docs/semantics.md §11.11-§11.13): the
-reference evaluator against values worked out by hand. tests/spark/test_expr_functions.py
-compiles the same tables to Spark SQL."""
+"""Stream Analytics' built-in scalar functions, CASE, CAST, TRY_CAST and GetType in the
+job-file expression language (sparktide.expr.functions, sparktide.expr.casts;
+docs/semantics.md §11.11-§11.13): the reference evaluator against values worked out by
+hand. tests/spark/test_expr_functions.py compiles the same tables to Spark SQL."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from sparktide.expr import (
     to_text,
     value_of,
 )
-from sparktide.expr.functions import java_double_text
+from sparktide.expr.casts import java_double_text
 from tests.test_expr import same
 
 #: The record FUNCTION_CASES read.
@@ -57,6 +57,38 @@ ROW = {
 }
 
 FUNCTION_CASES: list[tuple[str, object]] = [
+    # GetType (semantics §11.12): Stream Analytics' type names; a text that reads as a
+    # time is a datetime (what the time functions make), null is null
+    ("GetType(i)", "bigint"),
+    ("GetType(f)", "float"),
+    ("GetType(h)", "float"),  # 21.0, a float as written
+    ("GetType(max)", "bigint"),
+    ("GetType(s)", "nvarchar(max)"),
+    ("GetType(e)", "nvarchar(max)"),
+    ("GetType(b)", "bit"),
+    ("GetType(nul)", None),
+    ("GetType(missing)", None),
+    ("GetType(arr)", "array"),
+    ("GetType(obj)", "record"),
+    ("GetType(t)", "datetime"),
+    ("GetType(paris)", "datetime"),
+    ("GetType(naive)", "nvarchar(max)"),  # no zone: not a time sparktide reads
+    ("GetType(CAST(t AS datetime))", "datetime"),
+    ("GetType(DATEADD(day, 1, t))", "datetime"),
+    ("GetType(DATEFROMPARTS(2026, 1, 2))", "datetime"),
+    ("GetType(CAST(num AS bigint))", "bigint"),
+    ("GetType(TRY_CAST(bad AS bigint))", None),
+    ("GetType(i / 2)", "float"),
+    ("GetType(i > 2)", "bit"),
+    ("GetType(CONCAT(i, w))", "nvarchar(max)"),
+    ("GetType(GetRecordPropertyValue(rec, 'a.b'))", "array"),
+    ("GetType(GetRecordPropertyValue(rec, 'o'))", "record"),
+    ("GetType(GetArrayElement(GetRecordPropertyValue(rec, 'a.b'), 1))", "record"),
+    ("GetType(GetArrayElement(GetRecordPropertyValue(rec, 'a.b'), 3))", "nvarchar(max)"),
+    ("GetType(CASE WHEN i > 0 THEN obj ELSE s END)", "record"),
+    ("GetType(CAST(obj AS record))", "record"),
+    ("GetType(GetType(i))", "nvarchar(max)"),
+    ("CASE WHEN GetType(num) = 'nvarchar(max)' THEN TRY_CAST(num AS bigint) END", 42),
     # records and arrays (semantics §11.14): a literal name is a path, indexes from 0
     ("GetRecordPropertyValue(rec, 'x.y')", None),  # 'x.y' is y inside x
     ("GetRecordPropertyValue(rec, '[x.y]')", 3),

@@ -146,8 +146,11 @@ datediff_calendar: DATEDIFF in years, quarters, months and weeks (§11.7)
     python expr.functions:datediff_calendar
     sql    spark.exprfunctions:datediff_calendar
 cast: CAST and TRY_CAST (§11.12)
-    python expr.functions:cast
+    python expr.casts:cast
     sql    spark.exprfunctions:cast_value
+type_name: GetType: the name of a value's type (§11.12)
+    python expr.casts:type_name
+    sql    spark.exprfunctions:type_name
 record_access: GetRecordPropertyValue, GetArrayElement, GetArrayLength (§11.14)
     python expr.records:record_access
     sql    spark.exprrecords:record_access_variant spark.exprrecords:record_access_length

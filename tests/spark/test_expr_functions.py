@@ -43,6 +43,11 @@ CROSS_EXPRESSIONS = [
     # a field held (null included) or not: the record's own, right of * (semantics §11.16)
     "a IS MISSING",
     "d IS NOT MISSING",
+    "GetType(a)",
+    "GetType(b)",
+    "GetType(c)",
+    "GetType(d)",
+    "GetType(t)",
     "CASE WHEN a IS NOT MISSING THEN a ELSE 'none' END",
     "TRY_CAST(d AS record)",
     "TRY_CAST(d AS array)",

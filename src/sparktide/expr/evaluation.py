@@ -8,13 +8,14 @@ import math
 import re
 from typing import Any
 
-from sparktide.expr import functions, nodes, records
+from sparktide.expr import casts, functions, nodes, records
+from sparktide.expr.casts import finite, is_number
 from sparktide.expr.walk import desugar
 from sparktide.time import instant_or_problem
 
 __all__ = ["ConversionError", "datediff", "evaluate", "like_regex", "passes", "value_of"]
 
-ConversionError = functions.ConversionError
+ConversionError = casts.ConversionError
 
 
 def value_of(value: Any) -> Any:
@@ -38,18 +39,10 @@ def value_of(value: Any) -> Any:
     return nodes.OTHER
 
 
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-def _finite(value: float) -> float | None:
-    return value if math.isfinite(value) else None
-
-
 def _compare(op: str, a: Any, b: Any) -> bool | None:
     if a is None or b is None or nodes.is_other(a) or nodes.is_other(b):
         return None
-    if _is_number(a) and _is_number(b):
+    if is_number(a) and is_number(b):
         if not (isinstance(a, int) and isinstance(b, int)):
             a, b = float(a), float(b)
     elif isinstance(a, bool) and isinstance(b, bool):
@@ -72,10 +65,10 @@ def _compare(op: str, a: Any, b: Any) -> bool | None:
 
 
 def _arith(op: str, a: Any, b: Any) -> Any:
-    if not (_is_number(a) and _is_number(b)):
+    if not (is_number(a) and is_number(b)):
         return None
     if op == "/":
-        return None if b == 0 else _finite(float(a) / float(b))
+        return None if b == 0 else finite(float(a) / float(b))
     if op == "%":
         if b == 0:
             return None
@@ -91,7 +84,7 @@ def _arith(op: str, a: Any, b: Any) -> Any:
         r2 = x + y if op == "+" else x - y if op == "-" else x * y
     except OverflowError:  # pragma: no cover - IEEE arithmetic gives inf, not an error
         return None
-    return _finite(r2)
+    return finite(r2)
 
 
 def _instant(value: Any) -> int | None:
@@ -169,7 +162,7 @@ class _Evaluator:
             return functions.call(expr, args)
         if isinstance(expr, nodes.Cast):
             operand = self.value(expr.operand)
-            return functions.cast(operand, expr.type, expr.safe or not self.strict)
+            return casts.cast(operand, expr.type, expr.safe or not self.strict)
         if isinstance(expr, nodes.Case):
             for condition, result in expr.whens:
                 if self.value(condition) is True:

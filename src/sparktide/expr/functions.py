@@ -1,5 +1,5 @@
-"""The reference engine's scalar functions and casts (Stream Analytics' built-in
-functions, ``docs/semantics.md`` §11.11–§11.13).
+"""The reference engine's scalar functions (Stream Analytics' built-in functions,
+``docs/semantics.md`` §11.11; the casts and ``GetType`` are :mod:`sparktide.expr.casts`).
 
 Every function is null-propagating unless it says otherwise, takes the kinds it names
 and gives null for any other kind (a string function of a number is null: no implicit
@@ -18,19 +18,16 @@ from collections.abc import Callable
 from typing import Any
 
 from sparktide.expr import nodes
+from sparktide.expr.casts import as_text, finite, int64, is_int, is_number, type_name
 from sparktide.time import DAY, HOUR, MINUTE, SECOND, format_instant, instant_or_problem
 
 __all__ = [
     "MONTH_NAMES",
     "WEEKDAY_NAMES",
-    "ConversionError",
     "call",
-    "cast",
     "date_part",
     "datediff_calendar",
-    "java_double_text",
     "patindex_regex",
-    "shown_text",
 ]
 
 MONTH_NAMES = tuple(calendar.month_name[1:])
@@ -38,171 +35,6 @@ MONTH_NAMES = tuple(calendar.month_name[1:])
 WEEKDAY_NAMES = ("Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday")
 _FIRST = -62135596800 * SECOND  # 0001-01-01T00:00:00Z
 _LAST = 253402300799999999  # 9999-12-31T23:59:59.999999Z
-_BIGINT_TEXT = re.compile(r" *[+-]?[0-9]+ *\Z")
-_FLOAT_TEXT = re.compile(r" *[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)? *\Z")
-
-
-_UNPRINTABLE = re.compile(r"[^ -~]")
-
-
-def shown_text(text: str) -> str:
-    """A text value as error messages show it (both engines alike): every character
-    outside printable ASCII as ``?``, at most 60 characters (the reader's messages and
-    ``CAST``'s)."""
-    text = _UNPRINTABLE.sub("?", text)
-    return text if len(text) <= 60 else text[:60] + "..."
-
-
-class ConversionError(ValueError):
-    """A ``CAST`` that cannot convert its value (``TRY_CAST`` gives null instead)."""
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _int64(value: int) -> int | None:
-    return value if nodes.INT64[0] <= value <= nodes.INT64[1] else None
-
-
-def _finite(value: float) -> float | None:
-    return value if math.isfinite(value) else None
-
-
-def java_double_text(value: float) -> str:
-    """A double as text, as Java's ``Double.toString`` (and so Spark's ``CAST(d AS
-    STRING)``) writes it: ``1.5``, ``100.0``, ``1.0E7``, ``1.0E-4``."""
-    if value == 0:
-        return "-0.0" if math.copysign(1.0, value) < 0 else "0.0"
-    sign = "-" if value < 0 else ""
-    _, digit_tuple, exponent = decimal.Decimal(repr(abs(value))).as_tuple()
-    digits = "".join(map(str, digit_tuple)).rstrip("0") or "0"
-    point = len("".join(map(str, digit_tuple))) + int(exponent) - 1  # scientific exponent
-    if 1e-3 <= abs(value) < 1e7:
-        if point >= 0:
-            whole = digits[: point + 1].ljust(point + 1, "0")
-            return f"{sign}{whole}.{digits[point + 1 :] or '0'}"
-        return f"{sign}0.{'0' * (-point - 1)}{digits}"
-    return f"{sign}{digits[0]}.{digits[1:] or '0'}E{point}"
-
-
-def _text(value: Any) -> str | None:
-    """A value as ``CAST(... AS nvarchar(max))`` and ``CONCAT`` write it (``None`` for
-    an array or object)."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, str):
-        return value
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        return java_double_text(value)
-    return None
-
-
-def _kind(value: Any) -> str:
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int):
-        return "an integer"
-    if isinstance(value, float):
-        return "a float"
-    return "an array or object"
-
-
-def cast(value: Any, type_: str, safe: bool) -> Any:
-    """``CAST(value AS type_)`` (``TRY_CAST`` when ``safe``: null where it fails).
-
-    Raises
-    ------
-    ConversionError
-        When the value cannot be converted and ``safe`` is false.
-    """
-    if value is None:
-        return None
-    result = _convert(value, type_)
-    if isinstance(result, _Failure):
-        if safe:
-            return None
-        raise ConversionError(f"CAST to {type_}: {result.why}")
-    return result
-
-
-class _Failure:
-    def __init__(self, why: str) -> None:
-        self.why = why
-
-
-def _not_a(value: Any, type_: str) -> _Failure:
-    if isinstance(value, str):
-        return _Failure(f"'{shown_text(value)}' is not a {type_}")
-    return _Failure(f"{_kind(value)} is not a {type_}")
-
-
-def _composite(value: Any, type_: str) -> Any:
-    """``CAST(value AS record)`` / ``AS array``: the object (array) itself, anything else
-    fails (semantics §11.12)."""
-    raw = value.raw if isinstance(value, nodes.Composite) else None
-    shape = {dict: "record", list: "array"}.get(type(raw))
-    if shape == type_:
-        return value
-    what = f"'{shown_text(value)}'" if isinstance(value, str) else _kind(value)
-    return _Failure(
-        f"{nodes.COMPOSITE_TYPES[shape] if shape else what} is not {nodes.COMPOSITE_TYPES[type_]}"
-    )
-
-
-def _convert(value: Any, type_: str) -> Any:
-    if type_ in nodes.COMPOSITE_TYPES:
-        return _composite(value, type_)
-    if type_ == "bigint":
-        if isinstance(value, bool):
-            return int(value)
-        if _is_int(value):
-            return value
-        if isinstance(value, float):
-            truncated = math.trunc(value)
-            if _int64(truncated) is None:
-                return _Failure("a float beyond the range of bigint")
-            return truncated
-        if isinstance(value, str) and _BIGINT_TEXT.match(value):
-            number = int(value.strip(" "))
-            return number if _int64(number) is not None else _not_a(value, type_)
-        return _not_a(value, type_)
-    if type_ == "float":
-        if isinstance(value, bool):
-            return 1.0 if value else 0.0
-        if _is_number(value):
-            return float(value)
-        if isinstance(value, str) and _FLOAT_TEXT.match(value):
-            number = float(value.strip(" "))
-            return number if math.isfinite(number) else _not_a(value, type_)
-        return _not_a(value, type_)
-    if type_ == "nvarchar(max)":
-        text = _text(value)
-        return text if text is not None else _not_a(value, type_)
-    if type_ == "datetime":
-        if isinstance(value, str):
-            instant = instant_or_problem(value)
-            if isinstance(instant, int):
-                return format_instant(instant)
-        return _not_a(value, type_)
-    assert type_ == "bit"
-    if isinstance(value, bool):
-        return value
-    if _is_number(value):
-        return value != 0
-    if isinstance(value, str):
-        word = value.strip(" ").lower()
-        if word in ("true", "1"):
-            return True
-        if word in ("false", "0"):
-            return False
-    return _not_a(value, type_)
 
 
 # ------------------------------------------------------------------------- dates
@@ -283,7 +115,7 @@ def _in_range(instant: int | None) -> str | None:
 
 def _dateadd(unit: str, number: Any, time: Any) -> str | None:
     instant = _instant(time)
-    if instant is None or not _is_int(number):
+    if instant is None or not is_int(number):
         return None
     if unit in nodes.DATEDIFF_UNITS or unit == "week":
         length = DAY * 7 if unit == "week" else nodes.DATEDIFF_UNITS[unit][1]
@@ -301,7 +133,7 @@ def _dateadd(unit: str, number: Any, time: Any) -> str | None:
 
 
 def _from_parts(parts: list[Any]) -> str | None:
-    if not all(_is_int(p) for p in parts):
+    if not all(is_int(p) for p in parts):
         return None
     year, month, day, *rest = parts
     hour, minute, second, milli = rest or (0, 0, 0, 0)
@@ -349,12 +181,12 @@ def _position(match: re.Match[str] | None) -> int:
 
 
 def _round(value: Any, length: int) -> Any:
-    if _is_int(value):
+    if is_int(value):
         if length >= 0:
             return value
         step = 10**-length
         magnitude = (abs(value) + step // 2) // step * step
-        return _int64(-magnitude if value < 0 else magnitude)
+        return int64(-magnitude if value < 0 else magnitude)
     if not isinstance(value, float):
         return None
     context = decimal.Context(prec=1000, rounding=decimal.ROUND_HALF_UP)
@@ -362,15 +194,15 @@ def _round(value: Any, length: int) -> Any:
         decimal.Decimal(1).scaleb(-length), context=context
     )
     result = float(rounded)
-    return _finite(result) if result != 0 else 0.0
+    return finite(result) if result != 0 else 0.0
 
 
 def _float_of(function: Callable[[float], float]) -> Callable[[Any], float | None]:
     def apply(value: Any) -> float | None:
-        if not _is_number(value):
+        if not is_number(value):
             return None
         try:
-            return _finite(function(float(value)))
+            return finite(function(float(value)))
         except (ValueError, OverflowError):
             return None
 
@@ -385,13 +217,13 @@ def _strings(function: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _substring(text: Any, start: Any, length: Any) -> str | None:
-    if not (isinstance(text, str) and _is_int(start) and _is_int(length)) or length < 0:
+    if not (isinstance(text, str) and is_int(start) and is_int(length)) or length < 0:
         return None
     return text[max(start, 1) - 1 : max(start + length - 1, 0)]
 
 
 def _charindex(find: Any, text: Any, start: Any = 1) -> int | None:
-    if not (isinstance(find, str) and isinstance(text, str) and _is_int(start)):
+    if not (isinstance(find, str) and isinstance(text, str) and is_int(start)):
         return None
     if find == "":
         return 0
@@ -399,19 +231,19 @@ def _charindex(find: Any, text: Any, start: Any = 1) -> int | None:
 
 
 def _concat(*args: Any) -> str | None:
-    texts = [("" if a is None else _text(a)) for a in args]
+    texts = [("" if a is None else as_text(a)) for a in args]
     return None if any(t is None for t in texts) else "".join(texts)  # type: ignore[arg-type]
 
 
 def _abs(value: Any) -> Any:
-    if _is_int(value):
-        return _int64(abs(value))
+    if is_int(value):
+        return int64(abs(value))
     return abs(value) if isinstance(value, float) else None
 
 
 def _ceiling_floor(up: bool) -> Callable[[Any], Any]:
     def apply(value: Any) -> Any:
-        if _is_int(value):
+        if is_int(value):
             return value
         if not isinstance(value, float):
             return None
@@ -421,16 +253,16 @@ def _ceiling_floor(up: bool) -> Callable[[Any], Any]:
 
 
 def _sign(value: Any) -> Any:
-    if _is_int(value):
+    if is_int(value):
         return (value > 0) - (value < 0)
     return float((value > 0) - (value < 0)) if isinstance(value, float) else None
 
 
 def _power(base: Any, exponent: Any) -> float | None:
-    if not (_is_number(base) and _is_number(exponent)):
+    if not (is_number(base) and is_number(exponent)):
         return None
     try:
-        return _finite(math.pow(float(base), float(exponent)))
+        return finite(math.pow(float(base), float(exponent)))
     except (ValueError, OverflowError, ZeroDivisionError):
         return None
 
@@ -455,6 +287,7 @@ _SIMPLE: dict[str, Callable[..., Any]] = {
     "RTRIM": _strings(lambda s: s.rstrip(" ")),
     "TRIM": _strings(lambda s: s.strip(" ")),
     "DATEFROMPARTS": lambda *parts: _from_parts(list(parts)),
+    "GETTYPE": type_name,
     "DATETIMEFROMPARTS": lambda *parts: _from_parts(list(parts)),
 }
 

@@ -125,6 +125,7 @@ FUNCTIONS: dict[str, tuple[int, int]] = {
     "GETARRAYELEMENT": (2, 2),
     "GETARRAYLENGTH": (1, 1),
     "COALESCE": (2, -1),
+    "GETTYPE": (1, 1),
 }
 #: The functions that look into a record or an array (:mod:`sparktide.expr.records`).
 ACCESS_FUNCTIONS = ("GETRECORDPROPERTYVALUE", "GETARRAYELEMENT", "GETARRAYLENGTH")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from sparktide.expr.functions import shown_text
+from sparktide.expr.casts import shown_text
 
 __all__ = [
     "CSV_FIELD",

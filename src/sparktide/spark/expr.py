@@ -324,7 +324,7 @@ class Compiled:
 
     def _composite_cast(self, expr: nodes.Cast) -> Value:
         """``CAST(x AS record)`` / ``AS array``: the variant when it is an object (an
-        array), as :func:`sparktide.expr.functions.cast` (semantics §11.12)."""
+        array), as :func:`sparktide.expr.casts.cast` (semantics §11.12)."""
         operand = self._value(expr.operand)
         shape = "OBJECT" if expr.type == "record" else "ARRAY"
         v = None

@@ -1,7 +1,7 @@
 """Scalar functions and casts of job-file expressions in Spark SQL: the rules of
-:mod:`sparktide.expr.functions`, kind by kind, with Spark SQL functions only (no Python
-per row) and nothing that can raise under ANSI mode (``try_*`` functions, guarded
-``CASE`` branches, integer arithmetic for dates)."""
+:mod:`sparktide.expr.functions` and :mod:`sparktide.expr.casts`, kind by kind, with
+Spark SQL functions only (no Python per row) and nothing that can raise under ANSI mode
+(``try_*`` functions, guarded ``CASE`` branches, integer arithmetic for dates)."""
 
 from __future__ import annotations
 
@@ -21,10 +21,19 @@ __all__ = [
     "datediff_calendar",
     "floor_div",
     "scalar",
+    "type_name",
 ]
 
 #: The argument of each date function that is a time (read as an instant first).
-TIME_ARGUMENT = {"DATEADD": 1, "DATEPART": 0, "DATENAME": 0, "DAY": 0, "MONTH": 0, "YEAR": 0}
+TIME_ARGUMENT = {
+    "DATEADD": 1,
+    "DATEPART": 0,
+    "DATENAME": 0,
+    "DAY": 0,
+    "MONTH": 0,
+    "YEAR": 0,
+    "GETTYPE": 0,  # (a text that reads as a time is a datetime)
+}
 _BIG = "4503599627370496D"  # 2^52: every double at least this large is an integer
 _INT_MIN = "-9223372036854775808"
 
@@ -49,7 +58,7 @@ def _bigint(sql: str) -> str:
 # ---------------------------------------------------------------------- casts
 def cast_value(value: Value, type_: str) -> tuple[Value, str]:
     """``TRY_CAST(value AS type_)``, and SQL of the message of a ``CAST`` that fails
-    (``NULL`` when it does not), as :func:`sparktide.expr.functions.cast` words it."""
+    (``NULL`` when it does not), as :func:`sparktide.expr.casts.cast` words it."""
     i, d, s, b = value.i, value.d, value.s, value.b
     trimmed = f"trim({s})" if s else None
     if type_ == "bigint":
@@ -121,7 +130,7 @@ def _failure(value: Value, made: Value, type_: str) -> str:
 def composite_failure(value: Value, made: str | None, type_: str) -> str:
     """SQL of why ``value`` is no object (``type_`` ``record``) or array (``array``):
     ``made`` is SQL of the variant when it is one; as
-    :func:`sparktide.expr.functions.cast` words it."""
+    :func:`sparktide.expr.casts.cast` words it."""
     prefix = f"CAST to {type_}: "
     wanted = nodes.COMPOSITE_TYPES[type_]
     whys = []
@@ -327,6 +336,26 @@ def datediff_calendar(unit: str, start: str, end: str) -> str:
 MAKE_TIMES = ("DATEADD", "DATEFROMPARTS", "DATETIMEFROMPARTS")
 
 
+def type_name(value: Value, instant: str | None) -> Value:
+    """``GetType(value)``: the name of its type, as :func:`sparktide.expr.casts.type_name`
+    gives it (``instant``: SQL of the instant its text reads as, null when none)."""
+    cases = []
+    if value.b:
+        cases.append(f"WHEN {value.b} IS NOT NULL THEN 'bit'")
+    if value.i:
+        cases.append(f"WHEN {value.i} IS NOT NULL THEN 'bigint'")
+    if value.d:
+        cases.append(f"WHEN {value.d} IS NOT NULL THEN 'float'")
+    if value.s:
+        datetime = f"{instant} IS NOT NULL" if instant else "false"
+        text = f"CASE WHEN {datetime} THEN 'datetime' ELSE 'nvarchar(max)' END"
+        cases.append(f"WHEN {value.s} IS NOT NULL THEN {text}")
+    if value.v:  # an array or object (its scalars are the kinds above)
+        cases.append(f"WHEN schema_of_variant({value.v}) LIKE 'OBJECT%' THEN 'record'")
+        cases.append(f"WHEN schema_of_variant({value.v}) LIKE 'ARRAY%' THEN 'array'")
+    return Value(s=f"CASE {' '.join(cases)} END" if cases else None)
+
+
 def scalar(func: nodes.Func, args: list[Value], instant: str | None) -> Value:
     """The value of ``func`` over ``args`` (``instant``: SQL of the instant of its time
     argument, :data:`TIME_ARGUMENT`, computed by the caller into a column); for
@@ -363,6 +392,8 @@ def scalar(func: nodes.Func, args: list[Value], instant: str | None) -> Value:
         return Value(i=_bigint(f"regexp_instr({text}, {sql_string(regex)})"))
     if name in ("DATEFROMPARTS", "DATETIMEFROMPARTS"):
         return _from_parts(args)
+    if name == "GETTYPE":
+        return type_name(args[0], instant)
     if instant is None:
         return Value()
     if name == "DATEADD":

@@ -90,7 +90,7 @@ def is_other(value: Value) -> str:
 
 def text_of(value: Value) -> str:
     """SQL of the value as text, as ``CAST(... AS nvarchar(max))`` writes it
-    (:func:`sparktide.expr.functions._text`): ``NULL`` for null and *other*."""
+    (:func:`sparktide.expr.casts.as_text`): ``NULL`` for null and *other*."""
     cases = []
     if value.s:
         cases.append(f"WHEN {value.s} IS NOT NULL THEN {value.s}")
