@@ -22,6 +22,7 @@ from sparktide.spark.outputs.records import (
     window_lines,
     write_windows,
 )
+from sparktide.spark.outputs.text import collect_sorted
 from sparktide.time import parse_instant
 from tests.spark.streams import job_for
 
@@ -173,3 +174,24 @@ def test_double_text_is_sparks_cast(spark, values):
     want = [row["s"] for row in frame.selectExpr("CAST(v AS STRING) AS s").collect()]
     got = double_text(np.array(values), functools.partial(spark_doubles, spark))
     assert got.to_pylist() == want
+
+
+def test_records_collected_to_the_driver_are_in_sparks_order(spark):
+    """``collect_sorted`` sorts on the driver, in Arrow, as ``write_text``'s Spark sort
+    orders the same rows: ascending, nulls first, texts by their UTF-8 bytes (an upper
+    case letter before a lower, ``é`` and an emoji after ``~``), negative numbers first."""
+    texts = [None, "b", "a", "Z", "é", "~", "\U0001f600", "\uffff", "", "a b"]
+    numbers = [None, -3, 0, 7, 2**62]
+    rows = [
+        (text, number, f"{text}|{number}")
+        for text in texts
+        for number in numbers
+        if (len(text or "") + (number or 0)) % 3 != 1  # (not every combination)
+    ]
+    random.Random(5).shuffle(rows)
+    frame = spark.createDataFrame(rows, "_o0 string, _o1 bigint, value string").repartition(3)
+    want = [row["value"] for row in frame.orderBy("_o0", "_o1").collect()]
+    got = collect_sorted(frame, ["_o0", "_o1"])
+    assert got.column_names == ["value"]
+    assert got.column("value").to_pylist() == want
+    assert want[0] == "None|None" and len(want) == len(rows) > 20

@@ -102,10 +102,25 @@ def write_text(
 
 
 def collect_sorted(frame: DataFrame, order: list[str]) -> pa.Table:
-    """``frame`` without its ``order`` columns, collected as Arrow sorted by them (one
-    partition sorted locally, as :func:`write_text` writes)."""
-    kept = [c for c in frame.columns if c not in order]
-    return frame.repartition(1).sortWithinPartitions(*order).select(*kept).toArrow()
+    """``frame`` without its ``order`` columns, collected as Arrow and sorted by them in
+    Arrow, in the order :func:`write_text`'s Spark sort gives: ascending, nulls first,
+    texts by their UTF-8 bytes (the order columns are integers and texts). Sorting on
+    the driver spares the plan a shuffle into one partition: one Spark stage fewer."""
+    table = frame.toArrow()
+    if table.num_rows > 1:
+        table = table.sort_by(**_ascending_nulls_first(order))
+    return table.select([c for c in table.column_names if c not in order])
+
+
+#: Whether pyarrow takes the place of nulls per sort key (25.0 on; before, per sort).
+_NULLS_PER_KEY = int(pa.__version__.split(".")[0]) >= 25
+
+
+def _ascending_nulls_first(order: list[str]) -> dict[str, Any]:
+    """``Table.sort_by``'s arguments: ``order`` ascending, nulls first (Spark's ``ASC``)."""
+    if _NULLS_PER_KEY:
+        return {"sorting": [(c, "ascending", "at_start") for c in order]}
+    return {"sorting": [(c, "ascending") for c in order], "null_placement": "at_start"}
 
 
 def write_state(
