@@ -37,6 +37,22 @@ def test_select_into_from_timestamp_by_over_partition_by() -> None:
     assert src.timestamp_pos == Pos(1, 41) and src.partition_pos == Pos(1, 76)
 
 
+def test_partition_by_may_come_before_timestamp_by() -> None:
+    """Stream Analytics' FROM reference writes ``PARTITION BY`` first, ``TIMESTAMP BY``
+    after it; its examples write both orders: the same source either way."""
+    first = select("SELECT * FROM Input i PARTITION BY PartitionId TIMESTAMP BY t OVER k").source
+    second = select("SELECT * FROM Input i TIMESTAMP BY t OVER k PARTITION BY PartitionId").source
+    assert first.partition_by is not None and first.partition_by.name == "PartitionId"
+    assert first.timestamp_by == Column(("t",), Pos(1, 61))
+    assert [c.name for c in first.over] == ["k"]
+    assert first.partition_pos == Pos(1, 23) and first.timestamp_pos == Pos(1, 48)
+    assert (first.name, first.alias) == (second.name, second.alias) == ("Input", "i")
+    assert second.partition_by is not None and second.partition_by.name == "PartitionId"
+    assert [c.name for c in second.over] == ["k"]
+    with pytest.raises(QueryError, match="PARTITION"):
+        select("SELECT * FROM Input PARTITION BY p TIMESTAMP BY t PARTITION BY q")
+
+
 def test_keywords_ignore_case_comments_and_brackets() -> None:
     s = select(
         "-- a comment\nsElEcT [Toll Id], count(*) as [n]  /* block\ncomment */ fRoM [my input] "
@@ -197,6 +213,11 @@ def test_every_time_unit(unit: str) -> None:
         ),
         ("SELECT * FROM x GROUP BY SessionWindow(minute, 5)", "1:26", "takes 3 arguments, got 2"),
         ("SELECT * FROM x GROUP BY SnapshotWindow(1)", "1:26", "takes no arguments"),
+        (
+            "SELECT * FROM x GROUP BY k, Windows(TumblingWindow(hour, 1), TumblingWindow(day, 1))",
+            "1:29",
+            "Windows(...) is not supported yet: a job has one window",
+        ),
         (
             "SELECT * FROM x GROUP BY HoppingWindow(Duration(minute, 5))",
             "1:26",

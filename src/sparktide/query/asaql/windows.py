@@ -71,6 +71,12 @@ class WindowReader:
             return WindowSpec("snapshot", expr.pos)
         if not isinstance(expr, Call):
             return None
+        if expr.function == "windows":
+            raise self.refuse(
+                expr.pos,
+                "Windows(...) is not supported yet: a job has one window; write a statement "
+                "per window (each its own GROUP BY ..., TumblingWindow(...) and INTO)",
+            )
         kind = WINDOW_FUNCTIONS.get(expr.function)
         if kind is None:
             return None
