@@ -866,6 +866,38 @@ def test_time_unit_names_the_unit_of_epoch_numbers(tmp_path):
     assert error.value.key == "source.time_unit"
 
 
+def test_time_unit_over_files_is_refused_before_anything_is_read(tmp_path):
+    """Files carry ISO text: a ``time_unit`` on an input read from files would be
+    ignored, so both engines refuse it, naming the input's key (semantics §1.4)."""
+    from sparktide.reader import job_records
+    from sparktide.spark.run import run_job
+
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "a.jsonl").write_text('{"t": 1767225600000}\n')
+    out = {"path": "out", "checkpoint": "ck"}
+    job = Job.from_dict(
+        {"source": {"path": "in", "timestamp_by": "t", "time_unit": "ms"}, "output": out},
+        base_dir=tmp_path,
+    )
+    with pytest.raises(ConfigError, match=r"^source\.time_unit: epoch numbers are read from"):
+        job_records(job)
+    with pytest.raises(ConfigError, match=r"jsonl files carry their times as ISO-8601 text"):
+        run_job(job, spark=object())  # (refused before Spark is asked for anything)
+    union = Job.from_dict(
+        {
+            "inputs": {
+                "a": {"path": "in", "format": "csv", "timestamp_by": "t"},
+                "b": {"path": "in", "timestamp_by": "t", "time_unit": "s"},
+            },
+            "output": out,
+        },
+        base_dir=tmp_path,
+    )
+    with pytest.raises(ConfigError) as error:
+        job_records(union)
+    assert error.value.key == "inputs.b.time_unit"
+
+
 def test_ordered_aggregates_load_and_name_their_numeric_columns(tmp_path):
     aggregates = {
         "fastest": "topone() over (order by speed desc, lane)",

@@ -144,6 +144,23 @@ class Source:
         """The parsed :attr:`where`, or ``None``."""
         return None if self.where is None else parse_expression(self.where, "source.where")
 
+    def check_files_readable(self, key: str = "source") -> None:
+        """Refuse what reading this input's files cannot honour: ``time_unit``, which
+        reads epoch numbers in a typed stream only (``key``: the input's table).
+
+        Raises
+        ------
+        ConfigError
+            Naming ``<key>.time_unit``, when it is set and the input is files.
+        """
+        if self.time_unit is not None and self.format in FILE_FORMATS:
+            raise ConfigError(
+                f"{key}.time_unit",
+                f"epoch numbers are read from a typed stream only (start(spark, job, "
+                f"frame), or a {', '.join(SPARK_STREAMS)} source); {self.format} files "
+                "carry their times as ISO-8601 text (semantics §1.4): remove time_unit",
+            )
+
     @property
     def spark_stream(self) -> bool:
         """Whether Spark reads the stream (:data:`SPARK_STREAMS`), not sparktide's files."""
