@@ -43,6 +43,34 @@ def test_a_union_reads_each_branch_input_with_its_timestamp() -> None:
     assert j.output.path == "o" and round_trips(j)
 
 
+def test_a_union_may_read_one_input_in_two_branches() -> None:
+    """A branch that reads an input an earlier branch reads is a second reading of it:
+    an input of its own, named by the branch's alias or ``<input>_2`` (the first free
+    name), bound to the input's table, with the branch's own WHERE and columns
+    (semantics §7.10)."""
+    j = job(
+        "SELECT k, v AS x INTO o FROM a TIMESTAMP BY t WHERE kind = 'v' "
+        "UNION SELECT k, w AS x FROM a TIMESTAMP BY t WHERE kind = 'w'"
+    )
+    assert [(n, s.path, s.timestamp_by, s.where) for n, s in j.inputs] == [
+        ("a", "a", "t", "kind = 'v'"),
+        ("a_2", "a", "t", "kind = 'w'"),
+    ]
+    assert [(p.name, p.expression, p.by_input) for p in j.select] == [
+        ("k", "k", ()),
+        ("x", "", (("a", "v"), ("a_2", "w"))),
+    ]
+    assert round_trips(j)
+    aliased = job("SELECT * FROM a UNION SELECT * FROM a hum UNION SELECT * FROM a")
+    assert [(n, s.path) for n, s in aliased.inputs] == [("a", "a"), ("hum", "a"), ("a_2", "a")]
+    taken = job("SELECT * FROM a UNION SELECT * FROM a_2 UNION SELECT * FROM A")
+    assert [(n, s.path) for n, s in taken.inputs] == [("a", "a"), ("a_2", "a_2"), ("A_3", "A")]
+    nested = job(
+        "WITH u AS (SELECT * FROM a UNION SELECT * FROM b) SELECT * FROM u UNION SELECT * FROM a"
+    )
+    assert [name for name, _ in nested.inputs] == ["a", "b", "a_2"]
+
+
 def test_union_all_is_union_and_three_branches_keep_their_order() -> None:
     plain = job("SELECT * FROM a UNION SELECT * FROM b UNION SELECT * FROM c")
     every = job("SELECT * FROM a UNION ALL SELECT * FROM b UNION ALL SELECT * FROM c")
@@ -730,12 +758,23 @@ def test_a_plain_output_binds_one_statement(tmp_path: Path) -> None:
         ),
         ("SELECT k FROM a UNION SELECT k, v FROM b", "1:23", "select different columns (k; k, v)"),
         ("SELECT * FROM a UNION SELECT k FROM b", "1:23", "select different columns (*; k)"),
-        ("SELECT * FROM a UNION SELECT * FROM A", "1:37", "UNION reads the input A twice"),
+        (
+            "SELECT k, System.Input() AS s FROM a UNION SELECT k, System.Input() AS s FROM A",
+            "1:79",
+            "UNION reads the input A twice (also at 1:36) in a query that reads System.Input()",
+        ),
         (
             "WITH u AS (SELECT * FROM a UNION SELECT * FROM b) "
-            "SELECT * FROM u UNION SELECT * FROM a",
-            "1:87",
-            "UNION reads the input a twice (also at 1:26)",
+            "SELECT *, System.Input() AS s FROM u UNION SELECT *, System.Input() AS s FROM a",
+            "1:129",
+            "UNION reads the input a twice (also at 1:26) in a query that reads System.Input()",
+        ),
+        (
+            "WITH u AS (SELECT k, v AS c FROM a UNION SELECT k, w AS c FROM a) "
+            "SELECT AVG(c) AS m FROM u GROUP BY TumblingWindow(s, 5)",
+            "1:64",
+            "(a window or an analytic function over a UNION step whose branches compute a "
+            "column differently reads it too)",
         ),
         (
             "SELECT * FROM a PARTITION BY p UNION SELECT * FROM b PARTITION BY p",

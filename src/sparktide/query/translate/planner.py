@@ -12,7 +12,17 @@ from __future__ import annotations
 from dataclasses import replace
 
 from sparktide import expr as E
-from sparktide.query.ast import Call, Column, CrossApply, FromSource, Select, Star, Step, Union
+from sparktide.query.ast import (
+    Call,
+    Column,
+    CrossApply,
+    FromSource,
+    Query,
+    Select,
+    Star,
+    Step,
+    Union,
+)
 from sparktide.query.exprs import convert
 from sparktide.query.translate.context import Context, describe, source_names
 from sparktide.query.translate.fields import Fields
@@ -39,13 +49,17 @@ class Planner:
     """
 
     def __init__(
-        self, context: Context, fields: Fields, steps: dict[str, tuple[int, Step]]
+        self,
+        context: Context,
+        fields: Fields,
+        steps: dict[str, tuple[int, Step]],
+        query: Query | None = None,
     ) -> None:
         self.refuse = context.refuse
         self.fields = fields
         self.steps = steps
         self.joins = JoinPlanner(context, steps)
-        self.unions = Unions(context.refuse, fields)
+        self.unions = Unions(context.refuse, fields, query)
 
     def plan(self, union: Union, visible: int, where: str) -> Plan:
         """Follow ``union`` through the WITH steps defined before index ``visible``

@@ -44,7 +44,7 @@ class StatementTranslator:
         self.context = Context(Refuse(query.source), bindings)
         steps = {step.name.casefold(): (i, step) for i, step in enumerate(query.steps)}
         self.fields = Fields(self.context.refuse, bindings)
-        self.planner = Planner(self.context, self.fields, steps)
+        self.planner = Planner(self.context, self.fields, steps, query)
         self.inputs = Inputs(self.context, self.fields)
         self.matches = Matches(self.context, self.fields)
         self.windows = Windows(self.context, self.fields)

@@ -1,33 +1,62 @@
 """``SELECT ... UNION SELECT ...``: the union of the branches' inputs.
 
-Stream Analytics' ``UNION`` keeps duplicates (``UNION ALL``). Each branch reads another
-input with its own ``TIMESTAMP BY``. Branches name the same columns in the same order
-(Stream Analytics matches them so); a column every branch computes alike is one
-``[select]`` expression, one they compute differently an expression per input
-(semantics §11.21). A ``WHERE`` that every branch has alike is ``[filter]``, else each
+Stream Analytics' ``UNION`` keeps duplicates (``UNION ALL``). Each branch reads an input
+with its own ``TIMESTAMP BY`` (an input an earlier branch reads again is a second reading
+of it, an input of its own: :meth:`Unions.read_again`). Branches name the same columns
+in the same order (Stream Analytics matches them so); a column every branch computes
+alike is one ``[select]`` expression, one they compute differently an expression per
+input (semantics §11.21). A ``WHERE`` that every branch has alike is ``[filter]``, else each
 branch's is its input's ``where`` (semantics §11.20). A window, a JOIN or ``PARTITION
 BY`` in a branch is refused (a window over the union goes in a later step).
 """
 
 from __future__ import annotations
 
-from sparktide.query.ast import FromSource, Select, Union
+import dataclasses
+from dataclasses import replace
+from typing import Any
+
+from sparktide.query.ast import Call, FromSource, Query, Select, Union
 from sparktide.query.refusal import Refuse
 from sparktide.query.translate.fields import Fields
 from sparktide.query.translate.plans import Plan
+from sparktide.query.translate.unionwindows import INPUT_CALL
 
-__all__ = ["Unions"]
+__all__ = ["Unions", "reads_system_input"]
 
 #: A union's columns (:attr:`Plan.union_columns`).
 Columns = tuple[tuple[str, str | tuple[tuple[str, str], ...]], ...]
 
 
-class Unions:
-    """Combines the plans of a UNION's branches into one plan."""
+def reads_system_input(node: Any) -> bool:
+    """Whether ``node`` (a query, a statement, any part of one) calls ``System.Input()``."""
+    if isinstance(node, Call) and node.function == INPUT_CALL:
+        return True
+    if isinstance(node, (tuple, list)):
+        return any(reads_system_input(item) for item in node)
+    if dataclasses.is_dataclass(node) and not isinstance(node, type):
+        return any(reads_system_input(getattr(node, f.name)) for f in dataclasses.fields(node))
+    return False
 
-    def __init__(self, refuse: Refuse, fields: Fields) -> None:
+
+class Unions:
+    """Combines the plans of a UNION's branches into one plan.
+
+    Parameters
+    ----------
+    refuse
+        Makes the refusal of a place in the query.
+    fields
+        Reads the inputs' fields (and knows the job file's inputs).
+    query
+        The whole query: whether it reads ``System.Input()`` decides whether a UNION
+        may read one input in two branches.
+    """
+
+    def __init__(self, refuse: Refuse, fields: Fields, query: Query | None = None) -> None:
         self.refuse = refuse
         self.fields = fields
+        self.reads_input = query is not None and reads_system_input(query)
 
     def check_into(self, union: Union) -> None:
         """Refuse INTO in a branch other than the first (it names the whole UNION's output)."""
@@ -42,6 +71,7 @@ class Unions:
 
     def combine(self, union: Union, branches: list[Plan]) -> Plan:
         """The plan of the union of ``branches`` (one per SELECT of ``union``)."""
+        branches = self.read_again(branches)
         sources = self.sources(union, branches)
         projection, columns = self.projection(union, branches)
         conditions = [b.combined for b in branches]
@@ -64,6 +94,51 @@ class Unions:
             if condition is not None:
                 out += [(source.name, condition) for source in branch.sources]
         return tuple(out)
+
+    def read_again(self, branches: list[Plan]) -> list[Plan]:
+        """``branches`` with each input a branch reads again after an earlier one renamed:
+        by the branch's alias, else ``<input>_2``, ``<input>_3`` ... (the first name the
+        job file and the other branches leave free), bound to the input's table. The job
+        then reads the input once per branch, as two inputs, as a self-join does
+        (semantics §7.10). Refused when the query reads ``System.Input()``, which would
+        name the input twice."""
+        taken = {name.casefold() for name in self.fields.bindings.inputs}
+        taken |= {s.name.casefold() for branch in branches for s in branch.sources}
+        seen: dict[str, FromSource] = {}
+        out = []
+        for branch in branches:
+            renamed = []
+            for source in branch.sources:
+                known = seen.get(source.input_name.casefold())
+                if known is None:
+                    seen[source.input_name.casefold()] = source
+                    renamed.append(source)
+                    continue
+                if self.reads_input:
+                    raise self.refuse(
+                        source.pos,
+                        f"UNION reads the input {source.name} twice (also at {known.pos}) in "
+                        "a query that reads System.Input(): it would name one input twice "
+                        "(a window or an analytic function over a UNION step whose branches "
+                        "compute a column differently reads it too); union other inputs, or "
+                        "filter one with OR",
+                    )
+                name = self.free_name(source, taken)
+                taken.add(name.casefold())
+                renamed.append(replace(source, name=name, alias=None, bound=source.input_name))
+            out.append(replace(branch, sources=tuple(renamed)))
+        return out
+
+    @staticmethod
+    def free_name(source: FromSource, taken: set[str]) -> str:
+        """The name of a second reading of ``source``'s input: its alias when free, else
+        ``<input>_<n>`` from 2 on."""
+        if source.alias is not None and source.alias.casefold() not in taken:
+            return source.alias
+        n = 2
+        while f"{source.input_name}_{n}".casefold() in taken:
+            n += 1
+        return f"{source.input_name}_{n}"
 
     def sources(self, union: Union, branches: list[Plan]) -> tuple[FromSource, ...]:
         """The inputs of every branch, each read once; branches that window, join or
