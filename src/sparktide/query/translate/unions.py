@@ -141,23 +141,11 @@ class Unions:
         return f"{source.input_name}_{n}"
 
     def sources(self, union: Union, branches: list[Plan]) -> tuple[FromSource, ...]:
-        """The inputs of every branch, each read once; branches that window, join or
-        partition are refused."""
-        sources: list[FromSource] = []
-        seen: dict[str, FromSource] = {}
+        """The inputs of every branch (distinct names: :meth:`read_again`); branches that
+        window, join or partition are refused."""
         for select, branch in zip(union.selects, branches, strict=True):
             self.check_branch(select, branch)
-            for source in branch.sources:
-                known = seen.get(source.name.casefold())
-                if known is not None:
-                    raise self.refuse(
-                        source.pos,
-                        f"UNION reads the input {source.name} twice (also at {known.pos}): "
-                        "each branch must read another input",
-                    )
-                seen[source.name.casefold()] = source
-                sources.append(source)
-        return tuple(sources)
+        return tuple(source for branch in branches for source in branch.sources)
 
     def check_branch(self, select: Select, branch: Plan) -> None:
         """Refuse a window, a JOIN or PARTITION BY in a branch."""
