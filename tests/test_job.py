@@ -645,7 +645,10 @@ def test_join_errors_name_the_key(tmp_path, changes, key):
 @pytest.mark.parametrize(
     ("extra", "key"),
     [
-        ({"window": {"type": "tumbling", "size": "1m"}}, "window"),
+        (  # (a window over the matches closes by the job watermark alone: §7.11)
+            {"window": {"type": "tumbling", "size": "1m", "idle_timeout": "1m"}},
+            "window.idle_timeout",
+        ),
         ({"ordering": {"on_out_of_order": "accept"}}, "ordering.on_out_of_order"),
         ({"ordering": {"partitioned": True}}, "join"),
     ],
@@ -654,6 +657,47 @@ def test_join_refuses_what_it_cannot_do_yet(tmp_path, extra, key):
     with pytest.raises(ConfigError) as info:
         Job.from_dict({**_join(between=["0s", "1m"]), **extra}, base_dir=tmp_path)
     assert info.value.key == key, info.value
+
+
+def test_window_over_a_join_reads_each_match(tmp_path):
+    """A window over a join of two streams (semantics §7.11) reads the matches' fields
+    as input.field, and an input's record whole by its name."""
+    window = {
+        "type": "tumbling",
+        "size": "1m",
+        "group_by": [{"plate": "entry.plate"}],
+        "aggregates": {"n": "count(*)", "s": "sum(exit.toll)", "last": "last(exit)"},
+    }
+    job = Job.from_dict({**_join(between=["0s", "1m"]), "window": window}, base_dir=tmp_path)
+    assert job.windows_matches and not job.looks_up_in_window
+
+
+@pytest.mark.parametrize(
+    ("aggregate", "message"),
+    [
+        ("sum(toll)", "'toll' over a join: a window reads each match"),
+        ("sum(other.toll)", "'other' is not an input of the join"),
+        ("max(toll)", "'toll' over a join: a window reads each match"),
+        ("collect()", "collect() of whole records over a join's matches"),
+    ],
+)
+def test_window_over_a_join_refuses_what_no_match_has(tmp_path, aggregate, message):
+    window = {"type": "tumbling", "size": "1m", "aggregates": {"a": aggregate}}
+    with pytest.raises(ConfigError) as info:
+        Job.from_dict({**_join(between=["0s", "1m"]), "window": window}, base_dir=tmp_path)
+    assert info.value.key == "window.aggregates.a" and message in str(info.value)
+
+
+def test_input_fields_in_a_window_need_a_join_of_two_streams(tmp_path):
+    job = {
+        "source": {"path": str(tmp_path), "timestamp_by": "t"},
+        "window": {"type": "tumbling", "size": "1m", "aggregates": {"a": "sum(value.x)"}},
+        "output": {"path": str(tmp_path / "out")},
+    }
+    with pytest.raises(ConfigError) as info:
+        Job.from_dict(job, base_dir=tmp_path)
+    assert info.value.key == "window.aggregates.a"
+    assert "'value.x' names a field of a join's input" in str(info.value)
 
 
 def test_select_over_a_join_reads_qualified_fields_and_the_timestamp(tmp_path):

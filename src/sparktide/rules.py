@@ -181,6 +181,12 @@ rows_met: the table rows an event meets; in a window over the join, one event ea
 unmatched_left: a left join's left event no match reached, written alone at its latest time (§7.9)
     python core.join:TemporalJoin.unmatched_left
     sql    spark.outputs.join:unmatched_left
+match_record: a window over a join: the record it reads of a match (§7.11)
+    python core.joinwindow:match_record
+    sql    spark.windows.matches:match_record
+match_place: a window over a join: a match's place among its window's events (§7.11)
+    python core.joinwindow:match_place
+    sql    spark.windows.matches:match_place
 analytic_value: analytic columns: LAG, LAST, ISFIRST (§11.19)
     python core.analytic:analytic_value
     sql    spark.analytic:analytic_value

@@ -527,13 +527,6 @@ def test_each_event_meets_its_rows_in_the_table_s_order(tmp_path: Path) -> None:
             "DeviceRef is reference data",
         ),
         # what no join has yet
-        (  # (over a JOIN with reference data it is translated: semantics §11.23)
-            "SELECT s.k, COUNT(*) AS n FROM Telemetry s TIMESTAMP BY t JOIN Other o "
-            "ON s.k = o.k AND DATEDIFF(second, s, o) BETWEEN 0 AND 5 "
-            "GROUP BY s.k, TumblingWindow(s, 5)",
-            "1:128",
-            "a window over a JOIN is not supported yet",
-        ),
         (
             "SELECT s.*, r.* FROM Telemetry s JOIN DeviceRef r ON s.k = r.k",
             "1:13",

@@ -580,6 +580,110 @@ CASES = {
             "between": ["-5s", "4s"],  # (a login up to 5 s before matches too)
         },
     },
+    "join-window-hopping": {  # a window over a join's matches (semantics §7.11): each
+        # match one event at its timestamp; collect and first read the matches' order (a
+        # left event meeting several right ones at one time); a CAST that fails is null
+        "inputs": {
+            "left": {"partition": "partition", "partitions": 3, "where": "id % 3 <> 0"},
+            "right": {"partition": "partition", "partitions": 3},
+        },
+        "ordering": {"late_arrival": "30s", "out_of_order": "3s"},
+        "join": {
+            "left": "left",
+            "right": "right",
+            "on": ["device"],
+            "between": ["-20s", "20s"],
+            "condition": "left.value <= right.value OR right.id % 4 = 0",
+        },
+        "window": {
+            "type": "hopping",
+            "size": "30s",
+            "hop": "15s",
+            "group_by": [{"dev": "left.device"}],
+            "aggregates": {
+                "n": "count(*)",
+                "s": "sum(right.value)",
+                "ids": "collect(right.id)",
+                "lefts": "collect(left.id)",
+                "first_left": "first(left.id)",
+                "lag": "max(DATEDIFF(second, left.t, right.t))",
+                "failed": "count(CAST(left.device AS bigint))",
+                "pairs": "count_distinct(right.device)",
+            },
+        },
+    },
+    "join-window-sliding": {  # sliding windows over a join's matches: one per match,
+        # ending at its timestamp (Stream Analytics' (t - size, t])
+        "inputs": {
+            "left": {"partition": "partition", "partitions": 3},
+            "right": {"partition": "partition", "partitions": 3, "where": "value >= 4"},
+        },
+        "ordering": {"late_arrival": "30s", "out_of_order": "3s", "action": "drop"},
+        "join": {"left": "left", "right": "right", "on": ["device"], "between": ["0s", "15s"]},
+        "window": {
+            "type": "sliding",
+            "size": "20s",
+            "group_by": [{"device": "left.device"}],
+            "aggregates": {"n": "count(*)", "top": "max(right.value)", "ids": "collect(left.id)"},
+        },
+    },
+    "join-window-session": {  # session windows over a join's matches, per device
+        "inputs": {
+            "left": {"partition": "partition", "partitions": 3, "where": "id % 2 = 0"},
+            "right": {"partition": "partition", "partitions": 3},
+        },
+        "ordering": {"late_arrival": "30s", "out_of_order": "3s"},
+        "join": {"left": "left", "right": "right", "on": ["device"], "between": ["-10s", "10s"]},
+        "window": {
+            "type": "session",
+            "gap": "8s",
+            "max_duration": "1m",
+            "group_by": [{"device": "right.device"}],
+            "aggregates": {
+                "n": "count(*)",
+                "first_pair": "first(left.id)",
+                "last_pair": "last(right.id)",
+                "avg": "avg(left.value + right.value)",
+            },
+        },
+    },
+    "join-left-window-tumbling": {  # a left join's matches and unmatched left events
+        # (right null) in tumbling windows, with having and [select] over their results
+        "inputs": {
+            "reboots": {"partition": "partition", "partitions": 3},
+            "logins": {"partition": "partition", "where": "value >= 3"},
+        },
+        "ordering": {"late_arrival": "30s", "out_of_order": "3s", "action": "drop"},
+        "join": {
+            "left": "reboots",
+            "right": "logins",
+            "on": ["device"],
+            "type": "left",
+            "between": ["0s", "8s"],
+            "where": "logins.id IS NULL OR reboots.id % 4 <> 0",
+        },
+        "window": {
+            "type": "tumbling",
+            "size": "20s",
+            "boundary": "end",
+            "group_by": [{"device": "reboots.device"}],
+            "aggregates": {
+                "n": "count(*)",
+                "missing": "count_if(logins.id IS NULL)",
+                "waits": "collect(DATEDIFF(second, reboots.t, logins.t))",
+                "whole": "last(logins)",
+            },
+            "having": "n >= 2",
+        },
+        "select": {
+            "device": "device",
+            "n": "n",
+            "missing": "missing",
+            "waits": "waits",
+            "whole": "whole",
+            "end": "window_end",
+        },
+    },
     "reference-left-join": {  # reference data: each released event meets the table
         "inputs": {
             "readings": {"partition": "partition", "partitions": 3},

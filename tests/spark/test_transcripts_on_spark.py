@@ -66,6 +66,7 @@ SPEC7 = (
     "interval_hopping_end",
     "interval_release",
     "join_toll_booth",
+    "join_window_toll_booth",
     "multistep_composed_steps",
     "reference_data_lookup",
     "union_import_ctis",

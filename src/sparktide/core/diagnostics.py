@@ -309,6 +309,19 @@ _CONSEQUENCES = (
 )
 
 
+def _input_field(job: Any, column: str) -> str | None:
+    """The input column a window's ``column`` reads: itself, or over a join's matches
+    (semantics §7.11) the field of ``<input>.<field>`` (``None`` for an input's record
+    whole, which is no column)."""
+    if not job.windows_matches:
+        return column
+    inputs = {name for name, _ in job.inputs}
+    if column in inputs:
+        return None
+    side, _, field = column.partition(".")
+    return field if side in inputs and field else column
+
+
 def named_columns(job: Any) -> list[NamedColumn]:
     """The input columns ``job`` names, each once, in this order: every input's time,
     arrival time, partition, substream key, end time and edge columns
@@ -346,10 +359,10 @@ def named_columns(job: Any) -> list[NamedColumn]:
                 add(name, "window.group_by")
                 continue
             for column in references(expression):  # (a computed column: its fields)
-                add(column, f"window.group_by.{name}")
+                add(_input_field(job, column), f"window.group_by.{name}")
         for a in window.aggregates:
             for column in a.columns:
-                add(column, f"window.aggregates.{a.name} = {a}")
+                add(_input_field(job, column), f"window.aggregates.{a.name} = {a}")
     if job.join is not None:
         for column in job.join.on:
             add(column, "join.on")

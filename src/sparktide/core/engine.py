@@ -160,6 +160,10 @@ class ReferenceEngine:
             from sparktide.core.join import TemporalJoin
 
             return TemporalJoin(self.job, self._emit_join)
+        if self.job.windows_matches:
+            from sparktide.core.joinwindow import JoinedWindows
+
+            return JoinedWindows(self.job, self._emit_window)
         if self.job.window is not None:
             return WindowOperator(
                 self.job,

@@ -148,7 +148,9 @@ class Aggregate:
                 raise ConfigError(key, "takes a column or an expression, not both")
             if self.function in _PERCENTILES:
                 raise ConfigError(key, f"{self.function} reads its order by column only")
-            no_input_fields(parse_text(self.expression, key), key, event_input=True)
+            no_input_fields(
+                parse_text(self.expression, key), key, event_input=True, input_fields=True
+            )
             return
         if self.column is None and self.function not in ("count", *RECORD_FUNCTIONS):
             if self.function not in _PERCENTILES:

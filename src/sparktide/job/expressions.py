@@ -18,6 +18,7 @@ from sparktide.expr import (
     Case,
     Expr,
     Lit,
+    Ref,
     casts,
     missing_tests,
     parse_expression,
@@ -35,9 +36,11 @@ __all__ = [
     "Filter",
     "Projection",
     "check_join_references",
+    "check_match_references",
     "check_missing_tests",
     "check_references",
     "expression_fields",
+    "input_field_refused",
     "no_input_fields",
     "parse_text",
     "record_casts",
@@ -67,12 +70,18 @@ EVENT_INPUT_READ = (
 
 
 def no_input_fields(
-    expr: Expr, key: str, system_time: bool = False, event_input: bool = False
+    expr: Expr,
+    key: str,
+    system_time: bool = False,
+    event_input: bool = False,
+    input_fields: bool = False,
 ) -> None:
-    """Refuse ``input.field`` names where no join's match is read, ``System.Timestamp()``
-    unless ``system_time`` (where an event's own timestamp is read: ``[filter]``,
-    ``[select]`` without a window or a join, semantics §11.17), and ``System.Input()``
-    unless ``event_input`` (a window's grouping columns and aggregates, §11.22)."""
+    """Refuse ``input.field`` names where no join's match is read (unless
+    ``input_fields``: a window's, which the job checks, :func:`check_match_references`),
+    ``System.Timestamp()`` unless ``system_time`` (where an event's own timestamp is
+    read: ``[filter]``, ``[select]`` without a window or a join, semantics §11.17), and
+    ``System.Input()`` unless ``event_input`` (a window's grouping columns and
+    aggregates, §11.22)."""
     for ref in ref_nodes(expr):
         if ref == EVENT_INPUT:
             if not event_input:
@@ -87,13 +96,41 @@ def no_input_fields(
                     "a match's time timestamp)",
                 )
             continue
-        if ref.input is not None:
+        if ref.input is not None and not input_fields:
+            raise input_field_refused(ref, key)
+
+
+def input_field_refused(ref: Ref, key: str) -> ConfigError:
+    """The error for ``input.field`` (``ref``) at ``key``, where no join's match is read."""
+    return ConfigError(
+        key,
+        f"{ref.key!r} names a field of a join's input: input.field names are read by "
+        f"[select] over a [join] and by a [window] over a join of two streams only; here "
+        f"write {ref.name!r} (in a window over a join with reference data, a row's field "
+        f"is GetRecordPropertyValue({ref.input}, {ref.name!r}))",
+    )
+
+
+def check_match_references(expr: Expr, join: Join, key: str) -> None:
+    """A window over a join of two streams reads each match (semantics §7.11):
+    ``<input>.<field>`` of either input, or an input's record whole by its name; any
+    other unqualified name is refused (no match has it)."""
+    inputs = (join.left, join.right)
+    for ref in ref_nodes(expr):
+        if ref in (SYSTEM_TIMESTAMP, EVENT_INPUT):
+            continue
+        if ref.input is None and ref.name not in inputs:
             raise ConfigError(
                 key,
-                f"{ref.key!r} names a field of a join's input: input.field names are read by "
-                f"[select] over a [join] only; here write {ref.name!r} (in a window over a "
-                f"join with reference data, a row's field is GetRecordPropertyValue("
-                f"{ref.input}, {ref.name!r}))",
+                f"{ref.name!r} over a join: a window reads each match, whose fields are "
+                f"{join.left}.<field> and {join.right}.<field> (or {join.left} and "
+                f"{join.right}, each record whole): qualify it with its input",
+            )
+        if ref.input is not None and ref.input not in inputs:
+            raise ConfigError(
+                key,
+                f"{ref.key!r}: {ref.input!r} is not an input of the join ({join.left} or "
+                f"{join.right}; names are case-sensitive)",
             )
 
 

@@ -175,6 +175,12 @@ class Job:
         )
 
     @property
+    def windows_matches(self) -> bool:
+        """True for a window over the matches of a join of two streams: each match the
+        join releases is one event of the window (semantics §7.11)."""
+        return self.join is not None and not self.references and self.window is not None
+
+    @property
     def looks_up_in_window(self) -> bool:
         """True for a window over a join with reference data: each admitted event becomes
         one event per table row it meets, before ``[filter]`` and the window (semantics

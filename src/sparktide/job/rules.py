@@ -9,12 +9,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from sparktide.errors import ConfigError
-from sparktide.expr import EVENT_INPUT, ref_nodes
+from sparktide.expr import EVENT_INPUT, SYSTEM_TIMESTAMP, Ref, ref_nodes
 from sparktide.job.expressions import (
     Filter,
     Projection,
     check_join_references,
+    check_match_references,
     check_references,
+    input_field_refused,
     no_input_fields,
 )
 from sparktide.job.join import Join
@@ -107,6 +109,7 @@ def check_join(job: Job) -> None:
     table (:func:`_check_lookup`); reference data is always joined."""
     join = job.join
     set_field(job, "references", tuple((name, ref) for name, ref in job.references))
+    _check_window_fields(job)
     if join is None:
         if job.references:
             name = job.references[0][0]
@@ -145,8 +148,13 @@ def check_join(job: Job) -> None:
             f"joins two inputs: the job must have exactly [inputs.{join.left}] and "
             f"[inputs.{join.right}], got {names or 'a [source]'}",
         )
-    if job.window is not None:
-        raise ConfigError("window", "a join's matches are released as events: no [window] yet")
+    if job.window is not None and job.window.idle_timeout is not None:
+        raise ConfigError(
+            "window.idle_timeout",
+            "a window over a join's matches closes as the join releases them, by the job "
+            "watermark (semantics §7.11): a forced close could leave a later match without "
+            "its window; remove idle_timeout (a silent input still advances by its idle estimate, §4.3)",
+        )
     if job.source.over is not None or job.ordering.partitioned:
         raise ConfigError(
             "join", "a join follows the merged watermark of both inputs: no over or partitioned"
@@ -161,6 +169,43 @@ def check_join(job: Job) -> None:
         raise ConfigError(
             "join", "joins point events (no source.end_time or source.duration) for now"
         )
+
+
+def _check_window_fields(job: Job) -> None:
+    """A window's expressions read ``input.field`` over a join of two streams only (each
+    match, semantics §7.11), and there only those of its two inputs."""
+    if job.window is None:
+        return
+    join = job.join if job.join is not None and not job.references else None
+    if join is not None:  # (plain columns: a match has none but its inputs' records)
+        plain = [("window.group_by", name) for name in job.window.record_group_columns]
+        plain += [
+            (f"window.aggregates.{a.name}", c) for a in job.window.aggregates for c in a.columns
+        ]
+        for key, column in plain:
+            check_match_references(Ref(column), join, key)
+        whole = next((a for a in job.window.aggregates if a.whole_record), None)
+        if whole is not None:
+            raise ConfigError(
+                f"window.aggregates.{whole.name}",
+                f"{whole.function}() of whole records over a join's matches: name the "
+                f"input whose records it takes ({whole.function}({join.left}) or "
+                f"{whole.function}({join.right}))",
+            )
+    for key, expr in job.window.keyed_expressions():
+        if join is not None:
+            check_match_references(expr, join, key)
+            continue
+        qualified = next(
+            (
+                ref
+                for ref in ref_nodes(expr)
+                if ref.input is not None and ref not in (EVENT_INPUT, SYSTEM_TIMESTAMP)
+            ),
+            None,
+        )
+        if qualified is not None:
+            raise input_field_refused(qualified, key)
 
 
 def _check_lookup(job: Job, join: Join) -> None:

@@ -213,7 +213,7 @@ class Window:
                 ((name, text),) = entry.items()
                 check_column(name, "window.group_by", optional=False)
                 key = f"window.group_by.{name}"
-                no_input_fields(parse_text(text, key), key, event_input=True)
+                no_input_fields(parse_text(text, key), key, event_input=True, input_fields=True)
                 computed[name] = text
                 names.append(name)
                 continue

@@ -82,11 +82,23 @@ INTEGRAL_FLOAT = "'^DECIMAL[(]([1-9]|1[0-8]),0[)]$'"
 
 
 def json_text(v: str) -> str:
-    """JSON text of the variant ``v`` as the reference engine writes the value: top-level
-    floats stay floats (``21.0``, not ``21``); see :data:`INTEGRAL_FLOAT`."""
+    """JSON text of the variant ``v`` as the reference engine writes the value: floats
+    stay floats (``21.0``, not ``21``; see :data:`INTEGRAL_FLOAT`) at the top level and
+    in an object's or an array's own members (a match's input record whole, semantics
+    §7.11)."""
+    schema = f"schema_of_variant({v})"
+    member = (
+        f"CASE WHEN schema_of_variant(x) RLIKE {INTEGRAL_FLOAT} THEN "
+        "CAST(try_variant_get(x, '$', 'double') AS VARIANT) ELSE x END"
+    )
     return (
-        f"CASE WHEN schema_of_variant({v}) RLIKE {INTEGRAL_FLOAT} THEN "
-        f"CAST(try_variant_get({v}, '$', 'double') AS STRING) ELSE to_json({v}) END"
+        f"CASE WHEN {schema} RLIKE {INTEGRAL_FLOAT} THEN "
+        f"CAST(try_variant_get({v}, '$', 'double') AS STRING) "
+        f"WHEN {schema} LIKE 'OBJECT%' THEN to_json(transform_values("
+        f"variant_get({v}, '$', 'map<string,variant>'), (k, x) -> {member})) "
+        f"WHEN {schema} LIKE 'ARRAY%' THEN to_json(transform("
+        f"variant_get({v}, '$', 'array<variant>'), x -> {member})) "
+        f"ELSE to_json({v}) END"
     )
 
 

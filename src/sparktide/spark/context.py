@@ -69,6 +69,9 @@ class Context:
     output_start: int | None = None
     #: The arrival time before which events are skipped (``None``: read everything)
     read_point: int | None = None
+    #: A window over a join's matches (semantics §7.11): the context the window stage
+    #: reads (this one reads the join's: :func:`_joining`), ``None`` otherwise
+    matches: Context | None = None
     #: The judged rows' schema (JSON) by the parsed rows' names and types (and whether
     #: the estimates came first), as a batch of this run found it: a flush takes it
     #: without building the plan (:func:`sparktide.spark.judging.judge`)
@@ -79,22 +82,25 @@ class Context:
         """The context of ``job`` (its reference data read now: a table that cannot
         be read stops the run here, as it stops simulate)."""
         assert job.output.checkpoint is not None
-        window, punctuation = job.window, job.punctuation
+        if job.windows_matches:  # (the join judges and matches, the window reads those)
+            context = cls.of(spark, _joining(job))
+            context.named_columns = named_columns(job)  # (the window's too: §8.4)
+            context.matches = dataclasses.replace(
+                context, job=_matches_view(job), inputs={}, **_window_settings(job.window)
+            )
+            return context
+        punctuation = job.punctuation
         context = cls(
             spark=spark,
             job=job,
             store=StateStore(spark, job.output.checkpoint),
             timeline=Timeline.of(job),
-            window=window,
+            **_window_settings(job.window),  # type: ignore[arg-type]
             **_settings(job.ordering, punctuation),  # type: ignore[arg-type]
             explicit=punctuation is not None and punctuation.explicit,
             intervals=job.source.intervals,
             edges=bool(job.edges),
             scans_ctis=scans_ctis(job),
-            lateness=window.allowed_lateness if window else 0,
-            closed_end=bool(window)
-            and (window.boundary == "end" or window.type in ("sliding", "snapshot")),
-            aggregates=plan_aggregates(window.aggregates) if window else [],
             reference_rows=_read_reference(job) if job.references else [],
             named_columns=named_columns(job),
             punctuation=punctuation,
@@ -145,6 +151,12 @@ class Context:
         )
 
     @property
+    def written_window(self) -> Window | None:
+        """The window whose records the job writes: its own, or (a window over a join's
+        matches) :attr:`matches`'."""
+        return (self.matches or self).window
+
+    @property
     def groups(self) -> list[str]:
         """The group-by columns of the window's rows (``g0``, ``g1``...)."""
         assert self.window is not None
@@ -169,6 +181,33 @@ def _settings(ordering: Ordering, punctuation: Punctuation | None) -> dict[str, 
         "watermark_late_arrival": None if only_cti else ordering.late_arrival,
         "generated": punctuation is not None and punctuation.generated,
     }
+
+
+def _window_settings(window: Window | None) -> dict[str, Any]:
+    """The window's settings of a context: its window, allowed lateness, whether a window
+    includes its end, the aggregates' plans."""
+    return {
+        "window": window,
+        "lateness": window.allowed_lateness if window else 0,
+        "closed_end": bool(window)
+        and (window.boundary == "end" or window.type in ("sliding", "snapshot")),
+        "aggregates": plan_aggregates(window.aggregates) if window else [],
+    }
+
+
+def _joining(job: Job) -> Job:
+    """A window over a join's matches: the job the join's stages read (its inputs,
+    ``[filter]`` and ``[join]``, the window and its ``[select]`` left out)."""
+    return dataclasses.replace(
+        job, window=None, select=(), select_star=None, select_star_input=None
+    )
+
+
+def _matches_view(job: Job) -> Job:
+    """A window over a join's matches: the job the window stage reads of each match (the
+    inputs' ``where`` and ``[filter]``, which the join's stages applied, left out)."""
+    inputs = tuple((name, dataclasses.replace(s, where=None)) for name, s in job.inputs)
+    return dataclasses.replace(job, filter=None, inputs=inputs, source=inputs[0][1])
 
 
 def _read_reference(job: Job) -> list[tuple[int, str]]:

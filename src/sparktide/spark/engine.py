@@ -48,6 +48,7 @@ from sparktide.spark.outputs.sinks import hand_over
 from sparktide.spark.routes import Judgement, judge_batch
 from sparktide.spark.taskpass import TaskMemory
 from sparktide.spark.windows.fold import fold_windows
+from sparktide.spark.windows.matches import match_rows
 
 __all__ = ["SparkEngine", "check_job"]
 
@@ -232,6 +233,13 @@ class SparkEngine:
             )
             if forced is not None and isinstance(batch.keys_next, DataFrame):
                 batch.keys_next = forced_keys_frame(batch.keys_next, forced)
+        elif context.matches is not None:  # (a window over the join's matches, §7.11)
+            windowed = context.matches
+
+            def into_windows(ready: DataFrame) -> None:
+                fold_windows(windowed, batch, match_rows(windowed, ready))
+
+            join(context, batch, decided, into_windows)  # type: ignore[arg-type]
         elif job.join is not None and not job.references:
             join(context, batch, decided)  # type: ignore[arg-type]
         else:  # (a join with reference data is a release that meets the table)

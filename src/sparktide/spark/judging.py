@@ -415,10 +415,11 @@ def narrow(context: Context, decided: DataFrame) -> DataFrame:
 
 def row_inputs(context: Context) -> list[tuple[str, str]]:
     """``(column, expression over m)``: the group-by values (``g<i>``, JSON text) and
-    the aggregates' typed inputs, computed per row right after parsing; for a join, the
-    values it matches on (``j<i>``)."""
+    the aggregates' typed inputs, computed per row right after parsing (of a window over
+    a join's matches: of each match, :mod:`sparktide.spark.windows.matches`); for a join,
+    the values it matches on (``j<i>``)."""
     job = context.job
-    if job.join is not None and not job.looks_up_in_window:
+    if job.join is not None and not job.looks_up_in_window and context.window is None:
         return join_keys(job)
     if context.window is None:
         return []

@@ -64,9 +64,9 @@ def field(name: str, record: str = RECORD) -> str:
     """The variant value of top-level field ``name`` of the record ``record`` (a variant
     object column, :data:`~sparktide.spark.columns.RECORD` by default); SQL ``NULL``
     when the field is missing, a ``VOID`` variant for JSON null. ``name`` must be a
-    column name of the job grammar (no quote can end the path), ``record`` a plain
-    column name."""
-    if not _NAME.match(name):
+    column name of the job grammar, or ``<input>.<name>`` (a match's field, semantics
+    §7.11), so that no quote can end the path; ``record`` a plain column name."""
+    if not all(_NAME.match(part) for part in name.split(".", 1)):
         raise ValueError(f"not a column name of the job grammar: {name!r}")
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", record):
         raise ValueError(f"not a plain column name: {record!r}")

@@ -88,6 +88,7 @@ def map_columns(expr: Expr, change: Callable[[Column], Expr]) -> Expr:
                 over.limit,
                 None if over.when is None else walk(over.when),
                 over.pos,
+                tuple((walk(e), descending) for e, descending in over.order_by),
             )
         skip = 1 if node.function in UNIT_CALLS else 0  # the date part is no column
         args = node.args[:skip] + tuple(walk(a) for a in node.args[skip:])

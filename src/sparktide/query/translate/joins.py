@@ -206,8 +206,10 @@ class JoinPlanner:
         if select.group_by:
             raise self.refuse(
                 select.group_pos or select.pos,
-                "a window over a JOIN is not supported yet: the job releases each match as an "
-                "event; aggregate the matches in a job of their own",
+                "a window over a JOIN is supported in the statement that reads the JOIN "
+                "(FROM a JOIN b ... GROUP BY), or over a WITH step that names the JOIN's "
+                "columns (SELECT a.k AS k, ...); not yet in a WITH step, nor over a step "
+                "that selects the matches whole (SELECT *)",
             )
         star = next(
             (i for i in select.items if isinstance(i.expr, Star) and i.expr.qualifier), None

@@ -71,7 +71,14 @@ class Matches:
             )
         self.join_condition(join, data["join"])
         self.join_where(join, data["join"])
-        if plan.projection is None:
+        if plan.window is not None:
+            self.notes.append(
+                f"GROUP BY over the JOIN: each match is one event of the window at the later "
+                f"of the two timestamps, released into its windows as the job watermark "
+                f"reaches it; the window reads its fields as {join.left.name}.<field> and "
+                f"{join.right.name}.<field> (semantics §7.11)"
+            )
+        elif plan.projection is None:
             self.notes.append(
                 f"SELECT * over a JOIN: each match is an event record {{{join.left.name}: "
                 f"{{...}}, {join.right.name}: {{...}}, timestamp}} at the later of the two "

@@ -29,6 +29,7 @@ from sparktide.query.translate.fields import Fields
 from sparktide.query.translate.inline import map_columns, reads_analytic
 from sparktide.query.translate.joins import JoinPlanner
 from sparktide.query.translate.lookupwindow import over_table
+from sparktide.query.translate.matchwindow import over_matches
 from sparktide.query.translate.plans import Plan, with_where
 from sparktide.query.translate.unions import Unions
 
@@ -147,6 +148,9 @@ class Planner:
         elif select.joins and select.where is not None:  # (reference data, §11.8)
             inner, where_clause = self.joins.where_over_lookup(select, inner)
             select = replace(select, where=where_clause)
+        if select.joins and select.group_by and not inner.lookup and where == "statement":
+            assert inner.join is not None  # (a window over the matches, §7.11)
+            select = over_matches(select, inner.join)
         wheres = self.wheres(select, inner, from_step)
         if (
             select.joins
@@ -293,6 +297,8 @@ class Planner:
             return inner
         if inner.lookup and select.joins and select.group_by and where == "statement":
             return replace(inner, window=select)  # (the matches windowed, §11.23)
+        if inner.join is not None and select.group_by and select.joins and where == "statement":
+            return replace(inner, window=select)  # (the matches windowed, §7.11)
         if inner.join is not None:
             if select.group_by or not select.joins or where != "statement":
                 self.joins.refuse_over_join(select, inner.join, where)

@@ -21,6 +21,7 @@ from sparktide.query.translate.context import Context
 from sparktide.query.translate.fields import Fields
 from sparktide.query.translate.inputs import Inputs
 from sparktide.query.translate.matches import Matches
+from sparktide.query.translate.matchwindow import MatchFields
 from sparktide.query.translate.outputs import output_table
 from sparktide.query.translate.planner import Planner
 from sparktide.query.translate.plans import Plan
@@ -168,7 +169,11 @@ class StatementTranslator:
         matches, or nothing (``SELECT *``)."""
         notes = self.context.notes
         if plan.window is not None:
-            window, columns = self.windows.window(plan.window, plan.window.source)
+            windows = self.windows
+            if plan.join is not None and not plan.join.reference:  # (the matches, §7.11)
+                fields = MatchFields(self.context.refuse, self.context.bindings, plan.join)
+                windows = Windows(self.context, fields)
+            window, columns = windows.window(plan.window, plan.window.source)
             if columns.having is not None:
                 window["having"] = columns.having
             data["window"] = window

@@ -44,7 +44,7 @@ def write_dead_letters(
         return
     if lines is None and not malformed_count:  # nothing to write: no Spark job
         if batch.sink is not None:
-            schema = dead_letter_schema(context.window is not None)
+            schema = dead_letter_schema(context.written_window is not None)
             batch.sink(DEAD_LETTERS, directory, pa.array([], pa.string()), schema.empty_table())
         elif directory is not None:
             empty_directory(f"{directory}/{batch.label}")
@@ -69,7 +69,7 @@ def write_dead_letters(
     value = F.expr(_record(context)).alias("value")
     both = rows.select(*ordered("file", "line"), value, *_typed_columns(context))
     got = collect_sorted(both, ["_o0", "_o1"])
-    schema = dead_letter_schema(context.window is not None)
+    schema = dead_letter_schema(context.written_window is not None)
     table = pa.Table.from_arrays([got.column(f.name).cast(f.type) for f in schema], schema=schema)
     batch.sink(DEAD_LETTERS, directory, got.column("value").combine_chunks(), table)
 
@@ -77,7 +77,7 @@ def write_dead_letters(
 def _typed_columns(context: Context) -> list[Column]:
     """A dead letter's typed columns (:func:`.dead_letter_schema`), from its row."""
     columns = [F.col(n) for n in ("file", "line", "reason", "record", "error")]
-    window = context.window
+    window = context.written_window
     if window is not None:
         size = window.size if window.type in ("tumbling", "hopping") else 0
         start = F.col(CLOSED_WINDOW_START)
@@ -111,7 +111,7 @@ def _record(context: Context) -> str:
     """SQL of a dead letter's JSON record."""
     head = ["'file', file", "'line', line", "'reason', reason"]
     tail = ["'error', error"]
-    window = context.window
+    window = context.written_window
     if window is not None:
         tail.append(f"'window_start', {iso(CLOSED_WINDOW_START)}")
         tail.append(f"'window_end', {iso(CLOSED_WINDOW_END)}")

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
@@ -122,6 +123,15 @@ def _match_record(context: Context, matches: DataFrame) -> tuple[DataFrame, str]
     assert join is not None
     if job.select or job.select_star is not None:
         return join_projection(matches, job, ("lraw", "rraw"), SYSTEM_TIME)
+    if context.matches is not None:  # (the window's event: both records, §7.11)
+        members = [
+            sql_string("{" + json.dumps(join.left) + ":"),
+            "lraw",
+            sql_string("," + json.dumps(join.right) + ":"),
+            "coalesce(rraw, 'null')",
+            "'}'",
+        ]
+        return matches, f"concat({', '.join(members)})"
     members = [
         sql_string(json.dumps(join.left) + ":"),
         "lraw",
@@ -134,7 +144,12 @@ def _match_record(context: Context, matches: DataFrame) -> tuple[DataFrame, str]
     return matches, f"concat('{{', {', '.join(members)}, '}}')"
 
 
-def join(context: Context, batch: Batch, decided: DataFrame) -> None:
+def join(
+    context: Context,
+    batch: Batch,
+    decided: DataFrame,
+    into: Callable[[DataFrame], None] | None = None,
+) -> None:
     """A temporal join: the batch's admitted events of each side meet the other
     side's — this batch's and those kept from earlier ones — on equal ``j<i>`` values
     and ``low ≤ right.s − left.s ≤ high``; a pair of two kept events was matched before,
@@ -145,7 +160,8 @@ def join(context: Context, batch: Batch, decided: DataFrame) -> None:
     over its partitions, when they are all declared; else events are kept). Under
     ``type = "left"`` a left event carries whether a match reached it, and one that
     none reached is kept until it is written, once the job watermark passes its latest
-    match time (:func:`unmatched_left`)."""
+    match time (:func:`unmatched_left`). With ``into``, the matches released are handed
+    to it (``MATCHES_SCHEMA`` rows: a window over them, semantics §7.11), not written."""
     spec = context.job.join
     assert spec is not None and spec.between is not None
     low, high = spec.between
@@ -170,7 +186,7 @@ def join(context: Context, batch: Batch, decided: DataFrame) -> None:
     if left_join:
         every, written = _marked(context, batch, every, pairs)
         matches = matches.unionByName(unmatched_left(context, every, written))
-    _write_matches(context, batch, matches)
+    _write_matches(context, batch, matches, into)
     s = SYSTEM_TIME
     keep = {spec.left: f"{s} + {high} >= {_side_floor(context, batch, spec.right)}"}
     if left_join:  # (a left event no match reached waits to be written alone: §7.9)
@@ -267,19 +283,27 @@ def unmatched_left(context: Context, every: DataFrame, written: str) -> DataFram
     return _records(context, rows)
 
 
-def _write_matches(context: Context, batch: Batch, matches: DataFrame) -> None:
+def _write_matches(
+    context: Context,
+    batch: Batch,
+    matches: DataFrame,
+    into: Callable[[DataFrame], None] | None,
+) -> None:
     """Write the matches the job watermark reached (new and held; under a left join,
-    passed), hold the others."""
+    passed), or hand them ``into`` a window; hold the others."""
     held = context.store.load_table(batch.previous, "matches", MATCHES_SCHEMA)
     scope_w, _, _ = scope_watermarks(context, batch)
     left_join = context.job.join is not None and context.job.join.type == "left"
     ready = F.expr(release_ready(context, scope_w, strict=left_join))  # (§7.9)
     rows = matches.unionByName(held).withColumn("ready", ready).cache()
     try:
-        out = rows.filter(f"ready AND {written_from_start(context)}").select(
-            *ordered(SYSTEM_TIME, "la", "lfile", "lline", "ra", "rfile", "rline"), "value"
-        )
-        write_text(batch, out, context.job.output.path, "released")
+        if into is not None:  # (each match an event of a window, §7.11)
+            into(rows.filter("ready"))
+        else:
+            out = rows.filter(f"ready AND {written_from_start(context)}").select(
+                *ordered(SYSTEM_TIME, "la", "lfile", "lline", "ra", "rfile", "rline"), "value"
+            )
+            write_text(batch, out, context.job.output.path, "released")
         waiting = rows.filter("NOT ready").select(*MATCHES_SCHEMA.names)
         write_state(context.store, batch, waiting, "matches", "held")
     finally:

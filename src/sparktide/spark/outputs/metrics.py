@@ -38,7 +38,7 @@ def metrics_record(context: Context, clock: ClockState, now: int, batch_id: int)
         for name, value in entry.items():
             totals[name] = totals.get(name, 0) + value
     parts = clock["partitions"]
-    timeline, window = context.timeline, context.window
+    timeline, window = context.timeline, context.written_window
     if timeline.job_watermark:
         watermark = clock["job_watermark"]
     elif timeline.partition_watermarks:
@@ -97,7 +97,8 @@ def batch_counts(
         out["dead_lettered"]["malformed"] = malformed
     out["in_no_window"] = totals.get("in_no_window", 0)
     out["windows_emitted"] = batch.written.get("windows_emitted", 0)
-    if context.window is not None and context.window.having is not None:
+    window = context.written_window
+    if window is not None and window.having is not None:
         out["windows_filtered"] = batch.written.get("windows_filtered", 0)
     if context.job.analytics and context.job.filter is not None:
         out["events_filtered"] = batch.written.get("events_filtered", 0)

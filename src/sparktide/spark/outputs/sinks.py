@@ -94,7 +94,9 @@ def _no_records(context: Context) -> pa.Table:
     columns every record will have (the window bounds and ``emitted_at``, or the
     ``timestamp``), so that a reader of an output still without records finds a schema.
     (Not pinned: with ``[select]`` the records may have other names.)"""
-    names = ("window_start", "window_end", "emitted_at") if context.window else ("timestamp",)
+    names = (
+        ("window_start", "window_end", "emitted_at") if context.written_window else ("timestamp",)
+    )
     return pa.schema([(name, TIME_TYPE) for name in names]).empty_table()
 
 
