@@ -22,7 +22,7 @@ from sparktide.core.sink import Admitted
 from sparktide.core.windows import WindowOperator
 from sparktide.job import Job
 
-__all__ = ["JoinedWindows", "match_record", "match_place"]
+__all__ = ["JoinedWindows", "match_place", "match_record"]
 
 
 def match_record(

@@ -153,7 +153,8 @@ def check_join(job: Job) -> None:
             "window.idle_timeout",
             "a window over a join's matches closes as the join releases them, by the job "
             "watermark (semantics §7.11): a forced close could leave a later match without "
-            "its window; remove idle_timeout (a silent input still advances by its idle estimate, §4.3)",
+            "its window; remove idle_timeout (a silent input still advances by its idle "
+            "estimate, §4.3)",
         )
     if job.source.over is not None or job.ordering.partitioned:
         raise ConfigError(
