@@ -1132,7 +1132,7 @@ def test_a_plain_output_binds_one_statement(tmp_path: Path) -> None:
             "WITH j AS (SELECT * FROM e JOIN x ON e.k = x.k AND DATEDIFF(s, e, x) BETWEEN 0 AND 1) "
             "SELECT COUNT(*) AS n FROM j GROUP BY TumblingWindow(s, 5)",
             "1:115",
-            "a window over a JOIN is supported in the statement that reads the JOIN",
+            "a window over a step that selects a JOIN's matches whole (SELECT *)",
         ),
         # several statements
         (

@@ -284,7 +284,7 @@ class Inliner:
                     "yet: the engines expand events, not a window's records; apply it in the "
                     "step, to the events it windows",
                 )
-            if source.partition_by is not None or step.joins:
+            if source.partition_by is not None or (step.joins and select.group_by):
                 return select
             if select.group_by and any(g.window is not None for g in select.group_by):
                 return self.rollup.compose(select, step)  # semantics §13.4

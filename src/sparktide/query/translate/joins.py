@@ -206,10 +206,9 @@ class JoinPlanner:
         if select.group_by:
             raise self.refuse(
                 select.group_pos or select.pos,
-                "a window over a JOIN is supported in the statement that reads the JOIN "
-                "(FROM a JOIN b ... GROUP BY), or over a WITH step that names the JOIN's "
-                "columns (SELECT a.k AS k, ...); not yet in a WITH step, nor over a step "
-                "that selects the matches whole (SELECT *)",
+                "a window over a step that selects a JOIN's matches whole (SELECT *) is not "
+                "supported yet: name the step's columns (SELECT a.k AS k, ...), or group "
+                "the JOIN where it is read (FROM a JOIN b ... GROUP BY)",
             )
         star = next(
             (i for i in select.items if isinstance(i.expr, Star) and i.expr.qualifier), None

@@ -148,7 +148,7 @@ class Planner:
         elif select.joins and select.where is not None:  # (reference data, §11.8)
             inner, where_clause = self.joins.where_over_lookup(select, inner)
             select = replace(select, where=where_clause)
-        if select.joins and select.group_by and not inner.lookup and where == "statement":
+        if select.joins and select.group_by and not inner.lookup:
             assert inner.join is not None  # (a window over the matches, §7.11)
             select = over_matches(select, inner.join)
         wheres = self.wheres(select, inner, from_step)
@@ -297,8 +297,14 @@ class Planner:
             return inner
         if inner.lookup and select.joins and select.group_by and where == "statement":
             return replace(inner, window=select)  # (the matches windowed, §11.23)
-        if inner.join is not None and select.group_by and select.joins and where == "statement":
+        if inner.join is not None and select.group_by and select.joins:
             return replace(inner, window=select)  # (the matches windowed, §7.11)
+        if inner.window is not None and select.group_by:
+            raise self.refuse(
+                select.group_pos or select.pos,
+                f"a window over the results of the windowed step {from_step} is not "
+                "supported yet: a job has one window",
+            )
         if inner.join is not None:
             if select.group_by or not select.joins or where != "statement":
                 self.joins.refuse_over_join(select, inner.join, where)
@@ -316,12 +322,6 @@ class Planner:
                 f"SELECT {describe(item.expr)} without GROUP BY is not supported yet "
                 f"{'in a WITH step' if inner.window is None else 'over a windowed step'}: "
                 "only the last statement may project or compute columns",
-            )
-        if inner.window is not None:
-            raise self.refuse(
-                select.group_pos or select.pos,
-                f"a window over the results of the windowed step {from_step} is not "
-                "supported yet: a job has one window",
             )
         return replace(inner, window=select)
 
