@@ -160,6 +160,10 @@ class ReferenceEngine:
             from sparktide.core.join import TemporalJoin
 
             return TemporalJoin(self.job, self._emit_join)
+        if self.job.joins_windows:
+            from sparktide.core.windowjoin import WindowJoin
+
+            return WindowJoin(self.job, self._emit_join)
         if self.job.windows_matches:
             from sparktide.core.joinwindow import JoinedWindows
 

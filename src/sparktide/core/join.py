@@ -134,6 +134,11 @@ class TemporalJoin(Windowless):
     def admit(self, event: Admitted, watermark: int, now: int) -> None:
         """Match ``event`` against the other side's events; keep it; release what the job
         watermark allows."""
+        self.keep(event)
+        self.advance(None, watermark, now)
+
+    def keep(self, event: Admitted) -> None:
+        """Match ``event`` against the other side's events kept so far, and keep it."""
         join = self._join
         side = input_of(event.record.partition)
         key = join_key(event.record.fields or {}, join.on)
@@ -150,7 +155,6 @@ class TemporalJoin(Windowless):
         if join.type == "left" and side == join.left:  # (its key may be null: no match)
             latest = event.timestamp + self._high  # type: ignore[operator]
             heapq.heappush(self._open, (latest, _arrival(event), event))
-        self.advance(None, watermark, now)
 
     def _hold(self, left: Admitted, right: Admitted) -> None:
         timestamp = max(left.timestamp, right.timestamp)

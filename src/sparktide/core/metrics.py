@@ -37,7 +37,8 @@ def metrics_record(engine: ReferenceEngine) -> dict[str, Any]:
     record["in_no_window"] = getattr(sink, "in_no_window", 0)
     record["windows_emitted"] = len(engine.result.windows)
     if engine.having is not None:
-        record["windows_filtered"] = engine.windows_filtered
+        # (a window joined by a [join], semantics §7.12: its sink counts those)
+        record["windows_filtered"] = engine.windows_filtered + getattr(sink, "windows_filtered", 0)
     if job.analytics and job.filter is not None:
         record["events_filtered"] = engine.events_filtered
     record["released"] = len(engine.result.events)

@@ -67,10 +67,8 @@ class Join:
             check_column(getattr(self, name), f"join.{name}", optional=False)
         if self.left == self.right:
             raise ConfigError("join.right", "must name another input than join.left")
-        if isinstance(self.on, str) or not isinstance(self.on, (list, tuple)) or not self.on:
-            raise ConfigError(
-                "join.on", f"must be a non-empty list of column names, got {self.on!r}"
-            )
+        if isinstance(self.on, str) or not isinstance(self.on, (list, tuple)):
+            raise ConfigError("join.on", f"must be a list of column names, got {self.on!r}")
         set_field(self, "on", tuple(self.on))
         for column in self.on:
             check_column(column, "join.on", optional=False)

@@ -178,7 +178,24 @@ class Job:
     def windows_matches(self) -> bool:
         """True for a window over the matches of a join of two streams: each match the
         join releases is one event of the window (semantics §7.11)."""
-        return self.join is not None and not self.references and self.window is not None
+        return (
+            self.join is not None
+            and not self.references
+            and self.window is not None
+            and not self.joins_windows
+        )
+
+    @property
+    def joins_windows(self) -> bool:
+        """True for a join of an input with the records of the job's window (``[window]
+        name``, the join's ``right``): the window reads the other inputs' events, and
+        the join's matches are written (semantics §7.12)."""
+        return (
+            self.join is not None
+            and self.window is not None
+            and self.window.name is not None
+            and self.join.right == self.window.name
+        )
 
     @property
     def looks_up_in_window(self) -> bool:

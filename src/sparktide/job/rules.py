@@ -110,6 +110,14 @@ def check_join(job: Job) -> None:
     join = job.join
     set_field(job, "references", tuple((name, ref) for name, ref in job.references))
     _check_window_fields(job)
+    named = job.window.name if job.window is not None else None
+    if named is not None and (join is None or join.right != named or job.references):
+        raise ConfigError(
+            "window.name",
+            f"names the window's records as the right input of a [join] of two streams "
+            f'(join.right = "{named}"): the job has '
+            + ("no [join]" if join is None else f"join.right = {join.right!r}"),
+        )
     if join is None:
         if job.references:
             name = job.references[0][0]
@@ -141,13 +149,10 @@ def check_join(job: Job) -> None:
             "high end of between, which must be 0 or more (the low end may be negative: "
             "a right event before the left one matches too)",
         )
-    names = [name for name, _ in job.inputs]
-    if len(names) != 2 or set(names) != {join.left, join.right}:
-        raise ConfigError(
-            "join",
-            f"joins two inputs: the job must have exactly [inputs.{join.left}] and "
-            f"[inputs.{join.right}], got {names or 'a [source]'}",
-        )
+    if job.joins_windows:
+        _check_window_join(job, join)
+    else:
+        _check_two_inputs(job, join)
     if job.window is not None and job.window.idle_timeout is not None:
         raise ConfigError(
             "window.idle_timeout",
@@ -172,12 +177,49 @@ def check_join(job: Job) -> None:
         )
 
 
+def _check_two_inputs(job: Job, join: Join) -> None:
+    """A join of two streams: exactly its two inputs, and columns to join on."""
+    names = [name for name, _ in job.inputs]
+    if len(names) != 2 or set(names) != {join.left, join.right}:
+        raise ConfigError(
+            "join",
+            f"joins two inputs: the job must have exactly [inputs.{join.left}] and "
+            f"[inputs.{join.right}], got {names or 'a [source]'}",
+        )
+    if not join.on:
+        raise ConfigError("join.on", "must name at least one column both inputs hold")
+
+
+def _check_window_join(job: Job, join: Join) -> None:
+    """A join of an input with the window's records (semantics §7.12): ``left`` an
+    input, the window over the others' events; ``on`` may be empty (the rest of the
+    ``ON`` is ``condition``)."""
+    names = [name for name, _ in job.inputs]
+    window = job.window
+    assert window is not None
+    if join.right in names:
+        raise ConfigError("window.name", f"{join.right!r} names an input: name the window apart")
+    if join.left not in names or len(names) < 2:
+        raise ConfigError(
+            "join.left",
+            f"a join with the window's records reads one input ({join.left!r}) and the "
+            f"window reads the others' events: the job must have [inputs.{join.left}] and "
+            f"at least one more input, got {names or 'a [source]'}",
+        )
+    if window.idle_timeout is not None:
+        raise ConfigError(
+            "window.idle_timeout",
+            "the window's records are joined as the job watermark closes them (semantics "
+            "§7.12): remove idle_timeout",
+        )
+
+
 def _check_window_fields(job: Job) -> None:
     """A window's expressions read ``input.field`` over a join of two streams only (each
     match, semantics §7.11), and there only those of its two inputs."""
     if job.window is None:
         return
-    join = job.join if job.join is not None and not job.references else None
+    join = job.join if job.windows_matches else None
     if join is not None:  # (plain columns: a match has none but its inputs' records)
         plain = [("window.group_by", name) for name in job.window.record_group_columns]
         plain += [
@@ -330,7 +372,8 @@ def check_select(job: Job) -> None:
         raise ConfigError("select", f"must be a list of Projection objects, got {job.select!r}")
     set_field(job, "select", tuple(job.select))
     seen: set[str] = set()
-    reserved = RESERVED_WINDOW_COLUMNS if job.window is not None else RESERVED_EVENT_COLUMNS
+    windowed = job.window is not None and not job.joins_windows  # (those write matches)
+    reserved = RESERVED_WINDOW_COLUMNS if windowed else RESERVED_EVENT_COLUMNS
     for projection in job.select:
         if not isinstance(projection, Projection):
             raise ConfigError("select", f"expected Projection objects, got {projection!r}")
@@ -338,7 +381,7 @@ def check_select(job: Job) -> None:
         claim_name(projection.name, key, seen, reserved, twice="is named twice")
         if projection.by_input:
             _check_by_input(job, projection, key)
-        if job.join is not None and job.window is None:
+        if job.join is not None and (job.window is None or job.joins_windows):
             check_join_references(projection.parsed, job.join, key)
             continue
         for name, expr in projection.expressions():  # (each input's own, §11.21)

@@ -89,6 +89,9 @@ class Window:
         A condition over the window's result (group-by columns, aggregate names,
         ``window_start``, ``window_end``): a window for which it is not true is not
         written (``docs/jobfile.md``).
+    name
+        With a ``[join]`` whose ``right`` it is: the window's records are not written
+        but joined, as the events of an input of that name (semantics §7.12).
     """
 
     type: str
@@ -104,6 +107,7 @@ class Window:
     group_by: tuple[str, ...] = ()
     aggregates: tuple[Aggregate, ...] = ()
     having: str | None = None
+    name: str | None = None
     #: ``(name, expression text)`` of the computed grouping columns, in ``group_by`` order
     #: (set from ``group_by``'s tables).
     group_expressions: tuple[tuple[str, str], ...] = ()
@@ -171,6 +175,8 @@ class Window:
     def _check_columns(self) -> None:
         """What happens to late events; the group-by columns and the aggregates' names."""
         check_choice(self.late, LATE_ACTIONS, "window.late")
+        if self.name is not None:
+            check_column(self.name, "window.name", optional=False)
         self._split_group_by()
         set_field(self, "aggregates", tuple(self.aggregates))
         seen = set(self.group_by)

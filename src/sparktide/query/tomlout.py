@@ -54,6 +54,7 @@ _ORDERING_KEYS = (
 )
 _WINDOW_KEYS = (
     "type",
+    "name",
     "size",
     "hop",
     "gap",

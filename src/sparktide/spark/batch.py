@@ -43,6 +43,8 @@ class Batch:
     written: dict[str, int] = field(default_factory=dict)  # records written, by counter
     gauges: dict[str, int] = field(default_factory=dict)  # state table sizes after it
     paired: DataFrame | None = None  # the batch with its edges paired
+    #: the window records a [join] reads (semantics §7.12): end, start, groups, value
+    window_records: DataFrame | None = None
     merged_on: str | None = None  # where open windows merged (metrics)
     kept: list[DataFrame] = field(default_factory=list)  # frames computed once (keep)
     #: Records are collected to the driver and written from there (a typed format or a

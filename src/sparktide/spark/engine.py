@@ -233,6 +233,8 @@ class SparkEngine:
             )
             if forced is not None and isinstance(batch.keys_next, DataFrame):
                 batch.keys_next = forced_keys_frame(batch.keys_next, forced)
+            if job.joins_windows:  # (the window's records join the left input, §7.12)
+                join(context, batch, decided)  # type: ignore[arg-type]
         elif context.matches is not None:  # (a window over the join's matches, §7.11)
             windowed = context.matches
 

@@ -208,7 +208,9 @@ def _parsed_for_judging(context: Context, lines: DataFrame, stream: bool) -> Dat
     inputs = [] if expands else row_inputs(context)
     keep_raw = (
         RAW
-        if context.window is None or system_time_reads(context.job)[0]  # (read again)
+        if context.window is None  # (a join's too, of the window's records: §7.12)
+        or context.job.joins_windows
+        or system_time_reads(context.job)[0]  # (read again)
         else f"CASE WHEN {ERROR} IS NOT NULL THEN {RAW} END"
     )
     absent = {  # semantics §7: CTI rows, intervals, edges
@@ -363,11 +365,13 @@ def _parse_union(job: Any, lines: DataFrame) -> DataFrame:
         one = dataclasses.replace(
             source, import_ctis=None, ordering=None, punctuation=None, where=None
         )
+        named = job.window is not None and job.window.name is not None  # (§7.12: no join)
         view = dataclasses.replace(
             job,
             source=one,
             inputs=(),
             join=None,
+            window=dataclasses.replace(job.window, name=None) if named else job.window,
             references=(),
             select=(),
             select_star=None,
@@ -423,5 +427,6 @@ def row_inputs(context: Context) -> list[tuple[str, str]]:
         return join_keys(job)
     if context.window is None:
         return []
-    inputs = group_inputs(context.window.group_keys)
+    inputs = join_keys(job) if job.joins_windows else []  # (the join's, of left rows)
+    inputs += group_inputs(context.window.group_keys)
     return inputs + [item for plan in context.aggregates for item in plan.inputs]

@@ -13,6 +13,7 @@ from pyspark.sql import types as T
 from pyspark.sql.window import Window
 
 from sparktide.core.instants import POS_INF
+from sparktide.core.windows.spec import window_due as reference_window_due
 from sparktide.job import input_of
 from sparktide.spark.batch import Batch
 from sparktide.spark.columns import (
@@ -173,6 +174,11 @@ def join(
         .withColumn("side", F.expr(f"split({PARTITION}, '/')[0]"))
         .select(*columns)
     )
+    if context.job.joins_windows:  # (the right side: the window's records, §7.12)
+        admitted = admitted.filter(F.col("side") == spec.left)
+        records = batch.window_records
+        if records is not None:
+            admitted = admitted.unionByName(_window_side(context, records).select(*columns))
     if left_join:  # (whether a match reached a left event: semantics §7.9)
         admitted = admitted.withColumn("matched", F.lit(False))
         columns.append("matched")
@@ -209,8 +215,10 @@ def _pairs(context: Context, every: DataFrame, keys: list[str]) -> DataFrame:
     left = every.filter(F.col("side") == spec.left).alias("l")
     right = every.filter(F.col("side") == spec.right).alias("r")
     s, a = SYSTEM_TIME, ARRIVAL_TIME
-    condition = " AND ".join(f"l.{k} = r.{k}" for k in keys)
-    condition += f" AND r.{s} - l.{s} BETWEEN {low} AND {high} AND (l.new OR r.new)"
+    condition = " AND ".join(
+        [*(f"l.{k} = r.{k}" for k in keys), f"r.{s} - l.{s} BETWEEN {low} AND {high}"]
+    )
+    condition += " AND (l.new OR r.new)"
     pairs = left.join(right, F.expr(condition))
     matches = pairs.selectExpr(
         f"greatest(l.{s}, r.{s}) AS {s}",
@@ -310,11 +318,35 @@ def _write_matches(
         rows.unpersist()
 
 
+def _window_side(context: Context, records: DataFrame) -> DataFrame:
+    """The window's records (``end``, ``start``, ``g<i>``, ``value``) as the join's
+    right events (semantics §7.12): at the window's end, placed by its start and its
+    grouping values' JSON text (:func:`sparktide.core.windowjoin.window_event`)."""
+    join = context.job.join
+    assert join is not None
+    groups = [c for c in records.columns if c not in ("end", "start", "value")]
+    place = f"concat('[', concat_ws(',', {', '.join(groups)}), ']')" if groups else "'[]'"
+    frame = records.selectExpr(
+        f"{sql_string(join.right)} AS side",
+        f"end AS {SYSTEM_TIME}",
+        f"start AS {ARRIVAL_TIME}",
+        f"{place} AS {FILE}",
+        f"CAST(0 AS BIGINT) AS {LINE}",
+        f"value AS {RAW}",
+    )
+    return with_keys(context.job, frame, RAW)
+
+
 def _side_floor(context: Context, batch: Batch, name: str) -> str:
     """SQL for the lowest timestamp a future event of input ``name`` can have: the
-    minimum watermark over its partitions when they are all declared, else −∞."""
+    minimum watermark over its partitions when they are all declared, else −∞; of the
+    window's records (semantics §7.12), the end of a window still open: above the job
+    watermark less the windows' allowed lateness (and the instant a window includes)."""
     if batch.flushing:
         return lit_us(POS_INF)
+    if context.job.joins_windows and name == context.job.join.right:  # type: ignore[union-attr]
+        offset = reference_window_due(0, context.lateness, context.closed_end)
+        return lit_us(batch.clock["job_watermark"] - offset)
     source = dict(context.job.inputs)[name]
     if source.partitions is None:
         return NEG

@@ -24,6 +24,7 @@ here; their null rules are those of :mod:`sparktide.spark.aggregates`.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from collections.abc import Callable
@@ -236,10 +237,11 @@ def write_windows(context: Context, batch: Batch, closed: DataFrame, groups: lis
     for aggregate, plan in zip(w.aggregates, context.aggregates, strict=True):
         fields.append((aggregate.name, f"coalesce({plan.final}, 'null')"))
     kept = None
-    if w.having is not None or context.job.select:  # see sparktide.spark.projections
-        closed, having, selected = window_projection(
-            closed, context.job, dict(fields), ("start", "end")
-        )
+    job = context.job
+    if job.joins_windows:  # ([select] is the join's: semantics §7.12)
+        job = dataclasses.replace(job, select=(), select_star=None)
+    if w.having is not None or job.select:  # see sparktide.spark.projections
+        closed, having, selected = window_projection(closed, job, dict(fields), ("start", "end"))
         fields = selected or fields
         if having is not None:
             # Windows that fail it are counted by a query of their own: an observation
@@ -248,6 +250,12 @@ def write_windows(context: Context, batch: Batch, closed: DataFrame, groups: lis
             failed = closed.agg(F.count_if(~F.col(having)).alias("n")).collect()[0]["n"]
             batch.count("windows_filtered", failed)
             closed = closed.filter(having)
+    if job.joins_windows:  # (the join reads them as events: semantics §7.12)
+        records = closed.select("end", "start", *groups, _record(fields))
+        batch.window_records = batch.keep(records)
+        if kept is not None:  # (read by the join later in the batch; freed with it)
+            batch.kept.append(kept)
+        return
     emitted_at = context.job.window_fields["emitted_at"]
     fields.append((emitted_at, f"concat('\"', {iso(lit_us(batch.now))}, '\"')"))
     out = closed.select(*ordered("end", "start", "scope", *groups), _record(fields))

@@ -95,7 +95,9 @@ def _no_records(context: Context) -> pa.Table:
     ``timestamp``), so that a reader of an output still without records finds a schema.
     (Not pinned: with ``[select]`` the records may have other names.)"""
     names = (
-        ("window_start", "window_end", "emitted_at") if context.written_window else ("timestamp",)
+        ("window_start", "window_end", "emitted_at")
+        if context.written_window and not context.job.joins_windows
+        else ("timestamp",)
     )
     return pa.schema([(name, TIME_TYPE) for name in names]).empty_table()
 

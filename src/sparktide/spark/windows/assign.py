@@ -20,6 +20,7 @@ from sparktide.spark.columns import (
     END_TIME,
     GOVERNING_WATERMARK,
     OPEN_WINDOW_STARTS,
+    PARTITION,
     REASON,
     SCOPE,
     SYSTEM_TIME,
@@ -28,7 +29,7 @@ from sparktide.spark.columns import (
 )
 from sparktide.spark.context import Context
 from sparktide.spark.edges import edge_starts, edges_schema, pair_edges
-from sparktide.spark.sql import with_columns
+from sparktide.spark.sql import sql_string, with_columns
 
 __all__ = [
     "assign_windows",
@@ -37,10 +38,21 @@ __all__ = [
     "edges_columns",
     "paired_edges",
     "window_due",
+    "windowed_rows",
 ]
 
 #: A row that joins windows now (edges join windows as they close).
 _ADMITTED = f"{SYSTEM_TIME} IS NOT NULL AND {EDGE} IS NULL"
+
+
+def windowed_rows(context: Context) -> str:
+    """SQL: whether a row is of an input the window reads: every one, but with a
+    ``[join]`` of the window's records the join's ``left`` (semantics §7.12)."""
+    job = context.job
+    if not job.joins_windows:
+        return "true"
+    assert job.join is not None
+    return f"(split({PARTITION}, '/')[0] <> {sql_string(job.join.left)})"
 
 
 def window_due(context: Context, end: str) -> str:
@@ -72,7 +84,8 @@ def assign_windows(context: Context, rows: DataFrame) -> DataFrame:
             },
         )
     candidates, end, one = _candidates(context)
-    rows = rows.withColumn(starts, F.expr(f"CASE WHEN {_ADMITTED} THEN {candidates} END"))
+    admitted = f"({_ADMITTED} AND {windowed_rows(context)})"
+    rows = rows.withColumn(starts, F.expr(f"CASE WHEN {admitted} THEN {candidates} END"))
     if one:
         first_end = f"{starts}[0]" if w.type == "snapshot" else f"({starts}[0] + {w.size})"
         still_open = (
@@ -87,7 +100,7 @@ def assign_windows(context: Context, rows: DataFrame) -> DataFrame:
     late = "'dead_lettered'" if w.late == "dead_letter" else "'dropped'"
     rows = rows.withColumn(
         REASON,
-        F.expr(f"CASE WHEN {_ADMITTED} AND {closed} THEN 'window_closed' ELSE {REASON} END"),
+        F.expr(f"CASE WHEN {admitted} AND {closed} THEN 'window_closed' ELSE {REASON} END"),
     )
     rows = rows.withColumn(
         VERDICT,

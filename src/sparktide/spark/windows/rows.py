@@ -37,6 +37,7 @@ from sparktide.spark.outputs.records import write_windows
 from sparktide.spark.outputs.text import write_state
 from sparktide.spark.scopes import force, scope_watermarks
 from sparktide.spark.sql import NEG
+from sparktide.spark.windows.assign import windowed_rows
 from sparktide.spark.windows.latescan import ADMIT_WATERMARK
 
 __all__ = [
@@ -85,7 +86,10 @@ def window_rows(context: Context, decided: DataFrame) -> DataFrame:
     admit = []
     if context.accepts_below_rows and w.type == "sliding":
         admit = [F.col(GOVERNING_WATERMARK).alias(ADMIT_WATERMARK)]
-    return decided.filter(F.col(VERDICT).isin(*ADMITTED_KINDS)).select(
+    admitted = decided.filter(F.col(VERDICT).isin(*ADMITTED_KINDS))
+    if context.job.joins_windows:  # (the join's left input's rows are not windowed)
+        admitted = admitted.filter(windowed_rows(context))
+    return admitted.select(
         SCOPE, *context.groups, *RELEASE_ORDER, *context.aggregate_inputs, *admit
     )
 
