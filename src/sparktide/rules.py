@@ -187,6 +187,9 @@ match_record: a window over a join: the record it reads of a match (§7.11)
 match_place: a window over a join: a match's place among its window's events (§7.11)
     python core.joinwindow:match_place
     sql    spark.windows.matches:match_place
+window_event: a join of a window's records: a record as an event at the window's end (§7.12)
+    python core.windowjoin:window_event
+    sql    spark.outputs.join:window_event_rows
 analytic_value: analytic columns: LAG, LAST, ISFIRST (§11.19)
     python core.analytic:analytic_value
     sql    spark.analytic:analytic_value

@@ -35,7 +35,6 @@ from sparktide.query.ast import (
     GroupItem,
     Literal,
     Operation,
-    Over,
     Query,
     Select,
     SelectItem,
@@ -83,12 +82,11 @@ def map_columns(expr: Expr, change: Callable[[Column], Expr]) -> Expr:
             return replace(node, operands=tuple(walk(o) for o in node.operands))
         over = node.over
         if over is not None:
-            over = Over(
-                tuple(walk(p) for p in over.partition_by),
-                over.limit,
-                None if over.when is None else walk(over.when),
-                over.pos,
-                tuple((walk(e), descending) for e, descending in over.order_by),
+            over = replace(
+                over,
+                partition_by=tuple(walk(p) for p in over.partition_by),
+                when=None if over.when is None else walk(over.when),
+                order_by=tuple((walk(e), descending) for e, descending in over.order_by),
             )
         skip = 1 if node.function in UNIT_CALLS else 0  # the date part is no column
         args = node.args[:skip] + tuple(walk(a) for a in node.args[skip:])

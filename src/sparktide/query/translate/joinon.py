@@ -30,11 +30,20 @@ class JoinCondition:
         self.refuse = refuse
 
     def join_condition(
-        self, join: Join, left: FromSource, right: FromSource, *, reference: bool = False
+        self,
+        join: Join,
+        left: FromSource,
+        right: FromSource,
+        *,
+        reference: bool = False,
+        window: bool = False,
     ) -> tuple[tuple[str, ...], tuple[int, int] | None, tuple[Expr, ...]]:
         """The join columns, the time bound and the other terms of ``ON`` (a condition a
         pair must also meet, semantics §11.8). With ``reference`` (``right`` is reference
-        data) ``ON`` must not bound time, and the bound is ``None``."""
+        data) ``ON`` must not bound time, and the bound is ``None``. With ``window``
+        (``right`` is a window's records, §7.12) ``ON`` needs no join column: an
+        equality of differently named columns (``Input.Time = Last.LastTime``) is part
+        of the condition."""
         on: list[str] = []
         between: tuple[int, int] | None = None
         others: list[Expr] = []
@@ -75,7 +84,7 @@ class JoinCondition:
                 "joins of two streams need a time bound (a JOIN with reference data has none: "
                 f"say so in the job file, [inputs.{right.name}] reference = true)",
             )
-        if not on:  # (an equality that is no join column says why)
+        if not on and not window:  # (an equality that is no join column says why)
             for term in others:
                 if isinstance(term, Operation) and term.kind == "comparison":
                     if term.operator == "=":

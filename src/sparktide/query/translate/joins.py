@@ -38,6 +38,7 @@ from sparktide.query.translate.fields import Fields
 from sparktide.query.translate.inline import columns_in
 from sparktide.query.translate.joinon import JoinCondition, all_of, conjuncts
 from sparktide.query.translate.plans import JoinPlan, Plan, with_where
+from sparktide.query.translate.windowjoin import WindowStep
 
 __all__ = ["JoinPlanner"]
 
@@ -70,6 +71,17 @@ class JoinPlanner:
         for side in (left, right):
             found = self.steps.get(side.name.casefold())
             if found is not None and found[0] < visible:
+                step = found[1]
+                windowed = len(step.body.selects) == 1 and WindowStep.windowed(step.body.selects[0])
+                if side is right and windowed:  # (semantics §7.12)
+                    return self.window_join_plan(join, left, right, step)
+                if windowed:
+                    raise self.refuse(
+                        side.pos,
+                        f"a JOIN of the windowed step {side.name} on its left is not "
+                        f"supported yet: put it on the right (FROM input ... JOIN {side.name} "
+                        "ON ... DATEDIFF(unit, input, step) ...)",
+                    )
                 raise self.refuse(
                     side.pos,
                     f"a JOIN of the step {side.name} is not supported yet: join the inputs "
@@ -86,6 +98,26 @@ class JoinPlanner:
         kind = "left" if join.kind.startswith("LEFT") else "inner"  # (semantics §7.9)
         plan = JoinPlan(left, right, on, between, join.pos, kind, condition=condition)
         return Plan((left, right), join=plan)
+
+    def window_join_plan(self, join: Join, left: FromSource, right: FromSource, step: Step) -> Plan:
+        """``FROM input JOIN windowed_step ON ... AND DATEDIFF(...) BETWEEN x AND y``: the
+        input joined with the step's window's records (semantics §7.12,
+        :mod:`.windowjoin`)."""
+        windowed = WindowStep(self.refuse, step.name, step.body.selects[0])
+        windowed.check(right, set(self.steps))
+        if self.bindings.is_reference(left.name):
+            raise self.refuse(left.pos, f"{left.name} is reference data: JOIN a stream")
+        self.check_streams(join, left, right)
+        taken = {left.name.casefold(), step.name.casefold(), *self.bindings.inputs}
+        reading = windowed.reading(left, taken)
+        records = windowed.records(right)
+        self.distinct_names(left, records)
+        on, between, condition = self.on.join_condition(join, left, records, window=True)
+        assert between is not None
+        kind = "left" if join.kind.startswith("LEFT") else "inner"
+        window = replace(windowed.window_select(), source=reading)
+        plan = JoinPlan(left, records, on, between, join.pos, kind, condition=condition)
+        return Plan((left, reading), join=replace(plan, window=window))
 
     def lookup_plan(self, join: Join, left: FromSource, right: FromSource) -> Plan:
         """A JOIN with reference data (Stream Analytics' reference-data JOIN; the job file
@@ -248,7 +280,8 @@ class JoinPlanner:
         for term in conjuncts(select.where.expr):
             sides = self.sides_read(term, join)
             own = len(sides) == 1 and not reads_timestamp(term)
-            if not own or (join.type == "left" and sides[0] is join.right):
+            right = own and sides[0] is join.right
+            if not own or (right and (join.type == "left" or join.window is not None)):
                 pairs.append(term)
                 continue
             (side,) = sides

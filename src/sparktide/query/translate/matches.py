@@ -51,9 +51,10 @@ class Matches:
         if join.type == "left":
             data["join"]["type"] = "left"
             kind = "a left outer join"
+        on = f" on {', '.join(join.on)}," if join.on else ","
         self.notes.append(
-            f"JOIN is [join]: {kind} of {join.left.name} and {join.right.name} on "
-            f"{', '.join(join.on)}, {join.right.name}'s timestamp minus {join.left.name}'s "
+            f"JOIN is [join]: {kind} of {join.left.name} and {join.right.name}{on} "
+            f"{join.right.name}'s timestamp minus {join.left.name}'s "
             f"within [{', '.join(format_duration(b) for b in join.between)}]"
             + (
                 f"; an event of {join.left.name} that no event of {join.right.name} matched "
@@ -63,6 +64,15 @@ class Matches:
                 else ""
             )
         )
+        if join.window is not None:  # (semantics §7.12)
+            reading = join.window.source
+            self.notes.append(
+                f"{join.right.name} is the windowed step's [window] (name = "
+                f'"{join.right.name}") over the events of {reading.name}'
+                + (f" (a second reading of {reading.bound})" if reading.bound else "")
+                + ": each window it closes joins as an event at the window's end (its "
+                "System.Timestamp(), window_end), with its grouping columns and aggregates"
+            )
         if join.left.bound is not None:  # (a self-join: docs/query.md, *Self-joins*)
             self.notes.append(
                 f"a JOIN of {join.left.bound} with itself: the job reads {join.left.bound} "

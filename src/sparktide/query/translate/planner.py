@@ -32,6 +32,7 @@ from sparktide.query.translate.lookupwindow import over_table
 from sparktide.query.translate.matchwindow import over_matches
 from sparktide.query.translate.plans import Plan, with_where
 from sparktide.query.translate.unions import Unions
+from sparktide.query.translate.windowjoin import WindowStep, window_times
 
 __all__ = ["Planner"]
 
@@ -121,7 +122,16 @@ class Planner:
     def select_plan(self, select: Select, visible: int, where: str) -> Plan:
         """One SELECT: its FROM (an input, a step or a JOIN), WHERE, window or columns."""
         self.check_clauses(select, where)
+        if select.joins:  # (a windowed step's System.Timestamp() is its window's end)
+            select = window_times(select, self.windowed_steps(visible))
         inner, from_step = self.inner(select, visible)
+        if inner.join is not None and inner.join.window is not None:  # (§7.12)
+            reading = inner.join.window.source
+            if reading.where is not None:
+                text = E.to_text(self.fields.condition(reading.where, reading))
+                inner = replace(
+                    inner, input_wheres=with_where(inner.input_wheres, reading.name, text)
+                )
         if select.applies:
             inner = replace(inner, apply=self.cross_apply(select, from_step, inner))
         self.check_partition(select, inner)
@@ -162,6 +172,15 @@ class Planner:
         return self.shape(
             select, replace(inner, partition=partition, wheres=wheres), where, from_step
         )
+
+    def windowed_steps(self, visible: int) -> dict[str, Select]:
+        """The windowed steps a SELECT may JOIN (semantics §7.12), by case-folded name."""
+        out = {}
+        for name, (index, step) in self.steps.items():
+            if index < visible and len(step.body.selects) == 1:
+                if WindowStep.windowed(step.body.selects[0]):
+                    out[name] = step.body.selects[0]
+        return out
 
     def check_clauses(self, select: Select, where: str) -> None:
         """Refuse INTO inside a WITH step and HAVING without GROUP BY."""
@@ -297,6 +316,12 @@ class Planner:
             return inner
         if inner.lookup and select.joins and select.group_by and where == "statement":
             return replace(inner, window=select)  # (the matches windowed, §11.23)
+        if inner.join is not None and inner.join.window is not None and select.group_by:
+            raise self.refuse(
+                select.group_pos or select.pos,
+                f"a window over the JOIN of the windowed step {inner.join.right.name} is not "
+                "supported yet: a job has one window",
+            )
         if inner.join is not None and select.group_by and select.joins:
             return replace(inner, window=select)  # (the matches windowed, §7.11)
         if inner.window is not None and select.group_by:

@@ -36,6 +36,9 @@ class JoinPlan:
     #: under LEFT OUTER JOIN with reference data, the WHERE's terms over the table's
     #: fields: the [join] where over what the join writes (§11.8)
     where_after: tuple[Expr, ...] = ()
+    #: ``right`` is a windowed step's records (§7.12): the step's SELECT, over the input
+    #: reading its window reads
+    window: Select | None = None
 
 
 @dataclass(frozen=True)

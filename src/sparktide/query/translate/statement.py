@@ -168,7 +168,9 @@ class StatementTranslator:
         """``[window]`` (and its ``[select]``), or the ``[select]`` of the events or the
         matches, or nothing (``SELECT *``)."""
         notes = self.context.notes
-        if plan.window is not None:
+        if plan.join is not None and plan.join.window is not None:  # (semantics §7.12)
+            self.joined_window(plan, data)
+        elif plan.window is not None:
             windows = self.windows
             if plan.join is not None and not plan.join.reference:  # (the matches, §7.11)
                 fields = MatchFields(self.context.refuse, self.context.bindings, plan.join)
@@ -197,6 +199,26 @@ class StatementTranslator:
                 "SELECT *: the job releases every admitted event, in timestamp order, "
                 "with its system timestamp as the field timestamp"
             )
+
+    def joined_window(self, plan: Plan, data: dict[str, Any]) -> None:
+        """``[window]`` of a windowed step a JOIN reads, named by the step, and the
+        ``[select]`` over the JOIN's matches (semantics §7.12)."""
+        assert plan.join is not None and plan.join.window is not None
+        step = plan.join.window
+        window, columns = self.windows.window(step, step.source)
+        if columns.select is not None:
+            raise self.context.refuse(
+                step.pos,
+                f"the windowed step {plan.join.right.name} computes columns over its "
+                "aggregates: a JOIN reads a window's grouping columns, aggregates and "
+                "System.Timestamp() only; compute the rest in the statement",
+            )
+        window["name"] = plan.join.right.name
+        if columns.having is not None:
+            window["having"] = columns.having
+        data["window"] = window
+        if plan.projection is not None:
+            self.matches.select(plan, data)
 
     def anchor(self, plan: Plan, select: Select) -> Pos:
         """Where a rule of the job model that the statement breaks is refused: its window,

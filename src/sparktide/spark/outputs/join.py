@@ -34,7 +34,14 @@ from sparktide.spark.outputs.text import ordered, state_schema, write_state, wri
 from sparktide.spark.scopes import release_ready, scope_watermarks, written_from_start
 from sparktide.spark.sql import NEG, iso, lit_us, sql_string
 
-__all__ = ["MATCHES_SCHEMA", "join", "join_schema", "meet", "unmatched_left"]
+__all__ = [
+    "MATCHES_SCHEMA",
+    "join",
+    "join_schema",
+    "meet",
+    "unmatched_left",
+    "window_event_rows",
+]
 
 MATCHES_SCHEMA = state_schema(
     f"{SYSTEM_TIME} long, la long, lfile string, lline long, ra long, rfile string, "
@@ -178,7 +185,7 @@ def join(
         admitted = admitted.filter(F.col("side") == spec.left)
         records = batch.window_records
         if records is not None:
-            admitted = admitted.unionByName(_window_side(context, records).select(*columns))
+            admitted = admitted.unionByName(window_event_rows(context, records).select(*columns))
     if left_join:  # (whether a match reached a left event: semantics §7.9)
         admitted = admitted.withColumn("matched", F.lit(False))
         columns.append("matched")
@@ -318,7 +325,7 @@ def _write_matches(
         rows.unpersist()
 
 
-def _window_side(context: Context, records: DataFrame) -> DataFrame:
+def window_event_rows(context: Context, records: DataFrame) -> DataFrame:
     """The window's records (``end``, ``start``, ``g<i>``, ``value``) as the join's
     right events (semantics §7.12): at the window's end, placed by its start and its
     grouping values' JSON text (:func:`sparktide.core.windowjoin.window_event`)."""
