@@ -25,7 +25,7 @@ from sparktide.job import (
     load_job,
 )
 from sparktide.query import job_to_toml
-from sparktide.time import MINUTE, SECOND
+from sparktide.time import MINUTE, SECOND, parse_instant
 
 # ---------------------------------------------------------------------------- a full job
 
@@ -910,36 +910,40 @@ def test_time_unit_names_the_unit_of_epoch_numbers(tmp_path):
     assert error.value.key == "source.time_unit"
 
 
-def test_time_unit_over_files_is_refused_before_anything_is_read(tmp_path):
-    """Files carry ISO text: a ``time_unit`` on an input read from files would be
-    ignored, so both engines refuse it, naming the input's key (semantics §1.4)."""
+def test_time_unit_reads_epoch_integers_in_files(tmp_path):
+    """``time_unit`` over files (semantics §1.4): an integer time column is that many
+    units since 1970 (nanoseconds floor to the microsecond); ISO text still reads as a
+    time; a float, or an integer beyond years 1-9999, is a malformed record naming why."""
     from sparktide.reader import job_records
-    from sparktide.spark.run import run_job
 
     (tmp_path / "in").mkdir()
-    (tmp_path / "in" / "a.jsonl").write_text('{"t": 1767225600000}\n')
-    out = {"path": "out", "checkpoint": "ck"}
+    lines = [
+        '{"id": 1, "t": 1772355600000}',
+        '{"id": 2, "t": "2026-03-01T09:00:01Z"}',
+        '{"id": 3, "t": 1772355602000.5}',
+        '{"id": 4, "t": 999999999999999999}',
+        '{"id": 5, "t": -62135596800001}',
+    ]
+    (tmp_path / "in" / "a.jsonl").write_text("\n".join(lines) + "\n")
     job = Job.from_dict(
-        {"source": {"path": "in", "timestamp_by": "t", "time_unit": "ms"}, "output": out},
-        base_dir=tmp_path,
+        {"source": {"path": "in", "timestamp_by": "t", "time_unit": "ms"}}, base_dir=tmp_path
     )
-    with pytest.raises(ConfigError, match=r"^source\.time_unit: epoch numbers are read from"):
-        job_records(job)
-    with pytest.raises(ConfigError, match=r"jsonl files carry their times as ISO-8601 text"):
-        run_job(job, spark=object())  # (refused before Spark is asked for anything)
-    union = Job.from_dict(
-        {
-            "inputs": {
-                "a": {"path": "in", "format": "csv", "timestamp_by": "t"},
-                "b": {"path": "in", "timestamp_by": "t", "time_unit": "s"},
-            },
-            "output": out,
-        },
-        base_dir=tmp_path,
+    records = job_records(job)
+    assert [r.event_time for r in records[:2]] == [
+        parse_instant("2026-03-01T09:00:00Z"),
+        parse_instant("2026-03-01T09:00:01Z"),
+    ]
+    assert records[0].fields == {"id": 1, "t": 1772355600000}  # (the record as written)
+    assert [r.error for r in records[2:]] == [
+        "column 't': expected an ISO-8601 time string or an integer of ms since 1970",
+        "column 't': 999999999999999999 (ms since 1970) is no instant of years 1-9999",
+        "column 't': -62135596800001 (ms since 1970) is no instant of years 1-9999",
+    ]
+    nanos = Job.from_dict(
+        {"source": {"path": "in", "timestamp_by": "t", "time_unit": "ns"}}, base_dir=tmp_path
     )
-    with pytest.raises(ConfigError) as error:
-        job_records(union)
-    assert error.value.key == "inputs.b.time_unit"
+    (tmp_path / "in" / "a.jsonl").write_text('{"t": 1772355600000001999}\n')
+    assert job_records(nanos)[0].event_time == parse_instant("2026-03-01T09:00:00.000001Z")
 
 
 def test_ordered_aggregates_load_and_name_their_numeric_columns(tmp_path):

@@ -15,12 +15,15 @@ from sparktide.errors import TimeFormatError
 
 __all__ = [
     "DAY",
+    "FIRST_INSTANT",
     "HOUR",
     "INSTANT_PATTERN",
+    "LAST_INSTANT",
     "MILLISECOND",
     "MINUTE",
     "NAIVE_PATTERN",
     "SECOND",
+    "epoch_micros",
     "format_duration",
     "format_instant",
     "from_datetime",
@@ -36,6 +39,16 @@ SECOND = 1_000_000
 MINUTE = 60 * SECOND
 HOUR = 60 * MINUTE
 DAY = 24 * HOUR
+
+#: Microseconds per unit of an epoch number (``source.time_unit``, but ``ns``).
+_PER_UNIT = {"s": SECOND, "ms": MILLISECOND, "us": 1}
+
+
+def epoch_micros(value: int, unit: str) -> int:
+    """The instant of the integer ``value`` counted in ``unit`` (``s``, ``ms``, ``us``,
+    ``ns``) since 1970-01-01T00:00:00Z: nanoseconds floor to the microsecond."""
+    return value // 1000 if unit == "ns" else value * _PER_UNIT[unit]
+
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _ONE_US = timedelta(microseconds=1)
@@ -224,3 +237,8 @@ def round_duration(duration: int) -> str:
             kept = _UNITS[unit] if unit in ("ms", "us") else _UNITS[units[i + 1]]
             return sign + format_duration(rest - rest % kept)
     return "0s"  # pragma: no cover - the loop always returns
+
+
+#: The instants sparktide represents: years 1-9999 (as Python's ``datetime``).
+FIRST_INSTANT = parse_instant("0001-01-01T00:00:00Z")
+LAST_INSTANT = parse_instant("9999-12-31T23:59:59.999999Z")

@@ -52,6 +52,23 @@ def test_every_aggregate_and_qualified_columns() -> None:
     assert j.window.type == "sliding" and j.window.size == 30 * SECOND
 
 
+@pytest.mark.parametrize(
+    ("stamp", "unit"),
+    [
+        ("DATEADD(millisecond, ts, '1970-01-01T00:00:00Z')", "ms"),
+        ("DATEADD(ss, ts, '1970-01-01T00:00:00.0000000Z')", "s"),
+        ("DATEADD(mcs, ts, '1970-01-01')", "us"),
+        ("CAST(ts AS datetime)", None),
+    ],
+)
+def test_timestamp_by_epoch_numbers_and_casts(stamp: str, unit: str | None) -> None:
+    """TIMESTAMP BY DATEADD(unit, column, epoch) reads the column's epoch numbers
+    (source.time_unit, semantics §1.4); CAST(column AS datetime) reads the column."""
+    j = job(f"SELECT * INTO o FROM i TIMESTAMP BY {stamp}")
+    assert (j.source.timestamp_by, j.source.time_unit) == ("ts", unit)
+    assert f'time_unit = "{unit}"' in job_to_toml(j) if unit else "time_unit" not in job_to_toml(j)
+
+
 def test_offsets_are_taken_modulo_the_period() -> None:
     w = job(
         "SELECT COUNT(*) AS n FROM i GROUP BY TumblingWindow(Duration(hour, 1), Offset(ms, -1))"
@@ -247,7 +264,17 @@ def test_pass_through_queries_and_with_steps() -> None:
             "column 'a b' cannot be",
         ),
         ("SELECT r.a.b FROM i GROUP BY r.a.b, TumblingWindow(s, 5)", "1:30", "nested fields"),
-        ("SELECT * FROM i TIMESTAMP BY CAST(t AS datetime)", "1:30", "TIMESTAMP BY an expression"),
+        ("SELECT * FROM i TIMESTAMP BY t + 1", "1:30", "TIMESTAMP BY an expression"),
+        (
+            "SELECT * FROM i TIMESTAMP BY DATEADD(minute, t, '1970-01-01')",
+            "1:30",
+            "TIMESTAMP BY DATEADD(...) reads epoch numbers",
+        ),
+        (
+            "SELECT * FROM i TIMESTAMP BY DATEADD(ms, t, '2000-01-01T00:00:00Z')",
+            "1:30",
+            "TIMESTAMP BY DATEADD(...) reads epoch numbers",
+        ),
         ("SELECT * FROM i TIMESTAMP BY t OVER a, b", "1:40", "OVER several columns"),
         (
             "SELECT COUNT(*) AS n FROM i GROUP BY TumblingWindow(s, 5), SlidingWindow(s, 5)",

@@ -60,6 +60,7 @@ def write_stream(
     edges: bool = False,
     readings: bool = False,
     duplicates: bool = False,
+    epoch_ms: bool = False,
 ) -> None:
     """Write a telemetry stream with disorder, late and early bursts and bad lines.
 
@@ -75,12 +76,16 @@ def write_stream(
     ``readings`` (JSON lines only), records also carry ``readings`` (:func:`_readings`),
     from a third generator: the rest of the stream is the same. With ``duplicates``, a
     fourth generator repeats one event in four (same time, device and value, a new id)
-    1 to 40 rows later, often in a later file.
+    1 to 40 rows later, often in a later file. With ``epoch_ms``, a fifth generator
+    writes most events' times ``t`` as epoch milliseconds (integers, some as integral
+    floats such as ``1772355600000.0``), leaves some as ISO text, and spoils a few (a
+    fraction of a millisecond, a number beyond year 9999).
     """
     rng = random.Random(seed)
     other = random.Random(seed + 1)
     third = random.Random(seed + 2)
     fourth = random.Random(seed + 3)
+    fifth = random.Random(seed + 4)
     directory.mkdir(parents=True, exist_ok=True)
     arrival = BASE
     lines: list[str] = []
@@ -122,6 +127,8 @@ def write_stream(
                 [rng.randrange(0, 50), round(rng.uniform(0, 10), 2), float(i % 7), None]
             ),
         }
+        if epoch_ms:
+            record["t"] = _epoch_ms(fifth, arrival - lag, record["t"])
         if intervals:
             length = rng.choice([1, SECOND, 5 * SECOND, 20 * SECOND, 70 * SECOND])
             record["e"] = format_instant(arrival - lag + length)
@@ -174,6 +181,20 @@ def write_stream(
             # times as zone-aware timestamps in even files, as text in odd ones: both
             # Parquet routes (typed and JSON) and several schema groups in a batch
             _parquet(chunk, directory / f"part-{f:03d}.parquet", typed_times=f % 2 == 0)
+
+
+def _epoch_ms(rng: random.Random, instant: int, text: str) -> Any:
+    """A time as ``epoch_ms`` writes it (see :func:`write_stream`)."""
+    roll, ms = rng.random(), instant // 1000
+    if roll < 0.75:
+        return ms
+    if roll < 0.85:
+        return text
+    if roll < 0.93:
+        return float(ms)
+    if roll < 0.97:
+        return ms + 0.5
+    return 10**19
 
 
 _COLUMNS = ("id", "device", "partition", "t", "a", "value")

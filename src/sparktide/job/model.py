@@ -105,19 +105,6 @@ class Job:
         """``(name, source)`` of every input: ``((None, source),)`` for one plain source."""
         return self.inputs or ((None, self.source),)
 
-    def check_files_readable(self) -> None:
-        """Refuse an input setting that reading the inputs' files cannot honour
-        (:meth:`Source.check_files_readable`), naming ``source.<key>`` or
-        ``inputs.<name>.<key>``.
-
-        Raises
-        ------
-        ConfigError
-            For the first such input.
-        """
-        for name, source in self.input_sources:
-            source.check_files_readable("source" if name is None else f"inputs.{name}")
-
     @property
     def policies(self) -> dict[str, InputPolicy]:
         """Every input's ordering and punctuation, the job-wide tables with the input's

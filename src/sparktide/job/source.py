@@ -98,9 +98,12 @@ class Source:
         Column with the id that pairs a start edge with its end edge (a string or an
         integer, unique among the open edges of a timeline). Both or neither.
     time_unit
-        The unit (``s``, ``ms``, ``us``, ``ns``) of time columns that hold epoch numbers
-        in a typed stream (``start(spark, job, frame)``, semantics §1.4); ``None``: such
-        a column is a configuration error. Text inputs (JSON lines, CSV) take ISO text.
+        The unit (``s``, ``ms``, ``us``, ``ns``) of time columns (``timestamp_by``,
+        ``arrival_time``, ``end_time``) that hold epoch numbers: integers in files (JSON
+        lines, CSV, Parquet), any number in a typed stream (``start(spark, job, frame)``),
+        semantics §1.4. ISO-8601 text is read as a time still. ``None``: a number in a time
+        column is no time (a malformed record, or a configuration error for a typed
+        stream).
     import_ctis
         In a union (``[inputs.<name>]``): the name of another input whose watermark this
         one takes at every observation instant (semantics §7, imported CTIs), so a slow input
@@ -143,23 +146,6 @@ class Source:
     def condition(self) -> Expr | None:
         """The parsed :attr:`where`, or ``None``."""
         return None if self.where is None else parse_expression(self.where, "source.where")
-
-    def check_files_readable(self, key: str = "source") -> None:
-        """Refuse what reading this input's files cannot honour: ``time_unit``, which
-        reads epoch numbers in a typed stream only (``key``: the input's table).
-
-        Raises
-        ------
-        ConfigError
-            Naming ``<key>.time_unit``, when it is set and the input is files.
-        """
-        if self.time_unit is not None and self.format in FILE_FORMATS:
-            raise ConfigError(
-                f"{key}.time_unit",
-                f"epoch numbers are read from a typed stream only (start(spark, job, "
-                f"frame), or a {', '.join(SPARK_STREAMS)} source); {self.format} files "
-                "carry their times as ISO-8601 text (semantics §1.4): remove time_unit",
-            )
 
     @property
     def spark_stream(self) -> bool:

@@ -34,6 +34,7 @@ _SOURCE_KEYS = (
     "path",
     "format",
     "timestamp_by",
+    "time_unit",
     "arrival_time",
     "processing_time",
     "partition",

@@ -14,7 +14,13 @@ from sparktide.core.records import InputRecord
 from sparktide.expr import ConversionError, Expr, evaluate, value_of
 from sparktide.job import Punctuation, Source
 from sparktide.reader.contract import INT64_RANGE, INTEGER, shown_text
-from sparktide.time import from_datetime, instant_or_problem
+from sparktide.time import (
+    FIRST_INSTANT,
+    LAST_INSTANT,
+    epoch_micros,
+    from_datetime,
+    instant_or_problem,
+)
 
 __all__ = ["parse_fields"]
 
@@ -27,14 +33,28 @@ def _present(fields: dict[str, Any], column: str, what: str) -> Any:
     return value
 
 
-def _time(fields: dict[str, Any], column: str, what: str) -> int:
+def _time(fields: dict[str, Any], column: str, what: str, unit: str | None = None) -> int:
+    """The instant in ``column``: ISO-8601 text with a zone, or with ``unit``
+    (``source.time_unit``) an integer of ``unit`` since 1970 (semantics §1.4)."""
     value = _present(fields, column, what)
     if isinstance(value, datetime):  # Parquet: judged by its ISO text, as Spark does
         if value.tzinfo is not None:
             return from_datetime(value)
         value = value.isoformat()
+    if isinstance(value, float) and value.is_integer() and unit is not None:
+        value = int(value)  # (21.0 and 1e3 hold integers too, as on Spark)
+    if unit is not None and isinstance(value, int) and not isinstance(value, bool):
+        instant = epoch_micros(value, unit)
+        if not FIRST_INSTANT <= instant <= LAST_INSTANT:
+            raise ValueError(
+                f"column {column!r}: {value} ({unit} since 1970) is no instant of years 1-9999"
+            )
+        return instant
     if not isinstance(value, str):
-        raise ValueError(f"column {column!r}: expected an ISO-8601 time string")
+        expected = "an ISO-8601 time string"
+        if unit is not None:
+            expected += f" or an integer of {unit} since 1970"
+        raise ValueError(f"column {column!r}: expected {expected}")
     instant = instant_or_problem(value)
     if isinstance(instant, str):
         raise ValueError(f"column {column!r}: time '{shown_text(value)}' {instant}")
@@ -91,7 +111,7 @@ def _edge(fields: dict[str, Any], column: str, id_column: str) -> tuple[str, Any
 def _arrival_time(fields: dict[str, Any], source: Source, default_arrival: int | None) -> int:
     """The arrival time: the source's column, else the default (the file's)."""
     if source.arrival_time is not None:
-        return _time(fields, source.arrival_time, "arrival time")
+        return _time(fields, source.arrival_time, "arrival time", source.time_unit)
     if default_arrival is not None:
         return default_arrival
     raise ValueError("no arrival time: set source.arrival_time")
@@ -104,7 +124,7 @@ def _end_time(fields: dict[str, Any], source: Source, event_time: int) -> int | 
         return event_time + source.duration  # type: ignore[operator]
     if source.end_time is None:
         return None
-    end_time = _time(fields, source.end_time, "end time") + source.shift  # type: ignore[operator]
+    end_time = _time(fields, source.end_time, "end time", source.time_unit) + source.shift  # type: ignore[operator]
     if end_time <= event_time:
         raise ValueError(f"column {source.end_time!r}: the end time must be after the start time")
     return end_time
@@ -147,7 +167,7 @@ def _checked(
     """
     arrival = _arrival_time(fields, source, default_arrival)
     event_time = (
-        _time(fields, source.timestamp_by, "timestamp") + source.shift  # type: ignore[operator]
+        _time(fields, source.timestamp_by, "timestamp", source.time_unit) + source.shift  # type: ignore[operator]
         if source.timestamp_by is not None
         else arrival
     )

@@ -104,7 +104,6 @@ def iter_job_records(job: Job) -> Iterator[InputRecord]:
     arrival time go by that file name (semantics §2), as on Spark.
     """
     seq = 0
-    job.check_files_readable()
     for name, source in sorted(job.input_sources, key=lambda item: item[0] or ""):
         for record in iter_records(
             source,

@@ -453,9 +453,7 @@ def run_job(
 
 
 def _check_runnable(job: Job) -> None:
-    """Refuse a job without the outputs :func:`run_job` needs, or with an input setting
-    its files cannot honour (:meth:`Job.check_files_readable`)."""
-    job.check_files_readable()
+    """Refuse a job without the outputs :func:`run_job` needs."""
     if job.output.checkpoint is None:
         raise ConfigError("output.checkpoint", "is required to run on Spark")
     if job.output.path is None:

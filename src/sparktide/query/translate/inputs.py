@@ -9,10 +9,12 @@ true``. A key the job file sets and the query contradicts is a
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
+from sparktide import expr as E
 from sparktide.errors import ConfigError
-from sparktide.query.ast import Column, FromSource
+from sparktide.query.ast import Call, Column, Expr, FromSource, Literal, Operation
 from sparktide.query.refusal import is_column_name
 from sparktide.query.translate.context import Context, describe
 from sparktide.query.translate.fields import Fields
@@ -106,16 +108,19 @@ class Inputs:
         except LookupError as exc:
             raise self.refuse(source.pos, str(exc)) from None
         if source.timestamp_by is not None:
-            stamp = source.timestamp_by
+            stamp, unit = self.time_column(source.timestamp_by)
             if not isinstance(stamp, Column):
                 raise self.refuse(
                     stamp.pos,
                     f"TIMESTAMP BY {describe(stamp)} is not supported yet: name a column "
-                    "that holds ISO-8601 times",
+                    "that holds ISO-8601 times, or DATEADD(second | millisecond | "
+                    "microsecond, column, '1970-01-01T00:00:00Z') of epoch numbers",
                 )
             self.bind(
                 table, prefix, "timestamp_by", self.fields.column(stamp, source), "TIMESTAMP BY"
             )
+            if unit is not None:  # (epoch numbers in files: semantics §1.4)
+                self.bind(table, prefix, "time_unit", unit, "TIMESTAMP BY DATEADD")
         if source.over:
             if len(source.over) > 1:
                 raise self.refuse(
@@ -126,6 +131,28 @@ class Inputs:
             column = self.fields.column(partition, source, "partition column")
             self.bind(table, prefix, "partition", column, "PARTITION BY")
         return table
+
+    def time_column(self, stamp: Expr) -> tuple[Expr, str | None]:
+        """What ``TIMESTAMP BY`` reads: a column of times, ``CAST(column AS datetime)``
+        (the same column: sparktide reads a time's text), or ``DATEADD(unit, column,
+        '1970-01-01T00:00:00Z')``, a column of epoch numbers in ``unit`` (its
+        ``source.time_unit``); anything else as it is (refused by the caller)."""
+        if isinstance(stamp, Operation) and stamp.kind == "CAST":
+            if stamp.operator.split(" ", 1)[1] == "datetime":
+                return stamp.operands[0], None
+        if not (isinstance(stamp, Call) and stamp.function == "dateadd" and len(stamp.args) == 3):
+            return stamp, None
+        part, column, origin = stamp.args
+        unit = None
+        if isinstance(part, Column) and len(part.parts) == 1:
+            unit = _EPOCH_UNITS.get(E.DATE_PARTS.get(part.parts[0].lower(), ""))
+        if unit is None or not _epoch_origin(origin):
+            raise self.refuse(
+                stamp.pos,
+                "TIMESTAMP BY DATEADD(...) reads epoch numbers: DATEADD(second | "
+                "millisecond | microsecond, column, '1970-01-01T00:00:00Z')",
+            )
+        return column, unit
 
     def reference_table(self, source: FromSource) -> dict[str, Any]:
         """The job-file table of the reference input ``source`` (``reference = true``,
@@ -156,3 +183,18 @@ class Inputs:
                 )
             ordering["partitioned"] = True
         return ordering
+
+
+#: DATEADD's units of epoch numbers → ``source.time_unit``.
+_EPOCH_UNITS = {"second": "s", "millisecond": "ms", "microsecond": "us"}
+
+
+def _epoch_origin(node: Expr) -> bool:
+    """Whether ``node`` is a text literal of the epoch: ``1970-01-01``, with a time of
+    midnight (``T00:00:00``, any zero fraction) in UTC (``Z`` or ``+00:00``) or none."""
+    if not (isinstance(node, Literal) and isinstance(node.value, str)):
+        return False
+    return _EPOCH_TEXT.fullmatch(node.value.strip()) is not None
+
+
+_EPOCH_TEXT = re.compile(r"1970-01-01([T ]00:00:00(\.0+)?(Z|[+-]00:?00)?)?", re.IGNORECASE)

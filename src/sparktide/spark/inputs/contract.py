@@ -8,7 +8,7 @@ Arrow kernel, the typed Parquet route and the one-pass kernel read them from one
 from __future__ import annotations
 
 from sparktide.spark.columns import ARRIVAL_TIME, EVENT_TIME, PARTITION, SUBSTREAM_KEY
-from sparktide.time import parse_instant
+from sparktide.time import FIRST_INSTANT, LAST_INSTANT
 
 __all__ = [
     "FIRST_INSTANT",
@@ -25,9 +25,6 @@ __all__ = [
 
 #: What the reference reader strips from a line (ASCII white space).
 WHITE_SPACE = " \t\r\n\f\x0b"
-#: The instants the reference reader can represent (years 1-9999, as datetime).
-FIRST_INSTANT = parse_instant("0001-01-01T00:00:00Z")
-LAST_INSTANT = parse_instant("9999-12-31T23:59:59.999999Z")
 #: SQL: the representable instants, after a ``BIGINT`` of microseconds (or ``NOT``).
 INSTANT_RANGE = f"BETWEEN {FIRST_INSTANT} AND {LAST_INSTANT}"
 #: A text that is its own JSON string's inside: printable ASCII, no quote or backslash.

@@ -46,10 +46,12 @@ class FieldColumns:
     matched twice per row.
     """
 
-    def __init__(self, guard: Callable[[str], str]) -> None:
+    def __init__(self, guard: Callable[[str], str], unit: str | None = None) -> None:
         self.index: dict[str, int] = {}
         self.times: set[str] = set()
         self.guard = guard  # restricts the extraction to the rows that need it
+        #: ``source.time_unit``: a time field may hold an integer of it (semantics §1.4)
+        self.unit = unit
 
     def add(self, column: str, *, time: bool = False) -> int:
         """Register field ``column`` (a time field also gets its text and instant)."""
@@ -63,6 +65,8 @@ class FieldColumns:
     text = _stage_column("s", "The text of time field ``column``.")
     micros = _stage_column("u", "The instant of time field ``column``.")
     zoned = _stage_column("z", "Whether time field ``column`` matches the pattern.")
+    epoch = _stage_column("e", "Whether time field ``column`` is an integral number.")
+    number = _stage_column("n", "The integral number of time field ``column``, as text.")
 
     def missing(self, column: str) -> str:
         return f"({self.value(column)} IS NULL OR {self.kind(column)} = 'VOID')"
@@ -73,11 +77,42 @@ class FieldColumns:
         for column, i in self.index.items():
             one.append(f"{self.guard(field(column))} AS _f{i}")
             two.append(f"schema_of_variant(_f{i}) AS _k{i}")
-            if column in self.times:
+            if column in self.times and self.unit is None:
                 two.append(f"try_variant_get(_f{i}, '$', 'string') AS _s{i}")
                 three.append(f"_s{i} RLIKE {INSTANT_SQL} AS _z{i}")
                 three.append(f"{timestamp_micros(f'_s{i}')} AS _u{i}")
+            elif column in self.times:  # (an epoch number, or ISO text: semantics §1.4)
+                two.append(f"try_variant_get(_f{i}, '$', 'string') AS _s{i}")
+                two.append(f"{_integral(f'_f{i}')} AS _n{i}")
+                three.append(f"_s{i} RLIKE {INSTANT_SQL} AS _z{i}")
+                three.append(f"_n{i} IS NOT NULL AS _e{i}")
+                micros = epoch_micros_sql(f"try_cast(_n{i} AS BIGINT)", self.unit)
+                text = timestamp_micros(f"_s{i}")
+                three.append(f"CASE WHEN _n{i} IS NOT NULL THEN {micros} ELSE {text} END AS _u{i}")
         return [one, two, three]
+
+
+def _integral(value: str) -> str:
+    """SQL: the text of the variant ``value`` when it is a number with an integral value
+    (an integer, ``21.0``, ``1e3``), as the reference reader takes it; else ``NULL``."""
+    decimal = f"try_variant_get({value}, '$', 'decimal(38,0)')"
+    double = f"try_variant_get({value}, '$', 'double')"
+    kind = f"schema_of_variant({value})"
+    return (
+        f"CASE WHEN {kind} IN {_INTEGER_KINDS} OR {kind} RLIKE '^DECIMAL[(][0-9]+,0[)]$' "
+        f"THEN CAST({decimal} AS STRING) "
+        f"WHEN {kind} IN ('FLOAT', 'DOUBLE') AND {double} = floor({double}) "
+        f"THEN CAST(CAST({double} AS DECIMAL(38,0)) AS STRING) END"
+    )
+
+
+def epoch_micros_sql(value: str, unit: str) -> str:
+    """SQL: the instant of the ``BIGINT`` ``value`` counted in ``unit`` since 1970
+    (:func:`sparktide.time.epoch_micros`): nanoseconds floor; ``NULL`` beyond 64 bits."""
+    if unit == "ns":
+        return f"(({value} - pmod({value}, 1000)) div 1000)"
+    factor = {"s": 1_000_000, "ms": 1_000, "us": 1}[unit]
+    return f"try_multiply({value}, {factor}L)"
 
 
 def first_error(checks: list[Check]) -> str:
@@ -87,14 +122,38 @@ def first_error(checks: list[Check]) -> str:
 
 def time_checks(fields: FieldColumns, column: str, what: str) -> list[Check]:
     """The checks of a time field, in the reference reader's order."""
+    prefix = f"column '{column}': "
+    missing = (fields.missing(column), sql_string(f"missing {what} column '{column}'"))
+    if fields.unit is None:
+        return [
+            missing,
+            (
+                f"{fields.kind(column)} <> 'STRING'",
+                sql_string(prefix + "expected an ISO-8601 time string"),
+            ),
+            *_text_time_checks(fields, column),
+        ]
+    unit, number, epoch = fields.unit, fields.number(column), fields.epoch(column)
+    expected = f"expected an ISO-8601 time string or an integer of {unit} since 1970"
+    beyond = f" ({unit} since 1970) is no instant of years 1-9999"
+    micros = fields.micros(column)
+    text_checks = [(f"NOT {epoch} AND ({c})", e) for c, e in _text_time_checks(fields, column)]
+    return [
+        missing,
+        (f"{fields.kind(column)} <> 'STRING' AND NOT {epoch}", sql_string(prefix + expected)),
+        (
+            f"{epoch} AND ({micros} IS NULL OR {micros} NOT {INSTANT_RANGE})",
+            f"concat({sql_string(prefix)}, {number}, {sql_string(beyond)})",
+        ),
+        *text_checks,
+    ]
+
+
+def _text_time_checks(fields: FieldColumns, column: str) -> list[Check]:
+    """The checks of a time field's ISO text, in the reference reader's order."""
     text = fields.text(column)
     prefix = f"column '{column}': "
     return [
-        (fields.missing(column), sql_string(f"missing {what} column '{column}'")),
-        (
-            f"{fields.kind(column)} <> 'STRING'",
-            sql_string(prefix + "expected an ISO-8601 time string"),
-        ),
         (
             f"NOT {fields.zoned(column)} AND {text} RLIKE {NAIVE_SQL}",
             f"concat({sql_string(prefix + 'time ')}, {quoted_text(text)}, {sql_string(_NO_ZONE)})",

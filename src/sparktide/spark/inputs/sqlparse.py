@@ -85,7 +85,8 @@ def parse_lines(lines: DataFrame, job: Job) -> DataFrame:
     out = _with_record(lines, job.source.format == "jsonl", kernel, unvouched)
     partition = job.source.partition
     stream_partition = partition is not None and partition in lines.columns
-    fields = FieldColumns(unvouched)
+    source = job.source  # (a typed stream's epoch numbers are instants already)
+    fields = FieldColumns(unvouched, None if source.spark_stream else source.time_unit)
     checks, cti = record_checks(fields, job, stream_partition)
     out = _with_field_errors(out, fields, checks, unvouched)
     out = _typed_values(out, job, fields, cti, stream_partition, kernel)
