@@ -69,6 +69,9 @@ class Context:
     output_start: int | None = None
     #: The arrival time before which events are skipped (``None``: read everything)
     read_point: int | None = None
+    #: The input is a typed stream (``start(spark, job, frame)``, a ``rate`` or
+    #: ``table`` source): its time columns are instants already, epoch numbers included
+    typed_input: bool = False
     #: A window over a join's matches (semantics §7.11): the context the window stage
     #: reads (this one reads the join's: :func:`_joining`), ``None`` otherwise
     matches: Context | None = None

@@ -352,7 +352,7 @@ def parse(context: Context, lines: DataFrame) -> DataFrame:
         lines = lines.drop(FULL_TEXT)
     if TYPED in lines.columns:  # (the one-pass kernel's inputs)
         lines = lines.drop(*typed_names(job))
-    return parse_lines(lines, job)
+    return parse_lines(lines, job, epochs=not context.typed_input)
 
 
 def _parse_union(job: Any, lines: DataFrame) -> DataFrame:

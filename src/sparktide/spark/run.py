@@ -173,10 +173,12 @@ def _prepared(
     job's files; with the ticker when the checkpoint takes it), and whether it ticks."""
     if files is None and job.source.spark_stream:
         files = spark_stream(spark, job.source, max_files_per_trigger=max_files_per_trigger)
-    if files is not None and is_typed(files):
-        check_frame(job, files.schema)  # (before anything is locked or started)
-        files = wrapped(files)
+    typed = files is not None and is_typed(files)
+    if typed:
+        check_frame(job, files.schema)  # type: ignore[union-attr]  # (before anything is locked)
+        files = wrapped(files)  # type: ignore[arg-type]
     engine = _engine(spark, job, *settings)
+    engine.context.typed_input = typed
     if files is None:
         files = file_lines(spark, job, max_files_per_trigger=max_files_per_trigger)
     ticking = ticks_fit(job.output.checkpoint)  # type: ignore[arg-type]

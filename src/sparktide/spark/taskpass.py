@@ -373,7 +373,8 @@ def _malformed_lines(
     lines = context.spark.read.schema(from_arrow_schema(LINE_SCHEMA)).parquet(*written)
     partition = [F.col("lpart").alias(stream_partition)] if stream_partition else []
     columns = ["file", "line", "raw", "mtime", "pre_error"]
-    others = batch.keep(parse_lines(lines.select(*columns, *partition), context.job))
+    rows = lines.select(*columns, *partition)
+    others = batch.keep(parse_lines(rows, context.job, epochs=not context.typed_input))
     flags = column_present(context, others, stream_partition is not None)
     found = (
         others.selectExpr(ERROR, *(f"{flag} AS {name}" for name, flag in flags))

@@ -66,14 +66,15 @@ class FieldColumns:
     micros = _stage_column("u", "The instant of time field ``column``.")
     zoned = _stage_column("z", "Whether time field ``column`` matches the pattern.")
     epoch = _stage_column("e", "Whether time field ``column`` is an integral number.")
-    number = _stage_column("n", "The integral number of time field ``column``, as text.")
+    number = _stage_column("n", "The integral number of time field ``column``.")
 
     def missing(self, column: str) -> str:
         return f"({self.value(column)} IS NULL OR {self.kind(column)} = 'VOID')"
 
     def stages(self) -> list[list[str]]:
-        """The three projections (lists of ``expr AS name``) that add the columns."""
-        one, two, three = [], [], []
+        """The projections (lists of ``expr AS name``) that add the columns (a fourth
+        for time fields that may hold epoch numbers)."""
+        one, two, three, four = [], [], [], []
         for column, i in self.index.items():
             one.append(f"{self.guard(field(column))} AS _f{i}")
             two.append(f"schema_of_variant(_f{i}) AS _k{i}")
@@ -83,26 +84,24 @@ class FieldColumns:
                 three.append(f"{timestamp_micros(f'_s{i}')} AS _u{i}")
             elif column in self.times:  # (an epoch number, or ISO text: semantics §1.4)
                 two.append(f"try_variant_get(_f{i}, '$', 'string') AS _s{i}")
-                two.append(f"{_integral(f'_f{i}')} AS _n{i}")
                 three.append(f"_s{i} RLIKE {INSTANT_SQL} AS _z{i}")
-                three.append(f"_n{i} IS NOT NULL AS _e{i}")
+                three.append(f"{_integral(f'_f{i}', f'_k{i}')} AS _n{i}")
+                four.append(f"_n{i} IS NOT NULL AS _e{i}")
                 micros = epoch_micros_sql(f"try_cast(_n{i} AS BIGINT)", self.unit)
                 text = timestamp_micros(f"_s{i}")
-                three.append(f"CASE WHEN _n{i} IS NOT NULL THEN {micros} ELSE {text} END AS _u{i}")
-        return [one, two, three]
+                four.append(f"CASE WHEN _n{i} IS NOT NULL THEN {micros} ELSE {text} END AS _u{i}")
+        return [one, two, three, four] if four else [one, two, three]
 
 
-def _integral(value: str) -> str:
-    """SQL: the text of the variant ``value`` when it is a number with an integral value
-    (an integer, ``21.0``, ``1e3``), as the reference reader takes it; else ``NULL``."""
-    decimal = f"try_variant_get({value}, '$', 'decimal(38,0)')"
-    double = f"try_variant_get({value}, '$', 'double')"
-    kind = f"schema_of_variant({value})"
+def _integral(value: str, kind: str) -> str:
+    """SQL: the variant ``value`` (of type ``kind``) as a ``DECIMAL(38,0)`` when it is a
+    number with an integral value (an integer, ``21.0``, ``1e3``), as the reference
+    reader takes it; else ``NULL``."""
     return (
         f"CASE WHEN {kind} IN {_INTEGER_KINDS} OR {kind} RLIKE '^DECIMAL[(][0-9]+,0[)]$' "
-        f"THEN CAST({decimal} AS STRING) "
-        f"WHEN {kind} IN ('FLOAT', 'DOUBLE') AND {double} = floor({double}) "
-        f"THEN CAST(CAST({double} AS DECIMAL(38,0)) AS STRING) END"
+        f"OR ({kind} IN ('FLOAT', 'DOUBLE') AND try_variant_get({value}, '$', 'double') = "
+        f"floor(try_variant_get({value}, '$', 'double'))) "
+        f"THEN try_variant_get({value}, '$', 'decimal(38,0)') END"
     )
 
 
@@ -143,7 +142,7 @@ def time_checks(fields: FieldColumns, column: str, what: str) -> list[Check]:
         (f"{fields.kind(column)} <> 'STRING' AND NOT {epoch}", sql_string(prefix + expected)),
         (
             f"{epoch} AND ({micros} IS NULL OR {micros} NOT {INSTANT_RANGE})",
-            f"concat({sql_string(prefix)}, {number}, {sql_string(beyond)})",
+            f"concat({sql_string(prefix)}, CAST({number} AS STRING), {sql_string(beyond)})",
         ),
         *text_checks,
     ]

@@ -63,7 +63,7 @@ _INVALID_JSON = "concat('line ', line, ': not valid JSON')"
 _WELL_FORMED = "error IS NULL"
 
 
-def parse_lines(lines: DataFrame, job: Job) -> DataFrame:
+def parse_lines(lines: DataFrame, job: Job, *, epochs: bool = True) -> DataFrame:
     """Parse ``lines`` (``file``, ``line``, ``raw``, ``mtime``) into typed columns.
 
     When ``lines`` has a column named by ``source.partition`` (a broker's partition
@@ -85,8 +85,9 @@ def parse_lines(lines: DataFrame, job: Job) -> DataFrame:
     out = _with_record(lines, job.source.format == "jsonl", kernel, unvouched)
     partition = job.source.partition
     stream_partition = partition is not None and partition in lines.columns
-    source = job.source  # (a typed stream's epoch numbers are instants already)
-    fields = FieldColumns(unvouched, None if source.spark_stream else source.time_unit)
+    # (``epochs``: a time column may hold epoch numbers, semantics §1.4; not a typed
+    # stream's rows, whose times are instants already)
+    fields = FieldColumns(unvouched, job.source.time_unit if epochs else None)
     checks, cti = record_checks(fields, job, stream_partition)
     out = _with_field_errors(out, fields, checks, unvouched)
     out = _typed_values(out, job, fields, cti, stream_partition, kernel)

@@ -40,7 +40,6 @@ def fusable(job: Job) -> bool:
     return (
         source.format in ("jsonl", "parquet", *SPARK_STREAMS)
         and not source.intervals
-        and (source.time_unit is None or source.spark_stream)  # (files' epoch times)
         and not job.edges
         and not job.inputs
         and not job.imports
