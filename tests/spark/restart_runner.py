@@ -85,6 +85,32 @@ CASES: dict[str, dict[str, Any]] = {
             },
         },
     },
+    # a window over a join's matches (semantics §7.11): the join's kept events and
+    # held matches and the open windows, all state tables of one batch
+    "join_window": {
+        "inputs": {
+            "left": {
+                "path": "in",
+                "partition": "partition",
+                "partitions": 2,
+                "where": "id % 2 = 0",
+            },
+            "right": {
+                "path": "in",
+                "partition": "partition",
+                "partitions": 2,
+                "where": "id % 2 = 1",
+            },
+        },
+        "ordering": {"late_arrival": "20s", "out_of_order": "5s"},
+        "join": {"left": "left", "right": "right", "on": ["device"], "between": ["-20s", "20s"]},
+        "window": {
+            "type": "tumbling",
+            "size": "30s",
+            "group_by": [{"device": "left.device"}],
+            "aggregates": {"n": "count(*)", "total": "sum(right.value)"},
+        },
+    },
     "apply_release": {
         "source": {"partition": "partition", "partitions": 2},
         "ordering": {"late_arrival": "20s", "out_of_order": "5s"},

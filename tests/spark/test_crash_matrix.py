@@ -74,6 +74,11 @@ FULL: dict[str, list[tuple[str, int]]] = {
         ("outputs", 2),
         ("state_tables", 3),
     ],
+    # a window over a join's matches: the join's and the windows' state in one batch
+    "join_window": [
+        ("outputs", 2),
+        ("state_tables", 3),
+    ],
     "parquet_callback": [
         ("dead_letters", 1),
         ("sink", 1),
@@ -100,6 +105,7 @@ FULL: dict[str, list[tuple[str, int]]] = {
 #: ``SPARKTIDE_CRASH_MATRIX=full`` (``make crash-matrix``) runs every point.
 QUICK: dict[str, list[tuple[str, int]]] = {
     "release": [("state_tables", 3)],
+    "join_window": [("state_tables", 3)],
     # a Delta commit the state does not know of; a callback killed once it wrote
     "delta": [("sink", 2)],
     "parquet_callback": [("callback", 2)],

@@ -235,7 +235,14 @@ def _key(record: dict[str, Any]) -> str:
 
 # ---------------------------------------------------------------------- the test
 #: (release, analytic, apply, apply_release: test_crash_matrix.py)
-SEEDS = {"tumbling": 11, "release": 23, "analytic": 31, "apply": 41, "apply_release": 43}
+SEEDS = {
+    "tumbling": 11,
+    "release": 23,
+    "analytic": 31,
+    "apply": 41,
+    "apply_release": 43,
+    "join_window": 47,
+}
 
 
 def _run_here(spark, jobdir: Path, case: str, schedule: Callable[[int], int]) -> float:

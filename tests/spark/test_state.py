@@ -49,6 +49,26 @@ def test_a_checkpoint_of_an_older_state_format_is_refused(spark, tmp_path):
         store.check_job(job)
 
 
+def test_a_job_with_computed_grouping_columns_restarts_from_its_checkpoint(spark, tmp_path):
+    """The recorded shape is compared as it reads back (a computed grouping column's
+    pair is a JSON list): the same job passes again; another expression is refused."""
+    import pytest
+
+    from sparktide.errors import ConfigError
+    from sparktide.job import Job
+
+    def job(expression: str) -> Job:
+        window = {"type": "tumbling", "size": "1m", "group_by": [{"make": expression}]}
+        tables = {"source": {"path": "in", "timestamp_by": "t"}, "window": window}
+        return Job.from_dict(tables, base_dir=tmp_path)
+
+    store = StateStore(spark, str(tmp_path / "checkpoint"))
+    store.check_job(job("UPPER(Make)"))
+    store.check_job(job("UPPER(Make)"))
+    with pytest.raises(ConfigError, match=r"^window\.group_expressions: differs"):
+        store.check_job(job("LOWER(Make)"))
+
+
 def test_a_checkpoint_of_edge_events_keeps_its_edge_columns(spark, tmp_path):
     """Open edge events in state are paired by their id column: another one is refused;
     jobs without edges record nothing new (their older checkpoints still pass)."""

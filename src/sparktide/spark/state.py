@@ -115,7 +115,7 @@ class StateStore:
         job with another window or layout they would give wrong results silently. The
         first run records them in ``job.json``; later runs must match. Ordering settings
         may change between runs (they apply from the next batch on)."""
-        shape = _job_shape(job)
+        shape = json.loads(json.dumps(_job_shape(job)))  # (as read back: tuples are lists)
         path = self.root / "job.json"
         if not path.exists():
             _atomic_write(path, json.dumps(shape, indent=1, sort_keys=True))
