@@ -193,11 +193,18 @@ class TemporalJoin(Windowless):
 
     def _release(self, timestamp: int, left: Admitted, right: Admitted | None, now: int) -> None:
         self.held -= 1
+        fields = left.record.fields or {}
+        other = None if right is None else (right.record.fields or {})
+        if join_where_met(self._join, fields, other, timestamp):  # (a left join's where)
+            self._write(timestamp, left, right, now)
+
+    def _write(self, timestamp: int, left: Admitted, right: Admitted | None, now: int) -> None:
+        """Write the released match of ``left`` and ``right`` (``None``: a left join's
+        lone left event) at ``timestamp``; a window over the matches takes it instead
+        (:class:`sparktide.core.joinwindow.JoinedWindows`)."""
         join = self._join
         fields = left.record.fields or {}
         other = None if right is None else (right.record.fields or {})
-        if not join_where_met(join, fields, other, timestamp):  # (a left join's where)
-            return
         record = {
             "type": "event",
             join.left: jsonable(fields),

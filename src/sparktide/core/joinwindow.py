@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from sparktide.core.instants import NEG_INF
-from sparktide.core.join import TemporalJoin, join_where_met
+from sparktide.core.join import TemporalJoin
 from sparktide.core.records import InputRecord, jsonable
 from sparktide.core.sink import Admitted
 from sparktide.core.windows import WindowOperator
@@ -92,14 +92,11 @@ class JoinedWindows(TemporalJoin):
         """The windows open now."""
         return self.windows.open_windows()
 
-    def _release(self, timestamp: int, left: Admitted, right: Admitted | None, now: int) -> None:
+    def _write(self, timestamp: int, left: Admitted, right: Admitted | None, now: int) -> None:
         """The match of ``left`` and ``right`` at ``timestamp`` joins its windows."""
-        self.held -= 1
         join = self._join
         fields = left.record.fields or {}
         other = None if right is None else (right.record.fields or {})
-        if not join_where_met(join, fields, other, timestamp):  # (a left join's where)
-            return
         place, part = match_place(left, right)
         record = InputRecord(
             place.seq,
