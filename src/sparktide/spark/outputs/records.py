@@ -227,7 +227,8 @@ def write_windows(context: Context, batch: Batch, closed: DataFrame, groups: lis
     """Write closed windows (``scope``, groups, ``start``, ``end``, merged partials)."""
     w = context.window
     assert w is not None
-    closed = closed.filter(written_from_start(context, "end"))  # (semantics §12)
+    if not context.job.joins_windows:  # (joined records: their matches are cut, §12)
+        closed = closed.filter(written_from_start(context, "end"))  # (semantics §12)
     # The record is put together from the values' JSON text: through a variant
     # (parse_json) a float such as 21.0 would be written as 21.
     fields = [(column, name) for name, column in zip(groups, w.group_by, strict=True)]
