@@ -61,7 +61,8 @@ def look_back(job: Job) -> int | None:
       holds depends on the windows before it, without bound);
     - analytic columns: the longest ``limit_duration`` (``LAG``, ``LAST``, the aggregates)
       or ``period`` (``ISFIRST``);
-    - a join of two streams: the larger bound of ``between``;
+    - a join of two streams: the larger bound of ``between``; with a window over its
+      matches, or joining a window's records, the two added;
     - interval events: no bound with an ``end_time`` column or edge events (an interval may
       last any time), else their ``duration`` more;
     - punctuation: no bound (a CTI may lie anywhere ahead of its arrival, and an event
@@ -74,17 +75,23 @@ def look_back(job: Job) -> int | None:
     if job.punctuation is not None:
         return None
     spans = [0]
+    window_span = 0
     if window is not None:
         if window.type == "session" or window.idle_timeout is not None:
             return None
-        spans.append(0 if window.type == "snapshot" else window.size)  # type: ignore[arg-type]
+        window_span = 0 if window.type == "snapshot" else window.size  # type: ignore[assignment]
+        spans.append(window_span)
     for analytic in job.analytics:
         spans.append(analytic.limit_duration or analytic.period or 0)  # type: ignore[arg-type]
     if job.join is not None and not job.references:
         bounds = job.join.between
         if bounds is None:
             return None
-        spans.append(max(abs(b) for b in bounds))  # type: ignore[arg-type]
+        join_span = max(abs(b) for b in bounds)  # type: ignore[arg-type]
+        # (a window over a join's matches, or a join of a window's records: the two
+        # reach back one after the other, semantics §7.11, §7.12)
+        chained = window is not None
+        spans.append(join_span + window_span if chained else join_span)  # type: ignore[operator]
     durations = [s.duration for _, s in job.input_sources if s.duration is not None]
     return max(spans) + max(durations or [0])  # type: ignore[type-var,operator]
 
