@@ -713,11 +713,6 @@ CASES = {
             "aggregates": {"n": "count(*)", "first_t": "first(t)", "s": "sum(value)"},
         },
     },
-    "epoch-ms-csv": {  # the same over CSV, released (cells typed as the readers type them)
-        "stream": {"epoch_ms": True},
-        "source": {"format": "csv", "partition": "partition", "partitions": 3, "time_unit": "ms"},
-        "ordering": {"late_arrival": "30s", "out_of_order": "3s", "action": "drop"},
-    },
     "join-left-window-tumbling": {  # a left join's matches and unmatched left events
         # (right null) in tumbling windows, with having and [select] over their results
         "inputs": {

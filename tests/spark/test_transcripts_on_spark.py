@@ -66,8 +66,6 @@ SPEC7 = (
     "interval_hopping_end",
     "interval_release",
     "join_toll_booth",
-    "join_window_toll_booth",
-    "window_join_last_event",
     "multistep_composed_steps",
     "reference_data_lookup",
     "union_import_ctis",
