@@ -148,6 +148,13 @@ def test_the_translated_job_counts_matches_per_window(tmp_path: Path) -> None:
             "x.toll as a plain column over a JOIN's matches",
         ),
         (
+            "SELECT e.booth, SUM(toll) AS t INTO o "
+            + JOIN
+            + "GROUP BY e.booth, TumblingWindow(minute, 10)",
+            "1:21",
+            "toll over a JOIN: qualify it with its input (e.toll)",
+        ),
+        (
             "SELECT e.booth, MAX(System.Timestamp()) AS last INTO o "
             + JOIN
             + "GROUP BY e.booth, TumblingWindow(minute, 10)",

@@ -19,7 +19,7 @@ from sparktide import expr as E
 from sparktide.query.ast import Call, Clause, Column, Expr, FromSource, Select, SelectItem, Star
 from sparktide.query.bind import Bindings
 from sparktide.query.refusal import Refuse, check_column
-from sparktide.query.translate.context import is_timestamp, source_names
+from sparktide.query.translate.context import is_timestamp, qualify_over_join, source_names
 from sparktide.query.translate.fields import Fields
 from sparktide.query.translate.inline import map_columns
 from sparktide.query.translate.plans import JoinPlan
@@ -117,13 +117,7 @@ class MatchFields(Fields):
         parts = node.parts
         sides = [s for s in (left, right) if parts[0].casefold() in source_names(s)]
         if not sides:
-            raise self.refuse(
-                node.pos,
-                f"{node.name} over a JOIN: qualify it with its input "
-                f"({left.alias or left.name}.{node.name} or "
-                f"{right.alias or right.name}.{node.name}); sparktide does not know which "
-                "input's events hold it",
-            )
+            raise qualify_over_join(self.refuse, node, left)
         side = sides[0].name
         if len(parts) == 1:
             return E.Ref(side)
