@@ -81,12 +81,17 @@ class AggregatePlan:
 INTEGRAL_FLOAT = "'^DECIMAL[(]([1-9]|1[0-8]),0[)]$'"
 
 
-def json_text(v: str) -> str:
+def json_text(v: str, *, members: bool = False) -> str:
     """JSON text of the variant ``v`` as the reference engine writes the value: floats
-    stay floats (``21.0``, not ``21``; see :data:`INTEGRAL_FLOAT`) at the top level and
-    in an object's or an array's own members (a match's input record whole, semantics
-    §7.11)."""
+    stay floats (``21.0``, not ``21``; see :data:`INTEGRAL_FLOAT`) at the top level and,
+    with ``members`` (an aggregate's value: a match's input record whole, semantics
+    §7.11), in an object's or an array's own members."""
     schema = f"schema_of_variant({v})"
+    if not members:
+        return (
+            f"CASE WHEN {schema} RLIKE {INTEGRAL_FLOAT} THEN "
+            f"CAST(try_variant_get({v}, '$', 'double') AS STRING) ELSE to_json({v}) END"
+        )
     member = (
         f"CASE WHEN schema_of_variant(x) RLIKE {INTEGRAL_FLOAT} THEN "
         "CAST(try_variant_get(x, '$', 'double') AS VARIANT) ELSE x END"
@@ -130,7 +135,7 @@ def present(v: str) -> str:
 
 def _value(v: str) -> tuple[str, str, str]:
     """The variant an aggregate reads (SQL), whether it holds a value, its JSON text."""
-    return v, present(v), json_text(v)
+    return v, present(v), json_text(v, members=True)
 
 
 #: The column of the variant an aggregate of an expression reads: its value, computed

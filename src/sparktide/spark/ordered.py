@@ -127,7 +127,7 @@ def _record_text() -> str:
 def _json_text(v: str) -> str:
     from sparktide.spark.aggregates import json_text  # (no import cycle at load)
 
-    return f"CASE WHEN {_present(v)} THEN {json_text(v)} END"
+    return f"CASE WHEN {_present(v)} THEN {json_text(v, members=True)} END"
 
 
 def _top(p: str, aggregate: Aggregate, text: str) -> tuple[tuple, tuple, tuple, str]:
