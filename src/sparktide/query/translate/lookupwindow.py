@@ -22,7 +22,7 @@ from sparktide.query.translate.context import source_names
 from sparktide.query.translate.inline import map_columns
 from sparktide.query.translate.plans import JoinPlan
 
-__all__ = ["over_table"]
+__all__ = ["grouped_reader", "over_table"]
 
 
 def over_table(select: Select, join: JoinPlan) -> Select:
@@ -52,12 +52,7 @@ def over_table(select: Select, join: JoinPlan) -> Select:
             item = replace(item, expr=read(item.expr))
         group_by.append(item)
 
-    def result(expr: Expr) -> Expr:  # (SELECT and HAVING: a grouping column by its name)
-        def column(node: Column) -> Expr:
-            name = grouped.get(tuple(p.casefold() for p in node.parts))
-            return Column((name,), node.pos) if name is not None else nested(node)
-
-        return map_columns(expr, column)
+    result = grouped_reader(grouped, nested)  # (SELECT and HAVING)
 
     items = []
     for item in select.items:
@@ -78,6 +73,19 @@ def over_table(select: Select, join: JoinPlan) -> Select:
         if select.having is None
         else Clause(result(select.having.expr), select.having.pos),
     )
+
+
+def grouped_reader(
+    grouped: dict[tuple[str, ...], str], otherwise: Callable[[Column], Expr]
+) -> Callable[[Expr], Expr]:
+    """Reads an expression over a window's result: a grouping column (its case-folded
+    parts a key of ``grouped``) by its name, any other column as ``otherwise`` makes it."""
+
+    def column(node: Column) -> Expr:
+        name = grouped.get(tuple(p.casefold() for p in node.parts))
+        return Column((name,), node.pos) if name is not None else otherwise(node)
+
+    return lambda expr: map_columns(expr, column)
 
 
 def _clause(clause: Clause | None, change: Callable[[Expr], Expr]) -> Clause | None:

@@ -21,7 +21,7 @@ from sparktide.query.bind import Bindings
 from sparktide.query.refusal import Refuse, check_column
 from sparktide.query.translate.context import is_timestamp, qualify_over_join, source_names
 from sparktide.query.translate.fields import Fields
-from sparktide.query.translate.inline import map_columns
+from sparktide.query.translate.lookupwindow import grouped_reader
 from sparktide.query.translate.plans import JoinPlan
 
 __all__ = ["MatchFields", "over_matches"]
@@ -49,12 +49,7 @@ def over_matches(select: Select, join: JoinPlan) -> Select:
                 item = replace(item, alias=name)
         group_by.append(item)
 
-    def result(expr: Expr) -> Expr:
-        def column(node: Column) -> Expr:
-            name = grouped.get(tuple(p.casefold() for p in node.parts))
-            return Column((name,), node.pos) if name is not None else node
-
-        return map_columns(expr, column)
+    result = grouped_reader(grouped, lambda node: node)
 
     items = []
     for item in select.items:
