@@ -190,6 +190,9 @@ match_place: a window over a join: a match's place among its window's events (§
 window_event: a join of a window's records: a record as an event at the window's end (§7.12)
     python core.windowjoin:window_event
     sql    spark.outputs.join:window_event_rows
+computed_time: a computed event time (timestamp_by an expression), judged as a time column's (§1.4)
+    python reader.fields:computed_time
+    sql    spark.inputs.sqlchecks:computed_time_checks
 analytic_value: analytic columns: LAG, LAST, ISFIRST (§11.19)
     python core.analytic:analytic_value
     sql    spark.analytic:analytic_value

@@ -61,6 +61,7 @@ def write_stream(
     readings: bool = False,
     duplicates: bool = False,
     epoch_ms: bool = False,
+    nested_time: bool = False,
 ) -> None:
     """Write a telemetry stream with disorder, late and early bursts and bad lines.
 
@@ -79,13 +80,15 @@ def write_stream(
     1 to 40 rows later, often in a later file. With ``epoch_ms``, a fifth generator
     writes most events' times ``t`` as epoch milliseconds (integers, some as integral
     floats such as ``1772355600000.0``), leaves some as ISO text, and spoils a few (a
-    fraction of a millisecond, a number beyond year 9999).
+    fraction of a millisecond, a number beyond year 9999). With ``nested_time``, a sixth
+    generator moves most events' time into ``header.time`` (:func:`_nested_time`).
     """
     rng = random.Random(seed)
     other = random.Random(seed + 1)
     third = random.Random(seed + 2)
     fourth = random.Random(seed + 3)
     fifth = random.Random(seed + 4)
+    sixth = random.Random(seed + 5)
     directory.mkdir(parents=True, exist_ok=True)
     arrival = BASE
     lines: list[str] = []
@@ -129,6 +132,8 @@ def write_stream(
         }
         if epoch_ms:
             record["t"] = _epoch_ms(fifth, arrival - lag, record["t"])
+        if nested_time:
+            record.update(_nested_time(sixth, record.pop("t")))
         if intervals:
             length = rng.choice([1, SECOND, 5 * SECOND, 20 * SECOND, 70 * SECOND])
             record["e"] = format_instant(arrival - lag + length)
@@ -195,6 +200,22 @@ def _epoch_ms(rng: random.Random, instant: int, text: str) -> Any:
     if roll < 0.97:
         return ms + 0.5
     return 10**19
+
+
+def _nested_time(rng: random.Random, text: str) -> dict[str, Any]:
+    """A time as ``nested_time`` writes it (see :func:`write_stream`): mostly
+    ``{"header": {"time": text}}``; some without the zone, some not a time, some with no
+    header or a header that is no object, and some with the time left at the top."""
+    roll = rng.random()
+    if roll < 0.8:
+        return {"header": {"time": text, "source": "gps"}}
+    if roll < 0.86:
+        return {"t": text}
+    if roll < 0.9:
+        return {"header": {"time": text.rstrip("Z")}}
+    if roll < 0.94:
+        return {"header": {"time": rng.choice(["soon", 17, None])}}
+    return rng.choice([{}, {"header": "none"}, {"header": [text]}])
 
 
 _COLUMNS = ("id", "device", "partition", "t", "a", "value")

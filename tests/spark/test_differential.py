@@ -713,6 +713,24 @@ CASES = {
             "aggregates": {"n": "count(*)", "first_t": "first(t)", "s": "sum(value)"},
         },
     },
+    "computed-time-hopping": {  # a timestamp_by expression (semantics §1.4): a nested
+        # time, a time at the top, or none; CASTs that fail, naive and null times
+        "stream": {"nested_time": True},
+        "source": {
+            "partition": "partition",
+            "partitions": 3,
+            "timestamp_by": "DATEADD(millisecond, -250, CAST(COALESCE("
+            "GETRECORDPROPERTYVALUE(header, 'time'), t) AS datetime))",
+        },
+        "ordering": {"late_arrival": "30s", "out_of_order": "3s"},
+        "window": {
+            "type": "hopping",
+            "size": "20s",
+            "hop": "10s",
+            "group_by": ["device"],
+            "aggregates": {"n": "count(*)", "ids": "collect(id)", "s": "sum(value)"},
+        },
+    },
     "join-left-window-tumbling": {  # a left join's matches and unmatched left events
         # (right null) in tumbling windows, with having and [select] over their results
         "inputs": {

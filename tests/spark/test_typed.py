@@ -247,6 +247,12 @@ def test_ntz_times_are_utc_and_epoch_numbers_take_their_unit(spark, tmp_path):
         ({}, "id, device, partition, a, value", "source.timestamp_by", "'t' is not in"),
         ({}, "id, device, partition, true AS t, a, value", "source.timestamp_by", "boolean"),
         ({}, "id, device, partition, 5L AS t, a, value", "source.timestamp_by", "time_unit"),
+        (  # (semantics §1.4: a typed stream computes its time column on the frame)
+            {"timestamp_by": "DATEADD(second, 1, t)"},
+            "id, device, partition, t, a, value",
+            "source.timestamp_by",
+            "compute it on the frame",
+        ),
         (
             {},
             "id, device, struct(partition) AS partition, t, a, value",

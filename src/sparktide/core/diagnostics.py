@@ -348,7 +348,9 @@ def named_columns(job: Any) -> list[NamedColumn]:
 
     for name, source in job.input_sources:
         prefix = "source" if name is None else f"inputs.{name}"
-        for key in ("timestamp_by", "arrival_time", "partition", "over", "end_time"):
+        for read in source.time_fields:
+            add(read, f"{prefix}.timestamp_by")
+        for key in ("arrival_time", "partition", "over", "end_time"):
             add(getattr(source, key), f"{prefix}.{key}")
         add(source.edge, f"{prefix}.edge")
         add(source.edge_id, f"{prefix}.edge_id")

@@ -11,9 +11,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from sparktide.errors import ConfigError
-from sparktide.expr import EVENT_INPUT, SYSTEM_TIMESTAMP, Expr, parse_expression, ref_nodes
+from sparktide.expr import (
+    EVENT_INPUT,
+    SYSTEM_TIMESTAMP,
+    Expr,
+    parse_expression,
+    ref_nodes,
+    references,
+)
 from sparktide.job.perinput import overrides
 from sparktide.job.values import (
+    COLUMN_NAME,
     check_choice,
     check_column,
     check_path,
@@ -68,6 +76,10 @@ class Source:
         sorted ``(key, text)`` pairs.
     timestamp_by
         Column with the event (application) time; ``None`` runs in arrival-time mode.
+        Anything but a column name (letters, digits, ``_``, ``-``) is an expression over
+        the record's fields that computes the time (:attr:`timestamp_expression`,
+        semantics §1.4), such as ``"DATEADD(hour, -1, local_time)"`` or
+        ``"GETRECORDPROPERTYVALUE(header, 'time')"``.
     arrival_time
         Column with the broker enqueue time; else the file's modification time.
     processing_time
@@ -148,6 +160,27 @@ class Source:
         return None if self.where is None else parse_expression(self.where, "source.where")
 
     @property
+    def computes_time(self) -> bool:
+        """Whether :attr:`timestamp_by` is an expression rather than a column."""
+        return self.timestamp_by is not None and not COLUMN_NAME.match(self.timestamp_by)
+
+    @property
+    def time_fields(self) -> list[str]:
+        """The record fields the event time reads: the ``timestamp_by`` column, or the
+        fields its expression reads (none in arrival-time mode)."""
+        if self.computes_time:
+            return references(self.timestamp_expression)  # type: ignore[arg-type]
+        return [] if self.timestamp_by is None else [self.timestamp_by]
+
+    @property
+    def timestamp_expression(self) -> Expr | None:
+        """The expression :attr:`timestamp_by` computes each event's time with; ``None``
+        when it names a column (or is absent)."""
+        if not self.computes_time:
+            return None
+        return parse_expression(self.timestamp_by, "source.timestamp_by")
+
+    @property
     def spark_stream(self) -> bool:
         """Whether Spark reads the stream (:data:`SPARK_STREAMS`), not sparktide's files."""
         return self.format in SPARK_STREAMS
@@ -219,8 +252,8 @@ class Source:
         self._check_spark_stream()
         if self.time_unit is not None:
             check_choice(self.time_unit, TIME_UNITS, "source.time_unit")
+        _check_timestamp_by(self.timestamp_by)
         for name in (
-            "timestamp_by",
             "arrival_time",
             "processing_time",
             "partition",
@@ -256,6 +289,30 @@ class Source:
                 raise ConfigError(
                     "source.partitions", "needs source.partition (the column with the partition id)"
                 )
+
+
+def _check_timestamp_by(value: Any) -> None:
+    """``source.timestamp_by`` is a column name, or an expression over the record's own
+    fields (no join's ``<input>.<field>``, no ``System.Timestamp()``: the time it
+    computes is that timestamp)."""
+    if value is None or (isinstance(value, str) and COLUMN_NAME.match(value)):
+        return
+    if not isinstance(value, str):
+        raise ConfigError(
+            "source.timestamp_by", f"must be a column name or an expression, got {value!r}"
+        )
+    for ref in ref_nodes(parse_expression(value, "source.timestamp_by")):
+        if ref == SYSTEM_TIMESTAMP or ref == EVENT_INPUT:
+            raise ConfigError(
+                "source.timestamp_by",
+                f"{value!r} reads {ref.key}: the event's time is computed from its own fields",
+            )
+        if ref.input is not None:
+            raise ConfigError(
+                "source.timestamp_by",
+                f"{ref.key!r}: the time is computed from the record's own fields; a nested "
+                f"field is GETRECORDPROPERTYVALUE({ref.input}, '{ref.name}')",
+            )
 
 
 def _check_where(where: Any) -> None:

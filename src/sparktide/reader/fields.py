@@ -22,7 +22,7 @@ from sparktide.time import (
     instant_or_problem,
 )
 
-__all__ = ["parse_fields"]
+__all__ = ["computed_time", "computed_time_label", "parse_fields"]
 
 
 def _present(fields: dict[str, Any], column: str, what: str) -> Any:
@@ -33,9 +33,13 @@ def _present(fields: dict[str, Any], column: str, what: str) -> Any:
     return value
 
 
-def _time(fields: dict[str, Any], column: str, what: str, unit: str | None = None) -> int:
+def _time(
+    fields: dict[str, Any], column: str, what: str, unit: str | None = None, label: str = ""
+) -> int:
     """The instant in ``column``: ISO-8601 text with a zone, or with ``unit``
-    (``source.time_unit``) an integer of ``unit`` since 1970 (semantics §1.4)."""
+    (``source.time_unit``) an integer of ``unit`` since 1970 (semantics §1.4). The
+    errors name ``label`` (``column 'name'`` by default)."""
+    label = label or f"column {column!r}"
     value = _present(fields, column, what)
     if isinstance(value, datetime):  # Parquet: judged by its ISO text, as Spark does
         if value.tzinfo is not None:
@@ -46,19 +50,48 @@ def _time(fields: dict[str, Any], column: str, what: str, unit: str | None = Non
     if unit is not None and isinstance(value, int) and not isinstance(value, bool):
         instant = epoch_micros(value, unit)
         if not FIRST_INSTANT <= instant <= LAST_INSTANT:
-            raise ValueError(
-                f"column {column!r}: {value} ({unit} since 1970) is no instant of years 1-9999"
-            )
+            raise ValueError(f"{label}: {value} ({unit} since 1970) is no instant of years 1-9999")
         return instant
     if not isinstance(value, str):
         expected = "an ISO-8601 time string"
         if unit is not None:
             expected += f" or an integer of {unit} since 1970"
-        raise ValueError(f"column {column!r}: expected {expected}")
+        raise ValueError(f"{label}: expected {expected}")
     instant = instant_or_problem(value)
     if isinstance(instant, str):
-        raise ValueError(f"column {column!r}: time '{shown_text(value)}' {instant}")
+        raise ValueError(f"{label}: time '{shown_text(value)}' {instant}")
     return instant
+
+
+def _event_time(fields: dict[str, Any], source: Source) -> int:
+    """The event time: the ``timestamp_by`` column's, or its expression's."""
+    column = source.timestamp_by
+    assert column is not None
+    if source.computes_time:
+        return computed_time(fields, source)
+    return _time(fields, column, "timestamp", source.time_unit)
+
+
+def computed_time(fields: dict[str, Any], source: Source) -> int:
+    """The event time ``timestamp_by``'s expression computes (semantics §1.4), judged
+    as a time column's would be; a failing ``CAST`` in the expression, or a null, is
+    the record's error."""
+    column, expression = source.timestamp_by, source.timestamp_expression
+    assert column is not None and expression is not None
+    label = computed_time_label(column)
+    try:
+        lookup = lambda name: value_of(fields.get(name))  # noqa: E731
+        value = evaluate(expression, lookup, strict=True, present=fields.__contains__)
+    except ConversionError as exc:
+        raise ValueError(f"{label}: {exc}") from None
+    if value is None:
+        raise ValueError(f"{label} is null")
+    return _time({column: value}, column, "timestamp", source.time_unit, label)
+
+
+def computed_time_label(expression: str) -> str:
+    """How a dead letter names a computed event time (``timestamp_by`` an expression)."""
+    return f"timestamp {expression}"
 
 
 def _fits_int64(text: str) -> bool:
@@ -167,7 +200,7 @@ def _checked(
     """
     arrival = _arrival_time(fields, source, default_arrival)
     event_time = (
-        _time(fields, source.timestamp_by, "timestamp", source.time_unit) + source.shift  # type: ignore[operator]
+        _event_time(fields, source) + source.shift  # type: ignore[operator]
         if source.timestamp_by is not None
         else arrival
     )

@@ -345,7 +345,13 @@ def parse(context: Context, lines: DataFrame) -> DataFrame:
     if "text" in lines.columns:
         # (unknown to Arrow; a CAST that can fail over a record may make a row the Arrow
         # reader vouched for malformed after it, and its dead letter needs its line)
-        if context.explicit or context.intervals or context.edges or record_casts(job):
+        if (
+            context.explicit
+            or context.intervals
+            or context.edges
+            or record_casts(job)
+            or job.source.computes_time  # (the Arrow reader reads times from columns)
+        ):
             return parse_lines(split_lines(lines), job)
         return parse_files(lines, job)
     if FULL_TEXT in lines.columns:  # (dead letters' text: not parsed, not kept)

@@ -1,7 +1,7 @@
 """The inputs of a statement: the job file's tables, with what the query says of them.
 
-``FROM input [TIMESTAMP BY column [OVER key]] [PARTITION BY column]`` becomes the
-input's ``[source]`` table (a union or a join: ``[inputs.<name>]`` per input) with
+``FROM input [TIMESTAMP BY column | expression [OVER key]] [PARTITION BY column]``
+becomes the input's ``[source]`` table (a union or a join: ``[inputs.<name>]`` per input) with
 ``timestamp_by``, ``over`` and ``partition`` set, and ``[ordering] partitioned =
 true``. A key the job file sets and the query contradicts is a
 :class:`~sparktide.errors.ConfigError` naming the key.
@@ -15,6 +15,7 @@ from typing import Any
 from sparktide import expr as E
 from sparktide.errors import ConfigError
 from sparktide.query.ast import Call, Column, Expr, FromSource, Literal, Operation
+from sparktide.query.exprs import convert
 from sparktide.query.refusal import is_column_name
 from sparktide.query.translate.context import Context, describe
 from sparktide.query.translate.fields import Fields
@@ -109,16 +110,7 @@ class Inputs:
             raise self.refuse(source.pos, str(exc)) from None
         if source.timestamp_by is not None:
             stamp, unit = self.time_column(source.timestamp_by)
-            if not isinstance(stamp, Column):
-                raise self.refuse(
-                    stamp.pos,
-                    f"TIMESTAMP BY {describe(stamp)} is not supported yet: name a column "
-                    "that holds ISO-8601 times, or DATEADD(second | millisecond | "
-                    "microsecond, column, '1970-01-01T00:00:00Z') of epoch numbers",
-                )
-            self.bind(
-                table, prefix, "timestamp_by", self.fields.column(stamp, source), "TIMESTAMP BY"
-            )
+            self.bind(table, prefix, "timestamp_by", self.time_text(stamp, source), "TIMESTAMP BY")
             if unit is not None:  # (epoch numbers in files: semantics §1.4)
                 self.bind(table, prefix, "time_unit", unit, "TIMESTAMP BY DATEADD")
         if source.over:
@@ -132,13 +124,34 @@ class Inputs:
             self.bind(table, prefix, "partition", column, "PARTITION BY")
         return table
 
+    def time_text(self, stamp: Expr, source: FromSource) -> str:
+        """``source.timestamp_by``: the column ``TIMESTAMP BY`` names, else the expression
+        that computes each event's time from its fields (``r.a`` reads into ``r``:
+        semantics §1.4)."""
+        if self.fields.plain(stamp, source):
+            return self.fields.column(stamp, source)  # type: ignore[arg-type]
+
+        def leaf(node: Column | Call) -> E.Expr:
+            if isinstance(node, Column):
+                return self.fields.nested(node, source)
+            raise self.refuse(
+                node.pos,
+                f"TIMESTAMP BY {describe(node)} is not supported: the time is computed from "
+                "the event's own fields with scalar functions",
+            )
+
+        return E.to_text(convert(stamp, leaf, self.refuse, "TIMESTAMP BY"))
+
     def time_column(self, stamp: Expr) -> tuple[Expr, str | None]:
         """What ``TIMESTAMP BY`` reads: a column of times, ``CAST(column AS datetime)``
         (the same column: sparktide reads a time's text), or ``DATEADD(unit, column,
         '1970-01-01T00:00:00Z')``, a column of epoch numbers in ``unit`` (its
-        ``source.time_unit``); anything else as it is (refused by the caller)."""
+        ``source.time_unit``); anything else as it is (an expression,
+        :meth:`time_text`)."""
         if isinstance(stamp, Operation) and stamp.kind == "CAST":
-            if stamp.operator.split(" ", 1)[1] == "datetime":
+            if stamp.operator.split(" ", 1)[1] == "datetime" and isinstance(
+                stamp.operands[0], Column
+            ):
                 return stamp.operands[0], None
         if not (isinstance(stamp, Call) and stamp.function == "dateadd" and len(stamp.args) == 3):
             return stamp, None
@@ -146,12 +159,8 @@ class Inputs:
         unit = None
         if isinstance(part, Column) and len(part.parts) == 1:
             unit = _EPOCH_UNITS.get(E.DATE_PARTS.get(part.parts[0].lower(), ""))
-        if unit is None or not _epoch_origin(origin):
-            raise self.refuse(
-                stamp.pos,
-                "TIMESTAMP BY DATEADD(...) reads epoch numbers: DATEADD(second | "
-                "millisecond | microsecond, column, '1970-01-01T00:00:00Z')",
-            )
+        if unit is None or not _epoch_origin(origin) or not isinstance(column, Column):
+            return stamp, None  # (computed: semantics §1.4)
         return column, unit
 
     def reference_table(self, source: FromSource) -> dict[str, Any]:

@@ -10,13 +10,26 @@ test are computed once per row by :class:`FieldColumns`.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
 
+from sparktide.expr import Expr
 from sparktide.job import Job, Punctuation
+from sparktide.reader.fields import computed_time_label
 from sparktide.spark.inputs.contract import INSTANT_RANGE
 from sparktide.spark.inputs.sqlvalues import INSTANT_SQL, NAIVE_SQL, quoted_text, timestamp_micros
 from sparktide.spark.sql import field, sql_string
 
-__all__ = ["Check", "FieldColumns", "first_error", "record_checks", "time_checks"]
+if TYPE_CHECKING:
+    from sparktide.spark.exprvalues import Value
+
+__all__ = [
+    "Check",
+    "FieldColumns",
+    "computed_time_checks",
+    "first_error",
+    "record_checks",
+    "time_checks",
+]
 
 #: A check: (SQL condition, SQL of the error message when it holds).
 Check = tuple[str, str]
@@ -46,12 +59,48 @@ class FieldColumns:
     matched twice per row.
     """
 
-    def __init__(self, guard: Callable[[str], str], unit: str | None = None) -> None:
+    def __init__(
+        self,
+        guard: Callable[[str], str],
+        unit: str | None = None,
+        computed: dict[str, Expr] | None = None,
+    ) -> None:
         self.index: dict[str, int] = {}
         self.times: set[str] = set()
         self.guard = guard  # restricts the extraction to the rows that need it
         #: ``source.time_unit``: a time field may hold an integer of it (semantics §1.4)
         self.unit = unit
+        #: Fields computed by an expression over the record (a ``timestamp_by``
+        #: expression), by their name: the expression's text
+        self.computed: dict[str, Value] = {}
+        self._computed_stages: list[list[str]] = []
+        if computed:
+            # (here, not at the top: the compiler imports this package's modules)
+            from sparktide.spark.expr import Compiled, record_field_names, variant_leaves
+
+            exprs = list(computed.values())
+            leaf_stages, leaves = variant_leaves(
+                "_cf", record_field_names(exprs), lambda name: guard(field(name))
+            )
+            compiled = Compiled("_ce", leaves)
+            self.computed = {name: compiled.value(e) for name, e in computed.items()}
+            self._computed_stages = [*leaf_stages, *compiled.stages]
+
+    def failure(self, column: str) -> str | None:
+        """SQL of the message of a ``CAST`` that failed computing field ``column``."""
+        value = self.computed.get(column)
+        return None if value is None else value.err
+
+    def _variant(self, column: str) -> str:
+        """SQL of field ``column``'s variant: the record's, or the computed value's."""
+        value = self.computed.get(column)
+        if value is None:
+            return field(column)
+        cases = [
+            f"WHEN {sql} IS NOT NULL THEN CAST({sql} AS VARIANT)" for sql in value.parts().values()
+        ]
+        cases += [f"WHEN {value.v} IS NOT NULL THEN {value.v}"] if value.v else []
+        return f"CASE {' '.join(cases)} END" if cases else "CAST(NULL AS VARIANT)"
 
     def add(self, column: str, *, time: bool = False) -> int:
         """Register field ``column`` (a time field also gets its text and instant)."""
@@ -76,7 +125,7 @@ class FieldColumns:
         for time fields that may hold epoch numbers)."""
         one, two, three, four = [], [], [], []
         for column, i in self.index.items():
-            one.append(f"{self.guard(field(column))} AS _f{i}")
+            one.append(f"{self.guard(self._variant(column))} AS _f{i}")
             two.append(f"schema_of_variant(_f{i}) AS _k{i}")
             if column in self.times and self.unit is None:
                 two.append(f"try_variant_get(_f{i}, '$', 'string') AS _s{i}")
@@ -90,7 +139,8 @@ class FieldColumns:
                 micros = epoch_micros_sql(f"try_cast(_n{i} AS BIGINT)", self.unit)
                 text = timestamp_micros(f"_s{i}")
                 four.append(f"CASE WHEN _n{i} IS NOT NULL THEN {micros} ELSE {text} END AS _u{i}")
-        return [one, two, three, four] if four else [one, two, three]
+        stages = [one, two, three, four] if four else [one, two, three]
+        return [*self._computed_stages, *stages]
 
 
 def _integral(value: str, kind: str) -> str:
@@ -120,9 +170,37 @@ def first_error(checks: list[Check]) -> str:
 
 
 def time_checks(fields: FieldColumns, column: str, what: str) -> list[Check]:
-    """The checks of a time field, in the reference reader's order."""
-    prefix = f"column '{column}': "
-    missing = (fields.missing(column), sql_string(f"missing {what} column '{column}'"))
+    """The checks of a time field, in the reference reader's order (a computed one's:
+    a failed ``CAST``, then null, then the checks of its value)."""
+    prefix = f"{_label(fields, column)}: "
+    if column in fields.computed:
+        head, missing = computed_time_checks(fields, column)
+    else:
+        head = []
+        missing = (fields.missing(column), sql_string(f"missing {what} column '{column}'"))
+    return head + _value_time_checks(fields, column, prefix, missing)
+
+
+def computed_time_checks(fields: FieldColumns, column: str) -> tuple[list[Check], Check]:
+    """What a computed event time (``timestamp_by`` an expression, semantics §1.4) checks
+    before its value: a failed ``CAST`` in it; and its check of a null value."""
+    label = _label(fields, column)
+    failure = fields.failure(column)
+    head: list[Check] = []
+    if failure is not None:
+        head.append((f"{failure} IS NOT NULL", f"concat({sql_string(label + ': ')}, {failure})"))
+    return head, (fields.missing(column), sql_string(f"{label} is null"))
+
+
+def _label(fields: FieldColumns, column: str) -> str:
+    """How a dead letter names the time field ``column``."""
+    return computed_time_label(column) if column in fields.computed else f"column '{column}'"
+
+
+def _value_time_checks(
+    fields: FieldColumns, column: str, prefix: str, missing: Check
+) -> list[Check]:
+    """The checks of a time field's value (``prefix``: how its errors begin)."""
     if fields.unit is None:
         return [
             missing,
@@ -151,7 +229,7 @@ def time_checks(fields: FieldColumns, column: str, what: str) -> list[Check]:
 def _text_time_checks(fields: FieldColumns, column: str) -> list[Check]:
     """The checks of a time field's ISO text, in the reference reader's order."""
     text = fields.text(column)
-    prefix = f"column '{column}': "
+    prefix = f"{_label(fields, column)}: "
     return [
         (
             f"NOT {fields.zoned(column)} AND {text} RLIKE {NAIVE_SQL}",

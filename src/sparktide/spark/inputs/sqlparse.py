@@ -23,6 +23,7 @@ from collections.abc import Callable
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from sparktide.expr import Expr
 from sparktide.job import Job, Source
 from sparktide.reader import MAX_INTEGER_DIGITS, MAX_LINE_CHARS, NUMBER_CANDIDATE
 from sparktide.spark.columns import (
@@ -43,7 +44,7 @@ from sparktide.spark.inputs.sqlchecks import Check, FieldColumns, first_error, r
 from sparktide.spark.inputs.sqlvalues import partition_id, shown_number
 from sparktide.spark.sql import quote, sql_string
 
-__all__ = ["parse_lines"]
+__all__ = ["computed_fields", "parse_lines"]
 
 #: JSON string literals of valid JSON (possessive: no backtracking, no deep recursion).
 _JSON_STRING = r'"(?:[^"\\]++|\\.)*+"'
@@ -87,11 +88,22 @@ def parse_lines(lines: DataFrame, job: Job, *, epochs: bool = True) -> DataFrame
     stream_partition = partition is not None and partition in lines.columns
     # (``epochs``: a time column may hold epoch numbers, semantics §1.4; not a typed
     # stream's rows, whose times are instants already)
-    fields = FieldColumns(unvouched, job.source.time_unit if epochs else None)
+    fields = FieldColumns(
+        unvouched, job.source.time_unit if epochs else None, computed_fields(job.source)
+    )
     checks, cti = record_checks(fields, job, stream_partition)
     out = _with_field_errors(out, fields, checks, unvouched)
     out = _typed_values(out, job, fields, cti, stream_partition, kernel)
     return _shifted(out, job.source)
+
+
+def computed_fields(source: Source) -> dict[str, Expr]:
+    """The fields a source computes from its records: a ``timestamp_by`` expression
+    (semantics §1.4), named by its text."""
+    expression = source.timestamp_expression
+    if expression is None:
+        return {}
+    return {source.timestamp_by: expression}  # type: ignore[dict-item]
 
 
 def _unvouched_only(kernel: bool) -> Callable[[str], str]:
