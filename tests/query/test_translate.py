@@ -624,6 +624,25 @@ def test_system_timestamp_without_a_window_is_the_events_timestamp() -> None:
         job("SELECT LAG(System.Timestamp()) OVER (LIMIT DURATION(minute, 1)) AS p FROM i")
 
 
+def test_system_timestamp_inside_an_aggregate_is_each_event_s() -> None:
+    """``MAX(System.Timestamp())`` in a window (semantics §6.12): each event's own system
+    timestamp, aggregated; outside an aggregate it stays the window's end."""
+    j = job(
+        "SELECT k, MAX(System.Timestamp()) AS last, System.Timestamp() AS endsAt, "
+        "DATEDIFF(second, MIN(System.Timestamp()), MAX(System.Timestamp())) AS span "
+        "FROM i TIMESTAMP BY t GROUP BY k, TumblingWindow(second, 10)"
+    )
+    assert j.window is not None
+    assert [(a.name, a.function, a.expression) for a in j.window.aggregates] == [
+        ("last", "max", "System.Timestamp()"),
+        ("_min", "min", "System.Timestamp()"),
+    ]
+    assert [(p.name, p.expression) for p in j.select][2:] == [
+        ("endsAt", "window_end"),
+        ("span", "DATEDIFF(second, _min, last)"),
+    ]
+
+
 def test_countif_is_count_if_of_its_condition() -> None:
     """``CountIf(condition)`` (semantics §6.12): the window's ``count_if``."""
     j = job(

@@ -731,6 +731,40 @@ CASES = {
             "aggregates": {"n": "count(*)", "ids": "collect(id)", "s": "sum(value)"},
         },
     },
+    "time-in-aggregates-hopping": {  # System.Timestamp() in aggregates (semantics
+        # §6.12) and in [filter] (§11.17): each event's adjusted time, read after judging
+        "source": {"partition": "partition", "partitions": 3},
+        "ordering": {"late_arrival": "30s", "out_of_order": "3s"},
+        "filter": {"where": "value > 20 OR DATEDIFF(second, t, System.Timestamp()) > 0"},
+        "window": {
+            "type": "hopping",
+            "size": "20s",
+            "hop": "10s",
+            "group_by": ["device"],
+            "aggregates": {
+                "n": "count(*)",
+                "last": "max(System.Timestamp())",
+                "moved": "sum(DATEDIFF(millisecond, t, System.Timestamp()))",
+                "times": "collect(System.Timestamp())",
+                "cast": "count_if(CAST(System.Timestamp() AS bigint) > 0)",
+            },
+        },
+    },
+    "time-in-aggregates-session": {  # the same in session windows, ordered aggregates
+        "source": {"partition": "partition", "partitions": 3},
+        "ordering": {"late_arrival": "30s", "out_of_order": "3s", "action": "drop"},
+        "window": {
+            "type": "session",
+            "gap": "10s",
+            "max_duration": "40s",
+            "group_by": ["device"],
+            "aggregates": {
+                "first": "min(System.Timestamp())",
+                "ids": "collect_list(id)",
+                "top": "topone(System.Timestamp()) over (order by value desc)",
+            },
+        },
+    },
     "join-left-window-tumbling": {  # a left join's matches and unmatched left events
         # (right null) in tumbling windows, with having and [select] over their results
         "inputs": {

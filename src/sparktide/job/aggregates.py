@@ -148,8 +148,12 @@ class Aggregate:
                 raise ConfigError(key, "takes a column or an expression, not both")
             if self.function in _PERCENTILES:
                 raise ConfigError(key, f"{self.function} reads its order by column only")
-            no_input_fields(
-                parse_text(self.expression, key), key, event_input=True, input_fields=True
+            no_input_fields(  # (System.Timestamp(): the event's own, semantics §6.12)
+                parse_text(self.expression, key),
+                key,
+                system_time=True,
+                event_input=True,
+                input_fields=True,
             )
             return
         if self.column is None and self.function not in ("count", *RECORD_FUNCTIONS):

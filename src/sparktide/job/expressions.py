@@ -117,7 +117,13 @@ def check_match_references(expr: Expr, join: Join, key: str) -> None:
     other unqualified name is refused (no match has it)."""
     inputs = (join.left, join.right)
     for ref in ref_nodes(expr):
-        if ref in (SYSTEM_TIMESTAMP, EVENT_INPUT):
+        if ref == SYSTEM_TIMESTAMP:
+            raise ConfigError(
+                key,
+                "System.Timestamp() over a join's matches is not supported: a match's time "
+                f"is neither event's; read {join.left}.<time field> or {join.right}.<time field>",
+            )
+        if ref == EVENT_INPUT:
             continue
         if ref.input is None and ref.name not in inputs:
             raise ConfigError(

@@ -62,9 +62,10 @@ from sparktide.spark.onepass import TYPED
 from sparktide.spark.projections import (
     add_record_columns,
     filter_rows,
+    reads_record_after_judging,
     record_columns,
     row_values,
-    system_time_reads,
+    with_timed_inputs,
 )
 from sparktide.spark.punctuation import cti_counted
 from sparktide.spark.sql import field
@@ -181,6 +182,7 @@ def _decided(
     judged = policy.judged_rows(context, source, start)
     job = context.job
     if not job.expands_events:
+        judged = with_timed_inputs(judged, job, context.aggregates)  # (§6.12)
         decided = assign_windows(context, filter_rows(judged, job))
     else:  # (each admitted event expanded, semantics §11.18, §11.23)
         expand = lookup.rows_met if job.looks_up_in_window else apply.expanded_rows
@@ -210,7 +212,7 @@ def _parsed_for_judging(context: Context, lines: DataFrame, stream: bool) -> Dat
         RAW
         if context.window is None  # (a join's too, of the window's records: §7.12)
         or context.job.joins_windows
-        or system_time_reads(context.job)[0]  # (read again)
+        or reads_record_after_judging(context.job)  # (read again)
         else f"CASE WHEN {ERROR} IS NOT NULL THEN {RAW} END"
     )
     absent = {  # semantics §7: CTI rows, intervals, edges

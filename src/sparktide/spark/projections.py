@@ -31,6 +31,7 @@ from sparktide.spark.columns import (
     PARTITION,
     RAW,
     REASON,
+    RECORD,
     SUBSTREAM_KEY,
     SYSTEM_TIME,
     VERDICT,
@@ -56,12 +57,15 @@ __all__ = [
     "event_input_value",
     "filter_rows",
     "projected_event",
+    "reads_record_after_judging",
     "record_columns",
     "record_fields",
     "row_values",
     "system_time_reads",
+    "timed_aggregates",
     "window_projection",
     "with_system_time",
+    "with_timed_inputs",
 ]
 
 #: The column holding whether a row passes ``[filter] where``.
@@ -213,6 +217,58 @@ def with_system_time(frame: DataFrame, job: Job, where: bool, columns: list[int]
         out = out.selectExpr("*", *stage)
     out = compiled.apply(out)
     return out.selectExpr(*kept, *(f"{sql} AS `{name}`" for name, sql in outputs.items()))
+
+
+def timed_aggregates(job: Job) -> list[int]:
+    """The window's aggregates of expressions that read ``System.Timestamp()``, the
+    event's (semantics §6.12), by index: known after judging, so
+    :func:`with_timed_inputs` computes their inputs again then (with ``[apply]`` or a
+    lookup every aggregate's inputs are computed after judging already)."""
+    if job.expands_events:
+        return []
+    return [i for i, a in derived_aggregates(job) if _reads_time(a.parsed)]
+
+
+def reads_record_after_judging(job: Job) -> bool:
+    """Whether a judged row's record is read again from its line (``System.Timestamp()``
+    in the inputs' ``where``, ``[filter]`` or a window's aggregates): its line is kept."""
+    return system_time_reads(job)[0] or bool(timed_aggregates(job))
+
+
+def with_timed_inputs(frame: DataFrame, job: Job, plans: list[Any]) -> DataFrame:
+    """``frame`` (judged rows with their line and system timestamp) with the inputs of
+    the aggregates :func:`timed_aggregates` names computed again (``plans``: the
+    window's :class:`~sparktide.spark.aggregates.AggregatePlan` list), their expressions'
+    ``System.Timestamp()`` reading each row's system timestamp. A ``CAST`` that fails
+    here is null (the record was read without it)."""
+    timed = timed_aggregates(job)
+    if not timed:
+        return frame
+    assert job.window is not None
+    aggregates = [job.window.aggregates[i] for i in timed]
+    stages, leaves = variant_leaves(
+        "_gf", record_field_names([a.parsed for a in aggregates]), variant_field
+    )
+    leaves[TIME_KEY] = Value(s=iso(SYSTEM_TIME), null=f"({SYSTEM_TIME} IS NULL)")
+    leaves[EVENT_INPUT.key] = event_input_value()
+    compiled = Compiled("_ge", leaves)
+    values = [compiled.value(a.parsed) for a in aggregates]  # type: ignore[arg-type]
+    # (the record read again from the line, as m, which the plans' inputs read)
+    out = frame.withColumnRenamed(RECORD, "_gm").selectExpr(
+        "*", f"try_parse_json({RAW}) AS {RECORD}"
+    )
+    for stage in stages:
+        out = out.selectExpr("*", *stage)
+    out = compiled.apply(out).selectExpr(
+        "*",
+        *(
+            f"{derived_variant(v, a.function)} AS {derived_column(i)}"
+            for i, a, v in zip(timed, aggregates, values, strict=True)
+        ),
+    )
+    inputs = dict(item for i in timed for item in plans[i].inputs)
+    kept = [f"`{c}`" for c in frame.columns if c not in inputs and c != RECORD]
+    return out.selectExpr(*kept, f"_gm AS {RECORD}", *(f"{s} AS `{n}`" for n, s in inputs.items()))
 
 
 def derived_aggregates(job: Job) -> list[tuple[int, Any]]:

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from sparktide.core.outputs import event_input_fields
-from sparktide.expr import EVENT_INPUT, ref_nodes
+from sparktide.core.outputs import event_input_fields, with_time
+from sparktide.expr import EVENT_INPUT, SYSTEM_TIMESTAMP, ref_nodes
 from sparktide.job import Window
 
 if TYPE_CHECKING:
@@ -115,11 +115,18 @@ class WindowSpec:
         self.group_keys = window.group_keys  # (parsed once: computed per event)
         #: Whether they read ``System.Input()``, the event's union input (§11.22)
         self.reads_input = any(EVENT_INPUT in ref_nodes(e) for _, e in window.keyed_expressions())
+        #: Whether its aggregates read ``System.Timestamp()``, the event's own (§6.12)
+        self.reads_time = any(
+            SYSTEM_TIMESTAMP in ref_nodes(a.parsed) for a in window.aggregates if a.parsed
+        )
 
     def fields_of(self, event: Admitted) -> dict[str, Any]:
-        """The fields the window reads of ``event``: its record's, and the name of its
-        input as ``System.Input()`` where an expression reads it (semantics §11.22)."""
+        """The fields the window reads of ``event``: its record's, the name of its input
+        as ``System.Input()`` (semantics §11.22) and its system timestamp as
+        ``System.Timestamp()`` (§6.12) where an expression reads them."""
         fields = event.record.fields or {}
+        if self.reads_time:
+            fields = with_time(fields, event.timestamp)
         return event_input_fields(fields, event.record.partition) if self.reads_input else fields
 
     def due(self, end: int) -> int:

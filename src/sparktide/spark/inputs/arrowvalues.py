@@ -89,9 +89,17 @@ def kernel_plan(job: Job) -> KernelPlan:
         over=source.over,
         numeric=tuple(sorted(job.numeric_columns)),
         carried=carried,
-        raw=job.window is None,
+        raw=job.window is None or _reads_record_again(job),
         whole=job.window is not None and any(a.whole_record for a in job.window.aggregates),
     )
+
+
+def _reads_record_again(job: Job) -> bool:
+    """Whether a windowed job reads a judged row's record again from its line."""
+    # (here: the projections import the expression compiler, which imports this package)
+    from sparktide.spark.projections import reads_record_after_judging
+
+    return reads_record_after_judging(job)
 
 
 def field_column(table: pa.Table, name: str) -> pa.Array:
