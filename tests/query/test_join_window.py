@@ -130,8 +130,8 @@ def test_the_translated_job_counts_matches_per_window(tmp_path: Path) -> None:
     [
         (
             "SELECT COUNT(*) AS n INTO o " + JOIN + "GROUP BY booth, TumblingWindow(minute, 10)",
-            "1:149",
-            "window.group_by: 'booth' over a join: a window reads each match",
+            "1:158",
+            "booth over a JOIN: qualify it with its input (e.booth)",
         ),
         (
             "SELECT e.booth, TopOne() OVER (ORDER BY toll DESC) AS top INTO o "

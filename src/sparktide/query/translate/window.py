@@ -85,12 +85,13 @@ class Windows:
                 continue
             if isinstance(item.expr, Call) and item.expr.function == "windows":
                 raise self.refuse(item.pos, "Windows(...) (several windows) is not supported yet")
-            if isinstance(item.expr, Column) and item.alias is None:
-                name = self.fields.column(item.expr, source)
+            if item.alias is None and self.fields.plain(item.expr, source):
+                name = self.fields.column(item.expr, source)  # type: ignore[arg-type]
                 entry: str | dict[str, str] = name
-            else:
+            else:  # (an expression, or a value inside a record: r.a.b)
                 text = E.to_text(self.key_expression(item.expr, source))
                 name = item.alias or self.selected_name(select, text, source)
+                name = name or self.nested_name(item.expr, names, select)
                 name = name or self.invented_name(names, select)
                 entry = {name: text}
             if name.casefold() in (g.casefold() for g in names):
@@ -126,10 +127,21 @@ class Windows:
         """The name of the SELECT item that computes the GROUP BY expression ``text``
         (``SELECT DATEPART(hour, t) AS h ... GROUP BY DATEPART(hour, t)``), if any."""
         for item in select.items:
-            if item.alias is not None and not isinstance(item.expr, Column):
+            if item.alias is not None and not self.fields.plain(item.expr, source):
                 if self.item_key(item, source) == text:
                     return item.alias
         return None
+
+    @staticmethod
+    def nested_name(expr: Expr, names: list[str], select: Select) -> str | None:
+        """The name Stream Analytics gives a value inside a record, ``r.a.b``: its last
+        part (``b``), unless a grouping or SELECT column has it."""
+        if not isinstance(expr, Column):
+            return None
+        name = expr.parts[-1]
+        taken = {n.casefold() for n in names}
+        taken |= {i.alias.casefold() for i in select.items if i.alias is not None}
+        return None if name.casefold() in taken else name
 
     def grouped_items(self, select: Select, computed: dict[str, str], source: FromSource) -> Select:
         """``select`` with each item that computes a GROUP BY expression reading it as
@@ -145,6 +157,11 @@ class Windows:
                 and self.item_key(item, source) == computed[alias]
             ):
                 item = replace(item, expr=Column((alias,), item.pos))
+            elif alias is None and isinstance(item.expr, Column):  # (r.a.b, unnamed)
+                key = self.item_key(item, source)
+                name = next((n for n, text in computed.items() if text == key), None)
+                if name is not None and not self.fields.plain(item.expr, source):
+                    item = replace(item, expr=Column((name,), item.pos))
             items.append(item)
         return replace(select, items=tuple(items))
 
