@@ -1,5 +1,6 @@
-"""``source.timestamp_by`` as an expression (semantics §1.4): the time each event's own
-fields compute, judged as a time column's would be, with its own dead letters."""
+"""``source.timestamp_by`` and ``source.over`` as expressions (semantics §1.4): the time
+and the substream key each event's own fields compute, judged as their columns' would
+be, with their own dead letters."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from sparktide.core import simulate
 from sparktide.errors import ConfigError
 from sparktide.job import Job, Source
 from sparktide.reader import parse_fields
+from sparktide.reader.fields import computed_key
 from sparktide.time import parse_instant
 
 NESTED = "GETRECORDPROPERTYVALUE(header, 'time')"
@@ -120,3 +122,36 @@ def test_simulate_windows_events_by_their_computed_time(tmp_path) -> None:
         ("2026-03-01T09:00:10Z", 4),
     ]
     assert [letter["error"] for letter in result.dead_letters] == [f"timestamp {NESTED} is null"]
+
+
+KEY = "GETRECORDPROPERTYVALUE(meta, 'device')"
+
+
+@pytest.mark.parametrize(
+    ("fields", "cti", "outcome"),
+    [
+        ({"meta": {"device": "d1"}}, False, "d1"),
+        ({"meta": {"device": 7}}, False, 7),
+        ({"meta": {}}, True, None),  # (a CTI row without a key punctuates every substream)
+        ({"meta": {}}, False, f"substream key {KEY} is null"),
+        ({"meta": {"device": ["d1"]}}, False, f"substream key {KEY} must be a single value"),
+    ],
+)
+def test_the_expression_computes_the_substream_key(fields, cti, outcome) -> None:
+    source = Source(path="in", timestamp_by="t", over=KEY)
+    try:
+        assert computed_key(fields, source, cti) == outcome
+    except ValueError as exc:
+        assert str(exc) == outcome
+
+
+def test_a_window_groups_by_a_computed_key_as_a_computed_column(tmp_path) -> None:
+    tables = {
+        "source": {"path": "in", "timestamp_by": "t", "over": KEY},
+        "window": {"type": "tumbling", "size": "10s", "aggregates": {"n": "count(*)"}},
+        "output": {"path": "out"},
+    }
+    with pytest.raises(ConfigError, match=r"^window\.group_by: must include the substream key"):
+        Job.from_dict(tables, base_dir=tmp_path)
+    tables["window"]["group_by"] = [{"device": KEY}]
+    assert Job.from_dict(tables, base_dir=tmp_path).source.computes_key

@@ -57,17 +57,17 @@ COLUMN_KEYS = [
     "source.arrival_time",
     "source.processing_time",
     "source.partition",
-    "source.over",
 ]
 
 
 def _jobs(payload: str) -> list[tuple[str, dict[str, Any]]]:
     """(key that must be named, job tables) for ``payload`` in every column-name slot."""
     out = [(key, mutate(BASE_JOB, {key: payload})) for key in COLUMN_KEYS]
-    # (timestamp_by may be an expression, which parses ``value -- comment`` and the
+    # (timestamp_by and over may be expressions, which parse ``value -- comment`` and the
     # value with a space around it: never SQL text)
     if payload.strip() not in ("value", "value -- comment"):
-        out.append(("source.timestamp_by", mutate(BASE_JOB, {"source.timestamp_by": payload})))
+        for key in ("source.timestamp_by", "source.over"):
+            out.append((key, mutate(BASE_JOB, {key: payload})))
     out.append(("window.group_by", mutate(BASE_JOB, {"window.group_by": ["device", payload]})))
     # (the grammar allows spaces inside the parentheses; aggregates take expressions, in
     # which ``value -- comment`` is ``value - (-comment)``: parsed, never SQL text)
@@ -133,7 +133,7 @@ def test_every_payload_in_every_column_slot_is_rejected_naming_the_key(tmp_path,
                 load_job(job)
             assert str(info.value).startswith(key), (payload, key, str(info.value))
             tried += 1
-    assert tried == len(_payloads(probe)) * (len(COLUMN_KEYS) + 5) - 6
+    assert tried == len(_payloads(probe)) * (len(COLUMN_KEYS) + 6) - 9
     assert not probe.exists()
 
 

@@ -193,6 +193,9 @@ window_event: a join of a window's records: a record as an event at the window's
 computed_time: a computed event time (timestamp_by an expression), judged as a time column's (§1.4)
     python reader.fields:computed_time
     sql    spark.inputs.sqlchecks:computed_time_checks
+computed_key: a computed substream key (over an expression), judged as a key column's (§1.4)
+    python reader.fields:computed_key
+    sql    spark.inputs.sqlchecks:computed_key_checks
 analytic_value: analytic columns: LAG, LAST, ISFIRST (§11.19)
     python core.analytic:analytic_value
     sql    spark.analytic:analytic_value

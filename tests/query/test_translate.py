@@ -90,6 +90,19 @@ def test_timestamp_by_an_expression(stamp: str, written: str) -> None:
     assert j.source.computes_time and j.source.time_unit is None
 
 
+def test_over_a_value_inside_a_record_is_a_computed_substream_key() -> None:
+    """``OVER IoTHub.ConnectionDeviceId`` (semantics §1.4): ``source.over`` an expression,
+    which the window groups by as the same computed column."""
+    j = job(
+        "SELECT IoTHub.ConnectionDeviceId AS device, COUNT(*) AS n INTO o FROM i "
+        "TIMESTAMP BY t OVER IoTHub.ConnectionDeviceId "
+        "GROUP BY IoTHub.ConnectionDeviceId, TumblingWindow(minute, 1)"
+    )
+    key = "GETRECORDPROPERTYVALUE(IoTHub, 'ConnectionDeviceId')"
+    assert j.source.over == key and j.source.computes_key
+    assert j.window is not None and j.window.group_expressions == (("device", key),)
+
+
 def test_offsets_are_taken_modulo_the_period() -> None:
     w = job(
         "SELECT COUNT(*) AS n FROM i GROUP BY TumblingWindow(Duration(hour, 1), Offset(ms, -1))"

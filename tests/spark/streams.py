@@ -62,6 +62,7 @@ def write_stream(
     duplicates: bool = False,
     epoch_ms: bool = False,
     nested_time: bool = False,
+    nested_key: bool = False,
 ) -> None:
     """Write a telemetry stream with disorder, late and early bursts and bad lines.
 
@@ -81,7 +82,8 @@ def write_stream(
     writes most events' times ``t`` as epoch milliseconds (integers, some as integral
     floats such as ``1772355600000.0``), leaves some as ISO text, and spoils a few (a
     fraction of a millisecond, a number beyond year 9999). With ``nested_time``, a sixth
-    generator moves most events' time into ``header.time`` (:func:`_nested_time`).
+    generator moves most events' time into ``header.time`` (:func:`_nested_time`); with
+    ``nested_key``, a seventh their device into ``meta.device`` (:func:`_nested_key`).
     """
     rng = random.Random(seed)
     other = random.Random(seed + 1)
@@ -89,6 +91,7 @@ def write_stream(
     fourth = random.Random(seed + 3)
     fifth = random.Random(seed + 4)
     sixth = random.Random(seed + 5)
+    seventh = random.Random(seed + 6)
     directory.mkdir(parents=True, exist_ok=True)
     arrival = BASE
     lines: list[str] = []
@@ -134,6 +137,8 @@ def write_stream(
             record["t"] = _epoch_ms(fifth, arrival - lag, record["t"])
         if nested_time:
             record.update(_nested_time(sixth, record.pop("t")))
+        if nested_key:
+            record.update(_nested_key(seventh, record.pop("device")))
         if intervals:
             length = rng.choice([1, SECOND, 5 * SECOND, 20 * SECOND, 70 * SECOND])
             record["e"] = format_instant(arrival - lag + length)
@@ -216,6 +221,18 @@ def _nested_time(rng: random.Random, text: str) -> dict[str, Any]:
     if roll < 0.94:
         return {"header": {"time": rng.choice(["soon", 17, None])}}
     return rng.choice([{}, {"header": "none"}, {"header": [text]}])
+
+
+def _nested_key(rng: random.Random, device: str) -> dict[str, Any]:
+    """A device as ``nested_key`` writes it (see :func:`write_stream`): mostly
+    ``{"meta": {"device": device}}``, some as a number, some missing, an array or in a
+    ``meta`` that is no object."""
+    roll = rng.random()
+    if roll < 0.85:
+        return {"meta": {"device": device, "fw": rng.choice(["1.0", "1.1"])}}
+    if roll < 0.9:
+        return {"meta": {"device": int(device[1:])}}
+    return rng.choice([{}, {"meta": {}}, {"meta": {"device": [device]}}, {"meta": device}])
 
 
 _COLUMNS = ("id", "device", "partition", "t", "a", "value")

@@ -731,6 +731,19 @@ CASES = {
             "aggregates": {"n": "count(*)", "ids": "collect(id)", "s": "sum(value)"},
         },
     },
+    "computed-key-tumbling": {  # a source.over expression (semantics §1.4): a nested
+        # substream key, as a string or a number; null, arrays and no record: dead letters
+        "stream": {"nested_key": True, "ctis": 0.05},
+        "source": {"over": "GETRECORDPROPERTYVALUE(meta, 'device')"},
+        "punctuation": {"column": "kind", "value": "cti", "watermark": "both"},
+        "ordering": {"late_arrival": "30s", "out_of_order": "3s", "action": "drop"},
+        "window": {
+            "type": "tumbling",
+            "size": "20s",
+            "group_by": [{"device": "GETRECORDPROPERTYVALUE(meta, 'device')"}],
+            "aggregates": {"n": "count(*)", "ids": "collect_list(id)"},
+        },
+    },
     "time-in-aggregates-hopping": {  # System.Timestamp() in aggregates (semantics
         # §6.12) and in [filter] (§11.17): each event's adjusted time, read after judging
         "source": {"partition": "partition", "partitions": 3},

@@ -404,3 +404,16 @@ def test_a_job_file_names_a_catalog_table_s_stream(spark, tmp_path):
     missing = _job(tmp_path, "missing", path=None, format="table", table=name)
     with pytest.raises(ConfigError, match=r"source\.table: Spark cannot stream this source"):
         start(spark, missing, once=True)
+
+
+def test_a_computed_key_is_refused_by_a_typed_stream(spark, tmp_path):
+    """``source.over`` an expression (semantics §1.4): a typed stream computes the column
+    on its frame instead; the check names the key before anything runs."""
+    from pyspark.sql import types as T
+
+    from sparktide.spark.inputs.typedframe import check_frame
+
+    job = _job(tmp_path, "key", window=False, path=None, over="UPPER(device)")
+    schema = T._parse_datatype_string(SCHEMA)
+    with pytest.raises(ConfigError, match=r"^source\.over: 'UPPER\(device\)' is an expression"):
+        check_frame(job, schema)

@@ -348,11 +348,10 @@ def named_columns(job: Any) -> list[NamedColumn]:
 
     for name, source in job.input_sources:
         prefix = "source" if name is None else f"inputs.{name}"
-        for read in source.time_fields:
-            add(read, f"{prefix}.timestamp_by")
-        for key in ("arrival_time", "partition", "over", "end_time"):
-            add(getattr(source, key), f"{prefix}.{key}")
-        add(source.edge, f"{prefix}.edge")
+        computed = {"timestamp_by": source.time_fields, "over": source.key_fields}
+        for key in ("timestamp_by", "arrival_time", "partition", "over", "end_time", "edge"):
+            for read in computed.get(key, [getattr(source, key)]):  # (an expression's fields)
+                add(read, f"{prefix}.{key}")
         add(source.edge_id, f"{prefix}.edge_id")
     window = job.window
     if window is not None:

@@ -79,7 +79,8 @@ class Source:
         Anything but a column name (letters, digits, ``_``, ``-``) is an expression over
         the record's fields that computes the time (:attr:`timestamp_expression`,
         semantics §1.4), such as ``"DATEADD(hour, -1, local_time)"`` or
-        ``"GETRECORDPROPERTYVALUE(header, 'time')"``.
+        ``"GETRECORDPROPERTYVALUE(header, 'time')"``; so is ``over``'s
+        (:attr:`key_expression`).
     arrival_time
         Column with the broker enqueue time; else the file's modification time.
     processing_time
@@ -162,23 +163,41 @@ class Source:
     @property
     def computes_time(self) -> bool:
         """Whether :attr:`timestamp_by` is an expression rather than a column."""
-        return self.timestamp_by is not None and not COLUMN_NAME.match(self.timestamp_by)
+        return _computed(self.timestamp_by)
+
+    @property
+    def computes_key(self) -> bool:
+        """Whether :attr:`over` (the substream key) is an expression rather than a column."""
+        return _computed(self.over)
+
+    @property
+    def computes_fields(self) -> bool:
+        """Whether the source computes its time or its substream key (semantics §1.4,
+        §2.3): the readers that take them from columns cannot read its records."""
+        return self.computes_time or self.computes_key
 
     @property
     def time_fields(self) -> list[str]:
         """The record fields the event time reads: the ``timestamp_by`` column, or the
         fields its expression reads (none in arrival-time mode)."""
-        if self.computes_time:
-            return references(self.timestamp_expression)  # type: ignore[arg-type]
-        return [] if self.timestamp_by is None else [self.timestamp_by]
+        return _fields(self.timestamp_by)
+
+    @property
+    def key_fields(self) -> list[str]:
+        """The record fields the substream key reads (:attr:`time_fields`' rule)."""
+        return _fields(self.over)
 
     @property
     def timestamp_expression(self) -> Expr | None:
         """The expression :attr:`timestamp_by` computes each event's time with; ``None``
         when it names a column (or is absent)."""
-        if not self.computes_time:
-            return None
-        return parse_expression(self.timestamp_by, "source.timestamp_by")
+        return _expression(self.timestamp_by, "source.timestamp_by")
+
+    @property
+    def key_expression(self) -> Expr | None:
+        """The expression :attr:`over` computes each event's substream key with; ``None``
+        when it names a column (or is absent)."""
+        return _expression(self.over, "source.over")
 
     @property
     def spark_stream(self) -> bool:
@@ -252,12 +271,12 @@ class Source:
         self._check_spark_stream()
         if self.time_unit is not None:
             check_choice(self.time_unit, TIME_UNITS, "source.time_unit")
-        _check_timestamp_by(self.timestamp_by)
+        _check_computed(self.timestamp_by, "source.timestamp_by", "the event's time")
+        _check_computed(self.over, "source.over", "the substream key")
         for name in (
             "arrival_time",
             "processing_time",
             "partition",
-            "over",
             "end_time",
             "edge",
             "edge_id",
@@ -291,26 +310,40 @@ class Source:
                 )
 
 
-def _check_timestamp_by(value: Any) -> None:
-    """``source.timestamp_by`` is a column name, or an expression over the record's own
-    fields (no join's ``<input>.<field>``, no ``System.Timestamp()``: the time it
-    computes is that timestamp)."""
+def _computed(value: str | None) -> bool:
+    """Whether a column key's value is an expression (anything but a column name)."""
+    return value is not None and not COLUMN_NAME.match(value)
+
+
+def _expression(value: str | None, key: str) -> Expr | None:
+    """The expression a column key computes with (semantics §1.4), ``None`` for a column."""
+    return parse_expression(value, key) if _computed(value) else None  # type: ignore[arg-type]
+
+
+def _fields(value: str | None) -> list[str]:
+    """The record fields a column key reads: the column, or its expression's fields."""
+    if _computed(value):
+        return references(parse_expression(value))  # type: ignore[arg-type]
+    return [] if value is None else [value]  # type: ignore[list-item]
+
+
+def _check_computed(value: Any, key: str, what: str) -> None:
+    """``key`` (``timestamp_by``, ``over``) is a column name, or an expression over the
+    record's own fields: no join's ``<input>.<field>``, no ``System.Timestamp()`` (the
+    time is computed from the record) or ``System.Input()``."""
     if value is None or (isinstance(value, str) and COLUMN_NAME.match(value)):
         return
     if not isinstance(value, str):
-        raise ConfigError(
-            "source.timestamp_by", f"must be a column name or an expression, got {value!r}"
-        )
-    for ref in ref_nodes(parse_expression(value, "source.timestamp_by")):
+        raise ConfigError(key, f"must be a column name or an expression, got {value!r}")
+    for ref in ref_nodes(parse_expression(value, key)):
         if ref == SYSTEM_TIMESTAMP or ref == EVENT_INPUT:
             raise ConfigError(
-                "source.timestamp_by",
-                f"{value!r} reads {ref.key}: the event's time is computed from its own fields",
+                key, f"{value!r} reads {ref.key}: {what} is computed from the event's own fields"
             )
         if ref.input is not None:
             raise ConfigError(
-                "source.timestamp_by",
-                f"{ref.key!r}: the time is computed from the record's own fields; a nested "
+                key,
+                f"{ref.key!r}: {what} is computed from the record's own fields; a nested "
                 f"field is GETRECORDPROPERTYVALUE({ref.input}, '{ref.name}')",
             )
 

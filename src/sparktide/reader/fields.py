@@ -11,7 +11,7 @@ from datetime import datetime
 from typing import Any
 
 from sparktide.core.records import InputRecord
-from sparktide.expr import ConversionError, Expr, evaluate, value_of
+from sparktide.expr import ConversionError, Expr, evaluate, is_other, value_of
 from sparktide.job import Punctuation, Source
 from sparktide.reader.contract import INT64_RANGE, INTEGER, shown_text
 from sparktide.time import (
@@ -22,7 +22,13 @@ from sparktide.time import (
     instant_or_problem,
 )
 
-__all__ = ["computed_time", "computed_time_label", "parse_fields"]
+__all__ = [
+    "computed_key",
+    "computed_key_label",
+    "computed_time",
+    "computed_time_label",
+    "parse_fields",
+]
 
 
 def _present(fields: dict[str, Any], column: str, what: str) -> Any:
@@ -128,6 +134,40 @@ def _key(fields: dict[str, Any], column: str) -> Any:
     return value
 
 
+def _substream_key(fields: dict[str, Any], source: Source, cti: bool) -> Any:
+    """The substream key: the ``over`` column's, or its expression's (semantics §1.4); a
+    CTI row without one punctuates every substream (``None``)."""
+    column = source.over
+    assert column is not None
+    if not source.computes_key:
+        return None if cti and fields.get(column) is None else _key(fields, column)
+    return computed_key(fields, source, cti)
+
+
+def computed_key(fields: dict[str, Any], source: Source, cti: bool = False) -> Any:
+    """The substream key ``over``'s expression computes (semantics §1.4): a single value;
+    a failing ``CAST`` in the expression, or a null (but on a CTI row), is the record's
+    error."""
+    column, expression = source.over, source.key_expression
+    assert column is not None and expression is not None
+    label = computed_key_label(column)
+    try:
+        lookup = lambda name: value_of(fields.get(name))  # noqa: E731
+        value = evaluate(expression, lookup, strict=True, present=fields.__contains__)
+    except ConversionError as exc:
+        raise ValueError(f"{label}: {exc}") from None
+    if value is None and not cti:
+        raise ValueError(f"{label} is null")
+    if is_other(value):  # (an array or object)
+        raise ValueError(f"{label} must be a single value")
+    return value
+
+
+def computed_key_label(expression: str) -> str:
+    """How a dead letter names a computed substream key (``over`` an expression)."""
+    return f"substream key {expression}"
+
+
 def _edge(fields: dict[str, Any], column: str, id_column: str) -> tuple[str, Any]:
     """An edge event's kind (``"start"`` or ``"end"``) and its id (semantics §7)."""
     kind = fields.get(column)
@@ -210,9 +250,7 @@ def _checked(
         else arrival
     )
     partition = _partition(fields, source.partition) if source.partition is not None else 0
-    key = None
-    if source.over is not None and not (cti and fields.get(source.over) is None):
-        key = _key(fields, source.over)
+    key = None if source.over is None else _substream_key(fields, source, cti)
     edge = edge_id = None
     if source.edge is not None and not cti:
         edge, edge_id = _edge(fields, source.edge, source.edge_id)  # type: ignore[arg-type]

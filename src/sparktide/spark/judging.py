@@ -352,7 +352,7 @@ def parse(context: Context, lines: DataFrame) -> DataFrame:
             or context.intervals
             or context.edges
             or record_casts(job)
-            or job.source.computes_time  # (the Arrow reader reads times from columns)
+            or job.source.computes_fields  # (the Arrow reader reads columns)
         ):
             return parse_lines(split_lines(lines), job)
         return parse_files(lines, job)

@@ -110,7 +110,8 @@ class Inputs:
             raise self.refuse(source.pos, str(exc)) from None
         if source.timestamp_by is not None:
             stamp, unit = self.time_column(source.timestamp_by)
-            self.bind(table, prefix, "timestamp_by", self.time_text(stamp, source), "TIMESTAMP BY")
+            text = self.computed_text(stamp, source, "TIMESTAMP BY", "the time")
+            self.bind(table, prefix, "timestamp_by", text, "TIMESTAMP BY")
             if unit is not None:  # (epoch numbers in files: semantics §1.4)
                 self.bind(table, prefix, "time_unit", unit, "TIMESTAMP BY DATEADD")
         if source.over:
@@ -118,36 +119,37 @@ class Inputs:
                 raise self.refuse(
                     source.over[1].pos, "TIMESTAMP BY ... OVER several columns is not supported yet"
                 )
-            self.bind(table, prefix, "over", self.fields.column(source.over[0], source), "OVER")
+            key = self.computed_text(source.over[0], source, "OVER", "the substream key")
+            self.bind(table, prefix, "over", key, "OVER")
         if partition is not None:
             column = self.fields.column(partition, source, "partition column")
             self.bind(table, prefix, "partition", column, "PARTITION BY")
         return table
 
-    def time_text(self, stamp: Expr, source: FromSource) -> str:
-        """``source.timestamp_by``: the column ``TIMESTAMP BY`` names, else the expression
-        that computes each event's time from its fields (``r.a`` reads into ``r``:
-        semantics §1.4)."""
-        if self.fields.plain(stamp, source):
-            return self.fields.column(stamp, source)  # type: ignore[arg-type]
+    def computed_text(self, expr: Expr, source: FromSource, clause: str, what: str) -> str:
+        """``source.timestamp_by`` or ``source.over``: the column ``clause`` names, else
+        the expression that computes ``what`` from each event's fields (``r.a`` reads
+        into ``r``: semantics §1.4)."""
+        if self.fields.plain(expr, source):
+            return self.fields.column(expr, source)  # type: ignore[arg-type]
 
         def leaf(node: Column | Call) -> E.Expr:
             if isinstance(node, Column):
                 return self.fields.nested(node, source)
             raise self.refuse(
                 node.pos,
-                f"TIMESTAMP BY {describe(node)} is not supported: the time is computed from "
-                "the event's own fields with scalar functions",
+                f"{clause} {describe(node)} is not supported: {what} is computed from the "
+                "event's own fields with scalar functions",
             )
 
-        return E.to_text(convert(stamp, leaf, self.refuse, "TIMESTAMP BY"))
+        return E.to_text(convert(expr, leaf, self.refuse, clause))
 
     def time_column(self, stamp: Expr) -> tuple[Expr, str | None]:
         """What ``TIMESTAMP BY`` reads: a column of times, ``CAST(column AS datetime)``
         (the same column: sparktide reads a time's text), or ``DATEADD(unit, column,
         '1970-01-01T00:00:00Z')``, a column of epoch numbers in ``unit`` (its
         ``source.time_unit``); anything else as it is (an expression,
-        :meth:`time_text`)."""
+        :meth:`computed_text`)."""
         if isinstance(stamp, Operation) and stamp.kind == "CAST":
             if stamp.operator.split(" ", 1)[1] == "datetime" and isinstance(
                 stamp.operands[0], Column

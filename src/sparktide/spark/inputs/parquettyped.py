@@ -42,13 +42,13 @@ _Columns = dict[str, tuple[T.StructField, str]]
 def typed_route(job: Job) -> bool:
     """Whether ``job``'s Parquet rows may skip the JSON route where their types allow:
     jobs the Arrow kernel serves for JSONL (no CTI, interval or edge columns, no computed
-    time)."""
+    time or key)."""
     punctuation = job.punctuation
     return not (
         (punctuation is not None and punctuation.explicit)
         or job.source.intervals
         or job.edges
-        or job.source.computes_time
+        or job.source.computes_fields
     )
 
 

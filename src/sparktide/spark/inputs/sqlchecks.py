@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from sparktide.expr import Expr
 from sparktide.job import Job, Punctuation
-from sparktide.reader.fields import computed_time_label
+from sparktide.reader.fields import computed_key_label, computed_time_label
 from sparktide.spark.inputs.contract import INSTANT_RANGE
 from sparktide.spark.inputs.sqlvalues import INSTANT_SQL, NAIVE_SQL, quoted_text, timestamp_micros
 from sparktide.spark.sql import field, sql_string
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Check",
     "FieldColumns",
+    "computed_key_checks",
     "computed_time_checks",
     "first_error",
     "record_checks",
@@ -325,6 +326,8 @@ def _marker(fields: FieldColumns, column: str, value: str | int | bool) -> str:
 
 def _key_checks(fields: FieldColumns, column: str, cti: str) -> list[Check]:
     fields.add(column)
+    if column in fields.computed:
+        return computed_key_checks(fields, column, cti)
     kind = fields.kind(column)
     return [
         (
@@ -335,6 +338,25 @@ def _key_checks(fields: FieldColumns, column: str, cti: str) -> list[Check]:
         (
             f"{kind} LIKE 'OBJECT%' OR {kind} LIKE 'ARRAY%'",
             sql_string(f"substream key column '{column}' must be a single value"),
+        ),
+    ]
+
+
+def computed_key_checks(fields: FieldColumns, column: str, cti: str) -> list[Check]:
+    """The checks of a computed substream key (``over`` an expression, semantics §1.4):
+    a failed ``CAST`` in it, a null (but on a CTI row), an array or object."""
+    label = computed_key_label(column)
+    kind = fields.kind(column)
+    failure = fields.failure(column)
+    checks: list[Check] = []
+    if failure is not None:
+        checks.append((f"{failure} IS NOT NULL", f"concat({sql_string(label + ': ')}, {failure})"))
+    return [
+        *checks,
+        (f"NOT ({cti}) AND {fields.missing(column)}", sql_string(f"{label} is null")),
+        (
+            f"{kind} LIKE 'OBJECT%' OR {kind} LIKE 'ARRAY%'",
+            sql_string(f"{label} must be a single value"),
         ),
     ]
 

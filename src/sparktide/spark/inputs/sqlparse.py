@@ -98,12 +98,16 @@ def parse_lines(lines: DataFrame, job: Job, *, epochs: bool = True) -> DataFrame
 
 
 def computed_fields(source: Source) -> dict[str, Expr]:
-    """The fields a source computes from its records: a ``timestamp_by`` expression
-    (semantics §1.4), named by its text."""
-    expression = source.timestamp_expression
-    if expression is None:
-        return {}
-    return {source.timestamp_by: expression}  # type: ignore[dict-item]
+    """The fields a source computes from its records: a ``timestamp_by`` or ``over``
+    expression (semantics §1.4), named by its text."""
+    computed = {}
+    for text, expression in (
+        (source.timestamp_by, source.timestamp_expression),
+        (source.over, source.key_expression),
+    ):
+        if expression is not None:
+            computed[text] = expression
+    return computed  # type: ignore[return-value]
 
 
 def _unvouched_only(kernel: bool) -> Callable[[str], str]:

@@ -81,13 +81,16 @@ def check_frame(job: Job, schema: T.StructType) -> None:
         partition or substream key that is not atomic; an edge column, group-by column
         or aggregate input that is missing; a ``sum`` / ``avg`` input that is not a number.
     """
-    if job.source.computes_time:  # (docs/semantics.md §1.4)
-        raise ConfigError(
-            "source.timestamp_by",
-            f"{job.source.timestamp_by!r} is an expression: a typed stream's time is a "
-            "column; compute it on the frame (frame.withColumn('event_time', ...)) and "
-            "name that column",
-        )
+    for key, computed, value in (  # (docs/semantics.md §1.4)
+        ("source.timestamp_by", job.source.computes_time, job.source.timestamp_by),
+        ("source.over", job.source.computes_key, job.source.over),
+    ):
+        if computed:
+            raise ConfigError(
+                key,
+                f"{value!r} is an expression: a typed stream reads it from a column; "
+                "compute it on the frame (frame.withColumn('name', ...)) and name that column",
+            )
     types = {f.name: f.dataType for f in schema.fields}
     shown = ", ".join(f"{f.name} {f.dataType.simpleString()}" for f in schema.fields)
 

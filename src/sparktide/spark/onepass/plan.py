@@ -30,7 +30,7 @@ def fusable(job: Job) -> bool:
     JSONL files, Parquet rows, broker lines or a typed stream; one timeline per
     partition, or per key (substreams); no union, no imports; the ordering policy with
     ``adjust`` or ``drop`` (nothing it decides is dead-lettered); no CTIs, intervals,
-    edges or computed time; tumbling or hopping windows whose aggregates are ``count``,
+    edges or computed time or key; tumbling or hopping windows whose aggregates are ``count``,
     ``sum`` or ``avg`` of a column, without ``over (distinct ...)`` (the kernel folds
     numbers, not sets of combinations), grouped by columns (none computed); no ``[filter]``,
     ``[select]``, ``having`` or join. The engine also requires that the policy need no
@@ -40,7 +40,7 @@ def fusable(job: Job) -> bool:
     return (
         source.format in ("jsonl", "parquet", *SPARK_STREAMS)
         and not source.intervals
-        and not source.computes_time
+        and not source.computes_fields
         and not job.edges
         and not job.inputs
         and not job.imports
