@@ -880,6 +880,8 @@ CASES = {
                 "ids": "collect_list(id)",
                 "ranks": "collect_list(GETRECORDPROPERTYVALUE(devices, 'rank'))",
                 "devices": "count_distinct(device)",
+                # (the event's own System.Timestamp(), semantics §6.12)
+                "moved": "max(DATEDIFF(second, t, System.Timestamp()))",
             },
         },
     },
