@@ -54,10 +54,11 @@ def _stage_column(prefix: str, doc: str) -> Callable[[FieldColumns, str], str]:
 class FieldColumns:
     """Per record field the job reads, SQL names of its values computed once per row.
 
-    Stage 1 extracts the variant (``_f<i>``); stage 2 its type (``_k<i>``) and, for time
-    fields, its text (``_s<i>``); stage 3 the pattern's verdict (``_z<i>``) and the parsed
-    instant (``_u<i>``). The checks then refer to these columns, so nothing is parsed or
-    matched twice per row.
+    Stage 1 extracts the variant (``_f<i>``: of a computed field, its expression's value,
+    compiled in stages before it); stage 2 its type (``_k<i>``) and, for time fields, its
+    text (``_s<i>``); stage 3 the pattern's verdict (``_z<i>``) and the parsed instant
+    (``_u<i>``). The checks then refer to these columns, so nothing is parsed or matched
+    twice per row.
     """
 
     def __init__(
@@ -71,8 +72,8 @@ class FieldColumns:
         self.guard = guard  # restricts the extraction to the rows that need it
         #: ``source.time_unit``: a time field may hold an integer of it (semantics §1.4)
         self.unit = unit
-        #: Fields computed by an expression over the record (a ``timestamp_by``
-        #: expression), by their name: the expression's text
+        #: Fields computed by an expression over the record (``timestamp_by`` or
+        #: ``over`` an expression, semantics §1.4), by their name: the expression's text
         self.computed: dict[str, Value] = {}
         self._computed_stages: list[list[str]] = []
         if computed:
