@@ -1035,3 +1035,17 @@ def test_a_join_condition_reads_both_inputs_fields(condition, message):
     # the match's own time, as [select] over a join reads it (a WHERE over the JOIN)
     join = Join("a", "b", on=["k"], between=["0s", "1m"], condition="DATEPART(hour, timestamp) < 9")
     assert join.condition_expression is not None
+
+
+def test_join_on_pairs_columns_of_other_names() -> None:
+    """``[join] on`` entries: a column both sides hold, or ``[left, right]`` (semantics
+    §11.8); a pair of one name is that name; anything else names the key."""
+    from sparktide.job import Join
+
+    join = Join(left="a", right="b", on=["k", ["DeviceId", "Id"], ["m", "m"]])
+    assert join.on == ("k", ("DeviceId", "Id"), "m")
+    assert (join.left_on, join.right_on) == (("k", "DeviceId", "m"), ("k", "Id", "m"))
+    assert join.on_of("a") == join.left_on and join.on_of("b") == join.right_on
+    for bad in (["k", ["a", "b", "c"]], [["a", "b c"]], [3]):
+        with pytest.raises(ConfigError, match=r"^join\.on"):
+            Join(left="a", right="b", on=bad)

@@ -63,6 +63,7 @@ def write_stream(
     epoch_ms: bool = False,
     nested_time: bool = False,
     nested_key: bool = False,
+    device_as: str | None = None,
 ) -> None:
     """Write a telemetry stream with disorder, late and early bursts and bad lines.
 
@@ -84,6 +85,7 @@ def write_stream(
     fraction of a millisecond, a number beyond year 9999). With ``nested_time``, a sixth
     generator moves most events' time into ``header.time`` (:func:`_nested_time`); with
     ``nested_key``, a seventh their device into ``meta.device`` (:func:`_nested_key`).
+    With ``device_as`` (JSON lines), events name their device so instead of ``device``.
     """
     rng = random.Random(seed)
     other = random.Random(seed + 1)
@@ -139,6 +141,8 @@ def write_stream(
             record.update(_nested_time(sixth, record.pop("t")))
         if nested_key:
             record.update(_nested_key(seventh, record.pop("device")))
+        if device_as is not None:
+            record[device_as] = record.pop("device")
         if intervals:
             length = rng.choice([1, SECOND, 5 * SECOND, 20 * SECOND, 70 * SECOND])
             record["e"] = format_instant(arrival - lag + length)
@@ -437,7 +441,8 @@ def strip(record: dict[str, Any], *names: str) -> dict[str, Any]:
 def write_reference(directory: Path, fmt: str = "csv") -> None:
     """Reference data for the devices of :func:`write_stream` (``d0`` … ``d3``): ``d1``
     has two rows, ``d3`` none, one row names a device no event has, and ``rank`` mixes
-    integers and floats (CSV: as the reader types them)."""
+    integers and floats (CSV: as the reader types them). JSON lines name the device
+    ``unit`` (joined by ``on = [["device", "unit"]]``), CSV ``device``."""
     directory.mkdir(parents=True, exist_ok=True)
     rows = [
         {"device": "d0", "model": "TX-100", "rank": 1},
@@ -453,4 +458,7 @@ def write_reference(directory: Path, fmt: str = "csv") -> None:
             lines.append(f"{row['device']},{model},{row['rank']}")
         (directory / "devices.csv").write_text("\n".join(lines) + "\n")
     else:
-        (directory / "devices.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+        units = [
+            {"unit": r["device"], **{k: v for k, v in r.items() if k != "device"}} for r in rows
+        ]
+        (directory / "devices.jsonl").write_text("".join(json.dumps(r) + "\n" for r in units))

@@ -519,13 +519,18 @@ CASES = {
         # event no right event follows within 8 s is written at t + 8 s, right null
         "inputs": {
             "reboots": {"partition": "partition", "partitions": 3},
-            "logins": {"partition": "partition", "where": "value >= 3"},
+            # (its events name their device unit: on = [["device", "unit"]])
+            "logins": {
+                "partition": "partition",
+                "where": "value >= 3",
+                "stream": {"device_as": "unit"},
+            },
         },
         "ordering": {"late_arrival": "30s", "out_of_order": "3s", "action": "drop"},
         "join": {
             "left": "reboots",
             "right": "logins",
-            "on": ["device"],
+            "on": [["device", "unit"]],
             "type": "left",
             "between": ["0s", "8s"],
             "condition": "reboots.value <= logins.value OR logins.id % 3 = 0",
@@ -848,7 +853,7 @@ CASES = {
         "join": {
             "left": "readings",
             "right": "devices",
-            "on": ["device"],
+            "on": [["device", "unit"]],  # (columns of other names)
             # (timestamp: the event's, after its policy: late ones adjusted forward fail)
             "condition": "devices.model <> 'TX-200b' AND readings.value > 0 "
             "AND DATEDIFF(second, readings.t, timestamp) < 8",
@@ -894,7 +899,7 @@ CASES = {
         "join": {
             "left": "readings",
             "right": "devices",
-            "on": ["device"],
+            "on": [["device", "unit"]],
             "condition": "devices.model <> 'TX-200' AND DATEDIFF(second, readings.t, "
             "timestamp) < 8",
         },
@@ -1157,14 +1162,23 @@ def test_spark_matches_reference(spark, tmp_path, monkeypatch, case, files_per_b
     one_stream = stream.pop("one_stream", False)  # (every input the same events: a self-join)
     seed = zlib.crc32(case.encode()) % 1000
     if "inputs" in tables:  # a union: one stream per input, in/<name>
-        for i, (name, table) in enumerate(tables["inputs"].items()):
+        inputs = {name: dict(table) for name, table in tables["inputs"].items()}
+        own = {name: table.pop("stream", {}) for name, table in inputs.items()}  # (its own)
+        tables["inputs"] = inputs
+        for i, (name, table) in enumerate(inputs.items()):
             i = 0 if one_stream else i
             fmt = table.get("format", "jsonl")
             if table.get("reference"):
                 write_reference(tmp_path / "in" / name, fmt)
                 continue
             write_stream(
-                tmp_path / "in" / name, seed=seed + i, files=4, partitions=3, fmt=fmt, **stream
+                tmp_path / "in" / name,
+                seed=seed + i,
+                files=4,
+                partitions=3,
+                fmt=fmt,
+                **stream,
+                **own[name],
             )
     else:
         fmt = tables.get("source", {}).get("format", "jsonl")

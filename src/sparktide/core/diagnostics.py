@@ -365,7 +365,8 @@ def named_columns(job: Any) -> list[NamedColumn]:
             for column in a.columns:
                 add(_input_field(job, column), f"window.aggregates.{a.name} = {a}")
     if job.join is not None:
-        for column in job.join.on:
+        join = job.join  # (a reference table's columns are in its rows, not the input's)
+        for column in dict.fromkeys(join.left_on + (() if job.references else join.right_on)):
             add(column, "join.on")
     computed = {analytic.name for analytic in job.analytics}
     for analytic in job.analytics:  # the fields it reads; the other columns' names are none

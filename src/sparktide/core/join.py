@@ -141,7 +141,7 @@ class TemporalJoin(Windowless):
         """Match ``event`` against the other side's events kept so far, and keep it."""
         join = self._join
         side = input_of(event.record.partition)
-        key = join_key(event.record.fields or {}, join.on)
+        key = join_key(event.record.fields or {}, join.on_of(side))
         if key is not None:
             other = join.right if side == join.left else join.left
             for kept in self._kept[other].get(key, ()):

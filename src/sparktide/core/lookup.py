@@ -37,7 +37,7 @@ class ReferenceTable:
         self.join = join
         self._rows: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
         for row in read_reference(name, reference):
-            key = join_key(row, join.on)
+            key = join_key(row, join.right_on)
             if key is not None:
                 self._rows.setdefault(key, []).append(row)
 
@@ -46,7 +46,7 @@ class ReferenceTable:
         equal ``on`` values and ``[join] condition`` true. Under ``type = "left"`` an
         event that meets none meets ``None`` (its right side null) once."""
         join = self.join
-        key = join_key(fields, join.on)
+        key = join_key(fields, join.left_on)
         rows: list[dict[str, Any] | None] = list(self._rows.get(key, ())) if key is not None else []
         rows = [row for row in rows if join_condition_met(join, fields, row, timestamp)]
         if not rows and join.type == "left":

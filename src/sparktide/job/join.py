@@ -26,7 +26,9 @@ class Join:
         The two inputs (``[inputs.<name>]``) joined.
     on
         Columns whose values must be equal on both sides (a missing or null value never
-        matches, as in SQL; numbers compare by value, ``true`` is not ``1``).
+        matches, as in SQL; numbers compare by value, ``true`` is not ``1``): a name both
+        sides hold, or a pair ``[left column, right column]`` of differently named ones
+        (Stream Analytics' ``ON a.DeviceId = r.Id``), stored as a tuple.
     between
         ``[low, high]``: a pair matches when ``right.timestamp − left.timestamp`` lies
         within it, both ends included; durations, negative allowed. Required for a join
@@ -56,7 +58,7 @@ class Join:
 
     left: str
     right: str
-    on: tuple[str, ...] = ()
+    on: tuple[str | tuple[str, str], ...] = ()
     between: tuple[int | str, int | str] | None = None
     type: str = "inner"
     condition: str | None = None
@@ -69,9 +71,7 @@ class Join:
             raise ConfigError("join.right", "must name another input than join.left")
         if isinstance(self.on, str) or not isinstance(self.on, (list, tuple)):
             raise ConfigError("join.on", f"must be a list of column names, got {self.on!r}")
-        set_field(self, "on", tuple(self.on))
-        for column in self.on:
-            check_column(column, "join.on", optional=False)
+        set_field(self, "on", tuple(_on_entry(entry) for entry in self.on))
         check_choice(self.type, JOIN_TYPES, "join.type")
         if self.condition is not None:
             condition = parse_text(self.condition, "join.condition")
@@ -93,6 +93,20 @@ class Join:
         set_field(self, "between", (holder.low, holder.high))
 
     @property
+    def left_on(self) -> tuple[str, ...]:
+        """The columns of ``left`` that ``on`` compares, in order."""
+        return tuple(e if isinstance(e, str) else e[0] for e in self.on)
+
+    @property
+    def right_on(self) -> tuple[str, ...]:
+        """The columns of ``right`` that ``on`` compares, in order."""
+        return tuple(e if isinstance(e, str) else e[1] for e in self.on)
+
+    def on_of(self, side: str) -> tuple[str, ...]:
+        """The columns input ``side`` (``left`` or ``right``, by name) joins on."""
+        return self.left_on if side == self.left else self.right_on
+
+    @property
     def condition_expression(self) -> Expr | None:
         """The parsed ``condition``, if any."""
         if self.condition is None:
@@ -105,6 +119,24 @@ class Join:
         if self.where is None:
             return None
         return parse_expression(self.where, "join.where")
+
+
+def _on_entry(entry: object) -> str | tuple[str, str]:
+    """One ``on`` entry: a column name both sides hold, or a pair ``[left, right]`` of
+    column names (a pair of one name is that name)."""
+    if isinstance(entry, str):
+        check_column(entry, "join.on", optional=False)
+        return entry
+    if isinstance(entry, (list, tuple)) and len(entry) == 2:
+        for column in entry:
+            check_column(column, "join.on", optional=False)
+        left, right = entry
+        return left if left == right else (left, right)  # type: ignore[return-value]
+    raise ConfigError(
+        "join.on",
+        f'takes column names and [left, right] pairs, such as ["k", ["DeviceId", "Id"]]; '
+        f"got {entry!r}",
+    )
 
 
 @dataclass

@@ -188,7 +188,9 @@ def _check_two_inputs(job: Job, join: Join) -> None:
             f"[inputs.{join.right}], got {names or 'a [source]'}",
         )
     if not join.on:
-        raise ConfigError("join.on", "must name at least one column both inputs hold")
+        raise ConfigError(
+            "join.on", "must name at least one column both inputs hold (or a [left, right] pair)"
+        )
 
 
 def _check_window_join(job: Job, join: Join) -> None:

@@ -435,6 +435,6 @@ def row_inputs(context: Context) -> list[tuple[str, str]]:
         return join_keys(job)
     if context.window is None:
         return []
-    inputs = join_keys(job) if job.joins_windows else []  # (the join's, of left rows)
+    inputs = join_keys(job, "left") if job.joins_windows else []  # (the join's, of left rows)
     inputs += group_inputs(context.window.group_keys)
     return inputs + [item for plan in context.aggregates for item in plan.inputs]

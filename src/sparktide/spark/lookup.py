@@ -24,26 +24,42 @@ from sparktide.spark.apply import ADMITTED, PART, settled, with_member
 from sparktide.spark.columns import ARRIVAL_ORDER_SQL, PARTITION, RECORD, SYSTEM_TIME
 from sparktide.spark.context import Context
 from sparktide.spark.outputs.matches import join_condition
-from sparktide.spark.sql import field
+from sparktide.spark.perinput import ROW_INPUT
+from sparktide.spark.sql import field, sql_string
 
 __all__ = ["join_keys", "reference_table", "rows_met", "with_keys"]
 
 
-def join_keys(job: Job) -> list[tuple[str, str]]:
+def join_keys(job: Job, side: str | None = None) -> list[tuple[str, str]]:
     """``(j<i>, SQL over the record variant m)``: the values a record joins on, each as
-    its distinct key (null when the field is missing or null: no match)."""
-    assert job.join is not None
-    return [
-        (f"j{i}", f"CASE WHEN {present(field(c))} THEN {distinct_key(field(c))} END")
-        for i, c in enumerate(job.join.on)
-    ]
+    its distinct key (null when the field is missing or null: no match). ``side``
+    (``"left"`` or ``"right"``) says whose columns the records hold (``[join] on`` may
+    pair differently named ones); ``None``: each row's own, by its input."""
+    join = job.join
+    assert join is not None
+
+    def key(column: str) -> str:
+        return f"CASE WHEN {present(field(column))} THEN {distinct_key(field(column))} END"
+
+    keys = []
+    for i, (left, right) in enumerate(zip(join.left_on, join.right_on, strict=True)):
+        if side == "left" or left == right:
+            sql = key(left)
+        elif side == "right":
+            sql = key(right)
+        else:
+            own = f"{ROW_INPUT} = {sql_string(join.left)}"
+            sql = f"CASE WHEN {own} THEN {key(left)} ELSE {key(right)} END"
+        keys.append((f"j{i}", sql))
+    return keys
 
 
-def with_keys(job: Job, frame: DataFrame, text: str) -> DataFrame:
-    """``frame`` with the ``j<i>`` keys (:func:`join_keys`) of the JSON record in column
-    ``text``."""
+def with_keys(job: Job, frame: DataFrame, text: str, side: str) -> DataFrame:
+    """``frame`` with the ``j<i>`` keys (:func:`join_keys`, ``side``'s columns) of the
+    JSON record in column ``text``."""
     keyed = frame.withColumn(RECORD, F.expr(f"parse_json({text})"))
-    return keyed.selectExpr(*frame.columns, *(f"{expr} AS {name}" for name, expr in join_keys(job)))
+    keys = join_keys(job, side)
+    return keyed.selectExpr(*frame.columns, *(f"{expr} AS {name}" for name, expr in keys))
 
 
 def reference_table(context: Context) -> DataFrame:
@@ -51,7 +67,7 @@ def reference_table(context: Context) -> DataFrame:
     ``j<i>`` keys: read on the driver by the reference engine's reader, once."""
     if context.reference is None:
         frame = context.spark.createDataFrame(context.reference_rows, "ro bigint, text string")
-        context.reference = with_keys(context.job, frame, "text").cache()
+        context.reference = with_keys(context.job, frame, "text", "right").cache()
     return context.reference
 
 
@@ -68,7 +84,7 @@ def rows_met(
     job = context.job
     join = job.join
     assert join is not None
-    keys = join_keys(job)
+    keys = join_keys(job, "left")
     names = [name for name, _ in keys]
     # (the event's record as text only where [join] condition reads the pair)
     ltext = f"CASE WHEN {ADMITTED} THEN to_json({RECORD}) END"

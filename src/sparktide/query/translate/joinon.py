@@ -37,14 +37,14 @@ class JoinCondition:
         *,
         reference: bool = False,
         window: bool = False,
-    ) -> tuple[tuple[str, ...], tuple[int, int] | None, tuple[Expr, ...]]:
+    ) -> tuple[tuple[str | tuple[str, str], ...], tuple[int, int] | None, tuple[Expr, ...]]:
         """The join columns, the time bound and the other terms of ``ON`` (a condition a
         pair must also meet, semantics §11.8). With ``reference`` (``right`` is reference
         data) ``ON`` must not bound time, and the bound is ``None``. With ``window``
         (``right`` is a window's records, §7.12) ``ON`` needs no join column: an
         equality of differently named columns (``Input.Time = Last.LastTime``) is part
-        of the condition."""
-        on: list[str] = []
+        of the condition; elsewhere it is a join column pair (``[left, right]``)."""
+        on: list[str | tuple[str, str]] = []
         between: tuple[int, int] | None = None
         others: list[Expr] = []
         for term in conjuncts(join.condition):
@@ -64,7 +64,7 @@ class JoinCondition:
                         )
                     between = self.time_bound(term, call, left, right)
                     continue
-            if self.is_key(term, left, right):
+            if self.is_key(term, left, right, named_alike=window):
                 column = self.join_key(term, left, right)  # type: ignore[arg-type]
                 if column not in on:
                     on.append(column)
@@ -96,9 +96,12 @@ class JoinCondition:
             )
         return tuple(on), between, tuple(others)
 
-    def is_key(self, term: Expr, left: FromSource, right: FromSource) -> bool:
-        """Whether ``term`` is an equality of a column of each input with the same name
-        (``a.k = b.k``): a join column; other equalities are conditions."""
+    def is_key(
+        self, term: Expr, left: FromSource, right: FromSource, *, named_alike: bool = False
+    ) -> bool:
+        """Whether ``term`` is an equality of a column of each input (``a.k = b.j``; with
+        ``named_alike``, of the same name only): a join column; other equalities are
+        conditions."""
         if not (isinstance(term, Operation) and term.kind == "comparison"):
             return False
         if term.operator != "=" or not all(
@@ -108,10 +111,13 @@ class JoinCondition:
         first, second = term.operands
         assert isinstance(first, Column) and isinstance(second, Column)
         names = {source_names(left).__contains__(c.parts[0].casefold()) for c in (first, second)}
-        return names == {True, False} and first.parts[1] == second.parts[1]
+        return names == {True, False} and (first.parts[1] == second.parts[1] or not named_alike)
 
-    def join_key(self, term: Operation, left: FromSource, right: FromSource) -> str:
-        """The column of ``a.k = b.k`` (one side each, the same name)."""
+    def join_key(
+        self, term: Operation, left: FromSource, right: FromSource
+    ) -> str | tuple[str, str]:
+        """The column of ``a.k = b.k`` (one side each), or the pair ``(k, j)`` of
+        ``a.k = b.j``."""
         sides: dict[str, str] = {}
         written = " = ".join(describe(o) for o in term.operands)
         for operand in term.operands:
@@ -125,11 +131,7 @@ class JoinCondition:
                 )
             sides[side] = check_column(operand.parts[1], operand.pos, self.refuse)
         if sides["left"] != sides["right"]:
-            raise self.refuse(
-                term.pos,
-                f"JOIN ON {written}: the job joins on columns of the same name on both sides "
-                "(names are case-sensitive)",
-            )
+            return sides["left"], sides["right"]
         return sides["left"]
 
     def key_side(self, operand: Expr, left: FromSource, right: FromSource) -> str:

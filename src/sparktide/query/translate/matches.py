@@ -28,6 +28,16 @@ from sparktide.time import format_duration
 __all__ = ["Matches"]
 
 
+def _on_list(on: tuple[str | tuple[str, str], ...]) -> list[str | list[str]]:
+    """``[join] on`` as the job file writes it (a pair as a list)."""
+    return [e if isinstance(e, str) else list(e) for e in on]
+
+
+def _on_text(on: tuple[str | tuple[str, str], ...]) -> str:
+    """``[join] on`` as a note says it: ``k, DeviceId = Id``."""
+    return ", ".join(e if isinstance(e, str) else f"{e[0]} = {e[1]}" for e in on)
+
+
 class Matches:
     """Writes a statement's JOIN into its job's tables and notes."""
 
@@ -44,14 +54,14 @@ class Matches:
         data["join"] = {
             "left": join.left.name,
             "right": join.right.name,
-            "on": list(join.on),
+            "on": _on_list(join.on),
             "between": [format_duration(b) for b in join.between],
         }
         kind = "an inner join"
         if join.type == "left":
             data["join"]["type"] = "left"
             kind = "a left outer join"
-        on = f" on {', '.join(join.on)}," if join.on else ","
+        on = f" on {_on_text(join.on)}," if join.on else ","
         self.notes.append(
             f"JOIN is [join]: {kind} of {join.left.name} and {join.right.name}{on} "
             f"{join.right.name}'s timestamp minus {join.left.name}'s "
@@ -102,7 +112,7 @@ class Matches:
         join = plan.join
         assert join is not None
         stream, table = join.left.name, join.right.name
-        data["join"] = {"left": stream, "right": table, "on": list(join.on)}
+        data["join"] = {"left": stream, "right": table, "on": _on_list(join.on)}
         if join.type == "left":
             data["join"]["type"] = "left"
         if plan.window is not None:
@@ -128,7 +138,7 @@ class Matches:
             f"JOIN is [join] with reference data and GROUP BY its [window]: {table} "
             f"(reference = true in the job file) is a table read whole when the run starts; "
             f"each admitted event of {stream} meets its rows with equal "
-            f"{', '.join(join.on)} right after its ordering policy and becomes one event per "
+            f"{_on_text(join.on)} right after its ordering policy and becomes one event per "
             f"such row, the row under the field {table} ({alias}.x is "
             f"GetRecordPropertyValue({table}, 'x')); WHERE, the aggregates and the grouping "
             "read those events"
@@ -148,7 +158,7 @@ class Matches:
         self.notes.append(
             f"JOIN is [join] with reference data: {table} (reference = true in the job file) "
             f"is a table read whole when the run starts; each event of {stream}, released in "
-            f"timestamp order, meets its rows with equal {', '.join(join.on)} and is written "
+            f"timestamp order, meets its rows with equal {_on_text(join.on)} and is written "
             "once per such row, in the table's order, at the event's timestamp"
             + (
                 f'; LEFT OUTER JOIN (type = "left"): an event that meets no row is written '

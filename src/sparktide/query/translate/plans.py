@@ -24,7 +24,7 @@ class JoinPlan:
 
     left: FromSource
     right: FromSource
-    on: tuple[str, ...]
+    on: tuple[str | tuple[str, str], ...]  # (a pair: differently named columns)
     between: tuple[int, int] | None  # bounds of right.timestamp - left.timestamp
     pos: Pos
     type: str = "inner"  # inner, or left: LEFT OUTER JOIN (semantics §7.9, §11.8)

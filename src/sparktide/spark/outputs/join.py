@@ -77,7 +77,7 @@ def meet(context: Context, ready: DataFrame) -> DataFrame:
     join = context.job.join
     assert join is not None
     keys = [f"j{i}" for i in range(len(join.on))]
-    events = with_keys(context.job, ready.selectExpr(*RELEASE_ORDER, "value"), "value")
+    events = with_keys(context.job, ready.selectExpr(*RELEASE_ORDER, "value"), "value", "left")
     events = events.alias("e")  # (e: the events, r: the reference rows)
     table = F.broadcast(reference_table(context)).alias("r")
     condition = " AND ".join(f"e.{k} = r.{k}" for k in keys)
@@ -341,7 +341,7 @@ def window_event_rows(context: Context, records: DataFrame) -> DataFrame:
         f"CAST(0 AS BIGINT) AS {LINE}",
         f"value AS {RAW}",
     )
-    return with_keys(context.job, frame, RAW)
+    return with_keys(context.job, frame, RAW, "right")
 
 
 def _side_floor(context: Context, batch: Batch, name: str) -> str:
