@@ -656,6 +656,24 @@ def test_group_by_a_value_inside_a_record() -> None:
     assert unnamed.window.result_columns[:1] == ("b",)
 
 
+def test_a_session_over_a_value_inside_a_record() -> None:
+    """``SessionWindow(...) OVER (PARTITION BY r.a)`` with ``GROUP BY r.a``: the PARTITION BY
+    names the computed grouping column by its value (or by its name)."""
+    for over in ("IoTHub.ConnectionDeviceId", "d"):
+        j = job(
+            "SELECT IoTHub.ConnectionDeviceId AS d, COUNT(*) AS n FROM i TIMESTAMP BY t "
+            "GROUP BY IoTHub.ConnectionDeviceId, SessionWindow(minute, 5, 30) "
+            f"OVER (PARTITION BY {over})"
+        )
+        assert j.window is not None and j.window.type == "session"
+        assert j.window.group_by == ("d",)
+    with pytest.raises(QueryError, match="must name exactly the GROUP BY columns"):
+        job(
+            "SELECT COUNT(*) AS n FROM i GROUP BY r.a, SessionWindow(minute, 5, 30) "
+            "OVER (PARTITION BY r.b)"
+        )
+
+
 def test_system_timestamp_inside_an_aggregate_is_each_event_s() -> None:
     """``MAX(System.Timestamp())`` in a window (semantics §6.12): each event's own system
     timestamp, aggregated; outside an aggregate it stays the window's end."""

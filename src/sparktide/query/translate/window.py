@@ -50,7 +50,7 @@ class Windows:
         spec = self.spec(select)
         group_by = self.group_by(select, source)
         names = group_by_names(group_by)
-        window = self.window_shape(spec, names, source)
+        window = self.window_shape(spec, group_by, source)
         window["group_by"] = group_by
         computed = {k: v for g in group_by if isinstance(g, dict) for k, v in g.items()}
         select = self.grouped_items(select, computed, source)
@@ -123,6 +123,13 @@ class Windows:
 
         return convert(expr, leaf, self.refuse, "GROUP BY")
 
+    def key_text(self, expr: Expr, source: FromSource) -> str:
+        """A column's name, or the text of a value inside a record (``r.a``) or of an
+        expression, as :meth:`group_by` writes it."""
+        if self.fields.plain(expr, source):
+            return self.fields.column(expr, source)  # type: ignore[arg-type]
+        return E.to_text(self.key_expression(expr, source))
+
     def selected_name(self, select: Select, text: str, source: FromSource) -> str | None:
         """The name of the SELECT item that computes the GROUP BY expression ``text``
         (``SELECT DATEPART(hour, t) AS h ... GROUP BY DATEPART(hour, t)``), if any."""
@@ -188,9 +195,10 @@ class Windows:
         return f"_group{n}"
 
     def window_shape(
-        self, spec: WindowSpec, group_by: list[str], source: FromSource
+        self, spec: WindowSpec, group_by: list[str | dict[str, str]], source: FromSource
     ) -> dict[str, Any]:
-        """The window's type, boundary (Stream Analytics' ``(start, end]``) and durations."""
+        """The window's type, boundary (Stream Analytics' ``(start, end]``) and durations
+        (``group_by``: the grouping columns, as :meth:`group_by` gives them)."""
         window: dict[str, Any] = {"type": spec.kind, "boundary": "end"}
         if spec.kind in ("tumbling", "hopping"):
             self.grid(spec, window)
@@ -234,9 +242,14 @@ class Windows:
                 )
 
     def session(
-        self, spec: WindowSpec, window: dict[str, Any], group_by: list[str], source: FromSource
+        self,
+        spec: WindowSpec,
+        window: dict[str, Any],
+        group_by: list[str | dict[str, str]],
+        source: FromSource,
     ) -> None:
-        """A session window's gap and maximum duration, per group (OVER the GROUP BY)."""
+        """A session window's gap and maximum duration, per group: its ``OVER (PARTITION
+        BY ...)`` names the GROUP BY's columns or values (``r.a`` as in GROUP BY)."""
         assert spec.timeout is not None and spec.max_duration is not None
         if DAY % spec.max_duration:
             raise self.refuse(
@@ -248,8 +261,15 @@ class Windows:
             )
         window["gap"] = format_duration(spec.timeout)
         window["max_duration"] = format_duration(spec.max_duration)
-        keys = [self.fields.column(c, source) for c in spec.partition_by]
-        if {k.casefold() for k in keys} != {g.casefold() for g in group_by}:
+        keys = {self.key_text(c, source).casefold() for c in spec.partition_by}
+        # (a grouping column is named by its name, or by its expression's text)
+        grouped = [
+            {g.casefold()} if isinstance(g, str) else {n.casefold() for n in (*g, *g.values())}
+            for g in group_by
+        ]
+        covered = all(names & keys for names in grouped)
+        if len(keys) != len(grouped) or not covered or not keys <= set().union(*grouped):
+            group_by = group_by_names(group_by)  # type: ignore[assignment]
             if not keys:
                 raise self.refuse(
                     spec.pos,
