@@ -85,14 +85,20 @@ def computed_time(fields: dict[str, Any], source: Source) -> int:
     column, expression = source.timestamp_by, source.timestamp_expression
     assert column is not None and expression is not None
     label = computed_time_label(column)
-    try:
-        lookup = lambda name: value_of(fields.get(name))  # noqa: E731
-        value = evaluate(expression, lookup, strict=True, present=fields.__contains__)
-    except ConversionError as exc:
-        raise ValueError(f"{label}: {exc}") from None
+    value = _computed(fields, expression, label)
     if value is None:
         raise ValueError(f"{label} is null")
     return _time({column: value}, column, "timestamp", source.time_unit, label)
+
+
+def _computed(fields: dict[str, Any], expression: Expr, label: str) -> Any:
+    """The value of a computed field's ``expression`` over ``fields``; a failing ``CAST``
+    in it is a :class:`ValueError` whose message starts with ``label``."""
+    try:
+        lookup = lambda name: value_of(fields.get(name))  # noqa: E731
+        return evaluate(expression, lookup, strict=True, present=fields.__contains__)
+    except ConversionError as exc:
+        raise ValueError(f"{label}: {exc}") from None
 
 
 def computed_time_label(expression: str) -> str:
@@ -151,11 +157,7 @@ def computed_key(fields: dict[str, Any], source: Source, cti: bool = False) -> A
     column, expression = source.over, source.key_expression
     assert column is not None and expression is not None
     label = computed_key_label(column)
-    try:
-        lookup = lambda name: value_of(fields.get(name))  # noqa: E731
-        value = evaluate(expression, lookup, strict=True, present=fields.__contains__)
-    except ConversionError as exc:
-        raise ValueError(f"{label}: {exc}") from None
+    value = _computed(fields, expression, label)
     if value is None and not cti:
         raise ValueError(f"{label} is null")
     if is_other(value):  # (an array or object)
