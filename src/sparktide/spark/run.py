@@ -23,7 +23,7 @@ from sparktide.spark.jvmnames import remember_jvm_names
 from sparktide.spark.outputstart import begin_output
 from sparktide.spark.publish import publish_metrics
 from sparktide.spark.query import BatchGate, SparktideQuery
-from sparktide.spark.session import local_session, method_limit_for
+from sparktide.spark.session import local_session, settings_for
 from sparktide.spark.sources import batch_lines, file_lines, spark_stream
 from sparktide.spark.ticks import (
     DEFAULT_TRIGGER,
@@ -197,7 +197,7 @@ def _engine(
 ) -> SparkEngine:
     """The job's engine with its callbacks, its checkpoint taken (locked, checked) and
     its output start time settled (:func:`begin_output`)."""
-    method_limit_for(spark)
+    settings_for(spark)
     remember_jvm_names()  # (the engine's plans look up thousands of JVM names a batch)
     engine = SparkEngine(spark, job, clock=clock)
     engine.on_metrics = on_metrics

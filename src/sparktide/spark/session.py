@@ -7,7 +7,13 @@ import sys
 
 from pyspark.sql import SparkSession
 
-__all__ = ["HUGE_METHOD_BYTES", "HUGE_METHOD_LIMIT", "local_session", "method_limit_for"]
+__all__ = [
+    "DYNAMIC_PRUNING",
+    "HUGE_METHOD_BYTES",
+    "HUGE_METHOD_LIMIT",
+    "local_session",
+    "settings_for",
+]
 
 
 def local_session(
@@ -40,6 +46,7 @@ def local_session(
         .config("spark.ui.retainedStages", "50")
         .config("spark.sql.ui.retainedExecutions", "20")
         .config(HUGE_METHOD_LIMIT, HUGE_METHOD_BYTES)
+        .config(DYNAMIC_PRUNING, "false")
         .config(CHECKPOINT_FILE_MANAGER, FILE_SYSTEM_CHECKPOINTS)
         .config(DATAFRAME_DEBUGGING, "false")
         .config(PYTHON_DAEMON_MODULE, SPARKTIDE_DAEMON)
@@ -67,6 +74,15 @@ _SPARK_HUGE_METHOD_DEFAULT = "65535"
 #: a third of the processes a micro-batch started. The ``FileSystem`` manager renames
 #: in the JVM (each file still written to a temporary name first, then renamed).
 CHECKPOINT_FILE_MANAGER = "spark.sql.streaming.checkpointFileManagerClass"
+
+#: Dynamic partition pruning looks, in every plan the optimiser sees, for a join whose
+#: one side could prune the other's partitioned table scan. sparktide's plans join no
+#: partitioned tables, but its judged batches hold many joins and large expressions, and
+#: the rule's search took most of their optimisation: 0.65 s of 1 s for a typed batch,
+#: 19 s of 19.3 s when a computed time's expression runs through it (semantics §1.4).
+#: Off, it changes no plan that matters here. ``start`` applies it to a caller's session
+#: unless set there (it prunes nothing in plans without partitioned tables).
+DYNAMIC_PRUNING = "spark.sql.optimizer.dynamicPartitionPruning.enabled"
 FILE_SYSTEM_CHECKPOINTS = (
     "org.apache.spark.sql.execution.streaming.checkpointing.FileSystemBasedCheckpointFileManager"
 )
@@ -105,7 +121,10 @@ def _python() -> str:
     return sys.executable
 
 
-def method_limit_for(spark: SparkSession) -> None:
-    """Apply :data:`HUGE_METHOD_LIMIT` to a caller's session unless set there."""
+def settings_for(spark: SparkSession) -> None:
+    """Apply :data:`HUGE_METHOD_LIMIT` and :data:`DYNAMIC_PRUNING` to a caller's session
+    unless set there (each to other than Spark's default)."""
     if spark.conf.get(HUGE_METHOD_LIMIT, _SPARK_HUGE_METHOD_DEFAULT) == _SPARK_HUGE_METHOD_DEFAULT:
         spark.conf.set(HUGE_METHOD_LIMIT, HUGE_METHOD_BYTES)
+    if spark.conf.get(DYNAMIC_PRUNING, "true") == "true":
+        spark.conf.set(DYNAMIC_PRUNING, "false")

@@ -65,8 +65,10 @@ def wrapped(frame: DataFrame) -> DataFrame:
 
 
 def _time_columns(job: Job) -> list[tuple[str, str]]:
+    """The time columns the job reads (a computed time's fields: ``check_columns``)."""
     source = job.source
-    keys = ("timestamp_by", "arrival_time", "end_time")
+    keys = ("arrival_time", "end_time")
+    keys = keys if source.computes_time else ("timestamp_by", *keys)
     return [(f"source.{k}", getattr(source, k)) for k in keys if getattr(source, k) is not None]
 
 
@@ -81,16 +83,6 @@ def check_frame(job: Job, schema: T.StructType) -> None:
         partition or substream key that is not atomic; an edge column, group-by column
         or aggregate input that is missing; a ``sum`` / ``avg`` input that is not a number.
     """
-    for key, computed, value in (  # (docs/semantics.md §1.4)
-        ("source.timestamp_by", job.source.computes_time, job.source.timestamp_by),
-        ("source.over", job.source.computes_key, job.source.over),
-    ):
-        if computed:
-            raise ConfigError(
-                key,
-                f"{value!r} is an expression: a typed stream reads it from a column; "
-                "compute it on the frame (frame.withColumn('name', ...)) and name that column",
-            )
     types = {f.name: f.dataType for f in schema.fields}
     shown = ", ".join(f"{f.name} {f.dataType.simpleString()}" for f in schema.fields)
 
@@ -109,7 +101,8 @@ def check_frame(job: Job, schema: T.StructType) -> None:
         if not isinstance(kind, (*_TIMES, T.StringType, *_NUMBERS)):
             raise bad(key, name, kind, "a time is a timestamp, ISO text or an epoch number")
     source = job.source
-    for key, name in (("source.partition", source.partition), ("source.over", source.over)):
+    over = None if source.computes_key else source.over  # (a computed key's: check_columns)
+    for key, name in (("source.partition", source.partition), ("source.over", over)):
         if name is not None and isinstance(column(key, name), (*_NESTED, T.NullType)):
             raise bad(key, name, types[name], "a partition or key is an atomic value")
     for key, name in (("source.edge", source.edge), ("source.edge_id", source.edge_id)):
