@@ -35,3 +35,29 @@ def test_python_workers_import_pyspark_from_the_installed_package(spark):
 
 def test_dataframe_call_sites_are_not_recorded(spark):
     assert spark.conf.get(DATAFRAME_DEBUGGING) == "false"
+
+
+def test_a_caller_s_session_gets_the_planner_settings_it_left_at_spark_s_defaults(spark):
+    """``start`` applies the code-generation limit and turns dynamic partition pruning off
+    on a caller's session left at Spark's defaults (``settings_for``), and leaves a
+    value the caller chose."""
+    from sparktide.spark.session import (
+        DYNAMIC_PRUNING,
+        HUGE_METHOD_BYTES,
+        HUGE_METHOD_LIMIT,
+        settings_for,
+    )
+
+    before = {key: spark.conf.get(key) for key in (DYNAMIC_PRUNING, HUGE_METHOD_LIMIT)}
+    try:
+        spark.conf.set(DYNAMIC_PRUNING, "true")
+        spark.conf.set(HUGE_METHOD_LIMIT, "12345")
+        settings_for(spark)
+        assert spark.conf.get(DYNAMIC_PRUNING) == "false"
+        assert spark.conf.get(HUGE_METHOD_LIMIT) == "12345"
+        spark.conf.set(HUGE_METHOD_LIMIT, "65535")
+        settings_for(spark)
+        assert spark.conf.get(HUGE_METHOD_LIMIT) == HUGE_METHOD_BYTES
+    finally:
+        for key, value in before.items():
+            spark.conf.set(key, value)
