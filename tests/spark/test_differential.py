@@ -749,6 +749,32 @@ CASES = {
             "aggregates": {"n": "count(*)", "ids": "collect_list(id)"},
         },
     },
+    "computed-union-hopping": {  # a union whose inputs compute their times their own
+        # way and share a computed substream key (semantics §1.4)
+        "inputs": {
+            "north": {
+                "partition": "partition",
+                "partitions": 2,
+                "over": "UPPER(device)",
+                "stream": {"nested_time": True},
+                "timestamp_by": "CAST(COALESCE(GETRECORDPROPERTYVALUE(header, 'time'), t) "
+                "AS datetime)",
+            },
+            "south": {
+                "partition": "partition",
+                "over": "UPPER(device)",
+                "timestamp_by": "DATEADD(second, 1, t)",
+            },
+        },
+        "ordering": {"late_arrival": "30s", "out_of_order": "3s", "action": "drop"},
+        "window": {
+            "type": "hopping",
+            "size": "20s",
+            "hop": "10s",
+            "group_by": [{"dev": "UPPER(device)"}],
+            "aggregates": {"n": "count(*)", "ids": "collect_list(id)"},
+        },
+    },
     "time-in-aggregates-hopping": {  # System.Timestamp() in aggregates (semantics
         # §6.12) and in [filter] (§11.17): each event's adjusted time, read after judging
         "source": {"partition": "partition", "partitions": 3},
