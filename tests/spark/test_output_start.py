@@ -43,19 +43,16 @@ def _reference(job, batches, start=None):
     return simulate(job, records, flush=True, timers_at_due=False, output_start=start)
 
 
-def _windows(records):
-    """Window records without their processing-time field, in a canonical order."""
-    out = [{k: v for k, v in r.items() if k not in ("type", "emitted_at")} for r in records]
-    return sorted(out, key=lambda r: (r["window_end"], r["device"]))
+def _written(directory: Path, seed: int) -> None:
+    """Two files of a stream, read by age: in name order, so each partition in arrival
+    order."""
+    write_stream(directory, seed=seed, events=50, files=2)
+    for f in range(2):
+        os.utime(directory / f"part-{f:03d}.jsonl", (1_700_000_000 + f,) * 2)
 
 
-@pytest.mark.parametrize("offset", [45, 90])
-def test_spark_output_from_the_start_time(spark, tmp_path: Path, offset: int) -> None:
-    write_stream(tmp_path / "in", seed=29, events=50, files=2)
-    for f in range(2):  # (read by age: in name order, so each partition in arrival order)
-        os.utime(tmp_path / "in" / f"part-{f:03d}.jsonl", (1_700_000_000 + f,) * 2)
-    job = job_for(tmp_path, TABLES)
-    start = BASE + offset * SECOND
+def _run_from(spark, job, start: int) -> dict:
+    """``job`` run once and flushed, a file per micro-batch, its output from ``start``."""
     metrics = run_job(
         job,
         once=True,
@@ -67,6 +64,21 @@ def test_spark_output_from_the_start_time(spark, tmp_path: Path, offset: int) ->
         output_start_time=format_instant(start),
     )
     assert metrics is not None
+    return metrics
+
+
+def _windows(records):
+    """Window records without their processing-time field, in a canonical order."""
+    out = [{k: v for k, v in r.items() if k not in ("type", "emitted_at")} for r in records]
+    return sorted(out, key=lambda r: (r["window_end"], r["device"]))
+
+
+@pytest.mark.parametrize("offset", [45, 90])
+def test_spark_output_from_the_start_time(spark, tmp_path: Path, offset: int) -> None:
+    _written(tmp_path / "in", seed=29)
+    job = job_for(tmp_path, TABLES)
+    start = BASE + offset * SECOND
+    metrics = _run_from(spark, job, start)
     batches = file_batches(job.output.checkpoint)
     expected = _reference(job, batches, start)
     assert_same_counters(metrics, expected.metrics)
@@ -90,9 +102,7 @@ def test_a_join_of_a_window_s_records_from_the_start_time(spark, tmp_path: Path)
     (a left event up to 30 s after the window's end) are written, as the reference
     engine writes them."""
     for name in ("left", "win"):  # (one stream, read by each input)
-        write_stream(tmp_path / "in" / name, seed=31, events=50, files=2)
-        for f in range(2):
-            os.utime(tmp_path / "in" / name / f"part-{f:03d}.jsonl", (1_700_000_000 + f,) * 2)
+        _written(tmp_path / "in" / name, seed=31)
     shared = {"partition": "partition", "partitions": 2}
     tables = {
         "inputs": {"left": dict(shared), "win": dict(shared)},
@@ -109,17 +119,7 @@ def test_a_join_of_a_window_s_records_from_the_start_time(spark, tmp_path: Path)
     }
     job = job_for(tmp_path, tables)
     start = BASE + 45 * SECOND
-    metrics = run_job(
-        job,
-        once=True,
-        flush=True,
-        spark=spark,
-        max_files_per_trigger=1,
-        clock=clock,
-        publish=False,
-        output_start_time=format_instant(start),
-    )
-    assert metrics is not None
+    _run_from(spark, job, start)
     expected = _reference(job, file_batches(job.output.checkpoint), start)
     got = read_output(job.output.path)
     want = [{k: v for k, v in e.items() if k != "type"} for e in expected.events]
