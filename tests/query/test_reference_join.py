@@ -493,11 +493,6 @@ def test_each_event_meets_its_rows_in_the_table_s_order(tmp_path: Path) -> None:
             "x names neither input of the JOIN",
         ),
         (
-            "SELECT * FROM Telemetry s JOIN DeviceRef r ON s.k = r.k WHERE r.v.w > 1",
-            "1:63",
-            "r.v.w: nested fields (record.field) are not supported yet",
-        ),
-        (
             "WITH j AS (SELECT * FROM Telemetry s JOIN DeviceRef r ON s.k = r.k) "
             "SELECT * FROM j WHERE v > 1",
             "1:85",
@@ -532,11 +527,48 @@ def test_each_event_meets_its_rows_in_the_table_s_order(tmp_path: Path) -> None:
             "1:8",
             "Model over a JOIN: qualify it with its input (s.Model or r.Model)",
         ),
+        # later JOINs meet more reference data, by the tables' columns
         (
             "SELECT * FROM Telemetry s JOIN DeviceRef r ON s.k = r.k "
             "JOIN SiteRef x ON s.Site = x.Site",
+            "1:75",
+            "s.Site in the ON of a JOIN with the reference data SiteRef: a later JOIN "
+            "compares the tables' columns",
+        ),
+        (
+            "SELECT * FROM Telemetry s JOIN DeviceRef r ON s.k = r.k "
+            "JOIN Other x ON r.Site = x.Site",
             "1:57",
-            "a second JOIN is not supported yet",
+            "a JOIN of the stream Other after a JOIN with reference data is not supported yet",
+        ),
+        (
+            "SELECT * FROM Telemetry s JOIN Other o ON s.k = o.k AND DATEDIFF(s, s, o) "
+            "BETWEEN 0 AND 1 JOIN SiteRef x ON o.Site = x.Site",
+            "1:91",
+            "a second JOIN is not supported yet but after a JOIN of a stream with reference",
+        ),
+        (
+            "SELECT x.* FROM Telemetry s JOIN DeviceRef r ON s.k = r.k "
+            "JOIN SiteRef x ON r.Site = x.Site",
+            "1:8",
+            "SELECT x.* of a later JOIN's table is not supported yet",
+        ),
+        (
+            "SELECT * FROM Telemetry s JOIN DeviceRef r ON s.k = r.k JOIN SiteRef x ON x.Open = 1",
+            "1:57",
+            "reads no column of the tables before it (r)",
+        ),
+        (
+            "SELECT * FROM Telemetry s JOIN DeviceRef r ON s.k = r.k "
+            "JOIN SiteRef x ON r.Site = x.Site AND x.Since < System.Timestamp()",
+            "1:105",
+            "System.Timestamp() in the ON of the JOIN with SiteRef: the tables meet before",
+        ),
+        (
+            "SELECT * FROM Telemetry s JOIN DeviceRef r ON s.k = r.k "
+            "JOIN SiteRef r ON r.Site = r.Site",
+            "1:62",
+            "r names two inputs of the JOINs",
         ),
     ],
 )
@@ -596,3 +628,53 @@ def test_on_columns_of_other_names_are_a_pair_of_join_columns(tmp_path: Path) ->
         assert (join.left_on, join.right_on) == (("DeviceId",), ("Id",))
         assert join_key({"DeviceId": "d1"}, join.left_on) == join_key({"Id": "d1"}, join.right_on)
         assert round_trips(j.job, tmp_path)
+
+
+def test_later_joins_of_reference_data_are_join_then_tables(tmp_path: Path) -> None:
+    """``JOIN a ... JOIN b ON a.k = b.k`` (semantics §11.8, *Further tables*): the later
+    JOIN is a ``[[join.then]]`` table whose row is the member ``SiteRef`` of the first
+    table's row; the SELECT reads it there, the rest of its ON is its condition, and it
+    round-trips through the job file. An inner later JOIN makes the first JOIN inner."""
+    j = translate(
+        "SELECT s.v, r.Model, x.Region, x.Geo.Lat AS lat INTO o FROM Telemetry s "
+        "LEFT OUTER JOIN DeviceRef r ON s.DeviceId = r.DeviceId "
+        "LEFT JOIN SiteRef x ON x.Id = r.Site AND x.Open = 1 AND r.Kind = 'pump'",
+        bindings(tmp_path),
+    ).job
+    join = j.join
+    assert join is not None and join.type == "left"
+    (step,) = join.then
+    assert (step.left, step.right, step.on, step.type) == (
+        "DeviceRef",
+        "SiteRef",
+        (("Site", "Id"),),
+        "left",
+    )
+    assert step.condition == "SiteRef.Open = 1 AND DeviceRef.Kind = 'pump'"
+    assert {p.name: p.expression for p in j.select} == {
+        "v": "Telemetry.v",
+        "Model": "DeviceRef.Model",
+        "Region": "GETRECORDPROPERTYVALUE(DeviceRef.SiteRef, 'Region')",
+        "lat": "GETRECORDPROPERTYVALUE(DeviceRef.SiteRef, 'Geo.Lat')",
+    }
+    assert [name for name, _ in j.references] == ["DeviceRef", "SiteRef"]
+    assert round_trips(j, tmp_path)
+    inner = translate(
+        "SELECT s.v INTO o FROM Telemetry s LEFT JOIN DeviceRef r ON s.k = r.k "
+        "JOIN SiteRef x ON r.Site = x.Site WHERE x.Open = 1",
+        bindings(tmp_path),
+    ).job
+    assert inner.join is not None and inner.join.type == "inner"
+    assert inner.join.then[0].type == "inner"
+    assert inner.join.condition == "GETRECORDPROPERTYVALUE(DeviceRef.SiteRef, 'Open') = 1"
+
+
+def test_a_nested_field_of_a_joined_table_is_read_inside_it(tmp_path: Path) -> None:
+    """``WHERE r.v.w > 1`` over a JOIN with reference data reads ``w`` inside the row's
+    ``v`` (semantics §11.14)."""
+    j = translate(
+        "SELECT * FROM Telemetry s JOIN DeviceRef r ON s.k = r.k WHERE r.v.w > 1",
+        bindings(tmp_path),
+    ).job
+    assert j.join is not None
+    assert j.join.condition == "GETRECORDPROPERTYVALUE(DeviceRef.v, 'w') > 1"

@@ -12,13 +12,76 @@ from __future__ import annotations
 from typing import Any
 
 from sparktide.core.join import join_condition_met, join_key
-from sparktide.job import Job
+from sparktide.expr import evaluate, value_of
+from sparktide.job import Job, TableJoin
 
-__all__ = ["ReferenceTable", "looked_up"]
+__all__ = ["ReferenceTable", "looked_up", "reference_rows"]
+
+
+def reference_rows(job: Job) -> list[dict[str, Any]]:
+    """The rows of the job's table (``[join] right``) as its events meet them, in the
+    table's order: each met, in ``[[join.then]]``'s order, by the further tables
+    (:func:`tables_met`). Both engines read the table through this function (Spark on
+    its driver), so they see the same rows."""
+    from sparktide.reader import read_reference
+
+    join = job.join
+    assert join is not None
+    tables = dict(job.references)
+    rows = read_reference(join.right, tables[join.right])
+    for step in join.then:
+        rows = tables_met(join.right, step, rows, read_reference(step.right, tables[step.right]))
+    return rows
+
+
+def tables_met(
+    name: str, step: TableJoin, rows: list[dict[str, Any]], table: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """The rows of table ``name`` (holding the earlier tables' rows as members) with the
+    rows of ``step.right`` (``table``) each meets (semantics §11.8, *Further tables*):
+    one row per row met, that row as the member ``step.right``, in both tables' order;
+    under ``type = "left"`` a row that meets none kept once, the member null."""
+    by_key: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    for row in table:
+        key = join_key(row, step.right_on)
+        if key is not None:
+            by_key.setdefault(key, []).append(row)
+    condition = step.condition_expression
+    out: list[dict[str, Any]] = []
+    for row in rows:
+        held = {name: row, **{k: v for k, v in row.items() if k != name}}
+        left = row if step.left == name else row.get(step.left)
+        key = join_key(left, step.left_on) if isinstance(left, dict) else None
+        met = [] if key is None else by_key.get(key, [])
+        if condition is not None:
+            met = [m for m in met if _meets(condition, {**held, step.right: m})]
+        if not met and step.type == "left":
+            met = [None]  # type: ignore[list-item]
+        out += [{**row, step.right: m} for m in met]
+    return out
+
+
+def _meets(condition: Any, tables: dict[str, Any]) -> bool:
+    """Whether ``condition`` over ``<table>.<field>`` of ``tables`` (a table's row, or a
+    member that is not a record: its fields read null) is true."""
+
+    def record(side: str) -> dict[str, Any]:
+        value = tables.get(side)
+        return value if isinstance(value, dict) else {}
+
+    def lookup(key: str) -> Any:
+        side, field = key.split(".", 1)
+        return value_of(record(side).get(field))
+
+    def present(key: str) -> bool:
+        side, field = key.split(".", 1)
+        return field in record(side)
+
+    return evaluate(condition, lookup, present=present) is True
 
 
 class ReferenceTable:
-    """The rows of a job's one reference table (``[inputs.<name>] reference = true``), by
+    """The rows of a job's reference table (:func:`reference_rows`), by
     the values of ``[join] on`` (compared as :func:`join_key` compares them); a row
     missing one of them is met by no event.
 
@@ -29,14 +92,11 @@ class ReferenceTable:
     """
 
     def __init__(self, job: Job) -> None:
-        from sparktide.reader import read_reference
-
         join = job.join
         assert join is not None
-        ((name, reference),) = job.references
         self.join = join
         self._rows: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
-        for row in read_reference(name, reference):
+        for row in reference_rows(job):
             key = join_key(row, join.right_on)
             if key is not None:
                 self._rows.setdefault(key, []).append(row)

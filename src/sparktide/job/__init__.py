@@ -36,7 +36,7 @@ from sparktide.job.apply import Apply
 from sparktide.job.expressions import Filter, Projection, expression_fields, record_casts
 from sparktide.job.files import load_job
 from sparktide.job.files import read_toml as _read_toml  # noqa: F401 (sparktide.query.bind)
-from sparktide.job.join import Join
+from sparktide.job.join import Join, TableJoin
 from sparktide.job.model import Job
 from sparktide.job.ordering import Ordering
 from sparktide.job.output import Output
@@ -63,6 +63,7 @@ __all__ = [
     "Punctuation",
     "Reference",
     "Source",
+    "TableJoin",
     "Window",
     "analytic_fields",
     "analytic_levels",

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from sparktide.errors import ConfigError
-from sparktide.expr import Expr, parse_expression
+from sparktide.expr import Expr, parse_expression, ref_nodes
 from sparktide.job.expressions import check_join_references, parse_text
 from sparktide.job.values import check_choice, check_column, normalise_signed_duration, set_field
 
-__all__ = ["JOIN_TYPES", "Join"]
+__all__ = ["JOIN_TYPES", "Join", "TableJoin", "check_table_joins"]
 
 #: The kinds of join: ``left`` (every left event, matched or not; semantics §7.9, §11.8).
 JOIN_TYPES = ("inner", "left")
@@ -46,6 +46,10 @@ class Join:
         ``ON``, and the terms of its ``WHERE`` over the pair (semantics §11.8). A pair for
         which it is not true (false or null) is no match; under ``left`` an event that
         meets no row then is released once with ``null``.
+    then
+        With reference data only (``[[join.then]]``): further tables that the rows of
+        ``right`` meet before any event does (:class:`TableJoin`, semantics §11.8,
+        *Further tables*), in order.
     where
         With reference data, or with ``type = "left"``: a condition over each released
         record's pair (the event's fields, the row's or the right event's, ``timestamp``)
@@ -63,16 +67,16 @@ class Join:
     type: str = "inner"
     condition: str | None = None
     where: str | None = None
+    then: tuple[TableJoin, ...] = ()
 
     def __post_init__(self) -> None:
         for name in ("left", "right"):
             check_column(getattr(self, name), f"join.{name}", optional=False)
         if self.left == self.right:
             raise ConfigError("join.right", "must name another input than join.left")
-        if isinstance(self.on, str) or not isinstance(self.on, (list, tuple)):
-            raise ConfigError("join.on", f"must be a list of column names, got {self.on!r}")
-        set_field(self, "on", tuple(_on_entry(entry) for entry in self.on))
+        set_field(self, "on", _on_entries(self.on, "join.on"))
         check_choice(self.type, JOIN_TYPES, "join.type")
+        set_field(self, "then", _table_joins(self.then))
         if self.condition is not None:
             condition = parse_text(self.condition, "join.condition")
             check_join_references(condition, self, "join.condition")
@@ -121,19 +125,155 @@ class Join:
         return parse_expression(self.where, "join.where")
 
 
-def _on_entry(entry: object) -> str | tuple[str, str]:
+@dataclass(frozen=True)
+class TableJoin:
+    """One more table of reference data met by the rows of a join's table
+    (``[[join.then]]``; Stream Analytics' second ``JOIN`` of reference data, ``FROM s JOIN
+    devices d ON s.DeviceId = d.DeviceId JOIN sites x ON d.SiteId = x.SiteId``;
+    semantics §11.8, *Further tables*).
+
+    The tables meet each other once, when the run reads them, before any event: each
+    row of ``left`` meets the rows of ``right`` as an event meets a table (equal ``on``
+    values, ``condition`` true), and the row met becomes the member ``right`` of the
+    join's table row (``Devices.Sites``; a field of that name is replaced), one row per
+    row met, in both tables' order. Events then meet those rows.
+
+    Parameters
+    ----------
+    left
+        A table the rows already hold: ``[join] right``, or the ``right`` of an earlier
+        ``[[join.then]]``.
+    right
+        Another input with ``reference = true``.
+    on
+        As ``[join] on``: ``left``'s columns and ``right``'s, equal values.
+    type
+        ``inner`` (default): a row of ``[join] right`` that meets no row of ``right`` is
+        dropped. ``left``: it is kept once, its member ``right`` null.
+    condition
+        A condition over the tables' fields (``<table>.<field>`` of ``[join] right``,
+        of ``right`` and of the earlier tables) that a pair must also meet.
+    """
+
+    left: str
+    right: str
+    on: tuple[str | tuple[str, str], ...] = ()
+    type: str = "inner"
+    condition: str | None = None
+    key: str = field(default="join.then", compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        for name in ("left", "right"):
+            check_column(getattr(self, name), f"{self.key}.{name}", optional=False)
+        if self.left == self.right:
+            raise ConfigError(f"{self.key}.right", "must name another table than its left")
+        set_field(self, "on", _on_entries(self.on, f"{self.key}.on"))
+        check_choice(self.type, JOIN_TYPES, f"{self.key}.type")
+        if self.condition is not None:
+            parse_text(self.condition, f"{self.key}.condition")
+
+    @property
+    def left_on(self) -> tuple[str, ...]:
+        """The columns of ``left`` that ``on`` compares, in order."""
+        return tuple(e if isinstance(e, str) else e[0] for e in self.on)
+
+    @property
+    def right_on(self) -> tuple[str, ...]:
+        """The columns of ``right`` that ``on`` compares, in order."""
+        return tuple(e if isinstance(e, str) else e[1] for e in self.on)
+
+    @property
+    def condition_expression(self) -> Expr | None:
+        """The parsed ``condition``, if any."""
+        if self.condition is None:
+            return None
+        return parse_expression(self.condition, f"{self.key}.condition")
+
+
+def check_table_joins(join: Join, tables: list[str]) -> None:
+    """Refuse ``[[join.then]]`` entries that do not chain the job's reference data
+    ``tables``: each ``left`` a table the rows already hold, each ``right`` another
+    table, every table joined once, and each ``condition`` reading those tables only.
+
+    Raises
+    ------
+    ConfigError
+        Naming the entry's key (``join.then[1].left``) or the unjoined table.
+    """
+    held = [join.right]
+    for step in join.then:
+        if step.left not in held:
+            raise ConfigError(
+                f"{step.key}.left",
+                f"must be a table the rows already hold ({', '.join(held)}), got {step.left!r}",
+            )
+        if step.right not in tables or step.right in held:
+            unused = [t for t in tables if t not in held]
+            raise ConfigError(
+                f"{step.key}.right",
+                f"must be reference data not joined yet ({', '.join(unused) or 'none left'}), "
+                f"got {step.right!r}",
+            )
+        held.append(step.right)
+        expr = step.condition_expression
+        for ref in ref_nodes(expr) if expr is not None else ():
+            if ref.input not in held:
+                raise ConfigError(
+                    f"{step.key}.condition",
+                    f"{ref.key!r}: reads the tables' fields as <table>.<field> "
+                    f"({', '.join(held)}), before any event",
+                )
+    unjoined = [t for t in tables if t not in held]
+    if unjoined:
+        raise ConfigError(
+            f"inputs.{unjoined[0]}.reference",
+            f"reference data is joined: add a [[join.then]] with right = {unjoined[0]!r} "
+            f"(a job meets one table, {join.right!r}, and the tables its rows meet)",
+        )
+
+
+def _table_joins(entries: object) -> tuple[TableJoin, ...]:
+    """``[[join.then]]`` as :class:`TableJoin` values, each error naming its entry."""
+    if isinstance(entries, (str, dict)) or not isinstance(entries, (list, tuple)):
+        raise ConfigError("join.then", f"must be a list of tables ([[join.then]]), got {entries!r}")
+    out = []
+    for i, entry in enumerate(entries):
+        key = f"join.then[{i}]"
+        if isinstance(entry, TableJoin):
+            out.append(entry)
+            continue
+        if not isinstance(entry, dict):
+            raise ConfigError(key, f"must be a table (left, right, on, ...), got {entry!r}")
+        unknown = sorted(set(entry) - {"left", "right", "on", "type", "condition"})
+        if unknown:
+            raise ConfigError(f"{key}.{unknown[0]}", "is not a key of [[join.then]]")
+        for required in ("left", "right"):
+            if required not in entry:
+                raise ConfigError(f"{key}.{required}", "is required")
+        out.append(TableJoin(**entry, key=key))
+    return tuple(out)
+
+
+def _on_entries(entries: object, key: str) -> tuple[str | tuple[str, str], ...]:
+    """``on`` (of ``[join]`` or a ``[[join.then]]`` at ``key``) as names and pairs."""
+    if isinstance(entries, str) or not isinstance(entries, (list, tuple)):
+        raise ConfigError(key, f"must be a list of column names, got {entries!r}")
+    return tuple(_on_entry(entry, key) for entry in entries)
+
+
+def _on_entry(entry: object, key: str) -> str | tuple[str, str]:
     """One ``on`` entry: a column name both sides hold, or a pair ``[left, right]`` of
     column names (a pair of one name is that name)."""
     if isinstance(entry, str):
-        check_column(entry, "join.on", optional=False)
+        check_column(entry, key, optional=False)
         return entry
     if isinstance(entry, (list, tuple)) and len(entry) == 2:
         for column in entry:
-            check_column(column, "join.on", optional=False)
+            check_column(column, key, optional=False)
         left, right = entry
         return left if left == right else (left, right)  # type: ignore[return-value]
     raise ConfigError(
-        "join.on",
+        key,
         f'takes column names and [left, right] pairs, such as ["k", ["DeviceId", "Id"]]; '
         f"got {entry!r}",
     )

@@ -19,7 +19,7 @@ from sparktide.job.expressions import (
     input_field_refused,
     no_input_fields,
 )
-from sparktide.job.join import Join
+from sparktide.job.join import Join, check_table_joins
 from sparktide.job.values import (
     COLUMN_NAME,
     RESERVED_EVENT_COLUMNS,
@@ -131,6 +131,12 @@ def check_join(job: Job) -> None:
     if job.references:
         _check_lookup(job, join)
         return
+    if join.then:
+        raise ConfigError(
+            "join.then",
+            "meets further reference data, for a join with reference data (join.right an "
+            f"input with reference = true); {join.right!r} is a stream",
+        )
     if join.where is not None and join.type != "left":
         raise ConfigError(
             "join.where",
@@ -258,13 +264,14 @@ def _check_lookup(job: Job, join: Join) -> None:
     """A join with reference data: one stream input (``left``) and one table (``right``)."""
     names = [name for name, _ in job.inputs]
     tables = [name for name, _ in job.references]
-    if names != [join.left] or tables != [join.right]:
+    if names != [join.left] or join.right not in tables:
         raise ConfigError(
             "join",
             f"a join with reference data reads one stream and one table: the job must have "
             f"[inputs.{join.left}] and [inputs.{join.right}] with reference = true, got "
             f"streams {names} and reference data {tables}",
         )
+    check_table_joins(join, tables)
     if join.between is not None:
         raise ConfigError(
             "join.between",

@@ -192,6 +192,13 @@ def _join_table(join: Join) -> list[str]:
     for key in ("condition", "where"):
         if getattr(join, key) is not None:
             lines.append(f"{key} = {_value('', getattr(join, key))}")
+    for step in join.then:  # (further tables its rows meet)
+        lines += ["", "[[join.then]]", f"left = {_value('', step.left)}"]
+        lines += [f"right = {_value('', step.right)}", f"on = {_value('', list(step.on))}"]
+        if step.type != "inner":
+            lines.append(f"type = {_value('', step.type)}")
+        if step.condition is not None:
+            lines.append(f"condition = {_value('', step.condition)}")
     return [*lines, ""]
 
 

@@ -215,13 +215,12 @@ def _matches_view(job: Job) -> Job:
 
 def _read_reference(job: Job) -> list[tuple[int, str]]:
     """The rows of a job's reference data as ``(place, JSON text)``, read on the driver
-    by the reference engine's reader (:func:`sparktide.reader.read_reference`), so both
+    by the reference engine's reader (:func:`sparktide.core.lookup.reference_rows`), so both
     engines see the same values."""
+    from sparktide.core.lookup import reference_rows
     from sparktide.core.records import jsonable
-    from sparktide.reader import read_reference
 
-    ((name, reference),) = job.references
     return [
         (i, json.dumps(jsonable(row), ensure_ascii=False))
-        for i, row in enumerate(read_reference(name, reference))
+        for i, row in enumerate(reference_rows(job))
     ]

@@ -68,6 +68,8 @@ class Inputs:
                 tables[source.name] = self.reference_table(source)
             else:
                 tables[source.name] = self.input_table(source, plan.partition if lookup else None)
+        for table, _ in plan.join.then if plan.join is not None else ():  # (§11.8)
+            tables[table.name] = self.reference_table(table)
         for name, condition in plan.input_wheres:  # (a UNION's branches' own WHERE)
             tables[name]["where"] = condition
         return tables

@@ -336,7 +336,7 @@ class JoinPlanner:
             named = [s for s in sides if expr.name.casefold() in source_names(s)]
             if len(expr.parts) == 1 and named:  # (an input itself: DATEDIFF(unit, a, b))
                 return named
-            if len(expr.parts) != 2:
+            if len(expr.parts) < 2:
                 raise qualify_over_join(self.refuse, expr, join.left)
             qualifier = expr.parts[0].casefold()
             out += [s for s in sides if qualifier in source_names(s)]

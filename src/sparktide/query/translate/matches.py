@@ -38,6 +38,11 @@ def _on_text(on: tuple[str | tuple[str, str], ...]) -> str:
     return ", ".join(e if isinstance(e, str) else f"{e[0]} = {e[1]}" for e in on)
 
 
+def _pair(entry: str | list[str]) -> str | tuple[str, str]:
+    """An ``on`` entry as the job file writes it (a pair as a list) as a plan holds it."""
+    return entry if isinstance(entry, str) else (entry[0], entry[1])
+
+
 class Matches:
     """Writes a statement's JOIN into its job's tables and notes."""
 
@@ -115,10 +120,14 @@ class Matches:
         data["join"] = {"left": stream, "right": table, "on": _on_list(join.on)}
         if join.type == "left":
             data["join"]["type"] = "left"
+        if join.then:
+            data["join"]["then"] = [dict(entry) for _, entry in join.then]
         if plan.window is not None:
             self.window_note(plan)
         else:
             self.release_note(plan)
+        if join.then:
+            self.tables_note(join)
         self.join_condition(join, data["join"])
         self.join_where(join, data["join"])
         if join.swapped:
@@ -126,6 +135,26 @@ class Matches:
                 f"{table} JOIN {stream}: the job joins the stream {stream} (left) with the "
                 f"reference data {table} (right); an inner join is the same either way round "
                 "(Stream Analytics' documentation puts reference data on the right)"
+            )
+
+    def tables_note(self, join: JoinPlan) -> None:
+        """The note on the later JOINs of reference data (``[[join.then]]``)."""
+        table = join.right.name
+        for _, entry in join.then:
+            right, on = entry["right"], _on_text(tuple(map(_pair, entry["on"])))
+            self.notes.append(
+                f"JOIN {right} is [[join.then]]: when the run reads the tables, each row of "
+                f"{table} meets the rows of {right} with equal {on} ({entry['left']}'s and "
+                f"{right}'s)"
+                + (f" and where {entry['condition']} is true" if "condition" in entry else "")
+                + f", which becomes its member {right} ({table}.{right}; {right}'s x is "
+                f"GetRecordPropertyValue({table}.{right}, 'x')), one row per row met; "
+                + (
+                    f"a row that meets none keeps {right} null (LEFT OUTER JOIN)"
+                    if entry.get("type") == "left"
+                    else "a row that meets none is dropped (an inner JOIN; the JOINs it "
+                    "reads are then inner too)"
+                )
             )
 
     def window_note(self, plan: Plan) -> None:
@@ -253,12 +282,6 @@ class Matches:
                 f"{right.alias or right.name}.{node.name}); sparktide does not know which "
                 "input's events hold it",
             )
-        if len(parts) > 2:
-            raise self.refuse(
-                node.pos,
-                f"{node.name}: nested fields (record.field) are not supported yet; flatten "
-                "the input",
-            )
         qualifier = parts[0].casefold()
         side = (
             left
@@ -269,7 +292,13 @@ class Matches:
         )
         if side is None:
             raise self.refuse(node.pos, f"{parts[0]} names neither input of the JOIN")
-        return E.Ref(check_column(parts[1], node.pos, self.refuse), side.name)
+        field = E.Ref(check_column(parts[1], node.pos, self.refuse), side.name)
+        if len(parts) == 2:
+            return field
+        path = ".".join(  # (a value inside the field: r.a.b, semantics §11.14)
+            f"[{p.replace(']', ']]')}]" if "." in p or p.startswith("[") else p for p in parts[2:]
+        )
+        return E.Func("GETRECORDPROPERTYVALUE", (field, E.Lit(path)))
 
     def select(self, plan: Plan, data: dict[str, Any]) -> None:
         """Set ``data["select"]`` for the column list over a JOIN's matches, with its note."""

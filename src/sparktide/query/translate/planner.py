@@ -31,6 +31,7 @@ from sparktide.query.translate.joins import JoinPlanner
 from sparktide.query.translate.lookupwindow import over_table
 from sparktide.query.translate.matchwindow import over_matches
 from sparktide.query.translate.plans import Plan, with_where
+from sparktide.query.translate.tablejoins import chained_tables
 from sparktide.query.translate.unions import Unions
 from sparktide.query.translate.windowjoin import WindowStep, window_times
 
@@ -124,7 +125,11 @@ class Planner:
         self.check_clauses(select, where)
         if select.joins:  # (a windowed step's System.Timestamp() is its window's end)
             select = window_times(select, self.windowed_steps(visible))
+        select, then = chained_tables(select, self.refuse, self.joins.bindings.is_reference)
         inner, from_step = self.inner(select, visible)
+        if then:  # (later JOINs of reference data: [[join.then]], semantics §11.8)
+            assert inner.join is not None and inner.join.reference
+            inner = replace(inner, join=replace(inner.join, then=then))
         if inner.join is not None and inner.join.window is not None:  # (§7.12)
             reading = inner.join.window.source
             if reading.where is not None:

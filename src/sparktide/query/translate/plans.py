@@ -9,6 +9,7 @@ of the translation reads the plan, not the syntax tree's chain of steps.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from sparktide import expr as E
 from sparktide.query.ast import Column, CrossApply, Expr, FromSource, Pos, Select
@@ -39,6 +40,8 @@ class JoinPlan:
     #: ``right`` is a windowed step's records (§7.12): the step's SELECT, over the input
     #: reading its window reads
     window: Select | None = None
+    #: with reference data, the later JOINs: each table and its ``[[join.then]]`` entry
+    then: tuple[tuple[FromSource, dict[str, Any]], ...] = ()
 
 
 @dataclass(frozen=True)

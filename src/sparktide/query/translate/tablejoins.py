@@ -1,0 +1,213 @@
+"""Further JOINs of reference data: ``FROM s JOIN devices d ON s.DeviceId = d.DeviceId
+JOIN sites x ON d.SiteId = x.SiteId`` (semantics §11.8, *Further tables*).
+
+The job meets one table, ``[join] right`` (the first JOIN's); each later JOIN of
+reference data whose ``ON`` reads the tables only is a ``[[join.then]]``: the tables
+meet each other when the run reads them, and the row of ``sites`` becomes the member
+``sites`` of the row of ``devices``. :func:`chained_tables` takes those JOINs off the
+SELECT and rewrites its columns of a later table to read that member (``x.Region`` is
+``d.sites.Region``), so the rest of the translation sees one JOIN with reference data.
+
+SQL's chain of joins and the job's agree: a later JOIN's ``ON`` compares a table's
+columns, so an event whose row met nothing under an inner later JOIN is dropped as SQL
+drops it; an inner later JOIN therefore makes the JOINs it reads inner too (``FROM s
+LEFT JOIN d ... JOIN x ON d.k = x.k`` keeps only events with a ``d`` row that meets
+``x``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from sparktide import expr as E
+from sparktide.query.ast import Call, Clause, Column, Expr, FromSource, Join, Select, Star
+from sparktide.query.exprs import convert
+from sparktide.query.refusal import Refuse, check_column
+from sparktide.query.translate.context import describe, is_timestamp, source_names, unsupported_call
+from sparktide.query.translate.inline import columns_in, map_columns
+from sparktide.query.translate.joinon import JoinCondition
+
+__all__ = ["chained_tables"]
+
+
+def chained_tables(
+    select: Select, refuse: Refuse, is_reference: Any
+) -> tuple[Select, tuple[tuple[FromSource, dict[str, Any]], ...]]:
+    """``select`` with one JOIN (inner when a later inner JOIN reads its table), and its
+    later JOINs of reference data: each table and its ``[[join.then]]`` entry (see the
+    module).
+    ``is_reference(name)`` says whether an input is reference data. A later JOIN that is
+    not of reference data, or whose ``ON`` reads the stream, is refused."""
+    if len(select.joins) < 2:
+        return select, ()
+    first = select.joins[0]
+    if not is_reference(first.source.name) or is_reference(select.source.name):
+        raise refuse(
+            select.joins[1].pos,
+            "a second JOIN is not supported yet but after a JOIN of a stream with reference "
+            "data (FROM stream JOIN table ON ... JOIN table ON ...): a job joins two inputs",
+        )
+    held = [first.source]
+    then: list[dict[str, Any]] = []
+    kinds = {first.source.name: first.kind}
+    lefts: dict[str, str] = {}
+    for join in select.joins[1:]:
+        table = join.source
+        _check_later(join, held, select.source, refuse, is_reference)
+        left, entry = _table_join(join, held, refuse)
+        then.append(entry)
+        held.append(table)
+        kinds[table.name] = join.kind
+        lefts[table.name] = left.name
+    inner = set()
+    for name, kind in kinds.items():  # (an inner JOIN makes those it reads inner)
+        if kind == "INNER":
+            while name in lefts:
+                name = lefts[name]
+                inner.add(name)
+    for entry in then:
+        if entry["right"] in inner:
+            entry.pop("type", None)
+    if first.source.name in inner:
+        first = replace(first, kind="INNER")
+    rewritten = _read_members(replace(select, joins=(first,)), first.source, held[1:], refuse)
+    return rewritten, tuple(zip(held[1:], then, strict=True))
+
+
+def _check_later(
+    join: Join, held: list[FromSource], stream: FromSource, refuse: Refuse, is_reference: Any
+) -> None:
+    """Refuse a later JOIN that is not a JOIN of another table of reference data."""
+    table = join.source
+    if not is_reference(table.name):
+        raise refuse(
+            join.pos,
+            f"a JOIN of the stream {table.name} after a JOIN with reference data is not "
+            "supported yet: a later JOIN meets more reference data",
+        )
+    if join.kind not in ("INNER", "LEFT", "LEFT OUTER"):
+        raise refuse(
+            join.pos,
+            f"{join.kind} JOIN with reference data is not supported: Stream Analytics joins "
+            "reference data by JOIN (inner) or LEFT OUTER JOIN",
+        )
+    if table.timestamp_by is not None or table.partition_by is not None:
+        raise refuse(
+            table.pos,
+            f"TIMESTAMP BY or PARTITION BY on the reference data {table.name}: reference data "
+            "has neither time nor partitions",
+        )
+    taken = set().union(*(source_names(s) for s in (stream, *held)))
+    if source_names(table) & taken:
+        raise refuse(
+            table.pos,
+            f"{table.alias or table.name} names two inputs of the JOINs; give them different "
+            "aliases",
+        )
+
+
+def _table_join(
+    join: Join, held: list[FromSource], refuse: Refuse
+) -> tuple[FromSource, dict[str, Any]]:
+    """The table a later JOIN's ``ON`` reads (its left) and its ``[[join.then]]`` entry."""
+    table = join.source
+    known = {name: source for source in (*held, table) for name in source_names(source)}
+    left: FromSource | None = None
+    for column in columns_in(join.condition):
+        if len(column.parts) < 2 or column.parts[0].casefold() not in known:
+            raise refuse(
+                column.pos,
+                f"{column.name} in the ON of a JOIN with the reference data {table.name}: a "
+                "later JOIN compares the tables' columns (alias.column of "
+                f"{', '.join(s.alias or s.name for s in (*held, table))}), not the stream's",
+            )
+        source = known[column.parts[0].casefold()]
+        if left is None and source is not table:
+            left = source
+    if left is None:
+        raise refuse(
+            join.pos,
+            f"the ON of the JOIN with {table.name} reads no column of the tables before it "
+            f"({', '.join(s.alias or s.name for s in held)})",
+        )
+    on, _, others = JoinCondition(refuse).join_condition(join, left, table, reference=True)
+    entry: dict[str, Any] = {
+        "left": left.name,
+        "right": table.name,
+        "on": [e if isinstance(e, str) else list(e) for e in on],
+    }
+    if join.kind != "INNER":
+        entry["type"] = "left"
+    if others:
+
+        def leaf(node: Column | Call) -> E.Expr:
+            if isinstance(node, Call) or is_timestamp(node):
+                if is_timestamp(node):
+                    raise refuse(
+                        node.pos,
+                        f"System.Timestamp() in the ON of the JOIN with {table.name}: the "
+                        "tables meet before any event, without a time",
+                    )
+                assert isinstance(node, Call)
+                raise unsupported_call(node, refuse, "in ON is not supported")
+            return _table_field(node, known[node.parts[0].casefold()], refuse)
+
+        terms = [convert(term, leaf, refuse, "ON") for term in others]
+        entry["condition"] = E.to_text(E.conjunction(terms))
+    return left, entry
+
+
+def _table_field(node: Column, source: FromSource, refuse: Refuse) -> E.Expr:
+    """``x.k`` (``<table>.k``) or ``x.k.y`` (a value inside it) of a table's row."""
+    field = E.Ref(check_column(node.parts[1], node.pos, refuse), source.name)
+    if len(node.parts) == 2:
+        return field
+    path = ".".join(
+        f"[{p.replace(']', ']]')}]" if "." in p or p.startswith("[") else p for p in node.parts[2:]
+    )
+    return E.Func("GETRECORDPROPERTYVALUE", (field, E.Lit(path)))
+
+
+def _read_members(
+    select: Select, first: FromSource, later: list[FromSource], refuse: Refuse
+) -> Select:
+    """``select`` with each column of a later table (``x.Region``) reading the member of
+    the first table's row that holds it (``d.sites.Region``)."""
+    names = {name: source for source in later for name in source_names(source)}
+    for item in select.items:
+        star = item.expr
+        if isinstance(star, Star) and star.qualifier and star.qualifier.casefold() in names:
+            raise refuse(
+                item.pos,
+                f"SELECT {describe(star)} of a later JOIN's table is not supported yet: name "
+                f"its columns ({star.qualifier}.k AS k, ...)",
+            )
+
+    def member(column: Column) -> Expr:
+        source = names.get(column.parts[0].casefold())
+        if source is None:
+            return column
+        return Column((first.alias or first.name, source.name, *column.parts[1:]), column.pos)
+
+    def read(expr: Expr) -> Expr:
+        return map_columns(expr, member)
+
+    def clause(found: Clause | None) -> Clause | None:
+        return None if found is None else Clause(read(found.expr), found.pos)
+
+    items = tuple(
+        item if isinstance(item.expr, Star) else replace(item, expr=read(item.expr))
+        for item in select.items
+    )
+    group_by = tuple(
+        item if item.window is not None else replace(item, expr=read(item.expr))
+        for item in select.group_by
+    )
+    return replace(
+        select,
+        items=items,
+        where=clause(select.where),
+        having=clause(select.having),
+        group_by=group_by,
+    )

@@ -1,0 +1,151 @@
+"""Further tables of reference data (``[[join.then]]``, semantics §11.8, *Further tables*):
+the tables meet each other when the run reads them; events meet the rows so made."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from sparktide.core.engine import simulate
+from sparktide.core.lookup import reference_rows, tables_met
+from sparktide.errors import ConfigError
+from sparktide.job import Job, TableJoin
+from sparktide.reader import job_records
+
+DEVICES = [
+    {"device": "d1", "model": "A", "site": "s1"},
+    {"device": "d2", "model": "B", "site": "s2"},
+    {"device": "d3", "model": "C"},
+]
+SITES = [
+    {"site": "s1", "region": "north", "open": 1},
+    {"site": "s1", "region": "east", "open": 0},
+    {"site": "s9", "region": "west", "open": 1},
+]
+
+
+def _lines(rows: list[dict[str, Any]]) -> str:
+    return "".join(json.dumps(r) + "\n" for r in rows)
+
+
+def _data(tmp_path, then: list[dict[str, Any]], join: dict[str, Any] | None = None) -> dict:
+    (tmp_path / "in").mkdir(exist_ok=True)
+    events = [
+        {"device": "d1", "t": "2026-03-01T09:00:01Z", "v": 1},
+        {"device": "d2", "t": "2026-03-01T09:00:02Z", "v": 2},
+        {"device": "d3", "t": "2026-03-01T09:00:03Z", "v": 3},
+    ]
+    (tmp_path / "in" / "a.jsonl").write_text(_lines(events))
+    (tmp_path / "devices.jsonl").write_text(_lines(DEVICES))
+    (tmp_path / "sites.jsonl").write_text(_lines(SITES))
+    (tmp_path / "regions.jsonl").write_text(_lines([{"region": "north", "boss": "Ann"}]))
+    return {
+        "inputs": {
+            "readings": {"path": "in", "timestamp_by": "t", "arrival_time": "t"},
+            "devices": {"reference": True, "path": "devices.jsonl"},
+            "sites": {"reference": True, "path": "sites.jsonl"},
+        },
+        "join": {"left": "readings", "right": "devices", "on": ["device"], "then": then}
+        | (join or {}),
+    }
+
+
+def _job(tmp_path, then: list[dict[str, Any]], **join: Any) -> Job:
+    return Job.from_dict(_data(tmp_path, then, join), base_dir=tmp_path)
+
+
+def test_an_inner_table_join_keeps_only_rows_that_meet_one(tmp_path):
+    job = _job(tmp_path, [{"left": "devices", "right": "sites", "on": ["site"]}])
+    rows = reference_rows(job)
+    assert [(r["device"], r["sites"]["region"]) for r in rows] == [
+        ("d1", "north"),
+        ("d1", "east"),
+    ]
+    result = simulate(job, job_records(job))
+    assert [(e["readings"]["v"], e["devices"]["sites"]["region"]) for e in result.events] == [
+        (1, "north"),
+        (1, "east"),
+    ]
+
+
+def test_a_left_table_join_keeps_a_row_that_meets_none_with_a_null_member(tmp_path):
+    then = [
+        {
+            "left": "devices",
+            "right": "sites",
+            "on": ["site"],
+            "type": "left",
+            "condition": ("sites.open = 1"),
+        }
+    ]
+    job = _job(tmp_path, then, type="left")
+    result = simulate(job, job_records(job))
+    found = [(e["readings"]["v"], e["devices"] and e["devices"]["sites"]) for e in result.events]
+    north = {"site": "s1", "region": "north", "open": 1}
+    assert found == [(1, north), (2, None), (3, None)]  # (d2: no s2; d3: no site at all)
+
+
+def test_a_table_joins_a_later_tables_row_and_its_member_replaces_a_field(tmp_path):
+    data = _data(
+        tmp_path,
+        [
+            {"left": "devices", "right": "sites", "on": ["site"], "type": "left"},
+            {"left": "sites", "right": "model", "on": ["region"], "type": "left"},
+        ],
+    )
+    data["inputs"]["model"] = {"reference": True, "path": "regions.jsonl"}
+    job = Job.from_dict(data, base_dir=tmp_path)
+    rows = reference_rows(job)
+    assert [(r["device"], r["model"]) for r in rows] == [
+        ("d1", {"region": "north", "boss": "Ann"}),  # (the member replaced devices' model)
+        ("d1", None),
+        ("d2", None),
+        ("d3", None),
+    ]
+
+
+def test_tables_met_takes_keys_by_value_and_never_matches_a_null():
+    step = TableJoin(left="devices", right="sites", on=(("site", "id"),))
+    rows = [{"site": 1}, {"site": None}, {"site": True}, {}]
+    table = [{"id": 1.0}, {"id": None}, {"id": 1}]
+    met = tables_met("devices", step, rows, table)
+    assert met == [{"site": 1, "sites": {"id": 1.0}}, {"site": 1, "sites": {"id": 1}}]
+
+
+@pytest.mark.parametrize(
+    ("then", "key", "message"),
+    [
+        ([{"left": "nope", "right": "sites"}], "join.then[0].left", "already hold (devices)"),
+        ([{"left": "devices", "right": "readings"}], "join.then[0].right", "not joined yet"),
+        (
+            [{"left": "devices", "right": "sites", "condition": "readings.v > 1"}],
+            "join.then[0].condition",
+            "'readings.v'",
+        ),
+        ([{"left": "devices", "right": "sites", "how": 1}], "join.then[0].how", "not a key"),
+        ([{"right": "sites"}], "join.then[0].left", "is required"),
+        ([], "inputs.sites.reference", "add a [[join.then]] with right = 'sites'"),
+        ("sites", "join.then", "must be a list"),
+    ],
+)
+def test_a_table_join_that_does_not_chain_the_tables_is_refused_by_key(
+    tmp_path, then, key, message
+):
+    with pytest.raises(ConfigError) as info:
+        _job(tmp_path, then)
+    assert info.value.key == key
+    assert message in info.value.message
+
+
+def test_a_join_of_two_streams_takes_no_further_tables(tmp_path):
+    data = _data(tmp_path, [{"left": "readings", "right": "more"}])
+    data["inputs"] = {
+        "readings": data["inputs"]["readings"],
+        "devices": data["inputs"]["readings"],
+    }
+    data["join"]["between"] = ["0s", "1m"]
+    with pytest.raises(ConfigError) as info:
+        Job.from_dict(data, base_dir=tmp_path)
+    assert info.value.key == "join.then"
