@@ -149,3 +149,52 @@ def test_a_join_of_two_streams_takes_no_further_tables(tmp_path):
     with pytest.raises(ConfigError) as info:
         Job.from_dict(data, base_dir=tmp_path)
     assert info.value.key == "join.then"
+
+
+def test_an_event_meets_a_table_by_a_value_inside_its_record(tmp_path):
+    """``on = [["hub.device", "device"]]``: Stream Analytics' ``ON
+    i.IoTHub.ConnectionDeviceId = d.DeviceId``; an event whose value is missing, or
+    whose ``hub`` is no record, meets no row."""
+    (tmp_path / "in").mkdir()
+    events = [
+        {"hub": {"device": "d2"}, "t": "2026-03-01T09:00:01Z"},
+        {"hub": "d1", "t": "2026-03-01T09:00:02Z"},
+        {"t": "2026-03-01T09:00:03Z"},
+    ]
+    (tmp_path / "in" / "a.jsonl").write_text(_lines(events))
+    (tmp_path / "devices.jsonl").write_text(_lines(DEVICES))
+    job = Job.from_dict(
+        {
+            "inputs": {
+                "readings": {"path": "in", "timestamp_by": "t", "arrival_time": "t"},
+                "devices": {"reference": True, "path": "devices.jsonl"},
+            },
+            "join": {
+                "left": "readings",
+                "right": "devices",
+                "on": [["hub.device", "device"]],
+                "type": "left",
+            },
+        },
+        base_dir=tmp_path,
+    )
+    result = simulate(job, job_records(job))
+    assert [e["devices"] and e["devices"]["model"] for e in result.events] == ["B", None, None]
+    with pytest.raises(ConfigError) as info:
+        Job.from_dict(
+            {
+                **job_data(tmp_path),
+                "join": {"left": "readings", "right": "devices", "on": ["hub..x"]},
+            },
+            base_dir=tmp_path,
+        )
+    assert info.value.key == "join.on" and "names joined by dots" in info.value.message
+
+
+def job_data(tmp_path) -> dict:
+    return {
+        "inputs": {
+            "readings": {"path": "in", "timestamp_by": "t"},
+            "devices": {"reference": True, "path": "devices.jsonl"},
+        }
+    }

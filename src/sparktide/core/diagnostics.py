@@ -367,7 +367,7 @@ def named_columns(job: Any) -> list[NamedColumn]:
     if job.join is not None:
         join = job.join  # (a reference table's columns are in its rows, not the input's)
         for column in dict.fromkeys(join.left_on + (() if job.references else join.right_on)):
-            add(column, "join.on")
+            add(column.split(".", 1)[0], "join.on")  # (a value inside: its record's field)
     computed = {analytic.name for analytic in job.analytics}
     for analytic in job.analytics:  # the fields it reads; the other columns' names are none
         for column in analytic_fields(analytic, computed):

@@ -30,17 +30,31 @@ __all__ = [
     "join_key",
     "join_where_met",
     "pair_meets",
+    "value_at",
 ]
 
 
 def join_key(fields: dict[str, Any], columns: tuple[str, ...]) -> tuple[Any, ...] | None:
-    """The values an event joins on, or ``None`` when one is missing or null (such an
-    event matches nothing). Numbers compare by value (``3`` is ``3.0``), ``true`` is not
-    ``1``; lists and objects by their text."""
-    values = [fields.get(column) for column in columns]
+    """The values an event joins on (:func:`value_at`), or ``None`` when one is missing
+    or null (such an event matches nothing). Numbers compare by value (``3`` is
+    ``3.0``), ``true`` is not ``1``; lists and objects by their text."""
+    values = [value_at(fields, column) for column in columns]
     if any(value is None for value in values):
         return None
     return tuple(value_key(value) for value in values)
+
+
+def value_at(fields: dict[str, Any], column: str) -> Any:
+    """The value of ``column`` in ``fields``; a name with dots (``IoTHub.DeviceId``)
+    reads inside records, ``None`` where a part is missing or no record."""
+    if "." not in column:
+        return fields.get(column)
+    value: Any = fields
+    for part in column.split("."):
+        if not isinstance(value, dict):
+            return None
+        value = value.get(part)
+    return value
 
 
 def join_condition_met(

@@ -28,7 +28,9 @@ class Join:
         Columns whose values must be equal on both sides (a missing or null value never
         matches, as in SQL; numbers compare by value, ``true`` is not ``1``): a name both
         sides hold, or a pair ``[left column, right column]`` of differently named ones
-        (Stream Analytics' ``ON a.DeviceId = r.Id``), stored as a tuple.
+        (Stream Analytics' ``ON a.DeviceId = r.Id``), stored as a tuple. A name with
+        dots is a value inside a record (``IoTHub.ConnectionDeviceId``; null when a part
+        is missing or no record).
     between
         ``[low, high]``: a pair matches when ``right.timestamp − left.timestamp`` lies
         within it, both ends included; durations, negative allowed. Required for a join
@@ -254,6 +256,20 @@ def _table_joins(entries: object) -> tuple[TableJoin, ...]:
     return tuple(out)
 
 
+def _check_path(column: object, key: str) -> None:
+    """Refuse ``column`` unless it is a column name, or column names joined by dots."""
+    parts = column.split(".") if isinstance(column, str) else [column]
+    try:
+        for part in parts:
+            check_column(part, key, optional=False)
+    except ConfigError:
+        raise ConfigError(
+            key,
+            "must be a column name (letters, digits, '_' or '-'), or names joined by dots "
+            f"for a value inside a record (IoTHub.ConnectionDeviceId), got {column!r}",
+        ) from None
+
+
 def _on_entries(entries: object, key: str) -> tuple[str | tuple[str, str], ...]:
     """``on`` (of ``[join]`` or a ``[[join.then]]`` at ``key``) as names and pairs."""
     if isinstance(entries, str) or not isinstance(entries, (list, tuple)):
@@ -263,13 +279,14 @@ def _on_entries(entries: object, key: str) -> tuple[str | tuple[str, str], ...]:
 
 def _on_entry(entry: object, key: str) -> str | tuple[str, str]:
     """One ``on`` entry: a column name both sides hold, or a pair ``[left, right]`` of
-    column names (a pair of one name is that name)."""
+    column names (a pair of one name is that name); a name with dots is a value inside
+    a record (``IoTHub.ConnectionDeviceId``)."""
     if isinstance(entry, str):
-        check_column(entry, key, optional=False)
+        _check_path(entry, key)
         return entry
     if isinstance(entry, (list, tuple)) and len(entry) == 2:
         for column in entry:
-            check_column(column, key, optional=False)
+            _check_path(column, key)
         left, right = entry
         return left if left == right else (left, right)  # type: ignore[return-value]
     raise ConfigError(

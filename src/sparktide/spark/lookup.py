@@ -25,7 +25,7 @@ from sparktide.spark.columns import ARRIVAL_ORDER_SQL, PARTITION, RECORD, SYSTEM
 from sparktide.spark.context import Context
 from sparktide.spark.outputs.matches import join_condition
 from sparktide.spark.perinput import ROW_INPUT
-from sparktide.spark.sql import field, sql_string
+from sparktide.spark.sql import field_at, sql_string
 
 __all__ = ["join_keys", "reference_table", "rows_met", "with_keys"]
 
@@ -39,7 +39,8 @@ def join_keys(job: Job, side: str | None = None) -> list[tuple[str, str]]:
     assert join is not None
 
     def key(column: str) -> str:
-        return f"CASE WHEN {present(field(column))} THEN {distinct_key(field(column))} END"
+        value = field_at(column)
+        return f"CASE WHEN {present(value)} THEN {distinct_key(value)} END"
 
     keys = []
     for i, (left, right) in enumerate(zip(join.left_on, join.right_on, strict=True)):

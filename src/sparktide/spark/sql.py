@@ -74,6 +74,20 @@ def field(name: str, record: str = RECORD) -> str:
     return f"variant_get({record}, {path})"
 
 
+def field_at(column: str, record: str = RECORD) -> str:
+    """:func:`field`, or for a name with dots (``IoTHub.DeviceId``, a join column) the
+    variant value inside the records; SQL ``NULL`` where a part is missing or no
+    object."""
+    if "." not in column:
+        return field(column, record)
+    parts = column.split(".")
+    if not all(_NAME.match(part) for part in parts):
+        raise ValueError(f"not a column path of the job grammar: {column!r}")
+    field(parts[0], record)  # (checks the record's name)
+    path = sql_string("$" + "".join(f"['{part}']" for part in parts))
+    return f"variant_get({record}, {path})"
+
+
 def lit_us(value: int | None) -> str:
     """An integer microsecond literal (``NULL`` for none)."""
     return "CAST(NULL AS BIGINT)" if value is None else f"CAST({int(value)} AS BIGINT)"

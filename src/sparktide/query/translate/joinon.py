@@ -105,13 +105,13 @@ class JoinCondition:
         if not (isinstance(term, Operation) and term.kind == "comparison"):
             return False
         if term.operator != "=" or not all(
-            isinstance(o, Column) and len(o.parts) == 2 for o in term.operands
+            isinstance(o, Column) and len(o.parts) >= 2 for o in term.operands
         ):
             return False
         first, second = term.operands
         assert isinstance(first, Column) and isinstance(second, Column)
         names = {source_names(left).__contains__(c.parts[0].casefold()) for c in (first, second)}
-        return names == {True, False} and (first.parts[1] == second.parts[1] or not named_alike)
+        return names == {True, False} and (first.parts[1:] == second.parts[1:] or not named_alike)
 
     def join_key(
         self, term: Operation, left: FromSource, right: FromSource
@@ -129,7 +129,9 @@ class JoinCondition:
                     f"{written} compares two columns of one input: ON equalities compare a "
                     "column of each input (a.k = b.k)",
                 )
-            sides[side] = check_column(operand.parts[1], operand.pos, self.refuse)
+            sides[side] = ".".join(  # (with dots: a value inside a record, IoTHub.DeviceId)
+                check_column(part, operand.pos, self.refuse) for part in operand.parts[1:]
+            )
         if sides["left"] != sides["right"]:
             return sides["left"], sides["right"]
         return sides["left"]
@@ -137,13 +139,7 @@ class JoinCondition:
     def key_side(self, operand: Expr, left: FromSource, right: FromSource) -> str:
         """``left`` or ``right``: the input whose column ``input.k`` (an operand of an ON
         equality) is."""
-        if not isinstance(operand, Column) or len(operand.parts) != 2:
-            if isinstance(operand, Column) and len(operand.parts) > 2:
-                raise self.refuse(
-                    operand.pos,
-                    f"{operand.name}: nested fields (record.field) are not supported yet; "
-                    "flatten the input",
-                )
+        if not isinstance(operand, Column) or len(operand.parts) < 2:
             if isinstance(operand, Column) and len(operand.parts) == 1:
                 raise self.refuse(
                     operand.pos,
