@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from sparktide.time import MINUTE, SECOND
+from sparktide.core.engine import simulate
+from sparktide.reader import parse_fields
+from sparktide.time import MINUTE, SECOND, parse_instant
 from tests.query.test_multistep import job, run
 from tests.query.test_translate import test_refusals_name_construct_and_position as _refused
 
@@ -239,3 +241,41 @@ def test_analytic_functions_reading_analytic_ones_keep_refusing(
     text: str, position: str, message: str
 ) -> None:
     _refused(text, position, message)
+
+
+def test_lag_of_system_timestamp_is_the_previous_event_s_time_after_the_policy() -> None:
+    """``LAG(System.Timestamp())`` (semantics §11.19): the previous event's system
+    timestamp, after its ordering policy: a late event adjusted to the watermark is seen
+    at its adjusted time, by its own ``DATEDIFF`` and by the next event's ``LAG``."""
+    j = job(
+        "SELECT k, DATEDIFF(second, LAG(System.Timestamp()) OVER (PARTITION BY k "
+        "LIMIT DURATION(minute, 5)), System.Timestamp()) AS gap, "
+        "LAG(System.Timestamp()) OVER (PARTITION BY k LIMIT DURATION(minute, 5) "
+        "WHEN DATEPART(second, System.Timestamp()) = 0) AS whole "
+        "FROM i TIMESTAMP BY t"
+    )
+    got = [(a.name, a.value, a.when) for a in j.analytics]
+    assert got == [
+        ("_lag1", "System.Timestamp()", None),
+        ("_lag2", "System.Timestamp()", "DATEPART(second, System.Timestamp()) = 0"),
+    ]
+    times = [("09:00:00", "09:00:01"), ("09:00:40", "09:00:41")]
+    times += [("09:00:20", "09:00:42"), ("09:01:10", "09:01:11")]  # (time, enqueued)
+    records = [
+        parse_fields(
+            seq,
+            {"t": f"2026-03-01T{t}Z", "k": "a"},
+            j.source,
+            default_arrival=parse_instant(f"2026-03-01T{enqueued}Z"),
+        )
+        for seq, (t, enqueued) in enumerate(times)
+    ]
+    # 09:00:20, enqueued 22 s later, is late (late_arrival 5 s): adjusted to 09:00:37,
+    # then out of order (the watermark is 09:00:40): adjusted to 09:00:40
+    result = simulate(j, records)
+    assert [(r["gap"], r["whole"], r["timestamp"][-9:]) for r in result.events] == [
+        (None, None, "09:00:00Z"),
+        (40, "2026-03-01T09:00:00Z", "09:00:40Z"),
+        (0, "2026-03-01T09:00:00Z", "09:00:40Z"),
+        (30, "2026-03-01T09:00:00Z", "09:01:10Z"),
+    ]

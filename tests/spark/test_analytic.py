@@ -42,6 +42,15 @@ CASES = {
                 "default": "-1",
             },
             "first": {"function": "isfirst", "period": "20s", "partition_by": ["device"]},
+            # System.Timestamp(): each event's time after the policy (adjusted or not),
+            # read at release on Spark (semantics §11.19)
+            "prevt": {
+                "function": "lag",
+                "value": "System.Timestamp()",
+                "partition_by": ["device"],
+                "limit_duration": "30s",
+                "when": "DATEPART(second, System.Timestamp()) % 3 <> 0",
+            },
         },
         "filter": {"where": "prev IS NULL OR prev <> value OR first = 1"},
         "select": {
@@ -51,6 +60,8 @@ CASES = {
             "big": "big",
             "first": "first",
             "rise": "value - prev",
+            "prevt": "prevt",
+            "gap": "DATEDIFF(millisecond, prevt, System.Timestamp())",
         },
     },
     "substreams-lag-offset-when": {

@@ -26,6 +26,7 @@ from collections.abc import Callable
 from typing import Any
 
 from sparktide.core.aggregates import accumulate, aggregated_value
+from sparktide.core.outputs import with_time
 from sparktide.expr import Ref, evaluate, value_of
 from sparktide.expr.nodes import Expr, is_other
 from sparktide.job import Aggregate, Analytic, Job, analytic_levels, analytic_reads
@@ -176,6 +177,7 @@ class AnalyticColumns:
         (hiding fields of their names), and so does its ``when``, whose verdict (and the
         value it looks up) is what the event leaves in its state."""
         values: dict[str, Any] = {}
+        fields = with_time(fields, timestamp)  # (System.Timestamp(), semantics §11.19)
         for k in self._order:
             analytic, reads = self.analytics[k], self._reads[k]
             seen = {**fields, **{n: values[n] for n in reads}} if reads else fields

@@ -222,6 +222,14 @@ class Analytic:
         """Every expression of the column (the fields they read are read at admission)."""
         return [expr for _, expr in self.keyed_expressions()]
 
+    @property
+    def reads_time(self) -> bool:
+        """Whether an expression of the column reads ``System.Timestamp()``, the event's
+        system timestamp after its ordering policy (semantics §11.19)."""
+        from sparktide.expr import SYSTEM_TIMESTAMP, ref_nodes
+
+        return any(SYSTEM_TIMESTAMP in ref_nodes(e) for e in self.expressions())
+
     def keyed_expressions(self) -> list[tuple[str, Expr]]:
         """Every expression of the column with its key (``analytic.<name>.when``)."""
         key = f"analytic.{self.name}"
@@ -335,10 +343,10 @@ def analytic_levels(analytics: Sequence[Analytic]) -> tuple[tuple[int, ...], ...
 
 
 def _plain_fields(expr: Expr, key: str) -> None:
-    from sparktide.expr import EVENT_INPUT, ref_nodes
+    from sparktide.expr import EVENT_INPUT, SYSTEM_TIMESTAMP, ref_nodes
 
     for ref in ref_nodes(expr):
-        if ref == EVENT_INPUT:  # (the event's union input: job.rules.check_event_input)
+        if ref in (EVENT_INPUT, SYSTEM_TIMESTAMP):  # (the event's input and time, §11.19)
             continue
-        if ref.input is not None:  # (System.Timestamp() too: the columns read fields)
+        if ref.input is not None:
             raise ConfigError(key, f"{ref.key!r}: an analytic column reads the event's own fields")

@@ -97,8 +97,21 @@ def _names(k: int) -> tuple[str, str, str, str]:
 
 
 def _first_level(job: Job) -> Columns:
-    """The columns of level 0 (reading no other column): those computed at admission."""
-    return [(k, job.analytics[k]) for k in analytic_levels(job.analytics)[0]]
+    """The columns computed at admission: those of level 0 (reading no other column)
+    that read no ``System.Timestamp()`` (unknown before judging)."""
+    return [(k, job.analytics[k]) for k in _levels(job)[0] if not job.analytics[k].reads_time]
+
+
+def _levels(job: Job) -> tuple[tuple[int, ...], ...]:
+    """The levels of :func:`~sparktide.job.analytic_levels`, the columns of level 0 that
+    read ``System.Timestamp()`` in a level of their own right after it: their inputs
+    are read at release, when the event's system timestamp is known."""
+    levels = analytic_levels(job.analytics)
+    timed = tuple(k for k in levels[0] if job.analytics[k].reads_time)
+    if not timed:
+        return levels
+    plain = tuple(k for k in levels[0] if k not in timed)
+    return (*((plain,) if plain else ()), timed, *levels[1:])
 
 
 def admission_columns(frame: DataFrame, job: Job) -> DataFrame:
@@ -118,14 +131,18 @@ def _inputs(
     variant: Callable[[str], str],
     texts: dict[str, str],
     row_input: str,
+    time: Value | None = None,
 ) -> tuple[list[list[str]], Compiled, list[str]]:
     """The projections reading the leaves of ``columns``' expressions (``variant``:
-    a name's variant SQL; ``row_input``: SQL of the row's input, ``System.Input()``),
-    their compiled values and the SQL of each column's inputs (``texts``: the JSON text
+    a name's variant SQL; ``row_input``: SQL of the row's input, ``System.Input()``;
+    ``time``: the event's system timestamp, ``System.Timestamp()``, once known), their
+    compiled values and the SQL of each column's inputs (``texts``: the JSON text
     column of each earlier analytic column they read)."""
     exprs = [e for _, a in columns for e in a.expressions()]
     stages, leaves = variant_leaves(f"{prefix}f", record_field_names(exprs), variant)
     leaves[EVENT_INPUT.key] = Value(s=row_input)
+    if time is not None:
+        leaves[TIME_KEY] = time
     compiled = Compiled(f"{prefix}e", leaves)
     outputs = []
     for k, analytic in columns:
@@ -160,7 +177,7 @@ def _text(compiled: Compiled, expr: Any, texts: dict[str, str]) -> str:
     text, of ``texts``), else the computed value."""
     if isinstance(expr, Ref) and expr.key in texts:
         return texts[expr.key]
-    if isinstance(expr, Ref):
+    if isinstance(expr, Ref) and expr != SYSTEM_TIMESTAMP:
         return f"coalesce({json_text(variant_field(expr.name))}, 'null')"
     return json_of(compiled.value(expr))
 
@@ -244,8 +261,9 @@ def analytic_release(
     kept = context.store.load_table(batch.previous, "analytic", ANALYTIC_SCHEMA)
     if scopes is not None:
         kept = kept.join(scopes, on=SCOPE, how="left")
-    levels = analytic_levels(job.analytics)
-    if len(levels) > 1:  # columns reading columns: a pass per level
+    levels = _levels(job)
+    if len(levels) > 1 or any(a.reads_time for a in job.analytics):
+        # (columns reading columns, or System.Timestamp(): a pass per level)
         released = _by_levels(context, batch, _unpacked(job, ready), kept, watermark, levels)
         return _filter_and_select(job, batch, released)
     columns = list(enumerate(job.analytics))
@@ -273,9 +291,10 @@ def _by_levels(
     frame = frame.withColumn("_rid", F.monotonically_increasing_id())
     done: Columns = []
     nexts = []
-    for n, level in enumerate(levels):
+    admitted = {k for k, _ in _first_level(job)}
+    for level in levels:
         columns = [(k, job.analytics[k]) for k in level]
-        if n:
+        if not admitted.issuperset(level):  # (inputs read now: at release)
             frame = _level_inputs(frame, columns, done)
         earlier = [f"an{k}" for k, _ in done]
         mine = kept.filter(F.col("idx").isin(*level))
@@ -296,7 +315,8 @@ def _level_inputs(frame: DataFrame, columns: Columns, done: Columns) -> DataFram
     def variant(name: str) -> str:
         return f"try_parse_json({texts[name]})" if name in texts else variant_field(name)
 
-    stages, compiled, outputs = _inputs(columns, "_l", variant, texts, RELEASED_INPUT)
+    time = Value(s=iso(SYSTEM_TIME))  # (System.Timestamp(), known at release)
+    stages, compiled, outputs = _inputs(columns, "_l", variant, texts, RELEASED_INPUT, time)
     read = frame.withColumn(RECORD, F.expr(f"try_parse_json({RAW})"))
     for stage in stages:
         read = read.selectExpr("*", *stage)
