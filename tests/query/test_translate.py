@@ -579,6 +579,28 @@ def test_ordered_and_statistical_aggregates() -> None:
     assert w.having == "Sd > 1"
 
 
+def test_an_ordered_aggregate_orders_by_a_value_inside_a_record() -> None:
+    """``OVER (ORDER BY Reading.Speed DESC)`` orders by the value inside the record
+    (semantics §6.12); a percentile's order column, whose values it takes, stays a
+    column of the record."""
+    j = job(
+        "SELECT TopOne() OVER (ORDER BY i.Reading.Speed DESC, Time) AS Fastest, "
+        "CollectTop(2, Plate) OVER (ORDER BY Reading.Lane) AS Two "
+        "FROM Input i TIMESTAMP BY Time GROUP BY TumblingWindow(second, 10)"
+    )
+    assert j.window is not None
+    assert [str(a) for a in j.window.aggregates] == [
+        "topone() over (order by Reading.Speed desc, Time asc)",
+        "collecttop(2, Plate) over (order by Reading.Lane asc)",
+    ]
+    assert j.window.aggregates[0].columns == ("Reading", "Time")
+    with pytest.raises(QueryError, match=r"window\.aggregates\.m\.order_by: must be a column"):
+        job(
+            "SELECT Percentile_Cont(0.5) OVER (ORDER BY Reading.Speed) AS m FROM Input "
+            "GROUP BY TumblingWindow(second, 10)"
+        )
+
+
 def test_dot_notation_and_metadata_read_into_records() -> None:
     """``r.a.b`` is ``GetRecordPropertyValue(r, 'a.b')`` (a part with a dot bracketed);
     ``GetMetadataPropertyValue`` is the field the job names (semantics §11.14, §11.15)."""

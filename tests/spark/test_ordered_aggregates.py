@@ -44,13 +44,30 @@ AGGREGATES = {
     "spread": "stdev(value * 3)",
 }
 
-#: Two Spark runs: grid windows folded across micro-batches from JSON lines, and session
-#: windows computed from their kept rows, read from Parquet (whose typed route carries
-#: the whole record for ``topone()``).
+#: Ordered by a value inside a record (``readings``: records of mixed values, arrays,
+#: text, null or missing; JSON lines only).
+NESTED = {
+    "warmest": "topone(id) over (order by readings.temp desc, id)",
+    "driest": "bottomn(2, id) over (order by readings.hum, id desc)",
+}
+
+#: Two Spark runs: grid windows folded across micro-batches from JSON lines (with
+#: :data:`NESTED`), and session windows computed from their kept rows, read from Parquet
+#: (whose typed route carries the whole record for ``topone()``).
 CASES = {
     "tumbling": {"type": "tumbling", "size": "1m", "group_by": ["device"]},
     "session-parquet": {"type": "session", "gap": "4s", "group_by": ["device"]},
 }
+
+
+def _known_limit(window: dict[str, Any]) -> dict[str, Any]:
+    """``window`` with ``readings`` left out of the whole record ``latest``: inside nested
+    values Spark writes an integral float (``7.0``) as ``7`` (docs/design.md, *Known
+    limits*)."""
+    latest = window.get("latest")
+    if isinstance(latest, dict) and "readings" in latest:
+        window = {**window, "latest": {k: v for k, v in latest.items() if k != "readings"}}
+    return window
 
 
 def _exact(a: Any, b: Any) -> bool:
@@ -67,8 +84,11 @@ def _exact(a: Any, b: Any) -> bool:
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_ordered_aggregates_match_reference(spark, tmp_path, case):
     fmt = "parquet" if case.endswith("parquet") else "jsonl"
-    write_stream(tmp_path / "in", seed=28, events=50, files=2, partitions=2, fmt=fmt)
-    window = {**CASES[case], "aggregates": AGGREGATES}
+    nested = fmt == "jsonl"
+    write_stream(
+        tmp_path / "in", seed=28, events=50, files=2, partitions=2, fmt=fmt, readings=nested
+    )
+    window = {**CASES[case], "aggregates": {**AGGREGATES, **(NESTED if nested else {})}}
     tables = {"ordering": {"late_arrival": "20s", "out_of_order": "5s"}, "window": window}
     job = job_for(tmp_path, {**tables, "source": {"format": fmt}})
     metrics = run_job(
@@ -82,8 +102,8 @@ def test_ordered_aggregates_match_reference(spark, tmp_path, case):
     )
     assert metrics is not None
     expected = reference(job, file_batches(job.output.checkpoint))
-    want = [strip(w, "type", "emitted_at") for w in expected.windows]
-    got = [strip(w, "emitted_at") for w in read_output(job.output.path)]
+    want = [_known_limit(strip(w, "type", "emitted_at")) for w in expected.windows]
+    got = [_known_limit(strip(w, "emitted_at")) for w in read_output(job.output.path)]
     assert len(got) == len(want) > 1
 
     def key(record: dict[str, Any]) -> str:
@@ -96,6 +116,9 @@ def test_ordered_aggregates_match_reference(spark, tmp_path, case):
     assert any(None in w["values"] for w in want)
     assert any(isinstance(w["latest"]["value"], float) for w in want)
     assert all(set(w["latest"]) >= {"id", "device", "t", "a", "value"} for w in want)
+    if nested:  # (the nested order picks other events than the plain orders do)
+        assert any(w["warmest"] not in (None, w["top_id"]) for w in want)
+        assert any(w["driest"] != w["last2"] for w in want)
 
 
 def test_the_arrow_kernel_carries_the_whole_record_for_topone(tmp_path):

@@ -31,7 +31,7 @@ from sparktide.core.ordered import (
     ranked,
     spread,
 )
-from sparktide.core.records import jsonable, value_key
+from sparktide.core.records import jsonable, value_at, value_key
 from sparktide.expr import EVENT_INPUT, evaluate, is_other, value_of
 from sparktide.job import Aggregate
 from sparktide.job.aggregates import NUMERIC_FUNCTIONS, ORDERED_FUNCTIONS
@@ -178,7 +178,8 @@ def _value(aggregate: Aggregate, fields: dict[str, Any]) -> Any:
 
 
 def _order_keys(aggregate: Aggregate, fields: dict[str, Any]) -> tuple[Any, ...]:
-    return tuple(order_rank(fields.get(column)) for column, _ in aggregate.order_by)
+    """The ranks of a row's ``order by`` values (a name with dots reads inside records)."""
+    return tuple(order_rank(value_at(fields, column)) for column, _ in aggregate.order_by)
 
 
 def _ordered_final(aggregate: Aggregate, state: list[Any]) -> Any:

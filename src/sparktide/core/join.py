@@ -17,7 +17,7 @@ import heapq
 from collections.abc import Callable
 from typing import Any
 
-from sparktide.core.records import jsonable, time_or_none, value_key
+from sparktide.core.records import jsonable, time_or_none, value_at, value_key
 from sparktide.core.release import OrderedRelease, release_ready
 from sparktide.core.sink import Admitted, Windowless
 from sparktide.expr import Expr, evaluate, value_of
@@ -30,7 +30,6 @@ __all__ = [
     "join_key",
     "join_where_met",
     "pair_meets",
-    "value_at",
 ]
 
 
@@ -42,19 +41,6 @@ def join_key(fields: dict[str, Any], columns: tuple[str, ...]) -> tuple[Any, ...
     if any(value is None for value in values):
         return None
     return tuple(value_key(value) for value in values)
-
-
-def value_at(fields: dict[str, Any], column: str) -> Any:
-    """The value of ``column`` in ``fields``; a name with dots (``IoTHub.DeviceId``)
-    reads inside records, ``None`` where a part is missing or no record."""
-    if "." not in column:
-        return fields.get(column)
-    value: Any = fields
-    for part in column.split("."):
-        if not isinstance(value, dict):
-            return None
-        value = value.get(part)
-    return value
 
 
 def join_condition_met(

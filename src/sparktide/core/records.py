@@ -9,7 +9,7 @@ from typing import Any
 from sparktide.core.instants import is_finite
 from sparktide.time import format_instant
 
-__all__ = ["InputRecord", "jsonable", "time_or_none", "value_key"]
+__all__ = ["InputRecord", "jsonable", "time_or_none", "value_at", "value_key"]
 
 
 @dataclass(slots=True, eq=False, repr=False)
@@ -120,3 +120,16 @@ def jsonable(value: Any) -> Any:
 
 _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.UTC)
 _ONE_US = _dt.timedelta(microseconds=1)
+
+
+def value_at(fields: dict[str, Any], column: str) -> Any:
+    """The value of ``column`` in ``fields``; a name with dots (``IoTHub.DeviceId``)
+    reads inside records, ``None`` where a part is missing or no record."""
+    if "." not in column:
+        return fields.get(column)
+    value: Any = fields
+    for part in column.split("."):
+        if not isinstance(value, dict):
+            return None
+        value = value.get(part)
+    return value

@@ -23,7 +23,7 @@ from typing import Any
 from sparktide.errors import ConfigError
 from sparktide.expr import Expr, Ref, parse_expression, to_text
 from sparktide.job.expressions import no_input_fields, parse_text
-from sparktide.job.values import COLUMN_NAME, check_choice, check_column
+from sparktide.job.values import COLUMN_NAME, check_choice, check_column, check_column_path
 
 __all__ = [
     "AGGREGATE_FUNCTIONS",
@@ -89,7 +89,10 @@ _DISTINCT = re.compile(
     r"(?P<call>.*\))\s*over\s*\(\s*distinct\s+(?P<columns>.*)\)\s*\Z", re.DOTALL | re.IGNORECASE
 )
 _TIMESTAMP = re.compile(r"\s*system\s*\.\s*timestamp\s*\(\s*\)\s*\Z", re.IGNORECASE)
-_ORDER_KEY = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_\-]*)(?:\s+(asc|desc))?\s*\Z", re.IGNORECASE)
+_ORDER_KEY = re.compile(
+    r"\s*([A-Za-z_][A-Za-z0-9_\-]*(?:\.[A-Za-z_][A-Za-z0-9_\-]*)*)(?:\s+(asc|desc))?\s*\Z",
+    re.IGNORECASE,
+)
 _FORMS = (
     "expected FUNCTION(column), FUNCTION(expression), count(*) or an ordered aggregate "
     "such as topone() over (order by speed desc)"
@@ -201,7 +204,10 @@ class Aggregate:
         if not self.order_by:
             raise ConfigError(key, f"{self.function} needs over (order by column [asc|desc])")
         for column, descending in self.order_by:
-            check_column(column, f"{key}.order_by", optional=False)
+            if self.function in _PERCENTILES or "." not in str(column):
+                check_column(column, f"{key}.order_by", optional=False)
+            else:  # (a value inside a record: Reading.Speed)
+                check_column_path(column, f"{key}.order_by")
             if not isinstance(descending, bool):
                 raise ConfigError(
                     f"{key}.order_by", f"descending must be true or false, got {descending!r}"
@@ -256,7 +262,7 @@ class Aggregate:
     def columns(self) -> tuple[str, ...]:
         """The record's columns the aggregate names: its column and its order columns."""
         named = [self.value_column] if self.value_column is not None else []
-        named += [c for c, _ in self.order_by]
+        named += [c.split(".", 1)[0] for c, _ in self.order_by]  # (a value inside: its field)
         return tuple(dict.fromkeys([*named, *(self.distinct or ())]))
 
     @classmethod

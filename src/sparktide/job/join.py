@@ -7,7 +7,13 @@ from dataclasses import dataclass, field
 from sparktide.errors import ConfigError
 from sparktide.expr import Expr, parse_expression, ref_nodes
 from sparktide.job.expressions import check_join_references, parse_text
-from sparktide.job.values import check_choice, check_column, normalise_signed_duration, set_field
+from sparktide.job.values import (
+    check_choice,
+    check_column,
+    check_column_path,
+    normalise_signed_duration,
+    set_field,
+)
 
 __all__ = ["JOIN_TYPES", "Join", "TableJoin", "check_table_joins"]
 
@@ -256,20 +262,6 @@ def _table_joins(entries: object) -> tuple[TableJoin, ...]:
     return tuple(out)
 
 
-def _check_path(column: object, key: str) -> None:
-    """Refuse ``column`` unless it is a column name, or column names joined by dots."""
-    parts = column.split(".") if isinstance(column, str) else [column]
-    try:
-        for part in parts:
-            check_column(part, key, optional=False)
-    except ConfigError:
-        raise ConfigError(
-            key,
-            "must be a column name (letters, digits, '_' or '-'), or names joined by dots "
-            f"for a value inside a record (IoTHub.ConnectionDeviceId), got {column!r}",
-        ) from None
-
-
 def _on_entries(entries: object, key: str) -> tuple[str | tuple[str, str], ...]:
     """``on`` (of ``[join]`` or a ``[[join.then]]`` at ``key``) as names and pairs."""
     if isinstance(entries, str) or not isinstance(entries, (list, tuple)):
@@ -282,11 +274,11 @@ def _on_entry(entry: object, key: str) -> str | tuple[str, str]:
     column names (a pair of one name is that name); a name with dots is a value inside
     a record (``IoTHub.ConnectionDeviceId``)."""
     if isinstance(entry, str):
-        _check_path(entry, key)
+        check_column_path(entry, key)
         return entry
     if isinstance(entry, (list, tuple)) and len(entry) == 2:
         for column in entry:
-            _check_path(column, key)
+            check_column_path(column, key)
         left, right = entry
         return left if left == right else (left, right)  # type: ignore[return-value]
     raise ConfigError(

@@ -138,6 +138,18 @@ def check_column(value: Any, key: str, *, optional: bool = True) -> None:
         )
 
 
+def check_column_path(value: Any, key: str) -> None:
+    """Refuse ``value`` unless it is a column name, or column names joined by dots for a
+    value inside a record (``IoTHub.ConnectionDeviceId``)."""
+    parts = value.split(".") if isinstance(value, str) else [value]
+    if not all(isinstance(p, str) and COLUMN_NAME.match(p) for p in parts):
+        raise ConfigError(
+            key,
+            "must be a column name (letters, digits, '_' or '-'), or names joined by dots "
+            f"for a value inside a record (IoTHub.ConnectionDeviceId), got {value!r}",
+        )
+
+
 def claim_name(
     name: str, key: str, seen: set[str], reserved: tuple[str, ...], *, twice: str
 ) -> None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from sparktide.job import Aggregate
 from sparktide.spark.columns import RECORD, RELEASE_ORDER
-from sparktide.spark.sql import field
+from sparktide.spark.sql import field, field_at
 
 __all__ = [
     "order_rank",
@@ -139,8 +139,8 @@ def _top(p: str, aggregate: Aggregate, text: str) -> tuple[tuple, tuple, tuple, 
     n = 1 if one else int(aggregate.argument)  # type: ignore[arg-type]
     inputs = [(f"{p}_in", f"coalesce({text}, 'null')")]
     keys = []
-    for i, (column, _) in enumerate(aggregate.order_by):
-        inputs.append((f"{p}_k{i}", order_rank(field(column))))
+    for i, (column, _) in enumerate(aggregate.order_by):  # (with dots: inside records)
+        inputs.append((f"{p}_k{i}", order_rank(field_at(column))))
         keys.append(f"{p}_k{i} AS k{i}")
     item = f"struct({', '.join(keys)}, struct({ORDER}) AS o, {p}_in AS j)"
     # (bottomone and bottomn keep the last n rows: the first n in the reverse order)

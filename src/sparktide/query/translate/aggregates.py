@@ -297,5 +297,6 @@ class Aggregates:
         return value
 
     def _order(self, source: FromSource) -> Callable[[Column], str]:
-        """Reads an ORDER BY column."""
-        return lambda column: self.fields.column(column, source)
+        """Reads an ORDER BY column: ``x``, or a value inside a record as its path
+        (``Reading.Speed``)."""
+        return lambda column: self.fields.path(column, source)

@@ -56,6 +56,16 @@ class Fields:
             )
         return check_column(parts[0], expr.pos, self.refuse, what)
 
+    def path(self, expr: Column, source: FromSource) -> str:
+        """A column of ``source`` (:meth:`column`), or a value inside one as its path
+        with dots (``Reading.Speed``: an ordered aggregate's order key, semantics §6.12)."""
+        parts = expr.parts
+        if len(parts) > 1 and parts[0].casefold() in source_names(source):
+            parts = parts[1:]
+        if len(parts) == 1:
+            return self.column(expr, source)
+        return ".".join(check_column(part, expr.pos, self.refuse, "column") for part in parts)
+
     def plain(self, expr: Expr, source: FromSource) -> bool:
         """Whether ``expr`` is a plain column of ``source`` (``x``, ``alias.x``), not a
         value inside one (``r.a``, ``a.ArrayValue`` of a CROSS APPLY) nor an expression."""

@@ -81,6 +81,10 @@ class MatchFields(Fields):
         """No column of a match is a plain column of one input: each is an expression."""
         return False
 
+    def path(self, expr: Column, source: FromSource) -> str:
+        """A match's field is no plain column, nor a value inside one (:meth:`column`)."""
+        return self.column(expr, source)
+
     def column(self, expr: Column, source: FromSource, what: str = "column") -> str:
         """A column of the window's result by its name (a grouping column); an input's
         field as a plain column (``ORDER BY`` of an ordered aggregate, ``COUNT(DISTINCT
