@@ -29,12 +29,13 @@ __all__ = ["Lookup", "LookupStage", "qualified"]
 
 @dataclass
 class Lookup:
-    """A ``$lookup`` read: the table's endpoint and job-file table, the join column, the
+    """A ``$lookup`` read: the table's endpoint and job-file table, the join column (or
+    the pair ``[localField, foreignField]``; with dots, a value inside a record), the
     ``as`` name (the table's input name in the job) and where it was written."""
 
     endpoint: str
     table: dict[str, Any]
-    on: str
+    on: str | list[str]  # (a pair: localField, foreignField)
     name: str
     pos: Pos
     left: bool = False  # $unwind keeps documents that met no row
@@ -94,19 +95,16 @@ class LookupStage(Documents):
         local = self.string(doc["localField"], "localField")
         foreign = self.string(doc["foreignField"], "foreignField")
         for name, value in (("localField", local), ("foreignField", foreign)):
-            check_column(value, doc[name].pos, self.refuse, name)
-        if local != foreign:
-            raise self.refuse(
-                doc["foreignField"].pos,
-                f"foreignField {foreign!r} differs from localField {local!r}: the job joins "
-                "on columns of the same name (not supported yet)",
-            )
-        if shape.resolve(local, doc["localField"].pos, self.refuse) != E.Ref(local):
+            for part in value.split("."):  # (with dots: a value inside a record)
+                check_column(part, doc[name].pos, self.refuse, name)
+        top = local.split(".", 1)[0]
+        if shape.resolve(top, doc["localField"].pos, self.refuse) != E.Ref(top):
             raise self.refuse(
                 doc["localField"].pos, f"localField {local!r} is computed by an earlier stage"
             )
         name = check_column(self.string(doc["as"], "as"), doc["as"].pos, self.refuse, "as")
-        return Lookup(endpoint, dict(found[1]), local, name, pos)
+        on: str | list[str] = local if local == foreign else [local, foreign]
+        return Lookup(endpoint, dict(found[1]), on, name, pos)
 
     def unwind(self, node: Node, lookup: Lookup) -> None:
         """``$unwind: "$as"`` (an inner join) or ``{path: "$as",

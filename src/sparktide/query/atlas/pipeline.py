@@ -287,6 +287,7 @@ class Pipeline(Documents):
         stream = lookup.stream
         data["inputs"] = {stream: data.pop("source"), lookup.name: lookup.table}
         data["join"] = {"left": stream, "right": lookup.name, "on": [lookup.on]}
+        on = lookup.on if isinstance(lookup.on, str) else " = ".join(lookup.on)
         if lookup.left:
             data["join"]["type"] = "left"
         if windowed:
@@ -294,7 +295,7 @@ class Pipeline(Documents):
                 f"$lookup and $unwind before the window are [join] with the reference data "
                 f"{lookup.endpoint} (input {lookup.name}, read whole when the run starts) "
                 f"and the window reads each match: an event meets its rows with equal "
-                f"{lookup.on} right after its ordering policy and becomes one event per row, "
+                f"{on} right after its ordering policy and becomes one event per row, "
                 f"the row under {lookup.name} (${lookup.name}.x is GetRecordPropertyValue("
                 f"{lookup.name}, 'x'))"
                 + (
@@ -307,7 +308,7 @@ class Pipeline(Documents):
         self.notes.append(
             f"$lookup and $unwind are [join] with the reference data {lookup.endpoint} "
             f"(input {lookup.name}, read whole when the run starts): each event meets its "
-            f"rows with equal {lookup.on} and is written once per row, in the table's order"
+            f"rows with equal {on} and is written once per row, in the table's order"
             + (
                 ", or once with the table's fields null when it meets none"
                 if lookup.left
