@@ -57,6 +57,27 @@ ROW = {
 }
 
 FUNCTION_CASES: list[tuple[str, object]] = [
+    # PARSEINT (JavaScript's parseInt of a text, semantics §11.11): white space, a sign,
+    # 0x for radix 16, the longest run of digits; null for none, past 63 bits, not text
+    ("PARSEINT('B4', 16)", 180),
+    ("PARSEINT(' \t0xff', 16)", 255),
+    ("PARSEINT('-1A', 16)", -26),
+    ("PARSEINT('+0X7g', 16)", 7),
+    ("PARSEINT('0x', 16)", None),
+    ("PARSEINT('0', 16)", 0),
+    ("PARSEINT('zz', 16)", None),
+    ("PARSEINT('ffg1', 16)", 255),
+    ("PARSEINT('7fffffffffffffff', 16)", 2**63 - 1),
+    ("PARSEINT('8000000000000000', 16)", None),
+    ("PARSEINT('-8000000000000000', 16)", None),
+    ("PARSEINT('\u00a0\u3000101', 2)", 5),
+    ("PARSEINT('0x10', 10)", 0),
+    ("PARSEINT(num, 10)", 42),
+    ("PARSEINT(fl, 10)", 1),
+    ("PARSEINT('Zz', 36)", 1295),
+    ("PARSEINT('\u0661', 10)", None),
+    ("PARSEINT(i, 10)", None),
+    ("PARSEINT(nul, 16)", None),
     # GetType (semantics §11.12): Stream Analytics' type names; a text that reads as a
     # time is a datetime (what the time functions make), null is null
     ("GetType(i)", "bigint"),

@@ -292,6 +292,38 @@ _SIMPLE: dict[str, Callable[..., Any]] = {
 }
 
 
+#: The white space JavaScript's ``parseInt`` skips before the number (semantics §11.11).
+JS_SPACE = (
+    " \t\n\v\f\r\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008"
+    "\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+)
+#: The digits of every radix up to 36, in order.
+RADIX_DIGITS = "0123456789abcdefghijklmnopqrstuvwxyz"
+
+
+def parseint(text: Any, radix: int) -> int | None:
+    """JavaScript's ``parseInt(text, radix)`` of a text (semantics §11.11): white space
+    skipped, a sign, ``0x`` for radix 16, then the longest run of the radix's digits;
+    null for no digits (JavaScript's ``NaN``), for a magnitude of 2**63 or more, and for
+    anything but a text."""
+    if not isinstance(text, str):
+        return None
+    rest = text.lstrip(JS_SPACE)
+    sign = -1 if rest.startswith("-") else 1
+    if rest[:1] in ("+", "-"):
+        rest = rest[1:]
+    if radix == 16 and rest[:2] in ("0x", "0X"):
+        rest = rest[2:]
+    digits = RADIX_DIGITS[:radix]
+    end = 0
+    while end < len(rest) and rest[end].lower() in digits and rest[end].isascii():
+        end += 1
+    if end == 0:
+        return None
+    magnitude = int(rest[:end], radix)
+    return sign * magnitude if magnitude < 2**63 else None
+
+
 def call(func: nodes.Func, args: list[Any]) -> Any:
     """The value of the scalar function ``func`` of the argument values ``args``."""
     name = func.name
@@ -299,6 +331,8 @@ def call(func: nodes.Func, args: list[Any]) -> Any:
         return _SIMPLE[name](*args)
     if name == "ROUND":
         return _round(args[0], _literal_int(func.args[1]))
+    if name == "PARSEINT":
+        return parseint(args[0], _literal_int(func.args[1]))
     if name in ("PATINDEX", "REGEXMATCH"):
         text = args[0 if name == "REGEXMATCH" else 1]
         if not isinstance(text, str):

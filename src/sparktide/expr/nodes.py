@@ -126,6 +126,7 @@ FUNCTIONS: dict[str, tuple[int, int]] = {
     "GETARRAYLENGTH": (1, 1),
     "COALESCE": (2, -1),
     "GETTYPE": (1, 1),
+    "PARSEINT": (2, 2),
 }
 #: The functions that look into a record or an array (:mod:`sparktide.expr.records`).
 ACCESS_FUNCTIONS = ("GETRECORDPROPERTYVALUE", "GETARRAYELEMENT", "GETARRAYLENGTH")

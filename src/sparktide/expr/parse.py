@@ -129,6 +129,12 @@ class _Build(Transformer[Token, nodes.Expr]):
             )
         if name == "ROUND" and not _integer_literal(args[1]):
             raise self.fail(token, "ROUND(x, length): the length is an integer number")
+        if name == "PARSEINT" and not (
+            _integer_literal(args[1])
+            and isinstance(args[1], nodes.Lit)
+            and 2 <= args[1].value <= 36
+        ):
+            raise self.fail(token, "PARSEINT(text, radix): the radix is an integer from 2 to 36")
         if name in ("PATINDEX", "REGEXMATCH"):
             _check_pattern(self, token, name, args[1 if name == "REGEXMATCH" else 0])
         if unit in ("dayofyear", "weekday") and name == "DATEADD":

@@ -6,7 +6,13 @@ Spark SQL functions only (no Python per row) and nothing that can raise under AN
 from __future__ import annotations
 
 from sparktide.expr import nodes
-from sparktide.expr.functions import MONTH_NAMES, WEEKDAY_NAMES, patindex_regex
+from sparktide.expr.functions import (
+    JS_SPACE,
+    MONTH_NAMES,
+    RADIX_DIGITS,
+    WEEKDAY_NAMES,
+    patindex_regex,
+)
 from sparktide.spark.exprvalues import Value, finite, is_other, number, text_of
 from sparktide.spark.inputs.contract import INSTANT_RANGE
 from sparktide.spark.inputs.sqlvalues import instant_of, shown_text
@@ -238,6 +244,29 @@ def _charindex(find: Value, text: Value, start: str | None) -> Value:
     )
 
 
+def parseint(text: Value, radix: int) -> Value:
+    """JavaScript's ``parseInt`` of a text (:func:`sparktide.expr.functions.parseint`):
+    the sign and the digits by one regular expression (the ``0x`` of radix 16 taken
+    whole or not at all), their value by ``conv``; null past 63 bits."""
+    s = text.s
+    if not s:
+        return Value()
+    letters = RADIX_DIGITS[10:radix]
+    digits = f"0-{min(radix, 10) - 1}" + (
+        f"a-{letters[-1]}A-{letters[-1].upper()}" if letters else ""
+    )
+    space = "".join(f"\\x{{{ord(c):04x}}}" for c in JS_SPACE)
+    prefix = "(?:0[xX])?+" if radix == 16 else ""
+    regex = sql_string(f"^[{space}]*([+-]?){prefix}([{digits}]+)")
+    sign = f"regexp_extract({s}, {regex}, 1)"
+    found = f"regexp_extract({s}, {regex}, 2)"
+    magnitude = f"try_cast(conv({found}, {radix}, 10) AS BIGINT)"
+    return Value(
+        i=f"CASE WHEN {found} <> '' THEN "
+        f"CASE WHEN {sign} = '-' THEN -{magnitude} ELSE {magnitude} END END"
+    )
+
+
 def _concat(args: list[Value]) -> Value:
     others = " OR ".join(is_other(a) for a in args)
     texts = ", ".join(f"coalesce({text_of(a)}, '')" for a in args)
@@ -372,6 +401,10 @@ def scalar(func: nodes.Func, args: list[Value], instant: str | None) -> Value:
         return Value(d=finite(f"power({a}, {b})")) if a and b else Value()
     if name == "CONCAT":
         return _concat(args)
+    if name == "PARSEINT":
+        radix = func.args[1]
+        assert isinstance(radix, nodes.Lit)
+        return parseint(args[0], int(radix.value))
     if name in ("LEN", "LOWER", "UPPER", "LTRIM", "RTRIM", "TRIM", "REPLACE"):
         return _strings(name, args)
     if name == "SUBSTRING":
