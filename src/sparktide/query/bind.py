@@ -37,6 +37,7 @@ from typing import Any
 
 from sparktide.errors import ConfigError
 from sparktide.job import Job, Output, Source, _read_toml, reference_input
+from sparktide.query.javascript import JsFunction, compile_function
 
 __all__ = [
     "INPUT_KEYS",
@@ -54,7 +55,7 @@ INPUT_KEYS = tuple(f.name for f in fields(Source) if f.name not in ("ordering", 
 OUTPUT_KEYS = tuple(f.name for f in fields(Output))
 #: Keys of ``[window]`` a query's job file may set: what the query languages cannot say.
 WINDOW_KEYS = ("late", "allowed_lateness", "idle_timeout")
-_TOP_KEYS = ("source", "output", "inputs", "outputs", "ordering", "window")
+_TOP_KEYS = ("source", "output", "inputs", "outputs", "ordering", "window", "functions")
 
 
 @dataclass(frozen=True)
@@ -73,6 +74,11 @@ class Bindings:
         The ``[ordering]`` table (may be empty).
     window
         The ``[window]`` table (only :data:`WINDOW_KEYS`).
+    functions
+        The JavaScript functions of ``[functions.<name>] javascript = "file.js"``, by
+        case-folded name, each read as an expression
+        (:func:`~sparktide.query.javascript.compile_function`); ``udf.<name>(...)``
+        calls them.
     base_dir
         The job file's folder: relative paths are taken from it (``None``: no job file).
     """
@@ -84,6 +90,7 @@ class Bindings:
     ordering: dict[str, Any] = field(default_factory=dict)
     window: dict[str, Any] = field(default_factory=dict)
     base_dir: Path | None = None
+    functions: dict[str, JsFunction] = field(default_factory=dict)
 
     @property
     def has_job_file(self) -> bool:
@@ -197,7 +204,31 @@ def bindings_from_dict(data: dict[str, Any], base_dir: Path) -> Bindings:
         ordering=ordering,
         window=window,
         base_dir=base_dir,
+        functions=_functions(_table(data, "functions"), base_dir),
     )
+
+
+def _functions(tables: dict[str, Any], base_dir: Path) -> dict[str, JsFunction]:
+    """``[functions.<name>] javascript = "file.js"``: each file's function, read."""
+    out: dict[str, JsFunction] = {}
+    for name, table in tables.items():
+        prefix = f"functions.{name}"
+        if not isinstance(table, dict):
+            raise ConfigError(prefix, f'must be a table (javascript = "file.js"), got {table!r}')
+        _check_keys(table, ("javascript",), prefix)
+        path = table.get("javascript")
+        if not isinstance(path, str) or not path.strip():
+            raise ConfigError(f"{prefix}.javascript", 'is required: the function\'s file, "f.js"')
+        file = Path(path).expanduser()
+        file = file if file.is_absolute() else base_dir / file
+        try:
+            text = file.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise ConfigError(
+                f"{prefix}.javascript", f"cannot read {str(file)!r}: {exc.strerror}"
+            ) from None
+        out[name.casefold()] = compile_function(text, str(file))
+    return out
 
 
 def _named_tables(

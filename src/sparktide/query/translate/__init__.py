@@ -62,7 +62,9 @@ from __future__ import annotations
 
 from sparktide.query.ast import Query
 from sparktide.query.bind import Bindings
+from sparktide.query.javascript import expand_calls
 from sparktide.query.jobs import StatementJob, Translation
+from sparktide.query.refusal import Refuse
 from sparktide.query.translate.context import AGGREGATES
 from sparktide.query.translate.inline import inline_steps
 from sparktide.query.translate.joinon import MAX_JOIN_BOUND
@@ -95,6 +97,8 @@ def translate_query(query: Query, bindings: Bindings) -> Translation:
         When the job file contradicts the query (naming the key), or two statements'
         outputs share a folder.
     """
+    # udf.<name>(...): the job file's JavaScript function, read as an expression (§11.24)
+    query = expand_calls(query, bindings.functions, Refuse(query.source))
     query = inline_steps(query, bindings)  # stateless steps composed with their readers
     statements: list[StatementJob] = []
     claims = OutputClaims(query)
