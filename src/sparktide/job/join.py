@@ -21,8 +21,24 @@ __all__ = ["JOIN_TYPES", "Join", "TableJoin", "check_table_joins"]
 JOIN_TYPES = ("inner", "left")
 
 
+class _OnColumns:
+    """``left_on`` and ``right_on`` of a join's ``on`` entries (names and pairs)."""
+
+    on: tuple[str | tuple[str, str], ...]
+
+    @property
+    def left_on(self) -> tuple[str, ...]:
+        """The columns of ``left`` that ``on`` compares, in order."""
+        return tuple(e if isinstance(e, str) else e[0] for e in self.on)
+
+    @property
+    def right_on(self) -> tuple[str, ...]:
+        """The columns of ``right`` that ``on`` compares, in order."""
+        return tuple(e if isinstance(e, str) else e[1] for e in self.on)
+
+
 @dataclass(frozen=True)
-class Join:
+class Join(_OnColumns):
     """A temporal join of two inputs of a union (semantics §7; Stream Analytics' ``JOIN … ON …
     AND DATEDIFF(unit, left, right) BETWEEN low AND high``).
 
@@ -104,16 +120,6 @@ class Join:
             raise ConfigError("join.between", f"low must not be above high, got {bounds!r}")
         set_field(self, "between", (holder.low, holder.high))
 
-    @property
-    def left_on(self) -> tuple[str, ...]:
-        """The columns of ``left`` that ``on`` compares, in order."""
-        return tuple(e if isinstance(e, str) else e[0] for e in self.on)
-
-    @property
-    def right_on(self) -> tuple[str, ...]:
-        """The columns of ``right`` that ``on`` compares, in order."""
-        return tuple(e if isinstance(e, str) else e[1] for e in self.on)
-
     def on_of(self, side: str) -> tuple[str, ...]:
         """The columns input ``side`` (``left`` or ``right``, by name) joins on."""
         return self.left_on if side == self.left else self.right_on
@@ -134,7 +140,7 @@ class Join:
 
 
 @dataclass(frozen=True)
-class TableJoin:
+class TableJoin(_OnColumns):
     """One more table of reference data met by the rows of a join's table
     (``[[join.then]]``; Stream Analytics' second ``JOIN`` of reference data, ``FROM s JOIN
     devices d ON s.DeviceId = d.DeviceId JOIN sites x ON d.SiteId = x.SiteId``;
@@ -179,16 +185,6 @@ class TableJoin:
         check_choice(self.type, JOIN_TYPES, f"{self.key}.type")
         if self.condition is not None:
             parse_text(self.condition, f"{self.key}.condition")
-
-    @property
-    def left_on(self) -> tuple[str, ...]:
-        """The columns of ``left`` that ``on`` compares, in order."""
-        return tuple(e if isinstance(e, str) else e[0] for e in self.on)
-
-    @property
-    def right_on(self) -> tuple[str, ...]:
-        """The columns of ``right`` that ``on`` compares, in order."""
-        return tuple(e if isinstance(e, str) else e[1] for e in self.on)
 
     @property
     def condition_expression(self) -> Expr | None:
