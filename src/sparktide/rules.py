@@ -151,6 +151,9 @@ cast: CAST and TRY_CAST (§11.12)
 type_name: GetType: the name of a value's type (§11.12)
     python expr.casts:type_name
     sql    spark.exprfunctions:type_name
+parseint: PARSEINT: JavaScript's parseInt of a text (§11.11, §11.24)
+    python expr.functions:parseint
+    sql    spark.exprfunctions:parseint
 record_access: GetRecordPropertyValue, GetArrayElement, GetArrayLength (§11.14)
     python expr.records:record_access
     sql    spark.exprrecords:record_access_variant spark.exprrecords:record_access_length
