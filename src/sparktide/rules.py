@@ -181,6 +181,9 @@ join_where: a JOIN with reference data: its WHERE over what it writes, no row re
 rows_met: the table rows an event meets; in a window over the join, one event each (§11.23)
     python core.lookup:ReferenceTable.rows_met
     sql    spark.lookup:rows_met
+event_tables_met: further tables an event meets by its own fields, a member of its rows (§11.8)
+    python core.lookup:event_tables_met
+    sql    spark.lookup:event_tables_met_rows
 unmatched_left: a left join's left event no match reached, written alone at its latest time (§7.9)
     python core.join:TemporalJoin.unmatched_left
     sql    spark.outputs.join:unmatched_left

@@ -198,3 +198,97 @@ def job_data(tmp_path) -> dict:
             "devices": {"reference": True, "path": "devices.jsonl"},
         }
     }
+
+
+def _by_event(tmp_path, step: dict[str, Any], join_type: str = "left") -> Job:
+    """Readings joined with devices, and with sites by the readings' own ``zone``."""
+    (tmp_path / "in").mkdir(exist_ok=True)
+    events = [
+        {"device": "d1", "zone": "s1", "t": "2026-03-01T09:00:01Z"},
+        {"device": "d9", "zone": "s1", "t": "2026-03-01T09:00:02Z"},  # (no device)
+        {"device": "d2", "zone": "s7", "t": "2026-03-01T09:00:03Z"},  # (no site)
+        {"device": "d9", "zone": "s7", "t": "2026-03-01T09:00:04Z"},  # (neither)
+    ]
+    (tmp_path / "in" / "a.jsonl").write_text(_lines(events))
+    devices = [{**DEVICES[0], "sites": "a field the member replaces"}, *DEVICES[1:]]
+    (tmp_path / "devices.jsonl").write_text(_lines(devices))
+    (tmp_path / "sites.jsonl").write_text(_lines(SITES))
+    data = {
+        "inputs": {
+            "readings": {"path": "in", "timestamp_by": "t", "arrival_time": "t"},
+            "devices": {"reference": True, "path": "devices.jsonl"},
+            "sites": {"reference": True, "path": "sites.jsonl"},
+        },
+        "join": {
+            "left": "readings",
+            "right": "devices",
+            "on": ["device"],
+            "type": join_type,
+            "then": [{"left": "readings", "right": "sites", "on": [["zone", "site"]], **step}],
+        },
+    }
+    return Job.from_dict(data, base_dir=tmp_path)
+
+
+def test_a_table_met_by_the_event_s_fields_is_a_member_of_the_row_it_meets(tmp_path):
+    """``left`` the stream: each event meets the table by its own fields, the row met a
+    member of the first table's row (of an empty one where a left join met none); a
+    left table met by none leaves the member null; rows in both tables' order."""
+    job = _by_event(tmp_path, {"type": "left"})
+    result = simulate(job, job_records(job))
+    north = {"site": "s1", "region": "north", "open": 1}
+    east = {"site": "s1", "region": "east", "open": 0}
+    got = [(e["readings"]["device"], e["devices"]) for e in result.events]
+    assert got == [
+        ("d1", {**DEVICES[0], "sites": north}),  # (the field "sites" replaced)
+        ("d1", {**DEVICES[0], "sites": east}),
+        ("d9", {"sites": north}),
+        ("d9", {"sites": east}),
+        ("d2", {**DEVICES[1], "sites": None}),
+        ("d9", None),
+    ]
+
+
+def test_an_inner_table_met_by_the_event_drops_an_event_it_does_not_meet(tmp_path):
+    """An inner table keyed by the event drops the events it does not meet, whatever
+    the first table met; its condition reads its own fields (the rows it keeps)."""
+    job = _by_event(tmp_path, {"condition": "sites.open = 1"})
+    result = simulate(job, job_records(job))
+    got = [(e["readings"]["device"], (e["devices"] or {}).get("model")) for e in result.events]
+    assert got == [("d1", "A"), ("d9", None)]
+    assert [e["devices"]["sites"]["region"] for e in result.events] == ["north", "north"]
+
+
+@pytest.mark.parametrize(
+    ("then", "key", "message"),
+    [
+        (
+            [
+                {"left": "readings", "right": "sites", "on": [["zone", "site"]]},
+                {"left": "sites", "right": "regions", "on": ["region"]},
+            ],
+            "join.then[1].left",
+            "met by each event",
+        ),
+        (
+            [
+                {
+                    "left": "readings",
+                    "right": "sites",
+                    "on": [["zone", "site"]],
+                    "condition": "devices.model = 'A'",
+                }
+            ],
+            "join.then[0].condition",
+            "(sites)",
+        ),
+    ],
+)
+def test_a_table_met_by_the_event_is_joined_no_further(tmp_path, then, key, message):
+    data = _data(tmp_path, then)
+    data["inputs"]["regions"] = {"reference": True, "path": "regions.jsonl"}
+    if len(then) == 1:
+        del data["inputs"]["regions"]
+    with pytest.raises(ConfigError) as info:
+        Job.from_dict(data, base_dir=tmp_path)
+    assert info.value.key == key and message in info.value.message

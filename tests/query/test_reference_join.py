@@ -530,10 +530,15 @@ def test_each_event_meets_its_rows_in_the_table_s_order(tmp_path: Path) -> None:
         # later JOINs meet more reference data, by the tables' columns
         (
             "SELECT * FROM Telemetry s JOIN DeviceRef r ON s.k = r.k "
-            "JOIN SiteRef x ON s.Site = x.Site",
-            "1:75",
-            "s.Site in the ON of a JOIN with the reference data SiteRef: a later JOIN "
-            "compares the tables' columns",
+            "JOIN SiteRef x ON s.Site = x.Site AND r.Zone = x.Zone",
+            "1:95",
+            "reads the stream and the table DeviceRef",
+        ),
+        (
+            "SELECT * FROM Telemetry s JOIN DeviceRef r ON s.k = r.k "
+            "JOIN SiteRef x ON s.Site = x.Site AND x.Cap > s.v",
+            "1:95",
+            "takes conditions on its own columns only",
         ),
         (
             "SELECT * FROM Telemetry s JOIN DeviceRef r ON s.k = r.k "
@@ -556,7 +561,7 @@ def test_each_event_meets_its_rows_in_the_table_s_order(tmp_path: Path) -> None:
         (
             "SELECT * FROM Telemetry s JOIN DeviceRef r ON s.k = r.k JOIN SiteRef x ON x.Open = 1",
             "1:57",
-            "reads no column of the tables before it (r)",
+            "reads no column of the stream or of the tables before it (r)",
         ),
         (
             "SELECT * FROM Telemetry s JOIN DeviceRef r ON s.k = r.k "
@@ -678,3 +683,29 @@ def test_a_nested_field_of_a_joined_table_is_read_inside_it(tmp_path: Path) -> N
     ).job
     assert j.join is not None
     assert j.join.condition == "GETRECORDPROPERTYVALUE(DeviceRef.v, 'w') > 1"
+
+
+def test_a_later_join_keyed_by_the_stream_is_met_by_each_event(tmp_path: Path) -> None:
+    """``JOIN SiteRef x ON s.Site = x.Site`` (a table keyed by the stream's columns):
+    ``[[join.then]] left`` is the stream; its row is the member ``SiteRef`` of the
+    first table's row, read as any later table's; its own condition stays; an inner
+    one does not make the first JOIN inner (semantics §11.8)."""
+    j = translate(
+        "SELECT s.v, x.Region INTO o FROM Telemetry s LEFT JOIN DeviceRef r ON s.k = r.k "
+        "JOIN SiteRef x ON x.Site = s.SiteId AND x.Open = 1",
+        bindings(tmp_path),
+    ).job
+    join = j.join
+    assert join is not None and join.type == "left"
+    (step,) = join.then
+    assert (step.left, step.right, step.on, step.type) == (
+        "Telemetry",
+        "SiteRef",
+        (("SiteId", "Site"),),
+        "inner",
+    )
+    assert step.condition == "SiteRef.Open = 1"
+    assert {p.name: p.expression for p in j.select}["Region"] == (
+        "GETRECORDPROPERTYVALUE(DeviceRef.SiteRef, 'Region')"
+    )
+    assert round_trips(j, tmp_path)

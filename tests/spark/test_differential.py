@@ -850,6 +850,7 @@ CASES = {
         "inputs": {
             "readings": {"partition": "partition", "partitions": 3},
             "devices": {"reference": True, "format": "csv"},
+            "bands": {"reference": True, "format": "jsonl", "stream": {"table": "bands"}},
         },
         "ordering": {"late_arrival": "20s", "out_of_order": "5s", "action": "drop"},
         "join": {  # (an event whose rows all fail the condition: once, its right null)
@@ -861,6 +862,17 @@ CASES = {
             # (what is written: a d1 event whose two rows both fail it is not written at
             # all, where a failed condition would write it once with its right null)
             "where": "devices.model IS NULL OR devices.device <> 'd1' OR readings.value > 10",
+            # (a table each event meets by its own partition, inner: two rows for 0, the
+            # row of 1 fails its condition, so 1's events are not written; a d3 event
+            # holds only the band's member)
+            "then": [
+                {
+                    "left": "readings",
+                    "right": "bands",
+                    "on": [["partition", "part"]],
+                    "condition": "bands.band <> 'mid'",
+                }
+            ],
         },
         "select": {  # (the table's row whole among the columns: SELECT r.*, §11.16)
             "id": "readings.id",
@@ -868,6 +880,7 @@ CASES = {
             "model": "devices.model",
             "score": "readings.value * devices.rank",
             "known": "devices.model IS NOT NULL",
+            "band": "GETRECORDPROPERTYVALUE(devices.bands, 'band')",
         },
     },
     "reference-inner-substreams": {  # both records whole; each substream's release
@@ -889,6 +902,7 @@ CASES = {
         "inputs": {
             "readings": {"partition": "partition", "partitions": 3},
             "devices": {"reference": True, "format": "csv"},
+            "bands": {"reference": True, "format": "jsonl", "stream": {"table": "bands"}},
         },
         "ordering": {"late_arrival": "20s", "out_of_order": "5s"},
         "join": {  # (d1 meets two rows: its events count twice; d3 none: its row null)
@@ -897,6 +911,17 @@ CASES = {
             "on": ["device"],
             "type": "left",
             "condition": "readings.value >= devices.rank OR readings.id % 5 = 0",
+            # (a left table each event meets by its partition: 1's row fails the
+            # condition, so 1's events hold a null band, 0's count twice more)
+            "then": [
+                {
+                    "left": "readings",
+                    "right": "bands",
+                    "on": [["partition", "part"]],
+                    "type": "left",
+                    "condition": "bands.band <> 'mid'",
+                }
+            ],
         },
         # [filter] reads each match (the row under the table's name): an event none of
         # whose matches passes is filtered
@@ -910,6 +935,7 @@ CASES = {
                 "score": "sum(value * GETRECORDPROPERTYVALUE(devices, 'rank'))",
                 "ids": "collect_list(id)",
                 "ranks": "collect_list(GETRECORDPROPERTYVALUE(devices, 'rank'))",
+                "bands": "collect_list(GETRECORDPROPERTYVALUE(devices, 'bands.band'))",
                 "devices": "count_distinct(device)",
                 # (the event's own System.Timestamp(), semantics §6.12)
                 "moved": "max(DATEDIFF(second, t, System.Timestamp()))",
@@ -1195,7 +1221,7 @@ def test_spark_matches_reference(spark, tmp_path, monkeypatch, case, files_per_b
             i = 0 if one_stream else i
             fmt = table.get("format", "jsonl")
             if table.get("reference"):
-                write_reference(tmp_path / "in" / name, fmt)
+                write_reference(tmp_path / "in" / name, fmt, **own[name])
                 continue
             write_stream(
                 tmp_path / "in" / name,

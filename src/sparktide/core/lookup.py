@@ -1,5 +1,7 @@
 """Reference data met by a stream's events (semantics §11.8, §11.23): the table's rows by
-their ``on`` values, and the rows one event meets.
+their ``on`` values, and the rows one event meets. Further tables (``[[join.then]]``)
+keyed by a table meet its rows when the run reads them (:func:`reference_rows`); those
+keyed by the event's own fields are met per event (:func:`event_tables_met`).
 
 A job that releases its events (:class:`sparktide.core.join.ReferenceJoin`) writes one
 record per row an event meets; a windowed job (:func:`looked_up`) turns each admitted
@@ -15,7 +17,15 @@ from sparktide.core.join import join_condition_met, join_key
 from sparktide.expr import evaluate, value_of
 from sparktide.job import Job, TableJoin
 
-__all__ = ["ReferenceTable", "looked_up", "reference_rows"]
+__all__ = [
+    "ReferenceTable",
+    "event_tables",
+    "event_tables_met",
+    "keyed_rows",
+    "looked_up",
+    "reference_rows",
+    "tables_met",
+]
 
 
 def reference_rows(job: Job) -> list[dict[str, Any]]:
@@ -30,8 +40,70 @@ def reference_rows(job: Job) -> list[dict[str, Any]]:
     tables = dict(job.references)
     rows = read_reference(join.right, tables[join.right])
     for step in join.then:
+        if step.left == join.left:  # (met by each event: event_tables_met; its member
+            rows = [{k: v for k, v in row.items() if k != step.right} for row in rows]
+            continue  # replaces a field of that name)
         rows = tables_met(join.right, step, rows, read_reference(step.right, tables[step.right]))
     return rows
+
+
+def event_tables(job: Job) -> list[tuple[TableJoin, list[dict[str, Any]]]]:
+    """The ``[[join.then]]`` tables each event meets by its own fields (``left`` the
+    stream), in order, each with its rows that meet its ``condition`` (which reads the
+    table's own fields only)."""
+    from sparktide.reader import read_reference
+
+    join = job.join
+    assert join is not None
+    tables = dict(job.references)
+    out = []
+    for step in join.then:
+        if step.left != join.left:
+            continue
+        rows = read_reference(step.right, tables[step.right])
+        condition = step.condition_expression  # (over the table's own fields: its rows)
+        if condition is not None:
+            rows = [row for row in rows if _meets(condition, {step.right: row})]
+        out.append((step, rows))
+    return out
+
+
+def event_tables_met(
+    tables: list[tuple[TableJoin, dict[tuple[Any, ...], list[dict[str, Any]]]]],
+    fields: dict[str, Any],
+    rows: list[dict[str, Any] | None],
+) -> list[dict[str, Any] | None]:
+    """The rows an event with ``fields`` meets (``rows``: the table's) with, for each
+    table it meets by its own fields (``tables``: each step and its rows by key), the
+    rows of that table it meets (semantics §11.8, *Further tables*): one row per pair,
+    in both tables' order, the row met as the member ``step.right`` (a table row the
+    event did not meet under a left join holds only that member); under ``type =
+    "left"`` a pair for a row that meets none, the member null."""
+    for step, by_key in tables:  # (their rows met the tables' conditions: event_tables)
+        key = join_key(fields, step.left_on)
+        met: list[dict[str, Any] | None] = list(by_key.get(key, ())) if key is not None else []
+        if not met and step.type == "left":
+            met = [None]
+        out: list[dict[str, Any] | None] = []
+        for row in rows:
+            if row is None and met == [None]:
+                out.append(None)
+                continue
+            out += [{**(row or {}), step.right: m} for m in met]
+        rows = out
+    return rows
+
+
+def keyed_rows(
+    step: TableJoin, rows: list[dict[str, Any]]
+) -> dict[tuple[Any, ...], list[dict[str, Any]]]:
+    """A further table's ``rows`` by their ``on`` values (a row missing one: none)."""
+    by_key: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    for row in rows:
+        key = join_key(row, step.right_on)
+        if key is not None:
+            by_key.setdefault(key, []).append(row)
+    return by_key
 
 
 def tables_met(
@@ -41,11 +113,7 @@ def tables_met(
     rows of ``step.right`` (``table``) each meets (semantics §11.8, *Further tables*):
     one row per row met, that row as the member ``step.right``, in both tables' order;
     under ``type = "left"`` a row that meets none kept once, the member null."""
-    by_key: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
-    for row in table:
-        key = join_key(row, step.right_on)
-        if key is not None:
-            by_key.setdefault(key, []).append(row)
+    by_key = keyed_rows(step, table)
     condition = step.condition_expression
     out: list[dict[str, Any]] = []
     for row in rows:
@@ -96,6 +164,7 @@ class ReferenceTable:
         assert join is not None
         self.join = join
         self._rows: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+        self._events = [(step, keyed_rows(step, rows)) for step, rows in event_tables(job)]
         for row in reference_rows(job):
             key = join_key(row, join.right_on)
             if key is not None:
@@ -110,8 +179,8 @@ class ReferenceTable:
         rows: list[dict[str, Any] | None] = list(self._rows.get(key, ())) if key is not None else []
         rows = [row for row in rows if join_condition_met(join, fields, row, timestamp)]
         if not rows and join.type == "left":
-            return [None]
-        return rows
+            rows = [None]
+        return event_tables_met(self._events, fields, rows) if self._events else rows
 
 
 def looked_up(

@@ -156,7 +156,11 @@ class TableJoin(_OnColumns):
     ----------
     left
         A table the rows already hold: ``[join] right``, or the ``right`` of an earlier
-        ``[[join.then]]``.
+        ``[[join.then]]``; or the stream (``[join] left``): each event then meets the
+        table by its own fields (``on``: the event's columns and the table's), as it
+        meets ``[join] right``, and the row met is the member ``right`` of the row of
+        ``[join] right`` it meets (of an empty one where it meets none under a left
+        join).
     right
         Another input with ``reference = true``.
     on
@@ -166,7 +170,8 @@ class TableJoin(_OnColumns):
         dropped. ``left``: it is kept once, its member ``right`` null.
     condition
         A condition over the tables' fields (``<table>.<field>`` of ``[join] right``,
-        of ``right`` and of the earlier tables) that a pair must also meet.
+        of ``right`` and of the earlier tables; of ``right`` only when ``left`` is the
+        stream) that a pair must also meet.
     """
 
     left: str
@@ -205,11 +210,19 @@ def check_table_joins(join: Join, tables: list[str]) -> None:
         Naming the entry's key (``join.then[1].left``) or the unjoined table.
     """
     held = [join.right]
+    by_event: list[str] = []  # (tables each event meets by its own fields)
     for step in join.then:
-        if step.left not in held:
+        if step.left in by_event:
             raise ConfigError(
                 f"{step.key}.left",
-                f"must be a table the rows already hold ({', '.join(held)}), got {step.left!r}",
+                f"{step.left!r} is met by each event (its left is {join.left!r}): a table "
+                "met by an event's fields is not joined further yet",
+            )
+        if step.left != join.left and step.left not in held:
+            raise ConfigError(
+                f"{step.key}.left",
+                f"must be a table the rows already hold ({', '.join(held)}), or the stream "
+                f"{join.left!r}, got {step.left!r}",
             )
         if step.right not in tables or step.right in held:
             unused = [t for t in tables if t not in held]
@@ -219,13 +232,16 @@ def check_table_joins(join: Join, tables: list[str]) -> None:
                 f"got {step.right!r}",
             )
         held.append(step.right)
+        readable = [step.right] if step.left == join.left else held
+        if step.left == join.left:
+            by_event.append(step.right)
         expr = step.condition_expression
         for ref in ref_nodes(expr) if expr is not None else ():
-            if ref.input not in held:
+            if ref.input not in readable:
                 raise ConfigError(
                     f"{step.key}.condition",
                     f"{ref.key!r}: reads the tables' fields as <table>.<field> "
-                    f"({', '.join(held)}), before any event",
+                    f"({', '.join(readable)})",
                 )
     unjoined = [t for t in tables if t not in held]
     if unjoined:

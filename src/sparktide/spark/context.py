@@ -59,6 +59,9 @@ class Context:
     aggregates: list[AggregatePlan]
     reference_rows: list[tuple[int, str]] = field(default_factory=list)
     reference: DataFrame | None = None  # the reference data's DataFrame, once built
+    #: The further tables each event meets by its own fields, and their rows' text
+    event_rows: list[tuple[Any, list[tuple[int, str]]]] = field(default_factory=list)
+    event_tables: list[tuple[Any, DataFrame]] | None = None  # their DataFrames, once built
     #: The input columns the job names (``missing_column``), in :func:`named_columns` order
     named_columns: list[NamedColumn] = field(default_factory=list)
     #: The CTI settings (``None``: no ``[punctuation]``): the job's, or one input's
@@ -105,6 +108,7 @@ class Context:
             edges=bool(job.edges),
             scans_ctis=scans_ctis(job),
             reference_rows=_read_reference(job) if job.references else [],
+            event_rows=_read_event_tables(job) if job.references else [],
             named_columns=named_columns(job),
             punctuation=punctuation,
         )
@@ -223,4 +227,16 @@ def _read_reference(job: Job) -> list[tuple[int, str]]:
     return [
         (i, json.dumps(jsonable(row), ensure_ascii=False))
         for i, row in enumerate(reference_rows(job))
+    ]
+
+
+def _read_event_tables(job: Job) -> list[tuple[Any, list[tuple[int, str]]]]:
+    """The further tables each event meets by its own fields, each with its rows as
+    ``(place, JSON text)`` (:func:`sparktide.core.lookup.event_tables`)."""
+    from sparktide.core.lookup import event_tables
+    from sparktide.core.records import jsonable
+
+    return [
+        (step, [(i, json.dumps(jsonable(row), ensure_ascii=False)) for i, row in enumerate(rows)])
+        for step, rows in event_tables(job)
     ]

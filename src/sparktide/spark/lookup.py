@@ -13,12 +13,13 @@ counting rows and sink order it shares). No Python runs per event: a broadcast j
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from sparktide.job import Job
+from sparktide.job import Job, TableJoin
 from sparktide.spark.aggregates import distinct_key, present
 from sparktide.spark.apply import ADMITTED, PART, settled, with_member
 from sparktide.spark.columns import ARRIVAL_ORDER_SQL, PARTITION, RECORD, SYSTEM_TIME
@@ -30,6 +31,71 @@ from sparktide.spark.sql import field_at, sql_string
 __all__ = ["join_keys", "reference_table", "rows_met", "with_keys"]
 
 
+def _key(column: str) -> str:
+    """SQL of a record's join key ``column`` (its distinct key; null when missing)."""
+    value = field_at(column)
+    return f"CASE WHEN {present(value)} THEN {distinct_key(value)} END"
+
+
+def event_tables(context: Context) -> list[tuple[TableJoin, DataFrame]]:
+    """The further tables each event meets by its own fields, each as ``ro``, ``text``
+    and the ``j<i>`` keys of its ``on`` columns: read on the driver, once."""
+    if context.event_tables is None:
+        tables = []
+        for step, rows in context.event_rows:
+            frame = context.spark.createDataFrame(rows, "ro bigint, text string")
+            keyed = frame.withColumn(RECORD, F.expr("parse_json(text)"))
+            keys = (f"{_key(c)} AS j{i}" for i, c in enumerate(step.right_on))
+            tables.append((step, keyed.selectExpr("ro", "text", *keys).cache()))
+        context.event_tables = tables
+    return context.event_tables
+
+
+def row_with_member(row: str, name: str, member: str) -> str:
+    """SQL of the JSON text ``row`` (a table row as the driver wrote it, without a field
+    ``name``: :func:`sparktide.core.lookup.reference_rows`) with the member ``name``
+    (JSON text ``member``, null: ``null``); an absent row holds only the member, and
+    stays absent with an absent member."""
+    pair = f"{sql_string(json.dumps(name) + ': ')}, coalesce({member}, 'null')"
+    return (
+        f"CASE WHEN {row} IS NULL AND {member} IS NULL THEN NULL "
+        f"WHEN {row} IS NULL THEN concat('{{', {pair}, '}}') "
+        f"ELSE concat(substring({row}, 1, length({row}) - 1), "
+        f"CASE WHEN {row} = '{{}}' THEN '' ELSE ', ' END, {pair}, '}}') END"
+    )
+
+
+def event_tables_met_rows(
+    context: Context, frame: DataFrame, row: str, admitted: str
+) -> tuple[DataFrame, list[str], str]:
+    """``frame`` (one row per table row an event met: the event's record variant in
+    :data:`RECORD`; ``row``, the row's text column, null where it met none) met with
+    the further tables each event meets by its own fields (semantics §11.8, *Further
+    tables*): one row per pair, the row met the member of ``row``'s text. Returns the
+    frame, its order columns (each table's ``ro``) and SQL of whether the event kept
+    its rows (false where an inner table met none of it; ``admitted``: SQL of the rows
+    that meet the tables at all)."""
+    orders: list[str] = []
+    kept = []
+    for k, (step, table) in enumerate(event_tables(context)):
+        keys = [f"CASE WHEN {admitted} THEN {_key(c)} END" for c in step.left_on]
+        names = [f"_ek{k}_{i}" for i in range(len(keys))]
+        frame = frame.selectExpr(
+            "*", *(f"{sql} AS {n}" for sql, n in zip(keys, names, strict=True))
+        )
+        on = " AND ".join(f"e.{n} = t.j{i}" for i, n in enumerate(names)) or "true"
+        met = frame.alias("e").join(F.broadcast(table).alias("t"), F.expr(on), "left")
+        frame = met.select(
+            "e.*", F.col("t.ro").alias(f"_et{k}"), F.col("t.text").alias(f"_ex{k}")
+        ).drop(*names)
+        frame = frame.withColumn(row, F.expr(row_with_member(row, step.right, f"_ex{k}")))
+        frame = frame.drop(f"_ex{k}")
+        orders.append(f"_et{k}")
+        if step.type != "left":
+            kept.append(f"_et{k} IS NOT NULL")
+    return frame, orders, " AND ".join(kept) or "true"
+
+
 def join_keys(job: Job, side: str | None = None) -> list[tuple[str, str]]:
     """``(j<i>, SQL over the record variant m)``: the values a record joins on, each as
     its distinct key (null when the field is missing or null: no match). ``side``
@@ -38,10 +104,7 @@ def join_keys(job: Job, side: str | None = None) -> list[tuple[str, str]]:
     join = job.join
     assert join is not None
 
-    def key(column: str) -> str:
-        value = field_at(column)
-        return f"CASE WHEN {present(value)} THEN {distinct_key(value)} END"
-
+    key = _key
     keys = []
     for i, (left, right) in enumerate(zip(join.left_on, join.right_on, strict=True)):
         if side == "left" or left == right:
@@ -113,12 +176,20 @@ def rows_met(
             "CASE WHEN _jc THEN _ro END AS _ro",
             "CASE WHEN _jc THEN _rtext END AS _rtext",
         )
-    place = f"row_number() OVER ({event} ORDER BY _ro) - 1"
-    if join.type == "left":  # (an admitted row that met none: one row, its right null)
-        part = f"CASE WHEN _ro IS NOT NULL THEN {place} WHEN {ADMITTED} THEN 0 END"
+    orders: list[str] = []
+    kept = "true"
+    if context.event_rows:  # (the tables each event meets by its own fields)
+        met, orders, kept = event_tables_met_rows(context, met, "_rtext", ADMITTED)
+    place = f"row_number() OVER ({event} ORDER BY {', '.join(['_ro', *orders])}) - 1"
+    if join.type == "left":  # (an admitted row that met none: one row, its right null;
+        # a row of such a row's members: numbered)
+        part = (
+            f"CASE WHEN NOT ({kept}) THEN NULL WHEN _ro IS NOT NULL OR _rtext IS NOT NULL "
+            f"THEN {place} WHEN {ADMITTED} THEN 0 END"
+        )
     else:
-        part = f"CASE WHEN _ro IS NOT NULL THEN {place} END"
+        part = f"CASE WHEN _ro IS NOT NULL AND ({kept}) THEN {place} END"
     met = met.withColumn(PART, F.expr(part))
     row = "CASE WHEN _rtext IS NULL THEN parse_json('null') ELSE parse_json(_rtext) END"
-    scratch = ("_ltext", "_ro", "_rtext")
+    scratch = ("_ltext", "_ro", "_rtext", *orders)
     return settled(met, with_member(join.right, row), "no_match", columns, scratch)

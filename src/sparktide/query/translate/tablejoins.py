@@ -2,9 +2,10 @@
 JOIN sites x ON d.SiteId = x.SiteId`` (semantics §11.8, *Further tables*).
 
 The job meets one table, ``[join] right`` (the first JOIN's); each later JOIN of
-reference data whose ``ON`` reads the tables only is a ``[[join.then]]``: the tables
-meet each other when the run reads them, and the row of ``sites`` becomes the member
-``sites`` of the row of ``devices``. :func:`chained_tables` takes those JOINs off the
+reference data is a ``[[join.then]]``: one whose ``ON`` reads the tables meets them when
+the run reads them, one whose ``ON`` reads the stream (``JOIN units u ON s.Unit =
+u.Unit``) meets each event; either way the row of ``sites`` becomes the member ``sites``
+of the row of ``devices``. :func:`chained_tables` takes those JOINs off the
 SELECT and rewrites its columns of a later table to read that member (``x.Region`` is
 ``d.sites.Region``), so the rest of the translation sees one JOIN with reference data.
 
@@ -55,7 +56,7 @@ def chained_tables(
     for join in select.joins[1:]:
         table = join.source
         _check_later(join, held, select.source, refuse, is_reference)
-        left, entry = _table_join(join, held, refuse)
+        left, entry = _table_join(join, held, select.source, refuse)
         then.append(entry)
         held.append(table)
         kinds[table.name] = join.kind
@@ -108,30 +109,49 @@ def _check_later(
 
 
 def _table_join(
-    join: Join, held: list[FromSource], refuse: Refuse
+    join: Join, held: list[FromSource], stream: FromSource, refuse: Refuse
 ) -> tuple[FromSource, dict[str, Any]]:
-    """The table a later JOIN's ``ON`` reads (its left) and its ``[[join.then]]`` entry."""
+    """The table a later JOIN's ``ON`` reads besides its own (its left: a table before
+    it, or the stream) and its ``[[join.then]]`` entry."""
     table = join.source
-    known = {name: source for source in (*held, table) for name in source_names(source)}
+    sources = (*held, table, stream)
+    known = {name: source for source in sources for name in source_names(source)}
     left: FromSource | None = None
     for column in columns_in(join.condition):
         if len(column.parts) < 2 or column.parts[0].casefold() not in known:
             raise refuse(
                 column.pos,
-                f"{column.name} in the ON of a JOIN with the reference data {table.name}: a "
-                "later JOIN compares the tables' columns (alias.column of "
-                f"{', '.join(s.alias or s.name for s in (*held, table))}), not the stream's",
+                f"{column.name} in the ON of a JOIN with the reference data {table.name}: "
+                f"qualify it (alias.column of {', '.join(s.alias or s.name for s in sources)})",
             )
         source = known[column.parts[0].casefold()]
-        if left is None and source is not table:
-            left = source
+        if source is table:
+            continue
+        if left is not None and source is not left and stream in (source, left):
+            raise refuse(
+                column.pos,
+                f"the ON of the JOIN with {table.name} reads the stream and the table "
+                f"{(source if left is stream else left).name}: a later JOIN compares "
+                "the table's columns with one earlier table's, or with the stream's",
+            )
+        left = left or source
     if left is None:
         raise refuse(
             join.pos,
-            f"the ON of the JOIN with {table.name} reads no column of the tables before it "
-            f"({', '.join(s.alias or s.name for s in held)})",
+            f"the ON of the JOIN with {table.name} reads no column of the stream or of the "
+            f"tables before it ({', '.join(s.alias or s.name for s in held)})",
         )
     on, _, others = JoinCondition(refuse).join_condition(join, left, table, reference=True)
+    if left is stream:
+        for term in others:
+            reads = {known[c.parts[0].casefold()] for c in columns_in(term)}
+            if reads - {table}:
+                raise refuse(
+                    term.pos,
+                    f"{describe(term)} in the ON of the JOIN with {table.name}: a table met "
+                    "by the event's fields takes conditions on its own columns only (for "
+                    "now); compare the stream's in WHERE",
+                )
     entry: dict[str, Any] = {
         "left": left.name,
         "right": table.name,

@@ -23,12 +23,13 @@ from sparktide.spark.columns import (
     LINE,
     PARTITION,
     RAW,
+    RECORD,
     RELEASE_ORDER,
     SYSTEM_TIME,
     VERDICT,
 )
 from sparktide.spark.context import Context
-from sparktide.spark.lookup import reference_table, with_keys
+from sparktide.spark.lookup import event_tables_met_rows, reference_table, with_keys
 from sparktide.spark.outputs.matches import join_condition, join_projection, join_where
 from sparktide.spark.outputs.text import ordered, state_schema, write_state, write_text
 from sparktide.spark.scopes import release_ready, scope_watermarks, written_from_start
@@ -90,6 +91,13 @@ def meet(context: Context, ready: DataFrame) -> DataFrame:
     )
     if join.condition is not None:
         met = _meeting_condition(context, met)
+    if context.event_rows:  # (the tables each event meets by its own fields)
+        met = met.withColumn(RECORD, F.expr("parse_json(lraw)"))
+        met, orders, kept = event_tables_met_rows(context, met, "rraw", "true")
+        first = len(RELEASE_ORDER) + 1  # (after the table row's place)
+        met = met.filter(kept).drop(RECORD)
+        for k, column in enumerate(orders):
+            met = met.withColumnRenamed(column, f"_o{first + k}")
     met = join_where(met, context.job, ("lraw", "rraw"), SYSTEM_TIME)
     met, value = _match_record(context, met)
     order = [c for c in met.columns if c.startswith("_o")]
