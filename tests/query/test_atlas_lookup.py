@@ -32,6 +32,7 @@ def bindings(tmp_path: Path) -> Bindings:
     (tmp_path / "job.toml").write_text(
         '[inputs.readings]\npath = "r.jsonl"\n\n'
         '[inputs."ref.devices"]\nreference = true\npath = "d.jsonl"\n\n'
+        '[inputs."ref.sites"]\nreference = true\npath = "s.jsonl"\n\n'
         '[outputs.out]\npath = "out/"\n',
         encoding="utf-8",
     )
@@ -169,7 +170,7 @@ def test_a_match_between_lookup_and_the_window_filters_each_match(bindings: Bind
             "a window after $lookup reads the documents $unwind writes",
         ),
         ([window(), LOOKUP], "28:3", "$lookup after the window is not supported yet"),
-        ([LOOKUP, UNWIND, LOOKUP], "25:3", "a second $lookup"),
+        ([LOOKUP, UNWIND, LOOKUP], "25:3", "a second $lookup as 'info': name it otherwise"),
         ([LOOKUP, UNWIND, {"$project": {"i": "$info"}}], "26:9", "$info: the whole looked-up"),
         ([LOOKUP, UNWIND, {"$project": {"i": "$info.a.b"}}], "26:9", "$info.a.b: nested"),
         (
@@ -216,3 +217,54 @@ def test_lookup_fields_of_other_names_or_inside_a_record_are_a_pair(bindings: Bi
     assert j.join is not None and j.join.on == (("meta.device", "id"),)
     with pytest.raises(QueryError, match=r"localField 'meta\.device' is computed by an earlier"):
         job(bindings, {"$addFields": {"meta": 1}}, {"$lookup": nested}, UNWIND, PROJECT)
+
+
+def _sites(local: str, unwind: Any = "$site") -> list[dict[str, Any]]:
+    lookup = {
+        "from": {"connectionName": "atlas", "db": "ref", "coll": "sites"},
+        "localField": local,
+        "foreignField": "code",
+        "as": "site",
+    }
+    return [{"$lookup": lookup}, {"$unwind": unwind}]
+
+
+def test_a_later_lookup_is_a_further_table(bindings: Bindings) -> None:
+    """A later ``$lookup`` is ``[[join.then]]`` (semantics §11.8): keyed by a field of
+    the first table's row (``info.site``) or of the document (``zone``); its row is a
+    member of the first's, ``$site.x`` reads it, before a window too. An inner one
+    keyed by the first table makes the first inner, as the documents it drops."""
+    j = job(
+        bindings,
+        LOOKUP,
+        {"$unwind": {"path": "$info", "preserveNullAndEmptyArrays": True}},
+        *_sites("info.site"),
+        {"$project": {"device": 1, "region": "$site.region"}},
+    )
+    assert j.join is not None and j.join.type == "inner"
+    (step,) = j.join.then
+    assert (step.left, step.right, step.on, step.type) == (
+        "info",
+        "site",
+        (("site", "code"),),
+        "inner",
+    )
+    assert {p.name: p.expression for p in j.select}["region"] == (
+        "GETRECORDPROPERTYVALUE(info.site, 'region')"
+    )
+    j = job(
+        bindings,
+        LOOKUP,
+        UNWIND,
+        *_sites("zone", {"path": "$site", "preserveNullAndEmptyArrays": True}),
+        window("$site.region"),
+    )
+    assert j.join is not None and j.window is not None
+    (step,) = j.join.then
+    assert (step.left, step.on, step.type) == ("readings", (("zone", "code"),), "left")
+    keys = [(n, None if e is None else E.to_text(e)) for n, e in j.window.group_keys]
+    assert keys == [("_id", "GETRECORDPROPERTYVALUE(info, 'site.region')")]
+    with pytest.raises(QueryError, match="localField 'zone' is computed by an earlier stage"):
+        job(bindings, {"$addFields": {"zone": 1}}, LOOKUP, UNWIND, *_sites("zone"), PROJECT)
+    with pytest.raises(QueryError, match=r'needs \$unwind of "\$site" right after it'):
+        job(bindings, LOOKUP, UNWIND, _sites("zone")[0])

@@ -44,6 +44,8 @@ class Lookup:
     #: the document before the $lookup: what a window after it reads (semantics §11.23)
     before: Shape | None = None
     joined: Shape | None = None  # the document right after its $unwind
+    #: a later $lookup: the table whose row it meets (``None``: each event, by its fields)
+    keyed_by: str | None = None
 
 
 def qualified(expr: E.Expr, input_name: str) -> E.Expr:
@@ -74,8 +76,10 @@ class LookupStage(Documents):
         super().__init__(refuse)
         self.bindings = bindings
 
-    def lookup(self, node: Node, pos: Pos, shape: Shape) -> Lookup:
-        """The ``$lookup`` document ``node`` over the document ``shape``."""
+    def lookup(self, node: Node, pos: Pos, shape: Shape, first: Lookup | None = None) -> Lookup:
+        """The ``$lookup`` document ``node`` over the document ``shape``; after ``first``
+        (a later ``$lookup``), ``localField`` is a field of ``first``'s row
+        (``"info.site"``) or of the stream's document."""
         doc = self.mapping(node, "$lookup")
         self.keys(node, ("from", "localField", "foreignField", "as"), "$lookup")
         for key in ("from", "localField", "foreignField", "as"):
@@ -97,14 +101,20 @@ class LookupStage(Documents):
         for name, value in (("localField", local), ("foreignField", foreign)):
             for part in value.split("."):  # (with dots: a value inside a record)
                 check_column(part, doc[name].pos, self.refuse, name)
-        top = local.split(".", 1)[0]
-        if shape.resolve(top, doc["localField"].pos, self.refuse) != E.Ref(top):
-            raise self.refuse(
-                doc["localField"].pos, f"localField {local!r} is computed by an earlier stage"
-            )
+        keyed_by = None
+        if first is not None and local.startswith(f"{first.name}."):
+            keyed_by, local = first.name, local[len(first.name) + 1 :]
+        else:
+            top = local.split(".", 1)[0]
+            before = shape if first is None else first.before
+            assert before is not None
+            if before.resolve(top, doc["localField"].pos, self.refuse) != E.Ref(top):
+                raise self.refuse(
+                    doc["localField"].pos, f"localField {local!r} is computed by an earlier stage"
+                )
         name = check_column(self.string(doc["as"], "as"), doc["as"].pos, self.refuse, "as")
         on: str | list[str] = local if local == foreign else [local, foreign]
-        return Lookup(endpoint, dict(found[1]), on, name, pos)
+        return Lookup(endpoint, dict(found[1]), on, name, pos, keyed_by=keyed_by)
 
     def unwind(self, node: Node, lookup: Lookup) -> None:
         """``$unwind: "$as"`` (an inner join) or ``{path: "$as",

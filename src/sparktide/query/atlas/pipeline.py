@@ -70,6 +70,7 @@ class _Stages:
     having: list[E.Expr] = field(default_factory=list)  # $match after the window
     select: dict[str, str] | None = None  # the written document, when a stage reshaped it
     lookup: Lookup | None = None
+    more: list[Lookup] = field(default_factory=list)  # later $lookups, each with $unwind
     #: $match between $lookup and the window, read over each match once the window
     #: stage comes (semantics §11.23): the documents and where they were written
     after_lookup: list[tuple[Node, Pos]] = field(default_factory=list)
@@ -109,7 +110,7 @@ class Pipeline(Documents):
             "output": output_table,
         }
         if read.lookup is not None:
-            self.join(read.lookup, data, windowed=read.window is not None)
+            self.join(read.lookup, data, windowed=read.window is not None, more=read.more)
         self.filter(read.matches, data)
         self.window(read.window, read.having, data)
         if read.select is not None:
@@ -146,7 +147,7 @@ class Pipeline(Documents):
         for index, stage in enumerate(stages[1:], start=1):
             name, body = self.stage_name(stage)
             pos = stage.keys[name]
-            lookup = read.lookup
+            lookup = read.more[-1] if read.more else read.lookup
             if lookup is not None and not lookup.unwound and name != "$unwind":
                 raise self.refuse(
                     pos,
@@ -175,9 +176,10 @@ class Pipeline(Documents):
                 raise self.refuse(pos, f"the stage {name} is not supported yet")
             else:
                 raise self.refuse(pos, f"unknown stage {name}")
-        if read.lookup is not None and not read.lookup.unwound:
+        pending = read.more[-1] if read.more else read.lookup
+        if pending is not None and not pending.unwound:
             raise self.refuse(
-                read.lookup.pos, f'$lookup needs $unwind of "${read.lookup.name}" right after it'
+                pending.pos, f'$lookup needs $unwind of "${pending.name}" right after it'
             )
         if read.after_lookup:
             raise self.refuse(
@@ -203,7 +205,10 @@ class Pipeline(Documents):
                     "before $lookup, or in the window's accumulators)",
                 )
             self.operators.shape = dataclasses.replace(
-                read.lookup.before, table=read.lookup.name, row=True
+                read.lookup.before,
+                table=read.lookup.name,
+                row=True,
+                members=tuple(m.name for m in read.more),
             )
             read.matches += [self.matches.match(body) for body, _ in read.after_lookup]
             read.after_lookup.clear()
@@ -218,12 +223,18 @@ class Pipeline(Documents):
     def lookup_stage(self, read: _Stages, name: str, body: Node, pos: Pos) -> None:
         """Read ``$lookup`` (before any window, once) or the ``$unwind`` after it."""
         if name == "$unwind":
-            lookup = read.lookup
+            lookup = read.more[-1] if read.more else read.lookup
             if lookup is None or lookup.unwound:
                 raise self.refuse(
                     pos, "the stage $unwind is not supported yet (only right after $lookup)"
                 )
             self.lookups.unwind(body, lookup)
+            if lookup is not read.lookup:  # (a later table: a member of the first's row)
+                shape = self.operators.shape
+                members = (*shape.members, lookup.name)
+                joined = dataclasses.replace(shape, members=members)
+                self.operators.shape = read.lookup.joined = joined  # type: ignore[union-attr]
+                return
             shape = self.operators.shape
             stream = self.endpoints.source_name
             if not is_column_name(stream) or stream == lookup.name:
@@ -241,8 +252,12 @@ class Pipeline(Documents):
             return
         if read.window is not None:
             raise self.refuse(pos, "$lookup after the window is not supported yet")
-        if read.lookup is not None:
-            raise self.refuse(pos, "a second $lookup: a job joins one table")
+        if read.lookup is not None:  # (a later table: [[join.then]], semantics §11.8)
+            later = self.lookups.lookup(body, pos, self.operators.shape, read.lookup)
+            if later.name in (read.lookup.name, *(m.name for m in read.more)):
+                raise self.refuse(pos, f"a second $lookup as {later.name!r}: name it otherwise")
+            read.more.append(later)
+            return
         read.lookup = self.lookups.lookup(body, pos, self.operators.shape)
 
     def filter(self, matches: list[E.Expr], data: dict[str, Any]) -> None:
@@ -281,15 +296,37 @@ class Pipeline(Documents):
             )
         data["window"] = window
 
-    def join(self, lookup: Lookup, data: dict[str, Any], *, windowed: bool) -> None:
-        """``[inputs]`` (the stream and the table) and ``[join]`` of a ``$lookup``
-        (``windowed``: a window stage after it reads each match)."""
+    def later_table(self, lookup: Lookup, stream: str, data: dict[str, Any]) -> dict[str, Any]:
+        """The ``[[join.then]]`` of a later ``$lookup`` (its table added to the inputs),
+        with its note."""
+        data["inputs"][lookup.name] = lookup.table
+        left = lookup.keyed_by or stream
+        entry: dict[str, Any] = {"left": left, "right": lookup.name, "on": [lookup.on]}
+        if lookup.left:
+            entry["type"] = "left"
+        first = data["join"]["right"]
+        self.notes.append(
+            f"the $lookup of {lookup.endpoint} is [[join.then]]: its rows meet "
+            + ("each event by its own fields" if lookup.keyed_by is None else f"{first}'s rows")
+            + f", the row met the member {lookup.name} of {first}'s row (${lookup.name}.x is "
+            f"GetRecordPropertyValue({first}.{lookup.name}, 'x'))"
+        )
+        return entry
+
+    def join(
+        self, lookup: Lookup, data: dict[str, Any], *, windowed: bool, more: list[Lookup] = ()
+    ) -> None:
+        """``[inputs]`` (the stream and the tables) and ``[join]`` of a ``$lookup`` and
+        the later ones (``windowed``: a window stage after them reads each match)."""
         stream = lookup.stream
         data["inputs"] = {stream: data.pop("source"), lookup.name: lookup.table}
         data["join"] = {"left": stream, "right": lookup.name, "on": [lookup.on]}
         on = lookup.on if isinstance(lookup.on, str) else " = ".join(lookup.on)
-        if lookup.left:
+        inner = any(m.keyed_by is not None and not m.left for m in more)  # (as SQL's chain)
+        if lookup.left and not inner:
             data["join"]["type"] = "left"
+        if more:
+            data["join"]["then"] = [self.later_table(m, stream, data) for m in more]
         if windowed:
             self.notes.append(
                 f"$lookup and $unwind before the window are [join] with the reference data "

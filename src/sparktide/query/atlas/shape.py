@@ -43,6 +43,8 @@ class Shape:
     #: a window after the $lookup reads each match: the table's fields are the row's,
     #: under the table's name (semantics §11.23), the stream's the event's own
     row: bool = False
+    #: later $lookups' names: members of the table's row (semantics §11.8, *Further tables*)
+    members: tuple[str, ...] = ()
 
     @classmethod
     def of_window(cls, group_by: list[str], aggregates: list[str], single: bool) -> Shape:
@@ -70,6 +72,8 @@ class Shape:
             if self.row:
                 return E.Func("GETRECORDPROPERTYVALUE", (E.Ref(self.table), E.Lit(column)))
             return E.Ref(column, self.table)
+        if self.table is not None and name.split(".")[0] in self.members:
+            return self.member(name, pos, refuse)
         if "." in name:
             raise refuse(pos, f"${name}: nested fields are not supported yet; flatten the input")
         if name in self.fields:
@@ -83,6 +87,22 @@ class Shape:
             known = ", ".join(self.fields) or "none"
             raise refuse(pos, f"${name} is not a field of {self.what} (fields: {known})")
         return E.Ref(check_column(name, pos, refuse, "field"), self.stream)
+
+    def member(self, name: str, pos: Pos, refuse: Refuse) -> E.Expr:
+        """``$site.region`` of a later ``$lookup`` ``site``: the field of the row that is
+        the member ``site`` of the table's row."""
+        assert self.table is not None
+        member, _, column = name.partition(".")
+        if not column:
+            raise refuse(pos, f"${name}: the whole looked-up document: name its fields")
+        if "." in column:
+            raise refuse(pos, f"${name}: nested fields are not supported yet")
+        column = check_column(column, pos, refuse, "field")
+        if self.row:
+            return E.Func(
+                "GETRECORDPROPERTYVALUE", (E.Ref(self.table), E.Lit(f"{member}.{column}"))
+            )
+        return E.Func("GETRECORDPROPERTYVALUE", (E.Ref(member, self.table), E.Lit(column)))
 
     def select(self, refuse: Refuse) -> dict[str, str] | None:
         """``[select]`` writing this document, or None when the job's own record is it."""

@@ -66,8 +66,9 @@ class WindowStage(Documents):
     def field_name(self, node: Node, what: str) -> str:
         """A ``"$field"`` path, or after ``$lookup`` ``"$as.field"``: a field of the row
         each match holds (semantics §11.23), which the shape reads."""
-        table, value = self.operators.shape.table, node.value
-        if table is not None and isinstance(value, str) and value.startswith(f"${table}."):
+        shape, value = self.operators.shape, node.value
+        tables = (shape.table, *shape.members) if shape.table is not None else ()
+        if isinstance(value, str) and any(value.startswith(f"${t}.") for t in tables):
             return value[1:]
         return self.field_path(node, what)
 
