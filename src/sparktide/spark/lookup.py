@@ -28,7 +28,15 @@ from sparktide.spark.outputs.matches import join_condition
 from sparktide.spark.perinput import ROW_INPUT
 from sparktide.spark.sql import field_at, sql_string
 
-__all__ = ["join_keys", "reference_table", "rows_met", "with_keys"]
+__all__ = [
+    "event_tables",
+    "event_tables_met_rows",
+    "join_keys",
+    "reference_table",
+    "row_with_member",
+    "rows_met",
+    "with_keys",
+]
 
 
 def _key(column: str) -> str:
@@ -104,16 +112,15 @@ def join_keys(job: Job, side: str | None = None) -> list[tuple[str, str]]:
     join = job.join
     assert join is not None
 
-    key = _key
     keys = []
     for i, (left, right) in enumerate(zip(join.left_on, join.right_on, strict=True)):
         if side == "left" or left == right:
-            sql = key(left)
+            sql = _key(left)
         elif side == "right":
-            sql = key(right)
+            sql = _key(right)
         else:
             own = f"{ROW_INPUT} = {sql_string(join.left)}"
-            sql = f"CASE WHEN {own} THEN {key(left)} ELSE {key(right)} END"
+            sql = f"CASE WHEN {own} THEN {_key(left)} ELSE {_key(right)} END"
         keys.append((f"j{i}", sql))
     return keys
 

@@ -37,9 +37,9 @@ def chained_tables(
 ) -> tuple[Select, tuple[tuple[FromSource, dict[str, Any]], ...]]:
     """``select`` with one JOIN (inner when a later inner JOIN reads its table), and its
     later JOINs of reference data: each table and its ``[[join.then]]`` entry (see the
-    module).
-    ``is_reference(name)`` says whether an input is reference data. A later JOIN that is
-    not of reference data, or whose ``ON`` reads the stream, is refused."""
+    module). ``is_reference(name)`` says whether an input is reference data. A later
+    JOIN that is not of reference data, or whose ``ON`` reads both the stream and an
+    earlier table, is refused."""
     if len(select.joins) < 2:
         return select, ()
     first = select.joins[0]
