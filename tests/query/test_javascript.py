@@ -117,6 +117,8 @@ def test_a_function_reads_maths_and_conditions(tmp_path: Path) -> None:
 def test_the_reference_evaluator_reads_the_calls_it_makes() -> None:
     f = compile_function(CELSIUS, "c.js")
     assert (f.name, f.params, f.kind) == ("toCelsius", ("f", "unit"), "any")
+    text = compile_function("function u(x) { return '\\u00b0C\\x21\\n\\''; }", "u.js")
+    assert (text.kind, text.body.value) == ("text", "°C!\n'")  # type: ignore[attr-defined]
     assert parse_expression("PARSEINT(h, 16)") is not None
 
 
@@ -141,6 +143,7 @@ def test_the_reference_evaluator_reads_the_calls_it_makes() -> None:
         ("function a(x) { return y; }", "1:24", "'y' is not read here"),
         ("function a(x) { return x # 1; }", "1:26", "unexpected '#'"),
         ("var x = 1;", "1:1", "expected 'function'"),
+        ("function a(x) { return x === '\\q'; }", "1:30", "the escape \\q is not read"),
     ],
 )
 def test_what_is_not_read_is_refused_with_its_place(text: str, place: str, message: str) -> None:

@@ -319,10 +319,7 @@ class _Reader:
             value: Any = int(text) if text.isdigit() else Decimal(text)
             return Literal(value, token.pos), NUM
         if token.kind == "string":
-            body = re.sub(
-                r"\\(.)", lambda m: _ESCAPES.get(m.group(1), m.group(1)), token.text[1:-1]
-            )
-            return Literal(body, token.pos), TEXT
+            return Literal(self.text(token), token.pos), TEXT
         if token.text in ("true", "false"):
             return Literal(token.text == "true", token.pos), BOOL
         if token.text == "null":
@@ -337,6 +334,20 @@ class _Reader:
             self.take(")")
             return inner
         raise self.refuse(token.pos, f"{token.text or 'the end'!r} is not read here")
+
+    def text(self, token: _Token) -> str:
+        """A string literal's text: ``\\n``, ``\\t``, ``\\r``, ``\\0``, quotes, the
+        backslash, ``\\xHH`` and ``\\uHHHH``; any other escape is refused."""
+
+        def escape(match: re.Match[str]) -> str:
+            code = match.group(1)
+            if code[0] in "xu" and len(code) > 1:
+                return chr(int(code[1:], 16))
+            if code in _ESCAPES:
+                return _ESCAPES[code]
+            raise self.refuse(token.pos, f"the escape \\{code} is not read in a text")
+
+        return re.sub(r"\\(x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|.)", escape, token.text[1:-1])
 
     def condition(self, expr: Expr, kind: str, where: str) -> Expr:
         if kind != BOOL:
