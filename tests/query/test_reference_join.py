@@ -635,6 +635,13 @@ def test_on_columns_of_other_names_are_a_pair_of_join_columns(tmp_path: Path) ->
         assert round_trips(j.job, tmp_path)
 
 
+def the_table(j: Job) -> tuple[object, ...]:
+    """The one ``[[join.then]]`` of ``j``: its left, right, on and type."""
+    assert j.join is not None
+    (step,) = j.join.then
+    return step.left, step.right, step.on, step.type
+
+
 def test_later_joins_of_reference_data_are_join_then_tables(tmp_path: Path) -> None:
     """``JOIN a ... JOIN b ON a.k = b.k`` (semantics §11.8, *Further tables*): the later
     JOIN is a ``[[join.then]]`` table whose row is the member ``SiteRef`` of the first
@@ -646,16 +653,9 @@ def test_later_joins_of_reference_data_are_join_then_tables(tmp_path: Path) -> N
         "LEFT JOIN SiteRef x ON x.Id = r.Site AND x.Open = 1 AND r.Kind = 'pump'",
         bindings(tmp_path),
     ).job
-    join = j.join
-    assert join is not None and join.type == "left"
-    (step,) = join.then
-    assert (step.left, step.right, step.on, step.type) == (
-        "DeviceRef",
-        "SiteRef",
-        (("Site", "Id"),),
-        "left",
-    )
-    assert step.condition == "SiteRef.Open = 1 AND DeviceRef.Kind = 'pump'"
+    assert j.join is not None and j.join.type == "left"
+    assert the_table(j) == ("DeviceRef", "SiteRef", (("Site", "Id"),), "left")
+    assert j.join.then[0].condition == "SiteRef.Open = 1 AND DeviceRef.Kind = 'pump'"
     assert {p.name: p.expression for p in j.select} == {
         "v": "Telemetry.v",
         "Model": "DeviceRef.Model",
@@ -695,16 +695,9 @@ def test_a_later_join_keyed_by_the_stream_is_met_by_each_event(tmp_path: Path) -
         "JOIN SiteRef x ON x.Site = s.SiteId AND x.Open = 1",
         bindings(tmp_path),
     ).job
-    join = j.join
-    assert join is not None and join.type == "left"
-    (step,) = join.then
-    assert (step.left, step.right, step.on, step.type) == (
-        "Telemetry",
-        "SiteRef",
-        (("SiteId", "Site"),),
-        "inner",
-    )
-    assert step.condition == "SiteRef.Open = 1"
+    assert j.join is not None and j.join.type == "left"
+    assert the_table(j) == ("Telemetry", "SiteRef", (("SiteId", "Site"),), "inner")
+    assert j.join.then[0].condition == "SiteRef.Open = 1"
     assert {p.name: p.expression for p in j.select}["Region"] == (
         "GETRECORDPROPERTYVALUE(DeviceRef.SiteRef, 'Region')"
     )
