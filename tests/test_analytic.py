@@ -494,7 +494,7 @@ def test_columns_reading_columns_match_a_direct_computation(steps, seconds, back
 def test_a_column_another_reads_is_no_field_of_the_record():
     """The fields the job reads (checked for presence, read at admission) leave out
     the names of the columns other columns read, but not a column's own name."""
-    from sparktide.core.diagnostics import named_columns
+    from sparktide.core.namedcolumns import named_columns
     from sparktide.job import expression_fields
 
     job = _fault_job()

@@ -139,7 +139,7 @@ generated_ctis: CTI generation (§7.3)
     sql    spark.punctuation:generated_ctis spark.punctuation:generated_ctis_ahead
     numba  spark.punctuation:generated_ctis_scan spark.ctiscan:scan_table
 column_present: an input record holds a value in a column the job names (§8.4)
-    python core.diagnostics:ColumnPresence.column_present
+    python core.namedcolumns:ColumnPresence.column_present
     sql    spark.judging:column_present
     arrow  spark.onepass.tally:column_present_counts
 datediff_calendar: DATEDIFF in years, quarters, months and weeks (§11.7)

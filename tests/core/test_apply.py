@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from sparktide.core.apply import expand
-from sparktide.core.diagnostics import named_columns
+from sparktide.core.namedcolumns import named_columns
 from sparktide.errors import ConfigError
 from sparktide.job import Apply, Job
 from tests.jobfiles import BASE_JOB, DELETE, mutate

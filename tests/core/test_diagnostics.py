@@ -186,7 +186,7 @@ def _rows(*fields: dict[str, Any]) -> list[InputRecord]:
 
 
 def test_named_columns_name_every_role_once():
-    from sparktide.core.diagnostics import named_columns
+    from sparktide.core.namedcolumns import named_columns
     from sparktide.job import Filter, Projection
 
     job = Job(
@@ -210,7 +210,7 @@ def test_named_columns_name_every_role_once():
 def test_analytic_columns_are_computed_and_their_inputs_named():
     """An analytic column's name, read by the filter and [select], is no input field;
     the fields it reads are (semantics §8.4)."""
-    from sparktide.core.diagnostics import named_columns
+    from sparktide.core.namedcolumns import named_columns
     from sparktide.job import Analytic, Filter, Projection
 
     prev = Analytic("prev", "lag", value="speed", partition_by=("devce",), limit_duration="1m")
@@ -282,7 +282,7 @@ def test_a_misspelled_column_in_an_input_s_where_is_a_missing_column():
 
 
 def test_check_columns_refuses_a_schema_without_a_named_column():
-    from sparktide.core.diagnostics import check_columns
+    from sparktide.core.namedcolumns import check_columns
     from sparktide.errors import ConfigError
 
     job = _window_job()

@@ -292,3 +292,13 @@ def test_a_table_met_by_the_event_is_joined_no_further(tmp_path, then, key, mess
     with pytest.raises(ConfigError) as info:
         Job.from_dict(data, base_dir=tmp_path)
     assert info.value.key == key and message in info.value.message
+
+
+def test_a_misspelled_column_of_a_table_met_by_the_event_is_a_missing_column(tmp_path):
+    """A further table keyed by a field no event holds: no event meets it, which the
+    ``missing_column`` diagnostic says (semantics §8.4), naming the entry."""
+    job = _by_event(tmp_path, {"type": "left", "on": [["zoen", "site"]]})
+    diagnostics = simulate(job, job_records(job), explain=False).metrics["diagnostics"]
+    (missing,) = [d for d in diagnostics if d["kind"] == "missing_column"]
+    assert (missing["column"], missing["role"], missing["count"]) == ("zoen", "join.then[0].on", 4)
+    assert "no event meets that table" in missing["message"]

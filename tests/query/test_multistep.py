@@ -343,7 +343,7 @@ def test_a_column_computed_right_of_star_reads_the_record_s_field_first() -> Non
     """``SELECT *, v * 2 AS w``: a record's own ``w`` (null included) wins over the
     computed one (semantics §11.16), so a later statement reads ``w`` as that field
     where the record has it; the field, absent by design, is not diagnosed missing."""
-    from sparktide.core.diagnostics import named_columns
+    from sparktide.core.namedcolumns import named_columns
 
     j = job("WITH s AS (SELECT *, v * 2 AS w FROM i) SELECT w + 1 AS x INTO o FROM s")
     assert tables(j)[1] == {"x": "CASE WHEN w IS NOT MISSING THEN w ELSE v * 2 END + 1"}

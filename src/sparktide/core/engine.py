@@ -26,10 +26,10 @@ from typing import Any
 from sparktide.core.analytic import AnalyticColumns
 from sparktide.core.clocks import Clocks
 from sparktide.core.counts import Counts
-from sparktide.core.diagnostics import ColumnPresence
 from sparktide.core.event_step import Case, EventStep
 from sparktide.core.instants import observation_instants
 from sparktide.core.metrics import metrics_record, run_diagnostics
+from sparktide.core.namedcolumns import ColumnPresence
 from sparktide.core.outputs import (
     event_input_fields,
     event_record,

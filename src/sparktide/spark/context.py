@@ -11,7 +11,7 @@ from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 
-from sparktide.core.diagnostics import NamedColumn, named_columns
+from sparktide.core.namedcolumns import NamedColumn, named_columns
 from sparktide.job import Job, Ordering, Punctuation, Window, input_of
 from sparktide.spark.aggregates import AggregatePlan, plan_aggregates
 from sparktide.spark.clocks import Terms

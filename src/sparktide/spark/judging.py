@@ -243,7 +243,7 @@ def _row_columns(context: Context, rows: DataFrame) -> DataFrame:
 
 
 def column_present(context: Context, parsed: DataFrame, stream: bool) -> list[tuple[str, str]]:
-    """``(_nc<i>, flag)`` per named column (:func:`~sparktide.core.diagnostics.named_columns`):
+    """``(_nc<i>, flag)`` per named column (:func:`~sparktide.core.namedcolumns.named_columns`):
     true when an input record (an event or a malformed record, not a CTI row) holds a value
     in the column, false when it does not, null for other rows; the Spark SQL copy of
     ``column_present`` (``sparktide.rules``). A partition read from the stream's own column

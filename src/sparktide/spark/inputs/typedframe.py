@@ -23,7 +23,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from sparktide.core.diagnostics import check_columns
+from sparktide.core.namedcolumns import check_columns
 from sparktide.errors import ConfigError
 from sparktide.job import Job
 from sparktide.spark.inputs.contract import INSTANT_RANGE

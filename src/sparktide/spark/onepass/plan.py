@@ -10,8 +10,8 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from sparktide.core.diagnostics import named_columns
 from sparktide.core.instants import NEG_INF
+from sparktide.core.namedcolumns import named_columns
 from sparktide.job import Job
 from sparktide.job.source import SPARK_STREAMS
 from sparktide.spark.aggregates import plan_aggregates

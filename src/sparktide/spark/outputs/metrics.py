@@ -7,16 +7,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from sparktide.core.diagnostics import (
-    LateInput,
-    PartitionView,
-    all_dead_lettered,
-    missing_columns,
-    not_progressing,
-)
+from sparktide.core.diagnostics import LateInput, PartitionView, all_dead_lettered, not_progressing
 from sparktide.core.hold import output_watermark
 from sparktide.core.instants import NEG_INF
 from sparktide.core.metrics import output_start_fields
+from sparktide.core.namedcolumns import missing_columns
 from sparktide.core.records import time_or_none
 from sparktide.job import Job
 from sparktide.spark.batch import Batch
