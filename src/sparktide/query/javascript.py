@@ -380,7 +380,13 @@ def expand(function: JsFunction, call: Call, refuse: Any) -> Expr:
             f"{call.text[:-2]}(...) takes {len(function.params)} argument"
             f"{'' if len(function.params) == 1 else 's'} ({', '.join(function.params)})",
         )
-    body = _substitute(function.body, call.args)
+    from sparktide.query.translate.inline import map_columns  # (no import cycle at load)
+
+    def argument(column: Column) -> Expr:  # (a parameter, $<i>: the call's argument)
+        name = column.parts[0]
+        return call.args[int(name[1:])] if name.startswith("$") else column
+
+    body = map_columns(function.body, argument)
     if function.kind in (INT, TEXT, BOOL):
         return body
     pos = call.pos
@@ -391,17 +397,6 @@ def expand(function: JsFunction, call: Call, refuse: Any) -> Expr:
     integral = Operation("AND", (whole, small), pos, "")
     bigint = Operation("CAST", (body,), pos, "TRY_CAST bigint")
     return Operation("CASE", (integral, bigint, body), pos, "CASE ELSE")
-
-
-def _substitute(expr: Expr, args: tuple[Expr, ...]) -> Expr:
-    if isinstance(expr, Column) and expr.parts[0].startswith("$"):
-        return args[int(expr.parts[0][1:])]
-    if isinstance(expr, Call):
-        return Call(expr.name, tuple(_substitute(a, args) for a in expr.args), expr.pos)
-    if isinstance(expr, Operation):
-        operands = tuple(_substitute(o, args) for o in expr.operands)
-        return Operation(expr.kind, operands, expr.pos, expr.operator)
-    return expr
 
 
 def expand_calls(node: Any, functions: dict[str, JsFunction], refuse: Any) -> Any:

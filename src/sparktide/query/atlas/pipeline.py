@@ -71,6 +71,12 @@ class _Stages:
     select: dict[str, str] | None = None  # the written document, when a stage reshaped it
     lookup: Lookup | None = None
     more: list[Lookup] = field(default_factory=list)  # later $lookups, each with $unwind
+
+    @property
+    def latest(self) -> Lookup | None:
+        """The last ``$lookup`` read (the one an ``$unwind`` must follow)."""
+        return self.more[-1] if self.more else self.lookup
+
     #: $match between $lookup and the window, read over each match once the window
     #: stage comes (semantics §11.23): the documents and where they were written
     after_lookup: list[tuple[Node, Pos]] = field(default_factory=list)
@@ -147,7 +153,7 @@ class Pipeline(Documents):
         for index, stage in enumerate(stages[1:], start=1):
             name, body = self.stage_name(stage)
             pos = stage.keys[name]
-            lookup = read.more[-1] if read.more else read.lookup
+            lookup = read.latest
             if lookup is not None and not lookup.unwound and name != "$unwind":
                 raise self.refuse(
                     pos,
@@ -176,7 +182,7 @@ class Pipeline(Documents):
                 raise self.refuse(pos, f"the stage {name} is not supported yet")
             else:
                 raise self.refuse(pos, f"unknown stage {name}")
-        pending = read.more[-1] if read.more else read.lookup
+        pending = read.latest
         if pending is not None and not pending.unwound:
             raise self.refuse(
                 pending.pos, f'$lookup needs $unwind of "${pending.name}" right after it'
@@ -223,7 +229,7 @@ class Pipeline(Documents):
     def lookup_stage(self, read: _Stages, name: str, body: Node, pos: Pos) -> None:
         """Read ``$lookup`` (before any window, once) or the ``$unwind`` after it."""
         if name == "$unwind":
-            lookup = read.more[-1] if read.more else read.lookup
+            lookup = read.latest
             if lookup is None or lookup.unwound:
                 raise self.refuse(
                     pos, "the stage $unwind is not supported yet (only right after $lookup)"

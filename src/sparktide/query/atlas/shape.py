@@ -62,18 +62,8 @@ class Shape:
         """The expression of the field ``name`` (refused if the document lacks it)."""
         if name in self.aliases and name not in self.fields:
             return self.aliases[name]
-        if self.table is not None and name.split(".")[0] == self.table:
-            if name == self.table:
-                raise refuse(pos, f"${name}: the whole looked-up document: name its fields")
-            column = name[len(self.table) + 1 :]
-            if "." in column:
-                raise refuse(pos, f"${name}: nested fields are not supported yet")
-            column = check_column(column, pos, refuse, "field")
-            if self.row:
-                return E.Func("GETRECORDPROPERTYVALUE", (E.Ref(self.table), E.Lit(column)))
-            return E.Ref(column, self.table)
-        if self.table is not None and name.split(".")[0] in self.members:
-            return self.member(name, pos, refuse)
+        if self.table is not None and name.split(".")[0] in (self.table, *self.members):
+            return self.looked_up(name, pos, refuse)
         if "." in name:
             raise refuse(pos, f"${name}: nested fields are not supported yet; flatten the input")
         if name in self.fields:
@@ -88,21 +78,25 @@ class Shape:
             raise refuse(pos, f"${name} is not a field of {self.what} (fields: {known})")
         return E.Ref(check_column(name, pos, refuse, "field"), self.stream)
 
-    def member(self, name: str, pos: Pos, refuse: Refuse) -> E.Expr:
-        """``$site.region`` of a later ``$lookup`` ``site``: the field of the row that is
-        the member ``site`` of the table's row."""
+    def looked_up(self, name: str, pos: Pos, refuse: Refuse) -> E.Expr:
+        """``$info.model`` of the looked-up table ``info``, or ``$site.region`` of a later
+        ``$lookup`` ``site``: the field of the table's row, or of the row that is its
+        member ``site``."""
         assert self.table is not None
-        member, _, column = name.partition(".")
+        table, _, column = name.partition(".")
         if not column:
             raise refuse(pos, f"${name}: the whole looked-up document: name its fields")
         if "." in column:
             raise refuse(pos, f"${name}: nested fields are not supported yet")
         column = check_column(column, pos, refuse, "field")
+        record = E.Ref(self.table)
+        if table == self.table:  # (a window reads the row each match holds: §11.23)
+            if self.row:
+                return E.Func("GETRECORDPROPERTYVALUE", (record, E.Lit(column)))
+            return E.Ref(column, self.table)
         if self.row:
-            return E.Func(
-                "GETRECORDPROPERTYVALUE", (E.Ref(self.table), E.Lit(f"{member}.{column}"))
-            )
-        return E.Func("GETRECORDPROPERTYVALUE", (E.Ref(member, self.table), E.Lit(column)))
+            return E.Func("GETRECORDPROPERTYVALUE", (record, E.Lit(f"{table}.{column}")))
+        return E.Func("GETRECORDPROPERTYVALUE", (E.Ref(table, self.table), E.Lit(column)))
 
     def select(self, refuse: Refuse) -> dict[str, str] | None:
         """``[select]`` writing this document, or None when the job's own record is it."""

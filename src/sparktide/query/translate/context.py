@@ -9,6 +9,7 @@ are aggregates, and how a construct is described in a message.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from sparktide import expr as E
@@ -24,6 +25,7 @@ __all__ = [
     "UNIT_CALLS",
     "Context",
     "describe",
+    "inside",
     "is_aggregate",
     "is_scalar",
     "is_timestamp",
@@ -88,6 +90,18 @@ def qualify_over_join(refuse: Refuse, node: Column, side: FromSource) -> QueryEr
         f"({side.alias or side.name}.{node.name}); sparktide does not know which input's "
         "fields hold it",
     )
+
+
+def inside(field: E.Expr, parts: Sequence[str]) -> E.Expr:
+    """``field``, or the value inside it at ``parts`` (Stream Analytics' dot notation,
+    ``r.a.b``): ``GetRecordPropertyValue(field, 'a.b')``, a part with a dot bracketed
+    (semantics §11.14)."""
+    if not parts:
+        return field
+    path = ".".join(
+        f"[{p.replace(']', ']]')}]" if "." in p or p.startswith("[") else p for p in parts
+    )
+    return E.Func("GETRECORDPROPERTYVALUE", (field, E.Lit(path)))
 
 
 def source_names(source: FromSource) -> set[str]:

@@ -22,6 +22,7 @@ from sparktide.query.refusal import Refuse, check_column
 from sparktide.query.translate.analytic import AnalyticColumns, is_analytic
 from sparktide.query.translate.context import (
     describe,
+    inside,
     is_scalar,
     is_timestamp,
     qualify_over_join,
@@ -83,10 +84,7 @@ class Fields:
         if len(parts) == 1:
             return E.Ref(self.column(expr, source))
         field = check_column(parts[0], expr.pos, self.refuse, "column")
-        path = ".".join(
-            f"[{p.replace(']', ']]')}]" if "." in p or p.startswith("[") else p for p in parts[1:]
-        )
-        return E.Func("GETRECORDPROPERTYVALUE", (E.Ref(field), E.Lit(path)))
+        return inside(E.Ref(field), parts[1:])
 
     def field_leaf(self, node: Column | Call, source: FromSource, clause: str) -> E.Expr:
         """An input field in a WHERE condition or a SELECT without GROUP BY."""

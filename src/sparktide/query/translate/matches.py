@@ -17,6 +17,7 @@ from sparktide.query.exprs import convert
 from sparktide.query.refusal import check_column
 from sparktide.query.translate.context import (
     Context,
+    inside,
     is_timestamp,
     source_names,
     unsupported_call,
@@ -293,12 +294,7 @@ class Matches:
         if side is None:
             raise self.refuse(node.pos, f"{parts[0]} names neither input of the JOIN")
         field = E.Ref(check_column(parts[1], node.pos, self.refuse), side.name)
-        if len(parts) == 2:
-            return field
-        path = ".".join(  # (a value inside the field: r.a.b, semantics §11.14)
-            f"[{p.replace(']', ']]')}]" if "." in p or p.startswith("[") else p for p in parts[2:]
-        )
-        return E.Func("GETRECORDPROPERTYVALUE", (field, E.Lit(path)))
+        return inside(field, parts[2:])  # (a value inside the field: r.a.b)
 
     def select(self, plan: Plan, data: dict[str, Any]) -> None:
         """Set ``data["select"]`` for the column list over a JOIN's matches, with its note."""

@@ -19,7 +19,12 @@ from sparktide import expr as E
 from sparktide.query.ast import Call, Clause, Column, Expr, FromSource, Select, SelectItem, Star
 from sparktide.query.bind import Bindings
 from sparktide.query.refusal import Refuse, check_column
-from sparktide.query.translate.context import is_timestamp, qualify_over_join, source_names
+from sparktide.query.translate.context import (
+    inside,
+    is_timestamp,
+    qualify_over_join,
+    source_names,
+)
 from sparktide.query.translate.fields import Fields
 from sparktide.query.translate.lookupwindow import grouped_reader
 from sparktide.query.translate.plans import JoinPlan
@@ -120,10 +125,4 @@ class MatchFields(Fields):
         side = sides[0].name
         if len(parts) == 1:
             return E.Ref(side)
-        field = E.Ref(check_column(parts[1], node.pos, self.refuse), side)
-        if len(parts) == 2:
-            return field
-        path = ".".join(
-            f"[{p.replace(']', ']]')}]" if "." in p or p.startswith("[") else p for p in parts[2:]
-        )
-        return E.Func("GETRECORDPROPERTYVALUE", (field, E.Lit(path)))
+        return inside(E.Ref(check_column(parts[1], node.pos, self.refuse), side), parts[2:])

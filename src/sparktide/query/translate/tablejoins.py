@@ -25,7 +25,13 @@ from sparktide import expr as E
 from sparktide.query.ast import Call, Clause, Column, Expr, FromSource, Join, Select, Star
 from sparktide.query.exprs import convert
 from sparktide.query.refusal import Refuse, check_column
-from sparktide.query.translate.context import describe, is_timestamp, source_names, unsupported_call
+from sparktide.query.translate.context import (
+    describe,
+    inside,
+    is_timestamp,
+    source_names,
+    unsupported_call,
+)
 from sparktide.query.translate.inline import columns_in, map_columns
 from sparktide.query.translate.joinon import JoinCondition
 
@@ -181,12 +187,7 @@ def _table_join(
 def _table_field(node: Column, source: FromSource, refuse: Refuse) -> E.Expr:
     """``x.k`` (``<table>.k``) or ``x.k.y`` (a value inside it) of a table's row."""
     field = E.Ref(check_column(node.parts[1], node.pos, refuse), source.name)
-    if len(node.parts) == 2:
-        return field
-    path = ".".join(
-        f"[{p.replace(']', ']]')}]" if "." in p or p.startswith("[") else p for p in node.parts[2:]
-    )
-    return E.Func("GETRECORDPROPERTYVALUE", (field, E.Lit(path)))
+    return inside(field, node.parts[2:])
 
 
 def _read_members(
