@@ -204,10 +204,10 @@ computed_key: a computed substream key (over an expression), judged as a key col
     sql    spark.inputs.sqlchecks:computed_key_checks
 analytic_value: analytic columns: LAG, LAST, ISFIRST (§11.19)
     python core.analytic:analytic_value
-    sql    spark.analytic:analytic_value
+    sql    spark.analytic_rules:analytic_value
 analytic_expired: analytic columns: a kept event the watermark left behind (§11.19)
     python core.analytic:analytic_expired
-    sql    spark.analytic:analytic_expired
+    sql    spark.analytic_rules:analytic_expired
 analytic_aggregate: analytic columns: SUM, COUNT, AVG, MIN, MAX over LIMIT DURATION (§11.19)
     python core.analytic:analytic_aggregate
     sql    spark.analytic_aggregates:analytic_aggregate_columns

@@ -76,8 +76,24 @@ CASES = {
                 "when": "value IS NOT NULL",
                 "default": "'none'",
             },
+            # (columns of one PARTITION BY: one window pass over the rows as they are,
+            # sparktide.spark.analytic_shared)
+            "first": {"function": "isfirst", "period": "30s", "when": "value > 3"},
+            "top": {
+                "function": "last",
+                "value": "value",
+                "limit_duration": "40s",
+                "when": "value > 10",
+                "default": "0",
+            },
         },
-        "select": {"id": "id", "device": "device", "back2": "back2"},
+        "select": {
+            "id": "id",
+            "device": "device",
+            "back2": "back2",
+            "first": "first",
+            "top": "top",
+        },
     },
     "partitioned-isfirst-filter": {
         "source": {"partition": "partition", "partitions": 3},
@@ -88,7 +104,14 @@ CASES = {
                 "period": "30s",
                 "partition_by": ["device"],
                 "when": "value >= 5",
-            }
+            },
+            "prev3": {
+                "function": "lag",
+                "value": "id",
+                "offset": 3,
+                "partition_by": ["device"],
+                "limit_duration": "1m",
+            },
         },
         "filter": {"where": "first = 1"},
     },

@@ -22,7 +22,10 @@
   for an aggregate) the scope's watermark has not left behind
   (:func:`analytic_expired`). The released events are then put back together, one row
   each with every column, and ``[filter]`` and ``[select]`` run over the record and the
-  columns.
+  columns. Columns that are all ``LAG``, ``LAST`` or ``ISFIRST`` over one
+  ``PARTITION BY`` need no stacking: they take one window over the rows as they are
+  (:mod:`sparktide.spark.analytic_shared`), by the same rules
+  (:mod:`sparktide.spark.analytic_rules`).
 
 - **Columns reading columns** (:func:`sparktide.job.analytic_levels`): the columns of
   level 0 are computed as above (their inputs taken at admission). A column that reads
@@ -50,8 +53,17 @@ from sparktide.expr import EVENT_INPUT, SYSTEM_TIMESTAMP, Ref
 from sparktide.job import Analytic, Job, analytic_levels
 from sparktide.spark.aggregates import json_text
 from sparktide.spark.analytic_aggregates import added_value, analytic_aggregate_columns
+from sparktide.spark.analytic_rules import (
+    ANALYTIC_SCHEMA,
+    RELEASE_ORDER,
+    Columns,
+    analytic_expired,
+    analytic_value,
+    input_names,
+)
+from sparktide.spark.analytic_shared import shared_kept_next, shared_key_pass, shares_key
 from sparktide.spark.batch import Batch
-from sparktide.spark.columns import ARRIVAL_TIME, FILE, LINE, RAW, RECORD, SCOPE, SYSTEM_TIME
+from sparktide.spark.columns import RAW, RECORD, SCOPE, SYSTEM_TIME
 from sparktide.spark.context import Context
 from sparktide.spark.expr import (
     Compiled,
@@ -62,7 +74,7 @@ from sparktide.spark.expr import (
     scalar_json_of,
     variant_leaves,
 )
-from sparktide.spark.outputs.text import state_schema, write_state
+from sparktide.spark.outputs.text import write_state
 from sparktide.spark.perinput import RELEASED_INPUT, ROW_INPUT, per_input_column_text
 from sparktide.spark.sql import field as variant_field
 from sparktide.spark.sql import iso
@@ -79,21 +91,6 @@ __all__ = [
     "analytic_value",
     "held_value",
 ]
-
-#: The kept matching events of every analytic column (``idx``: the column's position).
-ANALYTIC_SCHEMA = state_schema(
-    f"idx long, {SCOPE} string, key string, {SYSTEM_TIME} long, {ARRIVAL_TIME} long, "
-    f"{FILE} string, {LINE} long, v string"
-)
-_ORDER = (SYSTEM_TIME, ARRIVAL_TIME, FILE, LINE)
-
-
-#: Analytic columns with their positions in the job.
-Columns = list[tuple[int, Analytic]]
-
-
-def _names(k: int) -> tuple[str, str, str, str]:
-    return f"ak{k}", f"aw{k}", f"av{k}", f"ad{k}"
 
 
 def _first_level(job: Job) -> Columns:
@@ -146,7 +143,7 @@ def _inputs(
     compiled = Compiled(f"{prefix}e", leaves)
     outputs = []
     for k, analytic in columns:
-        key, when, value, default = _names(k)
+        key, when, value, default = input_names(k)
         # (an array or object is null there, as in the reference's analytic_key)
         parts = [scalar_json_of(compiled.value(e)) for e in analytic.partition_expressions]
         outputs.append(f"{_concat(parts)} AS {key}")
@@ -186,7 +183,7 @@ def admission_names(job: Job) -> list[str]:
     """The columns :func:`admission_columns` adds."""
     out = []
     for k, analytic in _first_level(job):
-        key, when, value, default = _names(k)
+        key, when, value, default = input_names(k)
         out += [key, when]
         out += [value] if analytic.value_expression is not None or analytic.is_aggregate else []
         out += [default] if analytic.default_expression is not None else []
@@ -208,37 +205,6 @@ def _unpacked(job: Job, frame: DataFrame) -> DataFrame:
     return unpacked.select(
         "*", F.col("_u.r").alias(RAW), *(F.col(f"_u.{n}").alias(n) for n in names)
     ).drop("_u", "value")
-
-
-def analytic_expired(analytic: Analytic, t: str, watermark: str) -> str:
-    """SQL: whether a kept event at ``t`` can no longer matter once its scope's watermark
-    is ``watermark`` (:func:`sparktide.core.analytic.analytic_expired`); never at −∞."""
-    if analytic.function == "isfirst":
-        floor = f"try_subtract({watermark}, pmod({watermark}, {analytic.period}L))"
-    else:
-        floor = f"try_subtract({watermark}, {analytic.limit_duration}L)"
-    return f"coalesce({t} < {floor}, false)"
-
-
-def analytic_value(analytic: Analytic, previous: str, inputs: tuple[str, str, str]) -> str:
-    """SQL of the column's JSON text for a released row, given ``previous``: the
-    ``depth``-th latest matching event before it, ``(t, v)`` (the rule of
-    :meth:`sparktide.core.analytic.AnalyticColumns.values`). ``inputs``: the row's
-    columns saying whether ``when`` holds, its looked-up value and its default."""
-    when, value, default = inputs
-    if analytic.function == "isfirst":
-        period = f"{analytic.period}L"
-        same = (
-            f"{previous}.t - pmod({previous}.t, {period}) = "
-            f"{SYSTEM_TIME} - pmod({SYSTEM_TIME}, {period})"
-        )
-        return f"CASE WHEN {when} AND NOT coalesce({same}, false) THEN '1' ELSE '0' END"
-    fallback = default if analytic.default_expression is not None else "'null'"
-    found = f"{previous}.t >= {SYSTEM_TIME} - {analytic.limit_duration}L"
-    lookup = f"CASE WHEN coalesce({found}, false) THEN {previous}.v ELSE {fallback} END"
-    if analytic.function == "last":
-        return f"CASE WHEN {when} THEN {value} ELSE {lookup} END"
-    return lookup
 
 
 def analytic_release(
@@ -267,6 +233,12 @@ def analytic_release(
         released = _by_levels(context, batch, _unpacked(job, ready), kept, watermark, levels)
         return _filter_and_select(job, batch, released)
     columns = list(enumerate(job.analytics))
+    if shares_key(columns):  # (one window pass over the rows as they are)
+        looked = batch.keep(shared_key_pass(columns, _unpacked(job, ready), kept))
+        write_state(context.store, batch, shared_kept_next(columns, looked, watermark), "analytic")
+        texts = [f"an{k}" for k, _ in columns]
+        released = looked.filter("_src = 1").select(SCOPE, *RELEASE_ORDER, RAW, *texts)
+        return _filter_and_select(job, batch, released)
     stacked = _stacked(columns, _unpacked(job, ready), kept)
     looked = batch.keep(_looked_back(columns, stacked))
     write_state(context.store, batch, _kept_next(columns, looked, watermark), "analytic")
@@ -287,7 +259,7 @@ def _by_levels(
     the kept events of every column."""
     job = context.job
     scope_columns = [c for c in kept.columns if c.startswith("scope_")]
-    carry = [SCOPE, *_ORDER, RAW, *scope_columns]
+    carry = [SCOPE, *RELEASE_ORDER, RAW, *scope_columns]
     frame = frame.withColumn("_rid", F.monotonically_increasing_id())
     done: Columns = []
     nexts = []
@@ -304,7 +276,7 @@ def _by_levels(
         done += columns
     write_state(context.store, batch, reduce(DataFrame.unionByName, nexts), "analytic")
     texts = [f"an{k}" for k in range(len(job.analytics))]
-    return frame.select(SCOPE, *_ORDER, RAW, *texts)
+    return frame.select(SCOPE, *RELEASE_ORDER, RAW, *texts)
 
 
 def _level_inputs(frame: DataFrame, columns: Columns, done: Columns) -> DataFrame:
@@ -333,7 +305,7 @@ def _stacked(
     ``carry`` (null on the kept rows)."""
     parts = []
     for k, analytic in columns:
-        key, when, value, default = _names(k)
+        key, when, value, default = input_names(k)
         has_value = analytic.value_expression is not None or analytic.is_aggregate
         v = value if has_value else "CAST(NULL AS STRING)"
         d = default if analytic.default_expression is not None else "CAST(NULL AS STRING)"
@@ -345,7 +317,7 @@ def _stacked(
     released = (
         numbered.select(
             SCOPE,
-            *_ORDER,
+            *RELEASE_ORDER,
             RAW,
             *scope_columns,
             *carry,
@@ -360,7 +332,7 @@ def _stacked(
         "idx",
         SCOPE,
         "key",
-        *_ORDER,
+        *RELEASE_ORDER,
         F.lit(None).cast("string").alias(RAW),
         *scope_columns,
         *(F.lit(None).cast("string").alias(c) for c in carry),
@@ -383,7 +355,7 @@ def _looked_back(columns: Columns, stacked: DataFrame) -> DataFrame:
     """The stacked rows with ``_an``, their column's JSON text (released rows), and
     ``_rank``, how many matching rows of their partition are at or after them (when a
     column keeps a number of them)."""
-    order = ", ".join(["_src", *_ORDER])
+    order = ", ".join(["_src", *RELEASE_ORDER])
     window = f"PARTITION BY idx, {SCOPE}, key ORDER BY {order}"
     lags = {}
     depths = {a.depth for _, a in columns if a.depth is not None}
@@ -416,7 +388,7 @@ def _kept_next(columns: Columns, looked: DataFrame, watermark: str) -> DataFrame
     kept = _by_column(columns, lambda _, a: "true" if a.depth is None else f"_rank <= {a.depth}")
     expired = _by_column(columns, lambda _, a: analytic_expired(a, SYSTEM_TIME, watermark))
     return looked.filter(f"_w AND {kept} AND NOT {expired}").select(
-        F.col("idx").cast("long"), SCOPE, "key", *_ORDER, F.col("_v").alias("v")
+        F.col("idx").cast("long"), SCOPE, "key", *RELEASE_ORDER, F.col("_v").alias("v")
     )
 
 
@@ -425,7 +397,7 @@ def _side_by_side(
 ) -> DataFrame:
     """The released rows once each again, with column ``k``'s text as ``an<k>``; with
     ``carry``, those columns and ``_rid`` (else the release order and the line)."""
-    kept = (SCOPE, *_ORDER, RAW) if carry is None else ("_rid", *carry)
+    kept = (SCOPE, *RELEASE_ORDER, RAW) if carry is None else ("_rid", *carry)
     if len(columns) == 1:
         return released.select(*kept, F.col("_an").alias(f"an{columns[0][0]}"))
     texts = [F.max(F.when(F.col("idx") == k, F.col("_an"))).alias(f"an{k}") for k, _ in columns]
@@ -467,7 +439,7 @@ def _filter_and_select(job: Job, batch: Batch, frame: DataFrame) -> DataFrame:
     for stage in stages:
         frame = frame.selectExpr("*", *stage)
     frame = compiled.apply(frame)
-    frame = frame.selectExpr(SCOPE, *_ORDER, RAW, *outputs)
+    frame = frame.selectExpr(SCOPE, *RELEASE_ORDER, RAW, *outputs)
     if job.filter is None:
         return frame
     frame = batch.keep(frame)
