@@ -153,9 +153,9 @@ def test_yaml_pipelines_keep_positions() -> None:
             "a condition must be a comparison or $and/$or/$not",
         ),
         (
-            '[{"$source": {"connectionName": "c"}}, {"$match": {"a.b": 1}}]',
+            '[{"$source": {"connectionName": "c"}}, {"$match": {"a.b-c.$d": 1}}]',
             "1:52",
-            "nested fields",
+            "field '$d' cannot be a sparktide column name",
         ),
         (
             '[{"$source": {"connectionName": "c"}}, {"$match": {"a": "$b"}}]',
@@ -212,7 +212,7 @@ def test_yaml_pipelines_keep_positions() -> None:
             "1:92",
             "format in $dateFromString",
         ),
-        ('[{"$source": {"connectionName": "c", "timeField": "$a.b"}}]', "1:51", "nested fields"),
+        ('[{"$source": {"connectionName": "c", "timeField": "$a..b"}}]', "1:51", "field '' cannot"),
         (
             '[{"$source": {"connectionName": "c", "timeField": "t"}}]',
             "1:51",

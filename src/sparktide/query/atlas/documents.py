@@ -41,18 +41,15 @@ class Documents:
         return node.value
 
     def field_path(self, node: Node, what: str) -> str:
-        """A ``"$field"`` path → the column ``field``."""
+        """A ``"$field"`` path → the column ``field``, or ``"$a.b"`` → ``a.b``: the value
+        ``b`` inside the field ``a`` (which :meth:`Shape.resolve` reads)."""
         value = node.value
         if not isinstance(value, str) or not value.startswith("$") or value.startswith("$$"):
             raise self.refuse(
                 node.pos, f'{what} must be a field path such as "$value", got {value!r}'
             )
-        name = value[1:]
-        if "." in name:
-            raise self.refuse(
-                node.pos, f"{value}: nested fields are not supported yet; flatten the input"
-            )
-        return check_column(name, node.pos, self.refuse, "field")
+        parts = value[1:].split(".")
+        return ".".join(check_column(part, node.pos, self.refuse, "field") for part in parts)
 
     def duration(self, node: Node, what: str, *, zero: bool = False) -> int:
         """``{size, unit}`` (or ``0`` where allowed) → microseconds."""

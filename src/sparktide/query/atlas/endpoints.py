@@ -11,12 +11,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from sparktide import expr as E
 from sparktide.errors import ConfigError
 from sparktide.query.ast import Pos
 from sparktide.query.atlas.documents import Documents
 from sparktide.query.bind import Bindings
 from sparktide.query.located import Node
 from sparktide.query.refusal import Refuse
+from sparktide.query.translate.context import inside
 
 __all__ = ["Endpoints"]
 
@@ -76,7 +78,15 @@ class Endpoints(Documents):
 
     def time_field(self, node: Node) -> str:
         """The column of ``timeField``: ``"$field"`` or ``{$dateFromString: {dateString:
-        "$field"}}``."""
+        "$field"}}``; for a value inside a field (``"$meta.ts"``), the expression reading
+        it (a computed time, semantics §1.4)."""
+        column = self._time_path(node)
+        if "." not in column:
+            return column
+        head, *rest = column.split(".")
+        return E.to_text(inside(E.Ref(head), rest))
+
+    def _time_path(self, node: Node) -> str:
         if isinstance(node.value, str):
             return self.field_path(node, "timeField")
         doc = self.mapping(node, "timeField")

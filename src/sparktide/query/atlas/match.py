@@ -59,17 +59,12 @@ class MatchStage(Documents):
                 continue
             if key.startswith("$"):
                 raise self.refuse(pos, f"{key} in $match is not supported yet")
-            table = self.operators.shape.table  # (after $lookup: "as.f", the row's)
-            if table is not None and key.startswith(f"{table}."):
-                field = self.operators.shape.resolve(key, pos, self.refuse)
-            elif "." in key:
-                raise self.refuse(
-                    pos, f"{key}: nested fields are not supported yet; flatten the input"
-                )
-            else:
-                field = self.operators.shape.resolve(
-                    check_column(key, pos, self.refuse, "field"), pos, self.refuse
-                )
+            # ("as.f" after $lookup: the row's; "a.b": the value b inside the field a)
+            table = self.operators.shape.table
+            if table is None or not key.startswith(f"{table}."):
+                for part in key.split("."):
+                    check_column(part, pos, self.refuse, "field")
+            field = self.operators.shape.resolve(key, pos, self.refuse)
             if isinstance(value.value, dict):
                 operators = value.value
                 if not operators or not all(k.startswith("$") for k in operators):

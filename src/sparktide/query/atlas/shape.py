@@ -18,6 +18,7 @@ from sparktide.query.ast import Pos
 from sparktide.query.atlas.documents import Documents
 from sparktide.query.located import Node
 from sparktide.query.refusal import Refuse, check_column
+from sparktide.query.translate.context import inside
 
 __all__ = ["Shape", "ShapeStage"]
 
@@ -64,8 +65,9 @@ class Shape:
             return self.aliases[name]
         if self.table is not None and name.split(".")[0] in (self.table, *self.members):
             return self.looked_up(name, pos, refuse)
-        if "." in name:
-            raise refuse(pos, f"${name}: nested fields are not supported yet; flatten the input")
+        if "." in name:  # (a value inside a field: Atlas' dot notation)
+            head, *rest = name.split(".")
+            return inside(self.resolve(head, pos, refuse), rest)
         if name in self.fields:
             return self.fields[name]
         if name in self.removed:
@@ -86,8 +88,9 @@ class Shape:
         table, _, column = name.partition(".")
         if not column:
             raise refuse(pos, f"${name}: the whole looked-up document: name its fields")
-        if "." in column:
-            raise refuse(pos, f"${name}: nested fields are not supported yet")
+        if "." in column:  # (a value inside the row's field)
+            column, *rest = column.split(".")
+            return inside(self.looked_up(f"{table}.{column}", pos, refuse), rest)
         column = check_column(column, pos, refuse, "field")
         record = E.Ref(self.table)
         if table == self.table:  # (a window reads the row each match holds: §11.23)

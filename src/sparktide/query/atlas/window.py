@@ -54,6 +54,10 @@ class WindowStage(Documents):
         """The column of the field path ``node``, refused when an earlier stage computed
         or removed the field (grouping and sorting take the input's columns)."""
         column = self.field_path(node, what)
+        if "." in column:
+            raise self.refuse(
+                node.pos, f"{what}: ${column}, a value inside a field, is not supported yet"
+            )
         resolved = self.operators.shape.resolve(column, node.pos, self.refuse)
         if resolved != E.Ref(column):
             raise self.refuse(
@@ -262,11 +266,14 @@ class WindowStage(Documents):
         keys = []
         for name, direction in sort.items():
             place = doc["sortBy"].keys[name]
-            check_column(name, place, self.refuse, "field")
-            if self.operators.shape.resolve(name, place, self.refuse) != E.Ref(name):
+            # (a value inside a field, "reading.speed", sorts by the path: semantics §6.12)
+            head = name.split(".")[0]
+            for part in name.split("."):
+                check_column(part, place, self.refuse, "field")
+            if self.operators.shape.resolve(head, place, self.refuse) != E.Ref(head):
                 raise self.refuse(
                     place,
-                    f"{op}.sortBy: {name} is computed by an earlier stage: sorting by "
+                    f"{op}.sortBy: {head} is computed by an earlier stage: sorting by "
                     "a computed field is not supported yet",
                 )
             if direction.value not in (1, -1) or isinstance(direction.value, bool):
