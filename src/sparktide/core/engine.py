@@ -28,6 +28,7 @@ from sparktide.core.clocks import Clocks
 from sparktide.core.counts import Counts
 from sparktide.core.event_step import Case, EventStep
 from sparktide.core.instants import observation_instants
+from sparktide.core.matching import PatternMatches
 from sparktide.core.metrics import metrics_record, run_diagnostics
 from sparktide.core.namedcolumns import ColumnPresence
 from sparktide.core.outputs import (
@@ -105,6 +106,8 @@ class ReferenceEngine:
         self.windows_filtered = 0
         self.events_filtered = 0  # stopped by [filter] at release (analytic columns)
         self.analytics = AnalyticColumns(job) if job.analytics else None
+        #: [match]'s partitions (semantics §11.25)
+        self.matches = PatternMatches(job, self._emit_match) if job.match else None
         self.flushed_watermark: int | None = None  # the job's watermark before a flush
         self.flushed_timelines: dict[Any, int] = {}  # ... and each timeline's
         self.sink: Sink = self._make_sink()
@@ -176,6 +179,13 @@ class ReferenceEngine:
                 force=self.force_watermark,
             )
         strict = self.job.punctuation is not None  # CTIs commit strictly before them (§7.1)
+        if self.matches is not None:
+            return OrderedRelease(
+                self._release_match,
+                shared_floor=self.substreams,
+                strict=strict,
+                on_watermark=self.matches.advance,
+            )
         if self.analytics is not None:
             return OrderedRelease(
                 self._emit_analytic,
@@ -329,6 +339,16 @@ class ReferenceEngine:
             return
         self.result.events.append(event_record(self.job, event, values))
 
+    def _release_match(self, event: Admitted, now: int) -> None:
+        """A released event of a job with ``[match]``: a row of its partition."""
+        assert self.matches is not None
+        self.matches.release(event.scope, event.timestamp, event.record.fields or {})
+
+    def _emit_match(self, record: dict[str, Any]) -> None:
+        if self._before_start(record[self.job.event_fields["timestamp"]]):
+            return
+        self.result.events.append(record)
+
     def _emit_join(self, record: dict[str, Any], now: int) -> None:
         if self._before_start(record["timestamp"]):
             return
@@ -408,6 +428,8 @@ class ReferenceEngine:
         self.flushed_timelines = {k: t.watermark for k, t in self.timelines.items()}
         self.clocks.flush()
         self.sink.flush(self.now)
+        if self.matches is not None:
+            self.matches.finish()
 
     def metrics(self) -> dict[str, Any]:
         """The ``metrics`` record of semantics §8 for the run so far."""

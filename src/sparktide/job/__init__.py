@@ -37,6 +37,7 @@ from sparktide.job.expressions import Filter, Projection, expression_fields, rec
 from sparktide.job.files import load_job
 from sparktide.job.files import read_toml as _read_toml  # noqa: F401 (sparktide.query.bind)
 from sparktide.job.join import Join, TableJoin
+from sparktide.job.match import Match, Measure
 from sparktide.job.model import Job
 from sparktide.job.ordering import Ordering
 from sparktide.job.output import Output
@@ -57,6 +58,8 @@ __all__ = [
     "Filter",
     "Job",
     "Join",
+    "Match",
+    "Measure",
     "Ordering",
     "Output",
     "Projection",

@@ -2,7 +2,7 @@
 
 A job is four tables: ``[source]``, ``[ordering]``, ``[window]`` (optional) and
 ``[output]``, and optionally ``[punctuation]``, ``[join]``, ``[filter]``, ``[select]``
-``[analytic.<name>]`` and ``[apply]``.
+``[analytic.<name>]``, ``[apply]`` and ``[match]``.
 Each is a frozen dataclass that validates itself on construction, so the Python API, the
 TOML file and the command line build the very same objects; the rules between tables
 are :mod:`sparktide.job.rules`.
@@ -21,6 +21,7 @@ from sparktide.job.analytic import Analytic, check_analytics
 from sparktide.job.apply import Apply, check_apply
 from sparktide.job.expressions import Filter, Projection, check_missing_tests
 from sparktide.job.join import Join
+from sparktide.job.match import Match, check_match
 from sparktide.job.ordering import Ordering
 from sparktide.job.output import Output
 from sparktide.job.perinput import InputPolicy, input_policies
@@ -62,6 +63,7 @@ class Job:
     references: tuple[tuple[str, Reference], ...] = ()
     analytics: tuple[Analytic, ...] = ()
     apply: Apply | None = None
+    match: Match | None = None
     _policies: dict[str, InputPolicy] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
@@ -76,6 +78,7 @@ class Job:
         rules.check_timelines(self)
         check_analytics(self)
         check_apply(self)
+        check_match(self)
         check_missing_tests(self)
 
     @property
@@ -145,8 +148,11 @@ class Job:
     def event_fields(self) -> dict[str, str]:
         """The names ``timestamp`` and ``end_timestamp`` take in event records (a
         released event's or a join's match's): their own unless a ``[select]`` column
-        has it (then ``sparktide_timestamp``, semantics §10.3)."""
-        return own_names(OWN_EVENT_FIELDS, [p.name for p in self.select])
+        has it (then ``sparktide_timestamp``, semantics §10.3); with ``[match]``, a
+        measure."""
+        taken = [p.name for p in self.select]
+        taken += list(self.match.measures) if self.match is not None else []
+        return own_names(OWN_EVENT_FIELDS, taken)
 
     @property
     def numeric_columns(self) -> frozenset[str]:

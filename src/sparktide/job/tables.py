@@ -17,6 +17,7 @@ from sparktide.job.analytic import Analytic
 from sparktide.job.apply import Apply
 from sparktide.job.expressions import STAR, Filter, Projection
 from sparktide.job.join import Join
+from sparktide.job.match import Match
 from sparktide.job.ordering import Ordering
 from sparktide.job.output import Output
 from sparktide.job.punctuation import Punctuation
@@ -185,6 +186,7 @@ def job_tables(data: dict[str, Any], base_dir: Path | str | None = None) -> dict
         "references": tuple(references),
         "analytics": _analytics(data),
         "apply": _build(Apply, _table(data, "apply"), "apply") if "apply" in data else None,
+        "match": _build(Match, _table(data, "match"), "match") if "match" in data else None,
     }
 
 
@@ -197,7 +199,7 @@ def _check_top_level(data: Any) -> None:
         raise ConfigError(
             key, "binds the names of a query: run it with --query FILE (docs/query.md)"
         )
-    _check_keys(data, (*_TABLES, "filter", "select", "analytic", "apply"), "")
+    _check_keys(data, (*_TABLES, "filter", "select", "analytic", "apply", "match"), "")
     if "source" in data and "inputs" in data:
         raise ConfigError("inputs", "cannot be combined with [source]: a union names each input")
     if "source" not in data and "inputs" not in data:

@@ -22,6 +22,7 @@ from sparktide.spark.columns import (
     VERDICT,
 )
 from sparktide.spark.context import Context
+from sparktide.spark.matching import match_release
 from sparktide.spark.outputs.join import meet
 from sparktide.spark.outputs.text import ordered, state_schema, write_state, write_text
 from sparktide.spark.projections import (
@@ -65,6 +66,9 @@ def release(context: Context, batch: Batch, decided: DataFrame) -> None:
         written = written_from_start(context)  # (no result before the output start, §12)
         if job.references:
             out = meet(context, ready.filter(written))
+        elif job.match is not None:  # the matches decided now (semantics §11.25)
+            found = match_release(context, batch, ready, scope_w, table)
+            out = found.filter(written).drop(SYSTEM_TIME)
         elif job.analytics:  # the columns, then [filter] and [select] (semantics §11.19)
             ready = analytic_release(context, batch, ready, scope_w, table).filter(written)
             value = F.expr(_event_record(context)).alias("value")
@@ -84,7 +88,7 @@ def _event_record(context: Context) -> str:
     with its system ``timestamp`` (and an interval's ``end_timestamp``, semantics §7);
     ``[select]``'s columns; or, for a join with reference data, the record as it came."""
     job = context.job
-    if job.references:  # a join with reference data: the record, met on release
+    if job.references or job.match:  # the record, met on release or matched
         return RAW
     reserved = RESERVED_FIELDS
     end = ""
