@@ -198,11 +198,6 @@ def test_pass_through_queries_and_with_steps() -> None:
         ("SELECT x.*, a FROM i", "1:8", "x.* names no input of this SELECT"),
         ("SELECT a AS type FROM i", "1:8", "sparktide writes itself"),
         (
-            "SELECT * INTO o FROM i\nmatch_recognize (PARTITION BY k MEASURES ...)",
-            "2:1",
-            "MATCH_RECOGNIZE is not supported: sparktide matches no patterns",
-        ),
-        (
             "WITH s AS (SELECT a, b FROM i) SELECT c FROM s",
             "1:39",
             "c is not a column of the step s",

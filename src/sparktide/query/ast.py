@@ -26,6 +26,7 @@ __all__ = [
     "Over",
     "Pos",
     "Query",
+    "Recognize",
     "Select",
     "SelectItem",
     "Star",
@@ -295,6 +296,22 @@ class Select:
     group_pos: Pos | None = None
     having: Clause | None = None
     applies: tuple[CrossApply, ...] = ()
+    recognize: Recognize | None = None
+
+
+@dataclass(frozen=True)
+class Recognize:
+    """``MATCH_RECOGNIZE (...) [AS alias]`` (semantics §11.25): its clauses as written
+    (each ``None`` or empty when absent), with their places."""
+
+    pos: Pos
+    limit: tuple[str, Any, Pos] | None = None
+    partition_by: tuple[Expr, ...] = ()
+    measures: tuple[tuple[Expr, str, Pos], ...] = ()
+    after: tuple[str, Pos] | None = None
+    pattern: tuple[str, Pos] | None = None
+    define: tuple[tuple[str, Expr, Pos], ...] = ()
+    alias: str | None = None
 
 
 @dataclass(frozen=True)

@@ -203,7 +203,8 @@ def _join_table(join: Join) -> list[str]:
 
 
 def _expression_tables(job: Job) -> list[str]:
-    """The lines of ``[apply]``, ``[filter]`` and ``[select]`` (each after a blank line)."""
+    """The lines of ``[apply]``, ``[match]``, ``[filter]`` and ``[select]`` (each after a
+    blank line)."""
     lines: list[str] = []
     if job.apply is not None:  # (semantics §11.18)
         lines.append("")
@@ -213,6 +214,18 @@ def _expression_tables(job: Job) -> list[str]:
         ]
         if job.apply.outer:  # (OUTER APPLY)
             lines.append("outer = true")
+    if job.match is not None:  # (semantics §11.25)
+        match = job.match
+        lines += ["", "[match]"]
+        if match.partition_by:
+            lines.append(f"partition_by = {_value('', list(match.partition_by))}")
+        lines.append(f"limit_duration = {json.dumps(format_duration(match.limit_duration))}")
+        lines.append(f"pattern = {_value('', match.pattern)}")
+        for key in ("define", "measures"):
+            table = getattr(match, key)
+            if table:
+                pairs = ", ".join(f"{_key(k)} = {_value('', v)}" for k, v in table.items())
+                lines.append(f"{key} = {{ {pairs} }}")
     if job.filter is not None:
         lines.append("")
         lines += ["[filter]", f"where = {_value('', job.filter.where)}"]

@@ -9,7 +9,6 @@ line and column and what was expected there, in words (``a name``, ``';'``).
 from __future__ import annotations
 
 import functools
-import re
 from importlib import resources
 from typing import Any
 
@@ -67,9 +66,6 @@ def syntax_error(exc: UnexpectedInput, source: str, text: str) -> QueryError:
         )
     assert isinstance(exc, UnexpectedToken)
     token = exc.token
-    unsupported = _unsupported_clause(text, token.start_pos, source)
-    if unsupported is not None:
-        return unsupported
     hint = ""
     if token.type == "OVER":  # (OVER follows a call: SessionWindow(...), LAG(...) ...)
         hint = (
@@ -82,31 +78,6 @@ def syntax_error(exc: UnexpectedInput, source: str, text: str) -> QueryError:
         column,
         f"unexpected {str(token)!r}{_expected(exc.expected)}{hint}",
     )
-
-
-#: Clauses of Stream Analytics that sparktide does not have, which the parser would
-#: otherwise read as an alias followed by an unexpected ``(``: why, and what may serve.
-_UNSUPPORTED = {
-    "MATCH_RECOGNIZE": (
-        "MATCH_RECOGNIZE is not supported: sparktide matches no patterns over sequences "
-        "of events; a fixed pattern of consecutive events per key can often be written "
-        "with LAG(...) OVER (PARTITION BY ... LIMIT DURATION(...)) in WHERE"
-    ),
-}
-
-
-def _unsupported_clause(text: str, start: int | None, source: str) -> QueryError | None:
-    """The refusal of a clause of :data:`_UNSUPPORTED` written just before ``start``
-    (the unexpected token's offset), at the clause's keyword; else ``None``."""
-    if start is None:
-        return None
-    found = re.search(r"\b([A-Za-z_]+)\s*$", text[:start])
-    if found is None or found.group(1).upper() not in _UNSUPPORTED:
-        return None
-    at = found.start(1)
-    line = text.count("\n", 0, at) + 1
-    column = at - text.rfind("\n", 0, at)
-    return QueryError(source, line, column, _UNSUPPORTED[found.group(1).upper()])
 
 
 def _expected(names: Any) -> str:

@@ -17,6 +17,7 @@ from lark import Token, Transformer
 
 from sparktide.query.asaql.expressions import ExpressionRules
 from sparktide.query.asaql.positions import Ident, position
+from sparktide.query.asaql.recognize import RecognizeRules
 from sparktide.query.asaql.windows import WindowReader
 from sparktide.query.ast import (
     Call,
@@ -28,6 +29,7 @@ from sparktide.query.ast import (
     Join,
     Pos,
     Query,
+    Recognize,
     Select,
     SelectItem,
     Star,
@@ -51,7 +53,7 @@ class _Condition:
     clause: Clause
 
 
-class TreeBuilder(ExpressionRules, Transformer):  # type: ignore[type-arg]
+class TreeBuilder(ExpressionRules, RecognizeRules, Transformer):  # type: ignore[type-arg]
     """Lark tree → :mod:`sparktide.query.ast` nodes, for the query named ``source``."""
 
     def __init__(self, source: str) -> None:
@@ -170,7 +172,7 @@ class TreeBuilder(ExpressionRules, Transformer):  # type: ignore[type-arg]
     def select(self, children: list[Any]) -> Select:
         pos = position(children[0])
         items: tuple[SelectItem, ...] = children[1]
-        into = into_pos = source = where = having = group_pos = None
+        into = into_pos = source = where = having = group_pos = recognize = None
         joins: list[Join] = []
         applies: list[CrossApply] = []
         group: tuple[GroupItem, ...] = ()
@@ -185,6 +187,8 @@ class TreeBuilder(ExpressionRules, Transformer):  # type: ignore[type-arg]
                 joins.append(child)
             elif isinstance(child, CrossApply):
                 applies.append(child)
+            elif isinstance(child, Recognize):
+                recognize = child
             elif isinstance(child, tuple):
                 group_pos, group = child
             elif isinstance(child, _Condition) and child.having:
@@ -204,6 +208,7 @@ class TreeBuilder(ExpressionRules, Transformer):  # type: ignore[type-arg]
             group_pos=group_pos,
             having=having,
             applies=tuple(applies),
+            recognize=recognize,
         )
 
     def union(self, children: list[Any]) -> Union:

@@ -11,7 +11,6 @@ columns)."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from decimal import Decimal
 from typing import Any
 
 from sparktide import expr as E
@@ -19,6 +18,7 @@ from sparktide.job import ANALYTIC_AGGREGATES
 from sparktide.query.ast import Call, Literal
 from sparktide.query.exprs import convert
 from sparktide.query.refusal import Refuse
+from sparktide.query.translate.context import duration_micros
 
 __all__ = ["ANALYTIC_AGGREGATE_CALLS", "ANALYTIC_CALLS", "AnalyticColumns", "is_analytic"]
 
@@ -115,13 +115,4 @@ class AnalyticColumns:
         return self._micros(name, args[1].value, call.pos)
 
     def _micros(self, unit: str, length: Any, pos: Any) -> str:
-        found = E.DATEDIFF_UNITS.get(unit.lower())
-        if found is None:
-            raise self.refuse(
-                pos,
-                f"{unit!r} is not a unit: day, hour, minute, second, millisecond, microsecond",
-            )
-        micros = Decimal(str(length)) * found[1]
-        if micros <= 0 or micros != int(micros):
-            raise self.refuse(pos, f"the duration {length} {unit} is not a positive whole µs")
-        return f"{int(micros)}us"
+        return duration_micros(unit, length, pos, self.refuse)

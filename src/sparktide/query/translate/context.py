@@ -11,10 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
 
 from sparktide import expr as E
 from sparktide.errors import QueryError
-from sparktide.query.ast import Call, Column, Expr, FromSource, Literal, Operation, Star
+from sparktide.query.ast import Call, Column, Expr, FromSource, Literal, Operation, Pos, Star
 from sparktide.query.bind import Bindings
 from sparktide.query.refusal import Refuse
 
@@ -25,6 +27,7 @@ __all__ = [
     "UNIT_CALLS",
     "Context",
     "describe",
+    "duration_micros",
     "inside",
     "is_aggregate",
     "is_scalar",
@@ -90,6 +93,20 @@ def qualify_over_join(refuse: Refuse, node: Column, side: FromSource) -> QueryEr
         f"({side.alias or side.name}.{node.name}); sparktide does not know which input's "
         "fields hold it",
     )
+
+
+def duration_micros(unit: str, length: Any, pos: Pos, refuse: Refuse) -> str:
+    """``LIMIT DURATION(unit, length)``'s duration as job-file text (``"90000000us"``);
+    refused unless a positive whole number of microseconds of a known unit."""
+    found = E.DATEDIFF_UNITS.get(unit.lower())
+    if found is None:
+        raise refuse(
+            pos, f"{unit!r} is not a unit: day, hour, minute, second, millisecond, microsecond"
+        )
+    micros = Decimal(str(length)) * found[1]
+    if micros <= 0 or micros != int(micros):
+        raise refuse(pos, f"the duration {length} {unit} is not a positive whole µs")
+    return f"{int(micros)}us"
 
 
 def inside(field: E.Expr, parts: Sequence[str]) -> E.Expr:

@@ -25,6 +25,7 @@ from sparktide.query.translate.matchwindow import MatchFields
 from sparktide.query.translate.outputs import output_table
 from sparktide.query.translate.planner import Planner
 from sparktide.query.translate.plans import Plan
+from sparktide.query.translate.recognize import match_table
 from sparktide.query.translate.window import Windows
 
 __all__ = ["StatementTranslator"]
@@ -60,7 +61,10 @@ class StatementTranslator:
         self.join_or_union(plan, data)
         self.apply(plan, data)
         self.filter(plan, data)
-        self.columns(plan, data)
+        if select.recognize is not None:  # MATCH_RECOGNIZE (semantics §11.25)
+            data["match"] = match_table(self.context, self.fields, plan, select)
+        else:
+            self.columns(plan, data)
         if self.fields.analytics.tables:  # LAG, LAST, ISFIRST, SUM(x) OVER ... (§11.19)
             data["analytic"] = self.fields.analytics.tables
             self.context.notes.append(
