@@ -229,6 +229,15 @@ percentile_disc: PERCENTILE_DISC: the ceil(p·n)-th value (§6.12)
 spread: STDEV, STDEVP, VAR, VARP: two-pass over the sorted values (§6.12)
     python core.ordered:spread
     sql    spark.ordered:spread_plan
+match_at: row patterns: the preferred match from a start, or undecided (§11.25)
+    python core.patterns:match_at
+    numba  spark.matchloop:match_at_compiled
+window_closed: row patterns: no row will join a start's window (§11.25)
+    python core.patterns:window_closed
+    numba  spark.matchloop:window_closed_compiled
+measure_value: row patterns: a match's measures (§11.25)
+    python core.matching:measure_value
+    numba  spark.matchloop:measure_values
 """
 
 

@@ -17,8 +17,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sparktide.core.analytic import analytic_key
+from sparktide.core.instants import NEG_INF
 from sparktide.core.outputs import time_or_none, with_time
-from sparktide.core.patterns import MATCHED, PENDING, match_at
+from sparktide.core.patterns import MATCHED, PENDING, match_at, window_closed
 from sparktide.core.records import value_at
 from sparktide.expr import evaluate, value_of
 from sparktide.job import Job, Measure
@@ -123,7 +124,8 @@ class PatternMatches:
             stop = start
             while stop < n and rows.times[stop] <= last:
                 stop += 1
-            closed = final or stop < n or (watermark is not None and watermark > last)
+            passed = NEG_INF if watermark is None else watermark
+            closed = window_closed(final, stop < n, passed, last)
             assigned = [0] * (stop - start)
             stack = [0] * (2 * (len(program.ops) * (stop - start + 1) + 1))
             outcome, end = match_at(

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["MATCHED", "NO_MATCH", "PENDING", "match_at"]
+__all__ = ["MATCHED", "NO_MATCH", "PENDING", "match_at", "window_closed"]
 
 NO_MATCH, MATCHED, PENDING = 0, 1, 2
 
@@ -81,3 +81,11 @@ def match_at(
     if hit_end:
         return PENDING, start
     return NO_MATCH, start
+
+
+def window_closed(final: bool, beyond: bool, watermark: int, last: int) -> bool:
+    """Whether no row will join a start's window (its rows up to the instant ``last``,
+    its time plus the limit duration): at the flush (``final``), once a later row lies
+    beyond ``last`` (``beyond``: rows come in release order), or once the scope's
+    ``watermark`` has passed ``last`` (every row released later is later still)."""
+    return final or beyond or watermark > last

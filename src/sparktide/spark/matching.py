@@ -109,9 +109,7 @@ def match_release(
     if scopes is not None:
         rows = rows.join(scopes, on=SCOPE, how="left")
     rows = rows.withColumn("watermark", F.expr(f"CAST({watermark} AS LONG)"))
-    rows = rows.repartition(SCOPE, "key").sortWithinPartitions(
-        SCOPE, "key", "_src", *RELEASE_ORDER
-    )
+    rows = rows.repartition(SCOPE, "key").sortWithinPartitions(SCOPE, "key", "_src", *RELEASE_ORDER)
     rows = rows.select(*schema.names, "watermark")
     measures = tuple(
         (_FUNCTIONS[m.function], _variable(job, m.variable), _column(job, m.column))

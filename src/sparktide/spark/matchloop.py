@@ -21,7 +21,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from sparktide.core.patterns import MATCHED, PENDING, match_at
+from sparktide.core.patterns import MATCHED, PENDING, match_at, window_closed
 from sparktide.spark.columns import SCOPE, SYSTEM_TIME
 from sparktide.spark.jit import njit
 
@@ -30,7 +30,9 @@ __all__ = ["COUNT", "FIRST", "LAST", "match_partitions", "scan_starts"]
 #: The measure functions, as the loop numbers them.
 FIRST, LAST, COUNT = 0, 1, 2
 
-_match_at = njit(match_at)
+#: The reference engine's rules, compiled (the same source: one home per rule).
+match_at_compiled = njit(match_at)
+window_closed_compiled = njit(window_closed)
 
 
 def _scan(
@@ -72,8 +74,8 @@ def _scan(
                 stop += 1
             if after[start] == 1:
                 continue
-            closed = final or stop < hi or watermarks[start] > last_time
-            outcome, end = _match_at(
+            closed = window_closed_compiled(final, stop < hi, watermarks[start], last_time)
+            outcome, end = match_at_compiled(
                 ops, first, second, masks, start, stop, closed, assigned, stack
             )
             if outcome == PENDING:
@@ -83,14 +85,14 @@ def _scan(
             after[start] = 1
             if outcome == MATCHED:
                 starts[found], ends[found] = start, end
-                _measures(assigned, end - start, start, functions, variables, values[found])
+                measure_values(assigned, end - start, start, functions, variables, values[found])
                 found += 1
         for row in range(first_open, hi):
             keep[row] = True
     return after, keep, starts[:found], ends[:found], values[:found]
 
 
-def _measures(
+def measure_values(
     assigned: np.ndarray,
     length: int,
     start: int,
@@ -112,7 +114,7 @@ def _measures(
 
 
 scan_starts = njit(_scan)
-_measures = njit(_measures)
+measure_values = njit(measure_values)
 
 
 def match_partitions(
