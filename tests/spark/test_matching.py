@@ -131,9 +131,19 @@ def test_the_watermark_decides_a_quiet_partitions_match(spark, tmp_path):
             time = base.format(second)
             out.write(json.dumps({"id": i, "device": device, "t": time, "a": time, "value": value}))
             out.write("\n")
-    job = job_for(tmp_path, CASES["merged-per-device"])
-    run_job(job, once=True, flush=False, spark=spark, clock=clock, publish=False)
+    case = CASES["merged-per-device"]
+    # (a measure of a field no record has: diagnosed, missing_column, by both engines)
+    measures = {**case["match"]["measures"], "gone": "last(High.nothere)"}
+    job = job_for(tmp_path, {**case, "match": {**case["match"], "measures": measures}})
+    metrics = run_job(job, once=True, flush=False, spark=spark, clock=clock, publish=False)
     written = read_output(job.output.path)
-    assert [(r["first_low"], r["last_high"]) for r in written] == [(0, 1)]
-    early = reference(job, file_batches(job.output.checkpoint), flush=False).events
-    assert sorted(map(json_key, written)) == sorted(json_key(strip(e, "type")) for e in early)
+    assert [(r["first_low"], r["last_high"], r["gone"]) for r in written] == [(0, 1, None)]
+    early = reference(job, file_batches(job.output.checkpoint), flush=False)
+    assert sorted(map(json_key, written)) == sorted(
+        json_key(strip(e, "type")) for e in early.events
+    )
+    missing = [d for d in metrics["diagnostics"] if d["kind"] == "missing_column"]
+    assert [d["column"] for d in missing] == ["nothere"]
+    assert [d["column"] for d in early.metrics["diagnostics"] if d["kind"] == "missing_column"] == [
+        "nothere"
+    ]

@@ -58,6 +58,9 @@ _CONSEQUENCES = (
     ("join.on", "no event can match"),
     ("join.then", "no event meets that table (under type = left, its member is null)"),
     ("analytic.", "the analytic column reads it as null"),
+    ("match.define", "the variable's condition reads it as null: no event meets it"),
+    ("match.partition_by", "every event falls in the partition of null"),
+    ("match.measures", "the measure is null"),
     (
         "apply.",
         "no event expands into anything (dropped: no_elements; kept, its element null, "
@@ -87,6 +90,7 @@ def named_columns(job: Any) -> list[NamedColumn]:
     analytic columns read, the inputs' ``where`` fields, the filter's fields and, in a job
     without a window or a join, ``[select]``'s fields (not the analytic columns they
     read: those are computed), and
+    the fields ``[match]``'s keys, conditions and measures read,
     the fields ``[apply]``'s value reads (not its name: the element each event holds; nor,
     in a window over a join with reference data, the table's: the row each event met);
     not the fields the job tests with ``IS MISSING`` (but as a source's column).
@@ -146,6 +150,13 @@ def named_columns(job: Any) -> list[NamedColumn]:
                     if column not in computed:
                         key = f"select.{projection.name}"
                         add(column, key if own is None else f"{key}.{own}")
+    if job.match is not None:  # its conditions', keys' and measures' fields (§11.25)
+        for key, expression in job.match.expressions():
+            for column in references(expression):
+                add(column, key)
+        for measure in job.match.measure_list:
+            if measure.column is not None:
+                add(measure.column.split(".", 1)[0], f"match.measures.{measure.name}")
     if job.apply is not None:  # the fields its value reads; its name is the element's
         for column in references(job.apply.expression):
             add(column, "apply.value")

@@ -273,8 +273,11 @@ def expression_fields(job: Job) -> list[str]:
     """The record fields the job's expressions read: ``[filter] where`` and, in a job
     without a window or a join, ``[select]`` (over a join it reads the matches), and the
     analytic columns' expressions (whose names are not fields), and the window's
-    computed grouping columns and aggregates of expressions, and the inputs' ``where``."""
+    computed grouping columns and aggregates of expressions, and the inputs' ``where``,
+    and ``[match]``'s keys, conditions and measures."""
     exprs = [*job.input_conditions.values()]
+    if job.match is not None:
+        exprs += [e for _, e in job.match.expressions()]
     exprs += [job.filter.expression] if job.filter is not None else []
     if job.window is None and job.join is None:
         exprs += [p.parsed for p in job.select]
@@ -288,6 +291,8 @@ def expression_fields(job: Job) -> list[str]:
     analytic_names.add(EVENT_INPUT.key)  # (the event's input, no field)
     names = [n for e in exprs for n in references(e) if n not in analytic_names]
     names += [n for a in job.analytics for n in analytic_fields(a, analytic_names)]
+    if job.match is not None:  # (a measure's field: its record's, for a value inside)
+        names += [m.column.split(".", 1)[0] for m in job.match.measure_list if m.column]
     return list(dict.fromkeys(names))
 
 
