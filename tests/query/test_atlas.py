@@ -4,6 +4,7 @@ JSON and YAML, and every refusal with its position."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -130,8 +131,8 @@ def test_no_window_and_no_sink() -> None:
 
 
 def test_yaml_pipelines_keep_positions() -> None:
-    text = "- $source:\n    connectionName: c\n    timeField: $t\n- $match:\n    x: {$nin: [1]}\n"
-    with pytest.raises(QueryError, match=r"^p.yaml:5:9: \$nin in \$match is not supported yet"):
+    text = "- $source:\n    connectionName: c\n    timeField: $t\n- $match:\n    x: {$size: 1}\n"
+    with pytest.raises(QueryError, match=r"^p.yaml:5:9: \$size in \$match is not supported yet"):
         translate_text(text, "yaml", None, "p.yaml")
     j = translate_text(text.split("- $match")[0], "yaml", None, "p.yaml").job
     assert j.source.timestamp_by == "t"
@@ -382,6 +383,55 @@ def test_match_becomes_the_filter() -> None:
         "kind IS NULL OR (kind <> 'bus' OR (kind = 'bus') IS NULL) AND axles >= 3 OR "
         "gone IS NULL OR here IS NOT NULL)"
     )
+
+
+#: Documents and whether each $match condition below keeps them (Atlas' semantics: a
+#: negation also matches a missing field, null and a value of another type).
+_DOCS = [{"x": 1}, {"x": 5}, {"x": None}, {}, {"x": "abc"}, {"x": "zab"}]
+
+
+@pytest.mark.parametrize(
+    ("condition", "text", "kept"),
+    [
+        ({"x": {"$nin": [1, 2]}}, "NOT x IN (1, 2) OR (x IN (1, 2)) IS NULL", [1, 2, 3, 4, 5]),
+        (
+            {"x": {"$nin": [1, None]}},
+            "NOT (x IN (1) OR x IS NULL) OR (x IN (1) OR x IS NULL) IS NULL",
+            [1, 4, 5],
+        ),
+        ({"x": {"$not": {"$gt": 2}}}, "NOT x > 2 OR (x > 2) IS NULL", [0, 2, 3, 4, 5]),
+        ({"x": {"$exists": True}}, "x IS NOT MISSING", [0, 1, 2, 4, 5]),
+        ({"x": {"$exists": False}}, "x IS MISSING", [3]),
+        ({"x": {"$regex": "^ab"}}, "REGEXMATCH(x, '^ab') = 1", [4]),
+        ({"$nor": [{"x": 1}, {"x": "abc"}]}, None, [1, 2, 3, 5]),
+    ],
+)
+def test_match_negations_exists_and_regex(condition: dict, text: str | None, kept: list) -> None:
+    from sparktide.expr import passes
+
+    j = job([{"$source": {"connectionName": "c", "timeField": "$t"}}, {"$match": condition}])
+    assert j.filter is not None
+    if text is not None:
+        assert j.filter.where == text
+    assert [i for i, d in enumerate(_DOCS) if passes(j.filter.expression, d)] == kept
+
+
+@pytest.mark.parametrize(
+    ("condition", "message"),
+    [
+        ({"x": {"$exists": 1}}, "$exists takes true or false"),
+        ({"x.y": {"$exists": True}}, "$exists of a value inside a field"),
+        ({"x": {"$regex": "^a", "$options": "i"}}, "$options: regular expression options"),
+        ({"x": {"$regex": "(?i)a"}}, "groups with (?...)"),
+        ({"x": {"$regex": 5}}, "$regex takes a pattern string"),
+        ({"x": {"$not": 5}}, "$not takes a document of operators"),
+        ({"x": {"$not": {}}}, "$not takes a document of operators"),
+        ({"$nor": []}, "$nor takes a non-empty list"),
+    ],
+)
+def test_match_operator_refusals(condition: dict, message: str) -> None:
+    with pytest.raises(QueryError, match=re.escape(message)):
+        job([{"$source": {"connectionName": "c", "timeField": "$t"}}, {"$match": condition}])
 
 
 def _ranked(name: str, spec: dict[str, Any]) -> list[dict[str, Any]]:

@@ -1,13 +1,16 @@
 """``$match`` → the job's ``[filter] where``.
 
-Equality, ``$eq $ne $gt $gte $lt $lte $in`` on top-level fields, ``$and``/``$or`` of
-such documents; several keys are joined by AND. Atlas' ``null`` matches a missing field
-too, and ``$ne`` also matches a missing field, null, or a value of another type.
+Equality, ``$eq $ne $gt $gte $lt $lte $in $nin $exists $regex`` and ``$not`` on fields
+(values inside them with dots), ``$and``/``$or``/``$nor`` of such documents; several keys
+are joined by AND. Atlas' ``null`` matches a missing field too, and a negation — ``$ne``,
+``$nin``, ``$not``, ``$nor`` — also matches a missing field, null, or a value of another
+type: whatever its condition is not true for (:func:`_not_true`).
 """
 
 from __future__ import annotations
 
 from sparktide import expr as E
+from sparktide.errors import ConfigError
 from sparktide.query.ast import Pos
 from sparktide.query.atlas.documents import Documents
 from sparktide.query.atlas.operators import Operators
@@ -15,6 +18,13 @@ from sparktide.query.located import Node
 from sparktide.query.refusal import Refuse, check_column
 
 __all__ = ["MatchStage"]
+
+
+def _not_true(condition: E.Expr) -> E.Expr:
+    """Whether ``condition`` is not true: false, or null (Atlas' negations match a
+    missing field, null and values of other types)."""
+    return E.Binary("OR", E.Unary("NOT", condition), E.IsNull(condition))
+
 
 #: ``$match`` comparison operators and the expression language's.
 _COMPARISONS = {
@@ -45,14 +55,14 @@ class MatchStage(Documents):
         parts = []
         for key, value in doc.items():
             pos = node.keys[key]
-            if key in ("$and", "$or"):
+            if key in ("$and", "$or", "$nor"):
                 if not isinstance(value.value, list) or not value.value:
                     raise self.refuse(value.pos, f"{key} takes a non-empty list of documents")
                 items = [self.match(item) for item in value.value]
                 combined = items[0]
                 for item in items[1:]:
-                    combined = E.Binary(key[1:].upper(), combined, item)
-                parts.append(combined)
+                    combined = E.Binary("AND" if key == "$and" else "OR", combined, item)
+                parts.append(_not_true(combined) if key == "$nor" else combined)
                 continue
             if key == "$expr":
                 parts.append(self.operators.condition(value))
@@ -72,10 +82,56 @@ class MatchStage(Documents):
                         value.pos, f"{key}: a document value is not supported yet (use $eq ...)"
                     )
                 for op, operand in operators.items():
-                    parts.append(self.comparison(field, op, operand, value.keys[op]))
+                    parts.append(self.operator(field, op, operand, value.keys[op]))
             else:
                 parts.append(self.comparison(field, "$eq", value, pos))
         return E.conjunction(parts)
+
+    def operator(self, field: E.Expr, op: str, operand: Node, pos: Pos) -> E.Expr:
+        """``{field: {op: operand}}``: a comparison, or ``$nin``, ``$not``, ``$exists``,
+        ``$regex``."""
+        if op == "$nin":
+            return _not_true(self.comparison(field, "$in", operand, pos))
+        if op == "$not":
+            inner = operand.value
+            if (
+                not isinstance(inner, dict)
+                or not inner
+                or not all(k.startswith("$") for k in inner)
+            ):
+                raise self.refuse(operand.pos, "$not takes a document of operators: {$gt: 5}")
+            conditions = [self.operator(field, k, v, operand.keys[k]) for k, v in inner.items()]
+            return _not_true(E.conjunction(conditions))
+        if op == "$exists":
+            return self.exists(field, operand)
+        if op == "$regex":
+            return self.regex(field, operand)
+        if op == "$options":
+            raise self.refuse(pos, "$options: regular expression options are not supported yet")
+        return self.comparison(field, op, operand, pos)
+
+    def exists(self, field: E.Expr, operand: Node) -> E.Expr:
+        """``$exists``: whether the document has the field (null or not)."""
+        if not isinstance(operand.value, bool):
+            raise self.refuse(operand.pos, "$exists takes true or false")
+        if not isinstance(field, E.Ref):
+            raise self.refuse(
+                operand.pos,
+                "$exists of a value inside a field or of a computed field is not supported yet",
+            )
+        return E.IsNull(field, negated=operand.value, missing=True)
+
+    def regex(self, field: E.Expr, operand: Node) -> E.Expr:
+        """``$regex: "pattern"``: ``REGEXMATCH(field, 'pattern') = 1``, a text matching it
+        somewhere (anything else never matches), the pattern checked as the function's."""
+        if not isinstance(operand.value, str):
+            raise self.refuse(operand.pos, '$regex takes a pattern string: {$regex: "^ab"}')
+        condition = E.Binary("=", E.Func("REGEXMATCH", (field, E.Lit(operand.value))), E.Lit(1))
+        try:
+            E.parse_expression(E.to_text(condition), "$regex")
+        except ConfigError as exc:
+            raise self.refuse(operand.pos, exc.message) from None
+        return condition
 
     def comparison(self, field: E.Expr, op: str, operand: Node, pos: Pos) -> E.Expr:
         """``{field: {op: operand}}`` as a condition (``$in``, ``$eq`` ... ``$lte``; Atlas'
