@@ -84,6 +84,21 @@ CASES = {
             },
         },
     },
+    # a union: System.Input() in DEFINE (semantics §11.22), each input's partitions
+    "union-inputs": {
+        "inputs": {"a": {"partition": "partition"}, "b": {"partition": "partition"}},
+        "ordering": {"late_arrival": "20s", "out_of_order": "5s"},
+        "match": {
+            "partition_by": ["device"],
+            "limit_duration": "40s",
+            "pattern": "FromA+ FromB",
+            "define": {
+                "FromA": "System.Input() = 'a' AND value < 20",
+                "FromB": "System.Input() = 'b'",
+            },
+            "measures": {"n": "count(FromA)", "last_b": "last(FromB.id)", "first_a": "first(id)"},
+        },
+    },
 }
 
 RUNS = [(case, (2, 3, 1)[i % 3]) for i, case in enumerate(sorted(CASES))]
@@ -91,7 +106,10 @@ RUNS = [(case, (2, 3, 1)[i % 3]) for i, case in enumerate(sorted(CASES))]
 
 @pytest.mark.parametrize(("case", "files_per_batch"), RUNS)
 def test_matches_are_the_reference_engines(spark, tmp_path, case, files_per_batch):
-    write_stream(tmp_path / "in", seed=zlib.crc32(case.encode()) % 1000, files=4, partitions=3)
+    seed = zlib.crc32(case.encode()) % 1000
+    for i, name in enumerate(CASES[case].get("inputs", {"": {}})):
+        directory = tmp_path / "in" / name if name else tmp_path / "in"
+        write_stream(directory, seed=seed + i, files=4, partitions=3)
     job = job_for(tmp_path, CASES[case])
     run_matching_reference(spark, job, files_per_batch)
     assert read_output(job.output.path), "the case finds matches"

@@ -114,9 +114,11 @@ class ReferenceEngine:
         self.clocks.sink = self.sink
         self.step = EventStep(job, self.clocks, self.counts)
         self.policy = self.step.policy
-        #: Whether the analytic columns or [filter] read System.Input() (semantics §11.22)
+        #: Whether the analytic columns, [match] or [filter] read System.Input() (§11.22)
+        read = [e for a in job.analytics for _, e in a.keyed_expressions()]
+        read += [e for _, e in job.match.expressions()] if job.match is not None else []
         self.analytic_input = self.step.reads_input or any(
-            EVENT_INPUT in ref_nodes(e) for a in job.analytics for _, e in a.keyed_expressions()
+            EVENT_INPUT in ref_nodes(e) for e in read
         )
         for pid in job.declared_partitions:
             self.clocks.partition(pid)
@@ -342,7 +344,10 @@ class ReferenceEngine:
     def _release_match(self, event: Admitted, now: int) -> None:
         """A released event of a job with ``[match]``: a row of its partition."""
         assert self.matches is not None
-        self.matches.release(event.scope, event.timestamp, event.record.fields or {})
+        fields = event.record.fields or {}
+        if self.analytic_input:
+            fields = event_input_fields(fields, event.record.partition)
+        self.matches.release(event.scope, event.timestamp, fields)
 
     def _emit_match(self, record: dict[str, Any]) -> None:
         if self._before_start(record[self.job.event_fields["timestamp"]]):
