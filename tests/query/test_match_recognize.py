@@ -119,3 +119,35 @@ def test_refusals(text: str, position: str, message: str) -> None:
         assert job(text).match is not None
         return
     _refused(text, position, message)
+
+
+def test_a_step_s_where_filters_the_input_before_matching() -> None:
+    """``WITH f AS (SELECT * FROM i WHERE ...) SELECT * FROM f MATCH_RECOGNIZE (...)``:
+    the step's WHERE is the input's own where (semantics §11.20)."""
+    text = TOLL.replace(
+        "SELECT * INTO o FROM Booths TIMESTAMP BY t",
+        "WITH f AS (SELECT * FROM Booths TIMESTAMP BY t WHERE booth > 0)\nSELECT * INTO o FROM f",
+    )
+    j = job(text)
+    assert j.source.where == "booth > 0" and j.filter is None and j.match is not None
+
+
+@pytest.mark.parametrize(
+    ("text", "position", "message"),
+    [
+        (
+            "WITH m AS (SELECT * FROM i TIMESTAMP BY t MATCH_RECOGNIZE (LIMIT DURATION (minute, 1) "
+            "MEASURES Count(*) AS n PATTERN (A)) AS x) SELECT n INTO o FROM m",
+            "1:43",
+            "MATCH_RECOGNIZE in the WITH step m is not supported yet",
+        ),
+        (
+            "SELECT * INTO o FROM i TIMESTAMP BY t UNION SELECT * FROM j TIMESTAMP BY t "
+            "MATCH_RECOGNIZE (LIMIT DURATION (minute, 1) MEASURES Count(*) AS n PATTERN (A)) AS x",
+            "1:76",
+            "MATCH_RECOGNIZE in a branch of UNION",
+        ),
+    ],
+)
+def test_only_a_statement_matches(text: str, position: str, message: str) -> None:
+    _refused(text, position, message)

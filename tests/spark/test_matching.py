@@ -53,7 +53,8 @@ CASES = {
     # substreams of the device, late events dropped; alternation, any event ('.'), a
     # bounded count; no partition_by: one partition per substream
     "substreams-alternation": {
-        "source": {"partition": "partition", "over": "device"},
+        # (the input's own where filters the events before they are matched, §11.20)
+        "source": {"partition": "partition", "over": "device", "where": "id % 5 <> 0"},
         "ordering": {"late_arrival": "15s", "out_of_order": "4s", "on_out_of_order": "drop"},
         "match": {
             "limit_duration": "1m",

@@ -293,11 +293,13 @@ def _check_lookup(job: Job, join: Join) -> None:
 
 def check_input_filters(job: Job) -> None:
     """An input's ``where`` (semantics §11.20): ``[source] where`` of a one-input job
-    runs before its analytic columns (``[filter]`` runs after them), so it needs some."""
-    if job.source.where is not None and not job.inputs and not job.analytics:
+    runs before its analytic columns (``[filter]`` runs after them) or its ``[match]``,
+    so it needs one of them."""
+    if job.source.where is not None and not job.inputs and not job.analytics and not job.match:
         raise ConfigError(
             "source.where",
-            "filters the events before [analytic.*] columns see them; without those, "
+            "filters the events before [analytic.*] columns or [match] see them; without "
+            "those, "
             "filter a job's events with [filter]",
         )
 

@@ -69,6 +69,7 @@ from sparktide.query.translate.context import AGGREGATES
 from sparktide.query.translate.inline import inline_steps
 from sparktide.query.translate.joinon import MAX_JOIN_BOUND
 from sparktide.query.translate.outputs import OutputClaims
+from sparktide.query.translate.recognize import check_recognize_places
 from sparktide.query.translate.statement import StatementTranslator
 
 __all__ = ["AGGREGATES", "MAX_JOIN_BOUND", "translate_query"]
@@ -99,6 +100,7 @@ def translate_query(query: Query, bindings: Bindings) -> Translation:
     """
     # udf.<name>(...): the job file's JavaScript function, read as an expression (§11.24)
     query = expand_calls(query, bindings.functions, Refuse(query.source))
+    check_recognize_places(query)  # (before steps are composed into their readers)
     query = inline_steps(query, bindings)  # stateless steps composed with their readers
     statements: list[StatementJob] = []
     claims = OutputClaims(query)

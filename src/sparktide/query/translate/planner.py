@@ -141,9 +141,9 @@ class Planner:
             inner = replace(inner, apply=self.cross_apply(select, from_step, inner))
         self.check_partition(select, inner)
         partition = self.partition(inner.partition, select.source)
-        if inner.wheres and inner.join is None and reads_analytic(select):
+        if inner.wheres and inner.join is None and (reads_analytic(select) or select.recognize):
             # the WHERE of the steps it reads filters each input before the analytic
-            # columns (§11.20), as each step runs before the next
+            # columns or MATCH_RECOGNIZE (§11.20), as each step runs before the next
             condition = inner.combined
             assert condition is not None
             wheres = inner.input_wheres

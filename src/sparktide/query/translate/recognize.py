@@ -21,16 +21,35 @@ from typing import Any
 from sparktide import expr as E
 from sparktide.errors import ConfigError
 from sparktide.job.pattern import compile_pattern
-from sparktide.query.ast import Call, Column, FromSource, Recognize, Select
+from sparktide.query.ast import Call, Column, FromSource, Query, Recognize, Select
 from sparktide.query.exprs import convert
-from sparktide.query.refusal import check_column
+from sparktide.query.refusal import Refuse, check_column
 from sparktide.query.translate.context import Context, duration_micros
 from sparktide.query.translate.fields import Fields
 from sparktide.query.translate.plans import Plan
 
-__all__ = ["match_table"]
+__all__ = ["check_recognize_places", "match_table"]
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def check_recognize_places(query: Query) -> None:
+    """Refuse ``MATCH_RECOGNIZE`` but in a statement's first ``SELECT``: a job matches
+    its input's events and writes the matches (a step's, or a later branch's, would be
+    read by another ``SELECT``)."""
+    refuse = Refuse(query.source)
+    for step in query.steps:
+        for select in step.body.selects:
+            if select.recognize is not None:
+                raise refuse(
+                    select.recognize.pos,
+                    f"MATCH_RECOGNIZE in the WITH step {step.name} is not supported yet: "
+                    "write it in the statement that writes the matches (SELECT * ... INTO)",
+                )
+    for statement in query.statements:
+        for select in statement.selects[1:]:
+            if select.recognize is not None:
+                raise refuse(select.recognize.pos, "MATCH_RECOGNIZE in a branch of UNION")
 
 
 def match_table(context: Context, fields: Fields, plan: Plan, select: Select) -> dict[str, Any]:
@@ -43,9 +62,7 @@ def match_table(context: Context, fields: Fields, plan: Plan, select: Select) ->
         "a column list (Stream Analytics writes SELECT * over MATCH_RECOGNIZE)": (
             plan.projection is not None
         ),
-        "WHERE (filter the input in a WITH step's WHERE ... or the input's own where)": bool(
-            plan.wheres
-        ),
+        "WHERE (filter the input in a WITH step that MATCH_RECOGNIZE reads)": bool(plan.wheres),
         "GROUP BY": plan.window is not None,
         "JOIN": plan.join is not None,
         "UNION": plan.union is not None,
