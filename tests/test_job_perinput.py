@@ -174,8 +174,8 @@ def test_an_input_s_where_is_parsed_and_read_by_name(tmp_path):
         (
             {"source": {"path": "in/", "where": "x > 1"}},
             "source.where",
-            "filters the events before [analytic.*] columns see them; without those, filter "
-            "a job's events with [filter]",
+            "filters the events before [analytic.*] columns or [match] see them; without "
+            "those, filter a job's events with [filter]",
         ),
         (_union(north={"where": 3}), "inputs.north.where", "expected a condition as text"),
         (_union(north={"where": "x >"}), "inputs.north.where", ""),
