@@ -18,7 +18,6 @@ alternating; the best run of each counts. Usage::
 
 from __future__ import annotations
 
-import argparse
 import json
 import shutil
 import sys
@@ -78,20 +77,10 @@ def run_analytic(spark: Any, data: Path, work: Path, per_trigger: int) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--events", type=int, default=200_000)
-    parser.add_argument("--keys", type=int, default=10_000)
-    parser.add_argument("--batches", type=int, default=4)
-    parser.add_argument("--cores", type=int, default=2)
-    parser.add_argument("--repeat", type=int, default=2)
-    args = parser.parse_args(argv)
+    args = base.job_bench_arguments(__doc__.splitlines()[0], argv)
     root = Path(tempfile.mkdtemp(prefix="sparktide-analytic-"))
     try:
-        data = root / "data"
-        base.generate(
-            data, events=args.events, keys=args.keys, files=args.batches, rate=10_000, seed=7
-        )
-        spark = base.session(args.cores)
+        data, spark = base.job_bench_data(args, root)
         # a run of each first (the JIT, Spark's caches: not measured), then alternating
         base.run_plain(spark, data, root / "plain-warmup", 1, "parquet")
         run_analytic(spark, data, root / "analytic-warmup", 1)

@@ -173,6 +173,26 @@ def to_parquet(jsonl: Path, directory: Path) -> Path:
 
 
 # ---------------------------------------------------------------------- session
+def job_bench_arguments(description: str, argv: list[str] | None) -> argparse.Namespace:
+    """The arguments of a benchmark of one sparktide job against the plain query
+    (``bench/analytic.py``, ``bench/match.py``): the data's size and the runs."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--events", type=int, default=200_000)
+    parser.add_argument("--keys", type=int, default=10_000)
+    parser.add_argument("--batches", type=int, default=4)
+    parser.add_argument("--cores", type=int, default=2)
+    parser.add_argument("--repeat", type=int, default=2)
+    return parser.parse_args(argv)
+
+
+def job_bench_data(args: argparse.Namespace, root: Path) -> tuple[Path, Any]:
+    """The generated data (``root/data``, one file per batch) of such a benchmark, and
+    its session."""
+    data = root / "data"
+    generate(data, events=args.events, keys=args.keys, files=args.batches, rate=10_000, seed=7)
+    return data, session(args.cores)
+
+
 def session(cores: int) -> Any:
     from sparktide.spark import local_session
 
