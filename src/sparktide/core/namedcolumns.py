@@ -82,6 +82,20 @@ def _input_field(job: Any, column: str) -> str | None:
     return field if side in inputs and field else column
 
 
+def _match_columns(job: Any, add: Any) -> None:
+    """``add`` the fields ``[match]``'s conditions, keys and measures read (§11.25)."""
+    from sparktide.expr import references
+
+    if job.match is None:
+        return
+    for key, expression in job.match.expressions():
+        for column in references(expression):
+            add(column, key)
+    for measure in job.match.measure_list:
+        if measure.column is not None:  # (a value inside: its record's field)
+            add(measure.column.split(".", 1)[0], f"match.measures.{measure.name}")
+
+
 def named_columns(job: Any) -> list[NamedColumn]:
     """The input columns ``job`` names, each once, in this order: every input's time,
     arrival time, partition, substream key, end time and edge columns
@@ -150,13 +164,7 @@ def named_columns(job: Any) -> list[NamedColumn]:
                     if column not in computed:
                         key = f"select.{projection.name}"
                         add(column, key if own is None else f"{key}.{own}")
-    if job.match is not None:  # its conditions', keys' and measures' fields (§11.25)
-        for key, expression in job.match.expressions():
-            for column in references(expression):
-                add(column, key)
-        for measure in job.match.measure_list:
-            if measure.column is not None:
-                add(measure.column.split(".", 1)[0], f"match.measures.{measure.name}")
+    _match_columns(job, add)
     if job.apply is not None:  # the fields its value reads; its name is the element's
         for column in references(job.apply.expression):
             add(column, "apply.value")
