@@ -23,8 +23,18 @@ def run(pattern: str, rows: str, start: int = 0, *, closed: bool = True) -> tupl
     masks = [1 << program.variables.index(r) if r in program.variables else 0 for r in rows]
     assigned = [0] * len(rows)
     stack = [0] * (2 * (len(program.ops) * (len(rows) + 1) + 1))
+    visited = [0] * (len(program.ops) * (len(rows) + 1))
     outcome, end = match_at(
-        program.ops, program.first, program.second, masks, start, len(rows), closed, assigned, stack
+        program.ops,
+        program.first,
+        program.second,
+        masks,
+        start,
+        len(rows),
+        closed,
+        assigned,
+        stack,
+        visited,
     )
     names = [program.variables[v] if v >= 0 else "." for v in assigned[: end - start]]
     return outcome, end, names
@@ -45,6 +55,15 @@ def test_a_path_wanting_more_rows_leaves_the_start_undecided_until_the_window_cl
     assert run("a b", "a", closed=False)[0] == PENDING
     assert run("a b", "a")[0] == NO_MATCH
     assert run("a b", "c", closed=False)[0] == NO_MATCH  # (no path reached the end)
+
+
+def test_nested_quantifiers_take_one_step_per_state() -> None:
+    """``(a+)+ b`` over many a's and no b: plain backtracking tries 2**n ways; the
+    matcher searches each (instruction, row) once, so it answers at once."""
+    rows = "a" * 60 + "c"
+    assert run("(a+)+ b", rows)[0] == NO_MATCH
+    assert run("(a | a)* b", rows)[0] == NO_MATCH
+    assert run("(a+)+ c", rows) == (MATCHED, 61, ["a"] * 60 + ["c"])
 
 
 def test_an_empty_match_is_no_match() -> None:

@@ -128,6 +128,7 @@ class PatternMatches:
             closed = window_closed(final, stop < n, passed, last)
             assigned = [0] * (stop - start)
             stack = [0] * (2 * (len(program.ops) * (stop - start + 1) + 1))
+            visited = [0] * (len(program.ops) * (stop - start + 1))
             outcome, end = match_at(
                 program.ops,
                 program.first,
@@ -138,6 +139,7 @@ class PatternMatches:
                 closed,
                 assigned,
                 stack,
+                visited,
             )
             if outcome == PENDING:
                 continue

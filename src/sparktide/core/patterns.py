@@ -34,6 +34,7 @@ def match_at(
     closed: bool,
     assigned: Any,
     stack: Any,
+    visited: Any,
 ) -> tuple[int, int]:
     """``(outcome, end)`` of the pattern from row ``start``: ``MATCHED`` (rows ``start``
     to ``end - 1``, each row's variable in ``assigned[row - start]``, ``-1`` for ``.``),
@@ -41,10 +42,18 @@ def match_at(
 
     ``masks[row]`` has bit ``v`` set when the row meets variable ``v``'s condition; the
     window is rows ``start`` to ``stop - 1`` (the rows within the limit duration of
-    ``start``), and ``closed`` says no row will join it. ``assigned`` and ``stack`` are
-    work space: at least ``stop - start`` and ``2 * (len(ops) * (stop - start + 1) + 1)``
-    integers."""
-    depth = 0
+    ``start``), and ``closed`` says no row will join it. ``assigned``, ``stack`` and
+    ``visited`` are work space: at least ``stop - start``, ``2 * (len(ops) * (stop -
+    start + 1) + 1)`` and ``len(ops) * (stop - start + 1)`` integers.
+
+    A state (instruction, row) reached a second time is not searched again: the first
+    time, everything after it was searched and failed (a success ends the search; no
+    path returns to a state without reading a row, as no unbounded repeat can match
+    nothing). So the search takes at most one step per state, where plain backtracking
+    can take exponentially many (``(A+)+ B``)."""
+    width = stop - start + 1
+    for cell in range(len(ops) * width):
+        visited[cell] = 0
     stack[0], stack[1] = 0, start
     depth = 2
     hit_end = False
@@ -52,6 +61,10 @@ def match_at(
         depth -= 2
         pc, row = stack[depth], stack[depth + 1]
         while True:
+            cell = pc * width + row - start
+            if visited[cell]:
+                break  # (searched already, and failed)
+            visited[cell] = 1
             op = ops[pc]
             if op == _ROW:
                 if row >= stop:

@@ -61,6 +61,7 @@ def _scan(
     values = np.empty((n, len(functions)), np.int64)
     assigned = np.empty(n + 1, np.int64)
     stack = np.empty(2 * (len(ops) * (n + 1) + 1), np.int64)
+    visited = np.empty(len(ops) * (n + 1), np.int8)
     found = 0
     for g in range(len(bounds) - 1):
         lo, hi = bounds[g], bounds[g + 1]
@@ -76,7 +77,7 @@ def _scan(
                 continue
             closed = window_closed_compiled(final, stop < hi, watermarks[start], last_time)
             outcome, end = match_at_compiled(
-                ops, first, second, masks, start, stop, closed, assigned, stack
+                ops, first, second, masks, start, stop, closed, assigned, stack, visited
             )
             if outcome == PENDING:
                 if first_open == hi:
