@@ -59,6 +59,7 @@ from sparktide.spark.analytic_rules import (
     Columns,
     analytic_expired,
     analytic_value,
+    at_or_after,
     input_names,
 )
 from sparktide.spark.analytic_shared import shared_kept_next, shared_key_pass, shares_key
@@ -365,8 +366,7 @@ def _looked_back(columns: Columns, stacked: DataFrame) -> DataFrame:
             f"IGNORE NULLS OVER ({window})"
         )
     if depths:
-        following = "ROWS BETWEEN CURRENT ROW AND UNBOUNDED FOLLOWING"
-        lags["_rank"] = f"count_if(_w) OVER ({window} {following})"
+        lags["_rank"] = at_or_after("_w", window)
     looked = stacked.withColumns({name: F.expr(sql) for name, sql in lags.items()})
     merged, aggregates = analytic_aggregate_columns(columns, looked)
     inputs = ("_w", "_v", "_d")

@@ -16,6 +16,7 @@ __all__ = [
     "Columns",
     "analytic_expired",
     "analytic_value",
+    "at_or_after",
     "input_names",
 ]
 
@@ -67,3 +68,16 @@ def analytic_value(analytic: Analytic, previous: str, inputs: tuple[str, str, st
     if analytic.function == "last":
         return f"CASE WHEN {when} THEN {value} ELSE {lookup} END"
     return lookup
+
+
+def at_or_after(condition: str, window: str) -> str:
+    """SQL: how many rows of the row's partition of ``window`` (``PARTITION BY ... ORDER
+    BY ...``) meet ``condition`` at or after it — how many matching events a column keeps
+    after it. The whole partition's count less the count before the row: two frames
+    Spark computes in one pass each, where ``ROWS BETWEEN CURRENT ROW AND UNBOUNDED
+    FOLLOWING`` recounts the rest of the partition at every row (quadratic in a
+    partition's rows: a column without ``PARTITION BY`` over a busy stream)."""
+    rows = f"OVER ({window} ROWS BETWEEN UNBOUNDED PRECEDING AND"
+    whole = f"count_if({condition}) {rows} UNBOUNDED FOLLOWING)"
+    before = f"count_if({condition}) {rows} 1 PRECEDING)"
+    return f"({whole} - coalesce({before}, 0))"

@@ -26,6 +26,7 @@ from sparktide.spark.analytic_rules import (
     Columns,
     analytic_expired,
     analytic_value,
+    at_or_after,
     input_names,
 )
 from sparktide.spark.columns import RAW, SCOPE, SYSTEM_TIME
@@ -91,7 +92,6 @@ def shared_key_pass(columns: Columns, released: DataFrame, kept: DataFrame) -> D
     (how many rows counting for ``k`` are at or after it in its partition)."""
     order = ", ".join(["_src", *RELEASE_ORDER])
     window = f"PARTITION BY {SCOPE}, key ORDER BY {order}"
-    following = "ROWS BETWEEN CURRENT ROW AND UNBOUNDED FOLLOWING"
     looks = {}
     texts = {}
     for k, analytic in columns:
@@ -101,7 +101,7 @@ def shared_key_pass(columns: Columns, released: DataFrame, kept: DataFrame) -> D
             f"lag(CASE WHEN {_matches(k)} THEN {found} END, {analytic.depth}) "
             f"IGNORE NULLS OVER ({window})"
         )
-        looks[f"_r{k}"] = f"count_if({_matches(k)}) OVER ({window} {following})"
+        looks[f"_r{k}"] = at_or_after(_matches(k), window)
         text = analytic_value(analytic, f"_p{k}", (when, value, default))
         texts[f"an{k}"] = f"coalesce({text}, 'null')"
     rows = _rows(columns, released, kept)
