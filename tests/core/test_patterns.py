@@ -35,6 +35,7 @@ def run(pattern: str, rows: str, start: int = 0, *, closed: bool = True) -> tupl
         assigned,
         stack,
         visited,
+        1,
     )
     names = [program.variables[v] if v >= 0 else "." for v in assigned[: end - start]]
     return outcome, end, names

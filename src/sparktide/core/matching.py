@@ -140,6 +140,7 @@ class PatternMatches:
                 assigned,
                 stack,
                 visited,
+                1,
             )
             if outcome == PENDING:
                 continue

@@ -35,6 +35,7 @@ def match_at(
     assigned: Any,
     stack: Any,
     visited: Any,
+    stamp: int,
 ) -> tuple[int, int]:
     """``(outcome, end)`` of the pattern from row ``start``: ``MATCHED`` (rows ``start``
     to ``end - 1``, each row's variable in ``assigned[row - start]``, ``-1`` for ``.``),
@@ -44,7 +45,9 @@ def match_at(
     window is rows ``start`` to ``stop - 1`` (the rows within the limit duration of
     ``start``), and ``closed`` says no row will join it. ``assigned``, ``stack`` and
     ``visited`` are work space: at least ``stop - start``, ``2 * (len(ops) * (stop -
-    start + 1) + 1)`` and ``len(ops) * (stop - start + 1)`` integers.
+    start + 1) + 1)`` and ``len(ops) * (stop - start + 1)`` integers; ``visited`` holds
+    no ``stamp`` (a number of this call's own) when called, so that callers reuse it
+    without clearing it.
 
     A state (instruction, row) reached a second time is not searched again: the first
     time, everything after it was searched and failed (a success ends the search; no
@@ -52,8 +55,6 @@ def match_at(
     nothing). So the search takes at most one step per state, where plain backtracking
     can take exponentially many (``(A+)+ B``)."""
     width = stop - start + 1
-    for cell in range(len(ops) * width):
-        visited[cell] = 0
     stack[0], stack[1] = 0, start
     depth = 2
     hit_end = False
@@ -62,9 +63,9 @@ def match_at(
         pc, row = stack[depth], stack[depth + 1]
         while True:
             cell = pc * width + row - start
-            if visited[cell]:
+            if visited[cell] == stamp:
                 break  # (searched already, and failed)
-            visited[cell] = 1
+            visited[cell] = stamp
             op = ops[pc]
             if op == _ROW:
                 if row >= stop:

@@ -61,7 +61,8 @@ def _scan(
     values = np.empty((n, len(functions)), np.int64)
     assigned = np.empty(n + 1, np.int64)
     stack = np.empty(2 * (len(ops) * (n + 1) + 1), np.int64)
-    visited = np.empty(len(ops) * (n + 1), np.int8)
+    visited = np.zeros(len(ops) * (n + 1), np.int64)  # (each search's own stamp)
+    stamp = 0
     found = 0
     for g in range(len(bounds) - 1):
         lo, hi = bounds[g], bounds[g + 1]
@@ -76,8 +77,9 @@ def _scan(
             if after[start] == 1:
                 continue
             closed = window_closed_compiled(final, stop < hi, watermarks[start], last_time)
+            stamp += 1
             outcome, end = match_at_compiled(
-                ops, first, second, masks, start, stop, closed, assigned, stack, visited
+                ops, first, second, masks, start, stop, closed, assigned, stack, visited, stamp
             )
             if outcome == PENDING:
                 if first_open == hi:
