@@ -102,7 +102,7 @@ CASES = {
     },
 }
 
-RUNS = [(case, (2, 3, 1)[i % 3]) for i, case in enumerate(sorted(CASES))]
+RUNS = [(case, (2, 3, 2)[i % 3]) for i, case in enumerate(sorted(CASES))]
 
 
 @pytest.mark.parametrize(("case", "files_per_batch"), RUNS)
