@@ -107,7 +107,7 @@ _PATTERN = "toyota+ Ford* lexus+"
             "Honda is not a variable",
         ),
         (TOLL.replace("Ford AS ford.make", "toyota AS ford.make"), "11:9", "toyota a second time"),
-        (TOLL.replace("count(*) AS cars", "sum(toyota.x) AS cars"), "6:14", "MEASURES takes"),
+        (TOLL.replace("count(*) AS cars", "sum(toyota.x) AS cars"), "6:14", "SUM(...) in MEASURES"),
         (TOLL.replace("count(*) AS cars", "first(toyota) AS cars"), "6:14", "needs a column"),
         (TOLL.replace("COUNT(ford)", "COUNT(plate)"), "6:32", "a pattern variable or *"),
         (TOLL.replace("SELECT *", "SELECT plate"), "2:1", "with a column list"),
@@ -151,3 +151,29 @@ def test_a_step_s_where_filters_the_input_before_matching() -> None:
 )
 def test_only_a_statement_matches(text: str, position: str, message: str) -> None:
     _refused(text, position, message)
+
+
+def test_measures_computed_from_measures_are_select_columns() -> None:
+    """``DATEDIFF(second, First(a.t), Last(b.t)) AS secs``: each aggregate a measure of
+    its own (one per distinct one), the expression a ``[select]`` column; a bare
+    ``v.x`` is ``Last(v.x)``; ``System.Timestamp()`` is the match's time."""
+    text = TOLL.replace(
+        "MEASURES last(toyota.plate) AS toyota_plate,",
+        "MEASURES toyota.plate AS toyota_plate, DATEDIFF(second, First(toyota.t), "
+        "Last(lexus.t)) AS secs, DATEDIFF(second, First(Toyota.t), System.Timestamp()) AS upto,",
+    )
+    j = job(text)
+    assert j.match is not None
+    assert j.match.measures["toyota_plate"] == "last(Toyota.plate)"
+    assert {k: v for k, v in j.match.measures.items() if k.startswith("_")} == {
+        "_measure1": "first(Toyota.t)",
+        "_measure2": "last(Lexus.t)",
+    }
+    select = {p.name: p.expression for p in j.select}
+    assert select["secs"] == "DATEDIFF(second, _measure1, _measure2)"
+    assert select["upto"] == "DATEDIFF(second, _measure1, System.Timestamp())"
+    assert list(select)[:2] == ["toyota_plate", "secs"]
+    rows = _cars(("Toyota", "T1", 1), ("Ford", "F1", 3), ("Lexus", "L1", 7), ("Honda", "H", 9))
+    (got,) = run(j, rows)
+    assert (got["toyota_plate"], got["secs"], got["upto"], got["cars"]) == ("T1", 6, 6, 3)
+    assert "_measure1" not in got

@@ -18,7 +18,7 @@ from typing import Any
 
 from sparktide.core.analytic import analytic_key
 from sparktide.core.instants import NEG_INF
-from sparktide.core.outputs import time_or_none, with_time
+from sparktide.core.outputs import project, time_or_none, with_time
 from sparktide.core.patterns import MATCHED, PENDING, match_at, window_closed
 from sparktide.core.records import value_at
 from sparktide.expr import evaluate, value_of
@@ -59,8 +59,15 @@ def measure_value(
 
 
 def match_record(job: Job, values: dict[str, Any], timestamp: int) -> dict[str, Any]:
-    """The record of a match: its measures in order, then its ``timestamp``."""
-    out: dict[str, Any] = {"type": "match", **values}
+    """The record of a match: its measures in order (with ``[select]``, its columns,
+    computed from the measures and ``System.Timestamp()``, the match's time), then its
+    ``timestamp``."""
+    out: dict[str, Any] = {"type": "match"}
+    if job.select:
+        seen = with_time(values, timestamp)
+        out.update(project(job, seen.get, seen.__contains__))
+    else:
+        out.update(values)
     out[job.event_fields["timestamp"]] = time_or_none(timestamp)
     return out
 

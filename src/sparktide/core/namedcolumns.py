@@ -157,7 +157,7 @@ def named_columns(job: Any) -> list[NamedColumn]:
         for column in references(job.filter.expression):
             if column not in computed:
                 add(column, "filter.where")
-    if window is None and job.join is None:
+    if window is None and job.join is None and job.match is None:  # ([match]: measures)
         for projection in job.select:
             for own, expression in projection.expressions():  # (per input, §11.21)
                 for column in references(expression):

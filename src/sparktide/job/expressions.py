@@ -162,13 +162,15 @@ def check_join_references(expr: Expr, join: Join, key: str) -> None:
             )
 
 
-def check_references(expr: Expr, allowed: tuple[str, ...], key: str) -> None:
-    """Refuse a name ``expr`` reads that is not one of the window's result columns."""
+def check_references(
+    expr: Expr, allowed: tuple[str, ...], key: str, what: str = "the window's result"
+) -> None:
+    """Refuse a name ``expr`` reads that is not one of the ``allowed`` columns (of the
+    window's result, or ``what`` else)."""
     for name in references(expr):
         if name not in allowed:
             raise ConfigError(
-                key,
-                f"{name!r} is not a column of the window's result; use one of {', '.join(allowed)}",
+                key, f"{name!r} is not a column of {what}; use one of {', '.join(allowed)}"
             )
 
 
@@ -279,8 +281,8 @@ def expression_fields(job: Job) -> list[str]:
     if job.match is not None:
         exprs += [e for _, e in job.match.expressions()]
     exprs += [job.filter.expression] if job.filter is not None else []
-    if job.window is None and job.join is None:
-        exprs += [p.parsed for p in job.select]
+    if job.window is None and job.join is None and job.match is None:
+        exprs += [p.parsed for p in job.select]  # (over [match]: its measures)
     if job.window is not None:
         exprs += [e for _, e in job.window.group_keys if e is not None]
         exprs += [a.parsed for a in job.window.aggregates if a.parsed is not None]

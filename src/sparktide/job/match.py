@@ -163,9 +163,10 @@ def _measure(name: str, text: Any, variables: tuple[str, ...]) -> Measure:
 
 
 def check_match(job: Job) -> None:
-    """``[match]`` reads released events in timestamp order and writes its matches: no
-    window, join, reference data, analytic columns, ``[apply]``, ``[filter]`` or
-    ``[select]``, and out-of-order events not accepted behind the watermark."""
+    """``[match]`` reads released events in timestamp order and writes its matches (with
+    ``[select]``, columns computed from their measures): no window, join, reference
+    data, analytic columns, ``[apply]``, ``[filter]`` or ``*`` in ``[select]``, and
+    out-of-order events not accepted behind the watermark."""
     match = job.match
     if match is None:
         return
@@ -177,7 +178,7 @@ def check_match(job: Job) -> None:
         "[analytic]": bool(job.analytics),
         "[apply]": job.apply is not None,
         "[filter]": job.filter is not None,
-        "[select]": bool(job.select),
+        '[select] with "*"': job.select_star is not None,
         "edge or interval events": job.edges or job.source.intervals,
     }
     for table, present in others.items():
@@ -185,7 +186,8 @@ def check_match(job: Job) -> None:
             raise ConfigError(
                 "match",
                 f"a job with [match] writes its matches' measures: {table} is not supported "
-                "with it (put the filter in the input's where)",
+                "with it (put a filter in the input's where; [select] may compute columns "
+                "from the measures)",
             )
     if job.ordering.out_of_order_action == "accept":
         raise ConfigError(

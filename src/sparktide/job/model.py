@@ -151,7 +151,7 @@ class Job:
         has it (then ``sparktide_timestamp``, semantics §10.3); with ``[match]``, a
         measure."""
         taken = [p.name for p in self.select]
-        taken += list(self.match.measures) if self.match is not None else []
+        taken += list(self.match.measures) if self.match is not None and not self.select else []
         return own_names(OWN_EVENT_FIELDS, taken)
 
     @property

@@ -396,6 +396,10 @@ def check_select(job: Job) -> None:
         if job.join is not None and (job.window is None or job.joins_windows):
             check_join_references(projection.parsed, job.join, key)
             continue
+        if job.match is not None:  # (it reads each match's measures, semantics §11.25)
+            measures = (*job.match.measures, SYSTEM_TIMESTAMP.key)  # (and the match's time)
+            check_references(projection.parsed, measures, key, "the match's measures")
+            continue
         for name, expr in projection.expressions():  # (each input's own, §11.21)
             own = key if name is None else f"{key}.{name}"
             events = job.window is None  # (System.Input(): check_event_input)

@@ -90,6 +90,7 @@ __all__ = [
     "analytic_expired",
     "analytic_release",
     "analytic_value",
+    "filter_and_select",
     "held_value",
 ]
 
@@ -232,18 +233,18 @@ def analytic_release(
     if len(levels) > 1 or any(a.reads_time for a in job.analytics):
         # (columns reading columns, or System.Timestamp(): a pass per level)
         released = _by_levels(context, batch, _unpacked(job, ready), kept, watermark, levels)
-        return _filter_and_select(job, batch, released)
+        return filter_and_select(job, batch, released)
     columns = list(enumerate(job.analytics))
     if shares_key(columns):  # (one window pass over the rows as they are)
         looked = batch.keep(shared_key_pass(columns, _unpacked(job, ready), kept))
         write_state(context.store, batch, shared_kept_next(columns, looked, watermark), "analytic")
         texts = [f"an{k}" for k, _ in columns]
         released = looked.filter("_src = 1").select(SCOPE, *RELEASE_ORDER, RAW, *texts)
-        return _filter_and_select(job, batch, released)
+        return filter_and_select(job, batch, released)
     stacked = _stacked(columns, _unpacked(job, ready), kept)
     looked = batch.keep(_looked_back(columns, stacked))
     write_state(context.store, batch, _kept_next(columns, looked, watermark), "analytic")
-    return _filter_and_select(job, batch, _side_by_side(columns, looked.filter("_src = 1")))
+    return filter_and_select(job, batch, _side_by_side(columns, looked.filter("_src = 1")))
 
 
 def _by_levels(
@@ -406,9 +407,11 @@ def _side_by_side(
     return grouped.drop("_rid") if carry is None else grouped
 
 
-def _filter_and_select(job: Job, batch: Batch, frame: DataFrame) -> DataFrame:
+def filter_and_select(job: Job, batch: Batch, frame: DataFrame) -> DataFrame:
     """``[filter]`` and ``[select]`` over the record (parsed again from its line) and the
-    analytic columns, which hide fields of the same name."""
+    analytic columns, which hide fields of the same name: ``frame`` with the ``e<i>`` of
+    :func:`~sparktide.spark.projections.projected_event` (also over a match's measures,
+    :mod:`sparktide.spark.matching`)."""
     columns = {a.name: f"an{k}" for k, a in enumerate(job.analytics)}
     exprs = [job.filter.expression] if job.filter is not None else []
     exprs += [e for p in job.select for _, e in p.expressions()]

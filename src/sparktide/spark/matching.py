@@ -18,6 +18,7 @@
 from __future__ import annotations
 
 import functools
+import json
 
 import pyarrow as pa
 from pyspark.sql import DataFrame
@@ -27,6 +28,7 @@ from pyspark.sql.types import StringType, StructType
 from sparktide.expr import EVENT_INPUT, SYSTEM_TIMESTAMP
 from sparktide.job import Job
 from sparktide.spark.aggregates import json_text
+from sparktide.spark.analytic import filter_and_select
 from sparktide.spark.analytic_rules import RELEASE_ORDER
 from sparktide.spark.batch import Batch
 from sparktide.spark.columns import FILE, RAW, RECORD, SCOPE, SYSTEM_TIME
@@ -41,8 +43,9 @@ from sparktide.spark.expr import (
 )
 from sparktide.spark.outputs.text import ordered, state_schema, write_state
 from sparktide.spark.perinput import RELEASED_INPUT
+from sparktide.spark.projections import projected_event
 from sparktide.spark.sql import field as variant_field
-from sparktide.spark.sql import field_at, iso
+from sparktide.spark.sql import field_at, iso, sql_string
 
 __all__ = ["match_release"]
 
@@ -129,10 +132,14 @@ def match_release(
     answered = batch.keep(rows.mapInArrow(body, answer))
     write_state(context.store, batch, answered.filter("kind = 0").select(*schema.names), "match")
     found = answered.filter("kind = 1").withColumn(SYSTEM_TIME, F.col("match_time"))
-    return found.select(
-        *ordered(SYSTEM_TIME, SCOPE, "key", *RELEASE_ORDER[1:]),
-        F.expr(_record(job)).alias("value"),
-        SYSTEM_TIME,
+    records = found.select(SCOPE, *RELEASE_ORDER, F.expr(_measures(job)).alias(RAW))
+    stamp = sql_string("," + json.dumps(job.event_fields["timestamp"]) + ':"')
+    value = f"concat(substring({RAW}, 1, length({RAW}) - 1), {stamp}, {iso(SYSTEM_TIME)}, '\"}}')"
+    if job.select:  # (columns computed from the measures and System.Timestamp())
+        records = filter_and_select(job, batch, records)
+        value = projected_event(job, iso(SYSTEM_TIME))
+    return records.select(
+        *ordered(SYSTEM_TIME, SCOPE, *RELEASE_ORDER[1:]), F.expr(value).alias("value"), SYSTEM_TIME
     )
 
 
@@ -162,11 +169,8 @@ def _column(job: Job, column: str | None) -> int:
     return -1 if column is None else job.match.columns.index(column)
 
 
-def _record(job: Job) -> str:
-    """SQL of a match's JSON record: its measures (JSON texts) in order, then its
-    ``timestamp``."""
+def _measures(job: Job) -> str:
+    """SQL of a match's measures as a JSON object, in order (their JSON texts ``v<j>``)."""
     assert job.match is not None
     parts = [f"'\"{m.name}\":', v{j}" for j, m in enumerate(job.match.measure_list)]
-    stamp = job.event_fields["timestamp"]
-    parts.append(f"'\"{stamp}\":\"', {iso(SYSTEM_TIME)}, '\"'")
     return "concat('{', " + ", ',', ".join(parts) + ", '}')"

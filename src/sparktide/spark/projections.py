@@ -77,7 +77,7 @@ TIME_KEY = SYSTEM_TIMESTAMP.key
 def _projects_records(job: Job) -> bool:
     """Whether ``[select]`` reads each record (no window, no join): its columns are then
     computed right after parsing."""
-    return job.window is None and job.join is None
+    return job.window is None and job.join is None and job.match is None
 
 
 def record_columns(job: Job) -> list[str]:

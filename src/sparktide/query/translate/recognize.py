@@ -24,7 +24,11 @@ from sparktide.job.pattern import compile_pattern
 from sparktide.query.ast import Call, Column, FromSource, Query, Recognize, Select
 from sparktide.query.exprs import convert
 from sparktide.query.refusal import Refuse, check_column
-from sparktide.query.translate.context import Context, duration_micros
+from sparktide.query.translate.context import (
+    Context,
+    duration_micros,
+    is_timestamp,
+)
 from sparktide.query.translate.fields import Fields
 from sparktide.query.translate.plans import Plan
 
@@ -52,9 +56,12 @@ def check_recognize_places(query: Query) -> None:
                 raise refuse(select.recognize.pos, "MATCH_RECOGNIZE in a branch of UNION")
 
 
-def match_table(context: Context, fields: Fields, plan: Plan, select: Select) -> dict[str, Any]:
+def match_table(
+    context: Context, fields: Fields, plan: Plan, select: Select
+) -> tuple[dict[str, Any], dict[str, str] | None]:
     """The ``[match]`` table of ``select``'s ``MATCH_RECOGNIZE`` (refused with its place
-    when the statement does more than match)."""
+    when the statement does more than match), and the ``[select]`` of its measures that
+    are expressions (``None`` without such)."""
     recognize = select.recognize
     assert recognize is not None
     refuse = context.refuse
@@ -94,17 +101,14 @@ def match_table(context: Context, fields: Fields, plan: Plan, select: Select) ->
         define[own] = E.to_text(convert(condition, leaf, refuse, f"DEFINE {own}"))
     if define:
         table["define"] = define
-    table["measures"] = {
-        check_column(name, at, refuse, "measure"): _measure(context, expr, variables)
-        for expr, name, at in recognize.measures
-    }
+    table["measures"], columns = _measures(context, recognize, variables)
     context.notes.append(
         "MATCH_RECOGNIZE is [match]: each partition's events, as they are released in "
         "timestamp order, are matched against the pattern (every event starts an attempt: "
         "AFTER MATCH SKIP TO NEXT ROW); a match is written once no later event can change "
         "it, with its measures and the timestamp of its last event"
     )
-    return table
+    return table, columns
 
 
 def _variables(context: Context, recognize: Recognize) -> dict[str, str]:
@@ -162,9 +166,62 @@ def _own_fields(
     return leaf
 
 
-def _measure(context: Context, expr: Any, variables: dict[str, str]) -> str:
-    """A measure's job-file text: ``first(v.x)``, ``last(x)``, ``count(v)``, ``count(*)``."""
+def _measures(
+    context: Context, recognize: Recognize, variables: dict[str, str]
+) -> tuple[dict[str, str], dict[str, str] | None]:
+    """The measures, and the ``[select]`` computing those that are expressions over
+    measures (``DATEDIFF(second, First(a.t), Last(b.t))``: each ``First``, ``Last`` or
+    ``Count`` in it a measure of its own, ``_measure<i>``); ``None`` without such.
+    A bare ``v.x`` (or ``x``) is ``Last(v.x)``: its value on the last row given to
+    ``v``, as SQL's row patterns read it."""
     refuse = context.refuse
+    measures: dict[str, str] = {}
+    columns: dict[str, str] = {}
+    named: set[str] = set()  # (the hidden measures: one per distinct one)
+    computed = False
+    for expr, name, at in recognize.measures:
+        name = check_column(name, at, refuse, "measure")
+        if _is_measure(expr):
+            measures[name] = _measure(context, expr, variables)
+            columns[name] = name
+            continue
+        computed = True
+
+        def leaf(node: Column | Call) -> E.Expr:
+            if is_timestamp(node):  # (the match's time: its last row's)
+                return E.SYSTEM_TIMESTAMP
+            if not _is_measure(node):
+                raise refuse(
+                    node.pos,
+                    f"{node.function.upper()}(...) in MEASURES: MEASURES takes First(v.column), "
+                    "Last(v.column), Count(v) and Count(*), and expressions over them",
+                )
+            text = _measure(context, node, variables)
+            hidden = next((n for n, t in measures.items() if t == text and n in named), None)
+            if hidden is None:
+                hidden = f"_measure{len(measures)}"
+                measures[hidden] = text
+                named.add(hidden)
+            return E.Ref(hidden)
+
+        columns[name] = E.to_text(convert(expr, leaf, refuse, "MEASURES"))
+    return measures, (columns if computed else None)
+
+
+def _is_measure(expr: Any) -> bool:
+    """Whether ``expr`` is one measure: ``First(...)``, ``Last(...)``, ``Count(...)``,
+    or a bare column (``Last`` of it)."""
+    if isinstance(expr, Column):
+        return True
+    return isinstance(expr, Call) and expr.function in ("first", "last", "count")
+
+
+def _measure(context: Context, expr: Any, variables: dict[str, str]) -> str:
+    """A measure's job-file text: ``first(v.x)``, ``last(x)``, ``count(v)``, ``count(*)``
+    (a bare column ``v.x``: ``last(v.x)``)."""
+    refuse = context.refuse
+    if isinstance(expr, Column):
+        expr = Call(("last",), (expr,), expr.pos)
     function = expr.function if isinstance(expr, Call) else None
     if function not in ("first", "last", "count") or expr.over is not None or expr.distinct:
         raise refuse(

@@ -62,7 +62,9 @@ class StatementTranslator:
         self.apply(plan, data)
         self.filter(plan, data)
         if select.recognize is not None:  # MATCH_RECOGNIZE (semantics §11.25)
-            data["match"] = match_table(self.context, self.fields, plan, select)
+            data["match"], columns = match_table(self.context, self.fields, plan, select)
+            if columns is not None:  # (MEASURES computed over measures: [select])
+                data["select"] = columns
         else:
             self.columns(plan, data)
         if self.fields.analytics.tables:  # LAG, LAST, ISFIRST, SUM(x) OVER ... (§11.19)
