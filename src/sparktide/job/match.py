@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from sparktide.errors import ConfigError
-from sparktide.expr import Expr, parse_expression
+from sparktide.expr import SYSTEM_TIMESTAMP, Expr, parse_expression
+from sparktide.job.expressions import check_references
 from sparktide.job.pattern import Program, compile_pattern
 from sparktide.job.values import check_column, check_column_path, normalise_duration, set_field
 
@@ -189,6 +190,11 @@ def check_match(job: Job) -> None:
                 "with it (put a filter in the input's where; [select] may compute columns "
                 "from the measures)",
             )
+    allowed = (*match.measures, SYSTEM_TIMESTAMP.key)  # ([select]: the match's time too)
+    for projection in job.select:
+        check_references(
+            projection.parsed, allowed, f"select.{projection.name}", "the match's measures"
+        )
     if job.ordering.out_of_order_action == "accept":
         raise ConfigError(
             "match",

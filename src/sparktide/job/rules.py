@@ -292,15 +292,13 @@ def _check_lookup(job: Job, join: Join) -> None:
 
 
 def check_input_filters(job: Job) -> None:
-    """An input's ``where`` (semantics §11.20): ``[source] where`` of a one-input job
-    runs before its analytic columns (``[filter]`` runs after them) or its ``[match]``,
-    so it needs one of them."""
+    """An input's ``where`` (semantics §11.20): ``[source] where`` of a one-input job runs
+    before its analytic columns or ``[match]`` (``[filter]`` after), so it needs one."""
     if job.source.where is not None and not job.inputs and not job.analytics and not job.match:
         raise ConfigError(
             "source.where",
             "filters the events before [analytic.*] columns or [match] see them; without "
-            "those, "
-            "filter a job's events with [filter]",
+            "those, filter a job's events with [filter]",
         )
 
 
@@ -396,9 +394,7 @@ def check_select(job: Job) -> None:
         if job.join is not None and (job.window is None or job.joins_windows):
             check_join_references(projection.parsed, job.join, key)
             continue
-        if job.match is not None:  # (it reads each match's measures, semantics §11.25)
-            measures = (*job.match.measures, SYSTEM_TIMESTAMP.key)  # (and the match's time)
-            check_references(projection.parsed, measures, key, "the match's measures")
+        if job.match is not None:  # (it reads the measures: job.match.check_match)
             continue
         for name, expr in projection.expressions():  # (each input's own, §11.21)
             own = key if name is None else f"{key}.{name}"
