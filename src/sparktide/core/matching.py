@@ -29,10 +29,9 @@ __all__ = ["PatternMatches", "match_record", "measure_value"]
 
 @dataclass
 class _Rows:
-    """One partition's rows from its earliest undecided start on (``offset``: the index
-    of ``rows[0]`` among all its rows), and which of them are decided starts."""
+    """One partition's rows from its earliest undecided start on, and which of them are
+    decided starts."""
 
-    offset: int = 0
     times: list[int] = field(default_factory=list)
     masks: list[int] = field(default_factory=list)
     fields: list[dict[str, Any]] = field(default_factory=list)
@@ -158,7 +157,6 @@ class PatternMatches:
         if undecided:
             for column in (rows.times, rows.masks, rows.fields, rows.decided):
                 del column[:undecided]
-            rows.offset += undecided
 
     def _write(self, rows: _Rows, start: int, end: int, assigned: list[int]) -> None:
         variables = self.program.variables
