@@ -22,7 +22,6 @@ import json
 import shutil
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
@@ -63,17 +62,7 @@ def analytic_job(data: Path, work: Path) -> Any:
 
 
 def run_analytic(spark: Any, data: Path, work: Path, per_trigger: int) -> dict:
-    from sparktide.spark import run_job
-
-    job = analytic_job(data, work)
-    base.jvm_gc(spark)
-    start = time.perf_counter()
-    metrics = run_job(
-        job, once=True, flush=False, spark=spark, max_files_per_trigger=per_trigger, publish=False
-    )
-    seconds = time.perf_counter() - start
-    assert metrics is not None
-    return {"seconds": seconds, "released": metrics["released"], "input": metrics["input"]}
+    return base.timed_job(spark, analytic_job(data, work), per_trigger)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -193,6 +193,22 @@ def job_bench_data(args: argparse.Namespace, root: Path) -> tuple[Path, Any]:
     return data, session(args.cores)
 
 
+def timed_job(spark: Any, job: Any, per_trigger: int = 1) -> dict:
+    """One available-now run of ``job`` without a flush (``per_trigger`` files per
+    micro-batch), after a garbage collection: its seconds, and the records it wrote
+    (``released``) and read."""
+    from sparktide.spark import run_job
+
+    jvm_gc(spark)
+    start = time.perf_counter()
+    metrics = run_job(
+        job, once=True, flush=False, spark=spark, max_files_per_trigger=per_trigger, publish=False
+    )
+    seconds = time.perf_counter() - start
+    assert metrics is not None
+    return {"seconds": seconds, "released": metrics["released"], "input": metrics["input"]}
+
+
 def session(cores: int) -> Any:
     from sparktide.spark import local_session
 
