@@ -303,7 +303,6 @@ def test_pass_through_queries_and_with_steps() -> None:
             "1:49",
             "DATEADD's time '1970-01-01' is not an ISO-8601 date-time with a zone",
         ),
-        ("SELECT * FROM i TIMESTAMP BY t OVER a, b", "1:40", "OVER several columns"),
         (
             "SELECT COUNT(*) AS n FROM i GROUP BY TumblingWindow(s, 5), SlidingWindow(s, 5)",
             "1:60",

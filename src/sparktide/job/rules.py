@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from sparktide.errors import ConfigError
-from sparktide.expr import EVENT_INPUT, SYSTEM_TIMESTAMP, Ref, ref_nodes, to_text
+from sparktide.expr import EVENT_INPUT, SYSTEM_TIMESTAMP, Ref, ref_nodes
 from sparktide.job.expressions import (
     Filter,
     Projection,
@@ -20,6 +20,7 @@ from sparktide.job.expressions import (
     no_input_fields,
 )
 from sparktide.job.join import Join, check_table_joins
+from sparktide.job.tuplekey import groups_by_key, key_label
 from sparktide.job.values import (
     COLUMN_NAME,
     RESERVED_EVENT_COLUMNS,
@@ -27,11 +28,10 @@ from sparktide.job.values import (
     claim_name,
     set_field,
 )
-from sparktide.job.window import GRID_WINDOWS, Window
+from sparktide.job.window import GRID_WINDOWS
 
 if TYPE_CHECKING:
     from sparktide.job.model import Job
-    from sparktide.job.source import Source
 
 __all__ = [
     "check_event_input",
@@ -481,19 +481,10 @@ def check_timelines(job: Job) -> None:
             "ordering.partitioned = true: each partition's windows follow its own watermark",
         )
     if job.window is not None and job.source.over is not None:
-        if not _groups_by_key(job.window, job.source):
+        if not groups_by_key(job.window, job.source):
             raise ConfigError(
                 "window.group_by",
-                f"must include the substream key {job.source.over!r} (source.over): "
+                f"must include the substream key {key_label(job.source.over)!r} (source.over): "
                 "each substream's windows follow its own watermark (a computed key as a "
                 "computed column of the same expression)",
             )
-
-
-def _groups_by_key(window: Window, source: Source) -> bool:
-    """Whether ``window`` groups by ``source``'s substream key: its column, or a computed
-    column of the same expression as a computed key (semantics §1.4)."""
-    if not source.computes_key:
-        return source.over in window.record_group_columns
-    key = to_text(source.key_expression)  # type: ignore[arg-type]
-    return any(to_text(e) == key for _, e in window.group_keys if e is not None)

@@ -20,6 +20,7 @@ from sparktide.expr import (
     references,
 )
 from sparktide.job.perinput import overrides
+from sparktide.job.tuplekey import key_parts, tuple_key
 from sparktide.job.values import (
     COLUMN_NAME,
     check_choice,
@@ -90,7 +91,9 @@ class Source:
     partitions
         How many partitions exist (ids ``0 .. partitions-1``), including never-seen ones.
     over
-        Substream key: one timeline per distinct value of this column.
+        Substream key: one timeline per distinct value of this column (or expression,
+        semantics §1.4); a list of several: one per combination of their values, the
+        key :func:`~sparktide.job.tuplekey.tuple_key` of them.
     end_time
         Column with each event's end time: the events are *intervals* ``[start, end)``
         (semantics §7) instead of points; ``None`` for point events.
@@ -261,6 +264,24 @@ class Source:
         if self.edge == self.edge_id:
             raise ConfigError("source.edge_id", "must name another column than source.edge")
 
+    def _check_over(self) -> None:
+        """``over`` a column, an expression, or a list of them (its tuple key)."""
+        parts = self.over
+        if isinstance(parts, (list, tuple)):
+            if not parts:
+                raise ConfigError("source.over", "must name at least one column, got []")
+            for i, part in enumerate(parts):
+                if not isinstance(part, str):
+                    raise ConfigError(f"source.over[{i}]", f"must be a column name, got {part!r}")
+                _check_computed(part, f"source.over[{i}]", "the substream key")
+            set_field(self, "over", tuple_key(list(parts)))
+        _check_computed(self.over, "source.over", "the substream key")
+
+    @property
+    def key_parts(self) -> tuple[str, ...] | None:
+        """The columns (or expressions) of a substream key of several, else ``None``."""
+        return key_parts(self.over)
+
     def __post_init__(self) -> None:
         check_path(self.path, "source.path", optional=True)
         for table in ("ordering", "punctuation"):
@@ -272,7 +293,7 @@ class Source:
         if self.time_unit is not None:
             check_choice(self.time_unit, TIME_UNITS, "source.time_unit")
         _check_computed(self.timestamp_by, "source.timestamp_by", "the event's time")
-        _check_computed(self.over, "source.over", "the substream key")
+        self._check_over()
         for name in (
             "arrival_time",
             "processing_time",

@@ -105,6 +105,8 @@ def _table(name: str, obj: Source | Ordering | Window | Output, keys: tuple[str,
             continue  # (a disabled ordering check is written "none"; other None keys are absent)
         if key == "shift" and not value:
             continue  # (no time shifting: the default)
+        if key == "over" and isinstance(obj, Source) and obj.key_parts is not None:
+            value = obj.key_parts  # (a key of several columns: as the job file lists them)
         lines.append(f"{key} = {_value(key, value)}")
     return lines
 

@@ -13,6 +13,7 @@ from typing import Any
 from sparktide.core.records import InputRecord
 from sparktide.expr import ConversionError, Expr, evaluate, is_other, value_of
 from sparktide.job import Punctuation, Source
+from sparktide.job.tuplekey import key_label
 from sparktide.reader.contract import INT64_RANGE, INTEGER, shown_text
 from sparktide.time import (
     FIRST_INSTANT,
@@ -166,8 +167,9 @@ def computed_key(fields: dict[str, Any], source: Source, cti: bool = False) -> A
 
 
 def computed_key_label(expression: str) -> str:
-    """How a dead letter names a computed substream key (``over`` an expression)."""
-    return f"substream key {expression}"
+    """How a dead letter names a computed substream key (``over`` an expression; one of
+    several columns by their names, :func:`~sparktide.job.tuplekey.key_label`)."""
+    return f"substream key {key_label(expression)}"
 
 
 def _edge(fields: dict[str, Any], column: str, id_column: str) -> tuple[str, Any]:

@@ -14,6 +14,7 @@ from typing import Any
 
 from sparktide import expr as E
 from sparktide.errors import ConfigError
+from sparktide.job.tuplekey import tuple_key
 from sparktide.query.ast import Call, Column, Expr, FromSource, Literal, Operation
 from sparktide.query.exprs import convert
 from sparktide.query.refusal import is_column_name
@@ -117,12 +118,9 @@ class Inputs:
             if unit is not None:  # (epoch numbers in files: semantics §1.4)
                 self.bind(table, prefix, "time_unit", unit, "TIMESTAMP BY DATEADD")
         if source.over:
-            if len(source.over) > 1:
-                raise self.refuse(
-                    source.over[1].pos, "TIMESTAMP BY ... OVER several columns is not supported yet"
-                )
-            key = self.computed_text(source.over[0], source, "OVER", "the substream key")
-            self.bind(table, prefix, "over", key, "OVER")
+            what = "the substream key"
+            parts = [self.computed_text(k, source, "OVER", what) for k in source.over]
+            self.bind(table, prefix, "over", tuple_key(parts), "OVER")
         if partition is not None:
             column = self.fields.column(partition, source, "partition column")
             self.bind(table, prefix, "partition", column, "PARTITION BY")
