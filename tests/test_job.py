@@ -666,10 +666,28 @@ def test_window_over_a_join_reads_each_match(tmp_path):
         "type": "tumbling",
         "size": "1m",
         "group_by": [{"plate": "entry.plate"}],
-        "aggregates": {"n": "count(*)", "s": "sum(exit.toll)", "last": "last(exit)"},
+        "aggregates": {
+            "n": "count(*)",
+            "s": "sum(exit.toll)",
+            "last": "last(exit)",
+            "latest": "max(System.Timestamp())",  # (each match's time, §6.12)
+        },
     }
     job = Job.from_dict({**_join(between=["0s", "1m"]), "window": window}, base_dir=tmp_path)
     assert job.windows_matches and not job.looks_up_in_window
+
+
+def test_window_over_a_join_groups_by_no_system_timestamp(tmp_path):
+    window = {
+        "type": "tumbling",
+        "size": "1m",
+        "group_by": [{"m": "DATEPART(minute, System.Timestamp())"}],
+        "aggregates": {"n": "count(*)"},
+    }
+    with pytest.raises(ConfigError) as info:
+        Job.from_dict({**_join(between=["0s", "1m"]), "window": window}, base_dir=tmp_path)
+    assert info.value.key == "window.group_by.m"
+    assert "System.Timestamp() is an event's timestamp" in str(info.value)
 
 
 @pytest.mark.parametrize(

@@ -629,7 +629,12 @@ CASES = {
             "type": "sliding",
             "size": "20s",
             "group_by": [{"device": "left.device"}],
-            "aggregates": {"n": "count(*)", "top": "max(right.value)", "ids": "collect(left.id)"},
+            "aggregates": {
+                "n": "count(*)",
+                "top": "max(right.value)",
+                "ids": "collect(left.id)",
+                "latest": "max(System.Timestamp())",  # (each match's time, §6.12)
+            },
         },
     },
     "join-window-session": {  # session windows over a join's matches, per device
@@ -649,6 +654,7 @@ CASES = {
                 "first_pair": "first(left.id)",
                 "last_pair": "last(right.id)",
                 "avg": "avg(left.value + right.value)",
+                "seconds": "collect(DATEDIFF(second, left.t, System.Timestamp()))",
             },
         },
     },

@@ -111,20 +111,24 @@ def input_field_refused(ref: Ref, key: str) -> ConfigError:
     )
 
 
-def check_match_references(expr: Expr, join: Join, key: str) -> None:
+def check_match_references(expr: Expr, join: Join, key: str, timed: bool = False) -> None:
     """A window over a join of two streams reads each match (semantics §7.11):
     ``<input>.<field>`` of either input, or an input's record whole by its name; any
-    other unqualified name is refused (no match has it)."""
+    other unqualified name is refused (no match has it). An aggregate (``timed``) may
+    read ``System.Timestamp()``, the match's timestamp (§6.12)."""
     inputs = (join.left, join.right)
     for ref in ref_nodes(expr):
-        if ref == SYSTEM_TIMESTAMP:
-            raise ConfigError(
-                key,
-                "System.Timestamp() over a join's matches is not supported: a match's time "
-                f"is neither event's; read {join.left}.<time field> or {join.right}.<time field>",
-            )
         if ref == EVENT_INPUT:
             continue
+        if ref == SYSTEM_TIMESTAMP:
+            if timed:  # (an aggregate's: the match's timestamp, §6.12)
+                continue
+            raise ConfigError(
+                key,
+                "System.Timestamp() in a grouping column over a join's matches is not "
+                "supported: read it in an aggregate (the match's time), or read "
+                f"{join.left}.<time field> or {join.right}.<time field>",
+            )
         if ref.input is None and ref.name not in inputs:
             raise ConfigError(
                 key,

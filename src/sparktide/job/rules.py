@@ -246,7 +246,7 @@ def _check_window_fields(job: Job) -> None:
             )
     for key, expr in job.window.keyed_expressions():
         if join is not None:
-            check_match_references(expr, join, key)
+            check_match_references(expr, join, key, key.startswith("window.aggregates."))
             continue
         qualified = next(
             (

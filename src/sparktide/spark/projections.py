@@ -235,12 +235,16 @@ def reads_record_after_judging(job: Job) -> bool:
     return system_time_reads(job)[0] or bool(timed_aggregates(job))
 
 
-def with_timed_inputs(frame: DataFrame, job: Job, plans: list[Any]) -> DataFrame:
+def with_timed_inputs(
+    frame: DataFrame, job: Job, plans: list[Any], from_line: bool = True
+) -> DataFrame:
     """``frame`` (judged rows with their line and system timestamp) with the inputs of
     the aggregates :func:`timed_aggregates` names computed again (``plans``: the
     window's :class:`~sparktide.spark.aggregates.AggregatePlan` list), their expressions'
     ``System.Timestamp()`` reading each row's system timestamp. A ``CAST`` that fails
-    here is null (the record was read without it)."""
+    here is null (the record was read without it). The record is read again from the
+    line (``from_line``: the parse's record is narrowed), else it is the row's own
+    (a join's matches, semantics §7.11)."""
     timed = timed_aggregates(job)
     if not timed:
         return frame
@@ -254,9 +258,8 @@ def with_timed_inputs(frame: DataFrame, job: Job, plans: list[Any]) -> DataFrame
     compiled = Compiled("_ge", leaves)
     values = [compiled.value(a.parsed) for a in aggregates]  # type: ignore[arg-type]
     # (the record read again from the line, as m, which the plans' inputs read)
-    out = frame.withColumnRenamed(RECORD, "_gm").selectExpr(
-        "*", f"try_parse_json({RAW}) AS {RECORD}"
-    )
+    record = f"try_parse_json({RAW})" if from_line else "_gm"
+    out = frame.withColumnRenamed(RECORD, "_gm").selectExpr("*", f"{record} AS {RECORD}")
     for stage in stages:
         out = out.selectExpr("*", *stage)
     out = compiled.apply(out).selectExpr(

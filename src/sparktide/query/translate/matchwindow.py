@@ -107,11 +107,11 @@ class MatchFields(Fields):
         """A match's field, or what :class:`Fields` reads of a call."""
         if isinstance(node, Column):
             return self.match_field(node)
-        if is_timestamp(node):
+        if is_timestamp(node) and clause != "an aggregate":  # (there: the match's, §6.12)
             raise self.refuse(
                 node.pos,
                 f"System.Timestamp() in {clause} over a JOIN's matches is not supported "
-                "yet: the match's time is its window's",
+                "yet: outside an aggregate, the match's time is its window's",
             )
         return super().field_leaf(node, source, clause)
 

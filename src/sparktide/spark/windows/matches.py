@@ -31,7 +31,7 @@ from sparktide.spark.columns import (
 )
 from sparktide.spark.context import Context
 from sparktide.spark.judging import row_inputs
-from sparktide.spark.projections import add_record_columns, row_values
+from sparktide.spark.projections import add_record_columns, row_values, with_timed_inputs
 from sparktide.spark.sql import NEG, sql_string
 from sparktide.spark.windows.assign import assign_windows
 
@@ -105,4 +105,6 @@ def match_rows(context: Context, ready: DataFrame) -> DataFrame:
         f"_la AS {ARRIVAL_TIME}",
         *(f"{expr} AS {name}" for name, expr in row_inputs(context)),
     )
+    # (System.Timestamp() in an aggregate: the match's timestamp, semantics §6.12)
+    rows = with_timed_inputs(rows, context.job, context.aggregates, from_line=False)
     return assign_windows(context, rows)
