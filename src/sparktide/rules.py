@@ -184,6 +184,9 @@ rows_met: the table rows an event meets; in a window over the join, one event ea
 event_tables_met: further tables an event meets by its own fields, a member of its rows (§11.8)
     python core.lookup:event_tables_met
     sql    spark.lookup:event_tables_met_rows
+tables_met: a join of two streams: the rows each match meets, a record per combination (§11.26)
+    python core.jointables:tables_met
+    sql    spark.outputs.jointables:tables_met
 unmatched_left: a left join's left event no match reached, written alone at its latest time (§7.9)
     python core.join:TemporalJoin.unmatched_left
     sql    spark.outputs.join:unmatched_left

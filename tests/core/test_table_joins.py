@@ -139,7 +139,8 @@ def test_a_table_join_that_does_not_chain_the_tables_is_refused_by_key(
     assert message in info.value.message
 
 
-def test_a_join_of_two_streams_takes_no_further_tables(tmp_path):
+def test_a_join_of_two_streams_meets_reference_data_only(tmp_path):
+    """Its ``[[join.then]]`` meets tables (semantics §11.26): a stream is no table."""
     data = _data(tmp_path, [{"left": "readings", "right": "more"}])
     data["inputs"] = {
         "readings": data["inputs"]["readings"],
@@ -148,7 +149,7 @@ def test_a_join_of_two_streams_takes_no_further_tables(tmp_path):
     data["join"]["between"] = ["0s", "1m"]
     with pytest.raises(ConfigError) as info:
         Job.from_dict(data, base_dir=tmp_path)
-    assert info.value.key == "join.then"
+    assert info.value.key == "join.then[0].right"
 
 
 def test_an_event_meets_a_table_by_a_value_inside_its_record(tmp_path):
@@ -302,3 +303,14 @@ def test_a_misspelled_column_of_a_table_met_by_the_event_is_a_missing_column(tmp
     (missing,) = [d for d in diagnostics if d["kind"] == "missing_column"]
     assert (missing["column"], missing["role"], missing["count"]) == ("zoen", "join.then[0].on", 4)
     assert "no event meets that table" in missing["message"]
+
+
+def test_where_reads_a_table_met_by_the_event_as_a_member_of_the_row(tmp_path):
+    """With reference data, a table each event meets by its own fields is a member of
+    ``[join] right``'s row (semantics §11.8), not a side of the record: ``where`` naming
+    it is refused with the way to read it."""
+    then = [{"left": "readings", "right": "sites", "on": [["device", "site"]]}]
+    with pytest.raises(ConfigError) as info:
+        _job(tmp_path, then, where="sites.region = 'north'")
+    assert info.value.key == "join.where"
+    assert "GETRECORDPROPERTYVALUE(devices.sites, 'region')" in str(info.value)

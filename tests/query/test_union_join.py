@@ -956,7 +956,7 @@ def test_a_plain_output_binds_one_statement(tmp_path: Path) -> None:
             "SELECT * FROM e JOIN x ON e.k = x.k AND DATEDIFF(s, e, x) BETWEEN 0 AND 1 "
             "JOIN y ON e.k = y.k AND DATEDIFF(s, e, y) BETWEEN 0 AND 1",
             "1:75",
-            "a second JOIN is not supported yet",
+            "a JOIN of a third stream (y) is not supported yet",
         ),
         (
             "SELECT * FROM e JOIN e ON e.k = e.k AND DATEDIFF(s, e, e) BETWEEN 0 AND 1",

@@ -575,6 +575,8 @@ CASES = {
         "inputs": {
             "reboots": {"format": "csv", "partition": "partition", "partitions": 3},
             "logins": {"partition": "partition", "partitions": 3},
+            "devices": {"reference": True, "format": "csv"},
+            "bands": {"reference": True, "format": "jsonl", "stream": {"table": "bands"}},
         },
         "ordering": {"late_arrival": "20s", "out_of_order": "2s"},
         "join": {
@@ -583,6 +585,20 @@ CASES = {
             "on": ["device"],
             "type": "left",
             "between": ["-5s", "4s"],  # (a login up to 5 s before matches too)
+            # (each record meets reference data, semantics §11.26: the reboot's device,
+            # d1 two rows, d3 none; the login's partition, a lone reboot's none; where
+            # reads the rows: d1's rank-3 row is not written)
+            "then": [
+                {"left": "reboots", "right": "devices", "on": ["device"], "type": "left"},
+                {
+                    "left": "logins",
+                    "right": "bands",
+                    "on": [["partition", "part"]],
+                    "type": "left",
+                    "condition": "bands.band <> 'mid'",
+                },
+            ],
+            "where": "devices.rank IS NULL OR devices.rank < 3",
         },
     },
     "join-window-hopping": {  # a window over a join's matches (semantics §7.11): each

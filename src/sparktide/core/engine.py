@@ -157,7 +157,7 @@ class ReferenceEngine:
         return not written_from_start(timestamp, self.output_start)
 
     def _make_sink(self) -> Sink:
-        if self.job.references and self.job.window is None:  # released events meet rows
+        if self.job.references_joined and self.job.window is None:  # released events meet rows
             from sparktide.core.join import ReferenceJoin
 
             return ReferenceJoin(self.job, self._emit_join, shared_floor=self.substreams)

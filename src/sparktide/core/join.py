@@ -69,13 +69,15 @@ def pair_meets(
     left: dict[str, Any] | None,
     right: dict[str, Any] | None,
     timestamp: int,
+    tables: dict[str, dict[str, Any] | None] | None = None,
 ) -> bool:
     """Whether ``condition`` over the pair of records ``left`` and ``right``
-    (``<input>.<field>``) and the match's ``timestamp`` is true; true when it is
-    ``None``."""
+    (``<input>.<field>``; with ``tables``, the rows a join of two streams met, by table,
+    semantics §11.26) and the match's ``timestamp`` is true; true when it is ``None``."""
     if condition is None:
         return True
     sides = {join.left: left or {}, join.right: right or {}}
+    sides.update({name: row or {} for name, row in (tables or {}).items()})
 
     def lookup(key: str) -> Any:
         if key == "timestamp":
@@ -121,6 +123,8 @@ class TemporalJoin(Windowless):
             join.right: {},
         }
         self._held: list[tuple[Any, ...]] = []
+        #: The tables each match meets (semantics §11.26), else ``None``
+        self._tables = _stream_tables(job) if join.then else None
         # CTIs commit strictly before them; a left join writes a time's records together
         # once the watermark has passed it (semantics §7.9)
         self._strict = job.punctuation is not None or join.type == "left"
@@ -193,14 +197,30 @@ class TemporalJoin(Windowless):
 
     def _release(self, timestamp: int, left: Admitted, right: Admitted | None, now: int) -> None:
         self.held -= 1
+        join = self._join
         fields = left.record.fields or {}
         other = None if right is None else (right.record.fields or {})
-        if join_where_met(self._join, fields, other, timestamp):  # (a left join's where)
-            self._write(timestamp, left, right, now)
+        if self._tables is None:
+            if join_where_met(join, fields, other, timestamp):  # (a left join's where)
+                self._write(timestamp, left, right, now)
+            return
+        from sparktide.core.jointables import tables_met
 
-    def _write(self, timestamp: int, left: Admitted, right: Admitted | None, now: int) -> None:
+        for rows in tables_met(self._tables, join.left, fields, other):  # (§11.26)
+            if pair_meets(join, join.where_expression, fields, other, timestamp, rows):
+                self._write(timestamp, left, right, now, rows)
+
+    def _write(
+        self,
+        timestamp: int,
+        left: Admitted,
+        right: Admitted | None,
+        now: int,
+        rows: dict[str, dict[str, Any] | None] | None = None,
+    ) -> None:
         """Write the released match of ``left`` and ``right`` (``None``: a left join's
-        lone left event) at ``timestamp``; a window over the matches takes it instead
+        lone left event) at ``timestamp``, with the table ``rows`` it met (semantics
+        §11.26); a window over the matches takes it instead
         (:class:`sparktide.core.joinwindow.JoinedWindows`)."""
         join = self._join
         fields = left.record.fields or {}
@@ -209,9 +229,18 @@ class TemporalJoin(Windowless):
             "type": "event",
             join.left: jsonable(fields),
             join.right: None if other is None else jsonable(other),
+            **{name: None if row is None else jsonable(row) for name, row in (rows or {}).items()},
             "timestamp": time_or_none(timestamp),
         }
         self._emit(record, now)
+
+
+def _stream_tables(job: Job) -> Any:
+    """The tables a join of two streams meets (:mod:`sparktide.core.jointables`, which
+    reads this module's keys)."""
+    from sparktide.core.jointables import stream_tables
+
+    return stream_tables(job)
 
 
 def _arrival(event: Admitted) -> tuple[Any, ...]:

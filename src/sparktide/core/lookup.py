@@ -47,10 +47,13 @@ def reference_rows(job: Job) -> list[dict[str, Any]]:
     return rows
 
 
-def event_tables(job: Job) -> list[tuple[TableJoin, list[dict[str, Any]]]]:
+def event_tables(
+    job: Job, sides: tuple[str, ...] | None = None
+) -> list[tuple[TableJoin, list[dict[str, Any]]]]:
     """The ``[[join.then]]`` tables each event meets by its own fields (``left`` the
-    stream), in order, each with its rows that meet its ``condition`` (which reads the
-    table's own fields only)."""
+    stream; ``sides``: the inputs whose fields meet tables, by default ``[join] left``),
+    in order, each with its rows that meet its ``condition`` (which reads the table's
+    own fields only)."""
     from sparktide.reader import read_reference
 
     join = job.join
@@ -58,7 +61,7 @@ def event_tables(job: Job) -> list[tuple[TableJoin, list[dict[str, Any]]]]:
     tables = dict(job.references)
     out = []
     for step in join.then:
-        if step.left != join.left:
+        if step.left not in (sides or (join.left,)):
             continue
         rows = read_reference(step.right, tables[step.right])
         condition = step.condition_expression  # (over the table's own fields: its rows)

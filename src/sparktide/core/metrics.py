@@ -110,7 +110,7 @@ def run_diagnostics(engine: ReferenceEngine) -> list[dict[str, Any]]:
                 late_arrival=lambda pid: (
                     job.policy_of(clocks.input_name(pid)).ordering.late_arrival
                 ),
-                can_partition=job.join is None or bool(job.references),
+                can_partition=job.join is None or job.references_joined,
             )
         )
     totals = summary(engine.counts.total())

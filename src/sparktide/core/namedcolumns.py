@@ -82,6 +82,19 @@ def _input_field(job: Any, column: str) -> str | None:
     return field if side in inputs and field else column
 
 
+def _join_columns(job: Any, add: Any) -> None:
+    """The columns a join compares: both inputs' ``on`` (a reference table's columns are
+    in its rows, not an input's), and those by which an event meets a further table."""
+    join = job.join
+    assert join is not None
+    for column in dict.fromkeys(join.left_on + (() if job.references_joined else join.right_on)):
+        add(column.split(".", 1)[0], "join.on")  # (a value inside: its record's field)
+    streams = (join.left,) if job.references_joined else (join.left, join.right)
+    for k, step in enumerate(join.then):  # (a further table met by an event's fields, §11.26)
+        for column in step.left_on if step.left in streams else ():
+            add(column.split(".", 1)[0], f"join.then[{k}].on")
+
+
 def _match_columns(job: Any, add: Any) -> None:
     """``add`` the fields ``[match]``'s conditions, keys and measures read (§11.25)."""
     from sparktide.expr import references
@@ -140,12 +153,7 @@ def named_columns(job: Any) -> list[NamedColumn]:
             for column in a.columns:
                 add(_input_field(job, column), f"window.aggregates.{a.name} = {a}")
     if job.join is not None:
-        join = job.join  # (a reference table's columns are in its rows, not the input's)
-        for column in dict.fromkeys(join.left_on + (() if job.references else join.right_on)):
-            add(column.split(".", 1)[0], "join.on")  # (a value inside: its record's field)
-        for k, step in enumerate(join.then):  # (a further table met by the event's fields)
-            for column in step.left_on if step.left == join.left else ():
-                add(column.split(".", 1)[0], f"join.then[{k}].on")
+        _join_columns(job, add)
     computed = {analytic.name for analytic in job.analytics}
     for analytic in job.analytics:  # the fields it reads; the other columns' names are none
         for column in analytic_fields(analytic, computed):

@@ -144,11 +144,12 @@ def check_match_references(expr: Expr, join: Join, key: str, timed: bool = False
             )
 
 
-def check_join_references(expr: Expr, join: Join, key: str) -> None:
-    """``[select]`` over a join reads ``<input>.<field>`` of either input and the match's
+def check_join_references(expr: Expr, join: Join, key: str, tables: tuple[str, ...] = ()) -> None:
+    """``[select]`` over a join reads ``<input>.<field>`` of either input (and of the
+    ``tables`` a join of two streams meets, semantics §11.26) and the match's
     ``timestamp``; an unqualified field is refused (the inputs' fields are not known before
     the data, so no name is unambiguous)."""
-    inputs = (join.left, join.right)
+    inputs = (join.left, join.right, *tables)
     for ref in ref_nodes(expr):
         if ref == SYSTEM_TIMESTAMP:
             raise ConfigError(key, "System.Timestamp() over a join: the match's time is timestamp")
@@ -161,8 +162,9 @@ def check_join_references(expr: Expr, join: Join, key: str) -> None:
         if ref.input is not None and ref.input not in inputs:
             raise ConfigError(
                 key,
-                f"{ref.key!r}: {ref.input!r} is not an input of the join ({join.left} or "
-                f"{join.right}; names are case-sensitive)",
+                f"{ref.key!r}: {ref.input!r} is not an input of the join ("
+                + ", ".join(inputs[:-1])
+                + f" or {inputs[-1]}; names are case-sensitive)",
             )
 
 

@@ -71,9 +71,10 @@ class Join(_OnColumns):
         which it is not true (false or null) is no match; under ``left`` an event that
         meets no row then is released once with ``null``.
     then
-        With reference data only (``[[join.then]]``): further tables that the rows of
+        With reference data (``[[join.then]]``): further tables that the rows of
         ``right`` meet before any event does (:class:`TableJoin`, semantics §11.8,
-        *Further tables*), in order.
+        *Further tables*), in order. Of two streams: tables each match meets by the
+        fields of one of its events (semantics §11.26).
     where
         With reference data, or with ``type = "left"``: a condition over each released
         record's pair (the event's fields, the row's or the right event's, ``timestamp``)
@@ -104,8 +105,9 @@ class Join(_OnColumns):
         if self.condition is not None:
             condition = parse_text(self.condition, "join.condition")
             check_join_references(condition, self, "join.condition")
-        if self.where is not None:
-            check_join_references(parse_text(self.where, "join.where"), self, "join.where")
+        if self.where is not None:  # (and the tables a join of two streams meets: §11.26)
+            where = parse_text(self.where, "join.where")
+            check_join_references(where, self, "join.where", self.stream_tables)
         bounds = self.between
         if bounds is None:
             return
@@ -119,6 +121,13 @@ class Join(_OnColumns):
         if holder.low > holder.high:  # type: ignore[operator]
             raise ConfigError("join.between", f"low must not be above high, got {bounds!r}")
         set_field(self, "between", (holder.low, holder.high))
+
+    @property
+    def stream_tables(self) -> tuple[str, ...]:
+        """The tables of ``[[join.then]]`` met by the fields of ``left`` or ``right``:
+        of a join with reference data, those each event meets by its own fields; of a
+        join of two streams, every one (semantics §11.26)."""
+        return tuple(s.right for s in self.then if s.left in (self.left, self.right))
 
     def on_of(self, side: str) -> tuple[str, ...]:
         """The columns input ``side`` (``left`` or ``right``, by name) joins on."""

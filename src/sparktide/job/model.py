@@ -173,7 +173,7 @@ class Job:
         join releases is one event of the window (semantics §7.11)."""
         return (
             self.join is not None
-            and not self.references
+            and not self.references_joined
             and self.window is not None
             and not self.joins_windows
         )
@@ -191,11 +191,17 @@ class Job:
         )
 
     @property
+    def references_joined(self) -> bool:
+        """True for a join with reference data (``[join] right`` a table, semantics
+        §11.8); a join of two streams may meet tables too (``[[join.then]]``, §11.26)."""
+        return self.join is not None and self.join.right in dict(self.references)
+
+    @property
     def looks_up_in_window(self) -> bool:
         """True for a window over a join with reference data: each admitted event becomes
         one event per table row it meets, before ``[filter]`` and the window (semantics
         §11.23)."""
-        return bool(self.references) and self.window is not None
+        return self.references_joined and self.window is not None
 
     @property
     def expands_events(self) -> bool:

@@ -20,6 +20,7 @@ from sparktide.job.expressions import (
     no_input_fields,
 )
 from sparktide.job.join import Join, check_table_joins
+from sparktide.job.streamtables import check_stream_tables
 from sparktide.job.tuplekey import groups_by_key, key_label
 from sparktide.job.values import (
     COLUMN_NAME,
@@ -128,16 +129,12 @@ def check_join(job: Job) -> None:
                 f'right = "{name}"',
             )
         return
-    if job.references:
+    if job.references and (join.right in dict(job.references) or join.left in dict(job.references)):
         _check_lookup(job, join)
         return
-    if join.then:
-        raise ConfigError(
-            "join.then",
-            "meets further reference data, for a join with reference data (join.right an "
-            f"input with reference = true); {join.right!r} is a stream",
-        )
-    if join.where is not None and join.type != "left":
+    if job.references or join.then:  # (a join of two streams meets tables: §11.26)
+        check_stream_tables(job, join)
+    if join.where is not None and join.type != "left" and not join.then:
         raise ConfigError(
             "join.where",
             "filters what a left join writes; over an inner join of two streams write the "
@@ -272,6 +269,15 @@ def _check_lookup(job: Job, join: Join) -> None:
             f"streams {names} and reference data {tables}",
         )
     check_table_joins(join, tables)
+    if join.where is not None:  # (a further table's row is a member of join.right's)
+        for ref in ref_nodes(join.where_expression):  # type: ignore[arg-type]
+            if ref.input in join.stream_tables:
+                raise ConfigError(
+                    "join.where",
+                    f"{ref.key!r}: a table an event meets by its own fields is a member "
+                    f"of {join.right}'s row here: read it as "
+                    f"GETRECORDPROPERTYVALUE({join.right}.{ref.input}, {ref.name!r})",
+                )
     if join.between is not None:
         raise ConfigError(
             "join.between",
@@ -392,7 +398,8 @@ def check_select(job: Job) -> None:
         if projection.by_input:
             _check_by_input(job, projection, key)
         if job.join is not None and (job.window is None or job.joins_windows):
-            check_join_references(projection.parsed, job.join, key)
+            tables = job.join.stream_tables if not job.references_joined else ()
+            check_join_references(projection.parsed, job.join, key, tables)
             continue
         if job.match is not None:  # (it reads the measures: job.match.check_match)
             continue

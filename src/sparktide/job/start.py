@@ -83,7 +83,7 @@ def look_back(job: Job) -> int | None:
         spans.append(window_span)
     for analytic in job.analytics:
         spans.append(analytic.limit_duration or analytic.period or 0)  # type: ignore[arg-type]
-    if job.join is not None and not job.references:
+    if job.join is not None and not job.references_joined:
         bounds = job.join.between
         if bounds is None:
             return None

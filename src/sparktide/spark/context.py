@@ -107,7 +107,7 @@ class Context:
             intervals=job.source.intervals,
             edges=bool(job.edges),
             scans_ctis=scans_ctis(job),
-            reference_rows=_read_reference(job) if job.references else [],
+            reference_rows=_read_reference(job) if job.references_joined else [],
             event_rows=_read_event_tables(job) if job.references else [],
             named_columns=named_columns(job),
             punctuation=punctuation,
@@ -231,12 +231,16 @@ def _read_reference(job: Job) -> list[tuple[int, str]]:
 
 
 def _read_event_tables(job: Job) -> list[tuple[Any, list[tuple[int, str]]]]:
-    """The further tables each event meets by its own fields, each with its rows as
-    ``(place, JSON text)`` (:func:`sparktide.core.lookup.event_tables`)."""
+    """The further tables each event meets by its own fields (of a join of two streams,
+    each match by one event's, semantics §11.26), each with its rows as ``(place, JSON
+    text)`` (:func:`sparktide.core.lookup.event_tables`)."""
     from sparktide.core.lookup import event_tables
     from sparktide.core.records import jsonable
 
+    join = job.join
+    assert join is not None
+    sides = None if job.references_joined else (join.left, join.right)
     return [
         (step, [(i, json.dumps(jsonable(row), ensure_ascii=False)) for i, row in enumerate(rows)])
-        for step, rows in event_tables(job)
+        for step, rows in event_tables(job, sides)
     ]

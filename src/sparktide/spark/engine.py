@@ -242,7 +242,7 @@ class SparkEngine:
                 fold_windows(windowed, batch, match_rows(windowed, ready))
 
             join(context, batch, decided, into_windows)  # type: ignore[arg-type]
-        elif job.join is not None and not job.references:
+        elif job.join is not None and not job.references_joined:
             join(context, batch, decided)  # type: ignore[arg-type]
         else:  # (a join with reference data is a release that meets the table)
             release(context, batch, decided)  # type: ignore[arg-type]

@@ -32,6 +32,7 @@ __all__ = [
     "event_tables",
     "event_tables_met_rows",
     "join_keys",
+    "record_key",
     "reference_table",
     "row_with_member",
     "rows_met",
@@ -39,7 +40,7 @@ __all__ = [
 ]
 
 
-def _key(column: str) -> str:
+def record_key(column: str) -> str:
     """SQL of a record's join key ``column`` (its distinct key; null when missing)."""
     value = field_at(column)
     return f"CASE WHEN {present(value)} THEN {distinct_key(value)} END"
@@ -53,7 +54,7 @@ def event_tables(context: Context) -> list[tuple[TableJoin, DataFrame]]:
         for step, rows in context.event_rows:
             frame = context.spark.createDataFrame(rows, "ro bigint, text string")
             keyed = frame.withColumn(RECORD, F.expr("parse_json(text)"))
-            keys = (f"{_key(c)} AS j{i}" for i, c in enumerate(step.right_on))
+            keys = (f"{record_key(c)} AS j{i}" for i, c in enumerate(step.right_on))
             tables.append((step, keyed.selectExpr("ro", "text", *keys).cache()))
         context.event_tables = tables
     return context.event_tables
@@ -86,7 +87,7 @@ def event_tables_met_rows(
     orders: list[str] = []
     kept = []
     for k, (step, table) in enumerate(event_tables(context)):
-        keys = [f"CASE WHEN {admitted} THEN {_key(c)} END" for c in step.left_on]
+        keys = [f"CASE WHEN {admitted} THEN {record_key(c)} END" for c in step.left_on]
         names = [f"_ek{k}_{i}" for i in range(len(keys))]
         frame = frame.selectExpr(
             "*", *(f"{sql} AS {n}" for sql, n in zip(keys, names, strict=True))
@@ -115,12 +116,12 @@ def join_keys(job: Job, side: str | None = None) -> list[tuple[str, str]]:
     keys = []
     for i, (left, right) in enumerate(zip(join.left_on, join.right_on, strict=True)):
         if side == "left" or left == right:
-            sql = _key(left)
+            sql = record_key(left)
         elif side == "right":
-            sql = _key(right)
+            sql = record_key(right)
         else:
             own = f"{ROW_INPUT} = {sql_string(join.left)}"
-            sql = f"CASE WHEN {own} THEN {_key(left)} ELSE {_key(right)} END"
+            sql = f"CASE WHEN {own} THEN {record_key(left)} ELSE {record_key(right)} END"
         keys.append((f"j{i}", sql))
     return keys
 

@@ -78,6 +78,7 @@ class Inputs:
     def check_agreement(self, plan: Plan, tables: dict[str, dict[str, Any]]) -> None:
         """Refuse the inputs of a union or a stream join that disagree on TIMESTAMP BY (all
         or none) or OVER (the same key)."""
+        tables = {s.name: tables[s.name] for s in plan.sources}  # (streams, not tables)
         stamped = [t.get("timestamp_by") is not None for t in tables.values()]
         if any(stamped) and not all(stamped):
             missing = plan.sources[stamped.index(False)]

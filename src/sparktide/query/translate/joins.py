@@ -277,7 +277,12 @@ class JoinPlanner:
         assert join is not None and select.where is not None
         wheres = plan.input_wheres
         pairs: list[Expr] = []
+        after: list[Expr] = []  # (over the tables each match meets: where, §11.26)
+        tables = set().union(*(source_names(t) for t, _ in join.then))
         for term in conjuncts(select.where.expr):
+            if any(c.parts[0].casefold() in tables for c in columns_in(term)):
+                after.append(term)
+                continue
             sides = self.sides_read(term, join)
             own = len(sides) == 1 and not reads_timestamp(term)
             right = own and sides[0] is join.right
@@ -288,15 +293,16 @@ class JoinPlanner:
             text = E.to_text(fields.condition(term, side))
             wheres = with_where(wheres, side.name, text)
         if join.type == "left":  # (over what it writes: semantics §7.9)
-            return replace(
-                plan,
-                input_wheres=wheres,
-                join=replace(join, where_after=(*join.where_after, *pairs)),
-            )
+            after = pairs + after
+            pairs = []
         return replace(
             plan,
             input_wheres=wheres,
-            join=replace(join, where_pairs=(*join.where_pairs, *pairs)),
+            join=replace(
+                join,
+                where_pairs=(*join.where_pairs, *pairs),
+                where_after=(*join.where_after, *after),
+            ),
         )
 
     def where_over_lookup(self, select: Select, plan: Plan) -> tuple[Plan, Clause | None]:

@@ -80,6 +80,9 @@ class Matches:
                 else ""
             )
         )
+        if join.then:  # (reference data each match meets: semantics §11.26)
+            data["join"]["then"] = [dict(entry) for _, entry in join.then]
+            self.stream_tables_note(join)
         if join.window is not None:  # (semantics §7.12)
             reading = join.window.source
             self.notes.append(
@@ -136,6 +139,24 @@ class Matches:
                 f"{table} JOIN {stream}: the job joins the stream {stream} (left) with the "
                 f"reference data {table} (right); an inner join is the same either way round "
                 "(Stream Analytics' documentation puts reference data on the right)"
+            )
+
+    def stream_tables_note(self, join: JoinPlan) -> None:
+        """The note on the JOINs of reference data after a JOIN of two streams."""
+        for _, entry in join.then:
+            right, on = entry["right"], _on_text(tuple(map(_pair, entry["on"])))
+            self.notes.append(
+                f"JOIN {right} is [[join.then]]: each match meets the rows of {right} "
+                f"(read whole when the run starts) with equal {on} ({entry['left']}'s and "
+                f"{right}'s)"
+                + (f" and where {entry['condition']} is true" if "condition" in entry else "")
+                + f", and is written once per row met, the row read as {right}.<field>; "
+                + (
+                    f"a match that meets none is written once, {right} null (LEFT OUTER JOIN)"
+                    if entry.get("type") == "left"
+                    else "a match that meets none is not written (an inner JOIN)"
+                )
+                + " (semantics §11.26)"
             )
 
     def tables_note(self, join: JoinPlan) -> None:
@@ -236,6 +257,12 @@ class Matches:
             for term in join.where_after
         ]
         table["where"] = E.to_text(E.conjunction(terms))
+        if join.type != "left":  # (a JOIN of two streams' tables, semantics §11.26)
+            self.notes.append(
+                f"the WHERE over the tables' fields is [join] where: each match is written "
+                f"once per row it met where {table['where']} is true"
+            )
+            return
         self.notes.append(
             f"the WHERE over the LEFT OUTER JOIN's {join.right.name} fields is [join] where: "
             f"what the join writes is kept only where {table['where']} is true, an event "
@@ -284,15 +311,17 @@ class Matches:
                 "input's events hold it",
             )
         qualifier = parts[0].casefold()
-        side = (
-            left
-            if qualifier in source_names(left)
-            else right
-            if qualifier in source_names(right)
-            else None
+        tables = [t for t, _ in join.then if not join.reference]  # (§11.26)
+        side = next(
+            (s for s in (left, right, *tables) if qualifier in source_names(s)),
+            None,
         )
         if side is None:
             raise self.refuse(node.pos, f"{parts[0]} names neither input of the JOIN")
+        if len(parts) == 1:
+            raise self.refuse(
+                node.pos, f"{node.name} names reference data: read its columns ({node.name}.x)"
+            )
         field = E.Ref(check_column(parts[1], node.pos, self.refuse), side.name)
         return inside(field, parts[2:])  # (a value inside the field: r.a.b)
 

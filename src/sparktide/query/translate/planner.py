@@ -31,6 +31,7 @@ from sparktide.query.translate.joins import JoinPlanner
 from sparktide.query.translate.lookupwindow import over_table
 from sparktide.query.translate.matchwindow import over_matches
 from sparktide.query.translate.plans import Plan, with_where
+from sparktide.query.translate.streamtables import stream_tables
 from sparktide.query.translate.tablejoins import chained_tables
 from sparktide.query.translate.unions import Unions
 from sparktide.query.translate.windowjoin import WindowStep, window_times
@@ -125,10 +126,13 @@ class Planner:
         self.check_clauses(select, where)
         if select.joins:  # (a windowed step's System.Timestamp() is its window's end)
             select = window_times(select, self.windowed_steps(visible))
-        select, then = chained_tables(select, self.refuse, self.joins.bindings.is_reference)
+        is_reference = self.joins.bindings.is_reference
+        select, then = stream_tables(select, self.refuse, is_reference)  # (§11.26)
+        if not then:
+            select, then = chained_tables(select, self.refuse, is_reference)
         inner, from_step = self.inner(select, visible)
-        if then:  # (later JOINs of reference data: [[join.then]], semantics §11.8)
-            assert inner.join is not None and inner.join.reference
+        if then:  # (later JOINs of reference data: [[join.then]], semantics §11.8, §11.26)
+            assert inner.join is not None
             inner = replace(inner, join=replace(inner.join, then=then))
         if inner.join is not None and inner.join.window is not None:  # (§7.12)
             reading = inner.join.window.source

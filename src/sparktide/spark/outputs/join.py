@@ -30,7 +30,8 @@ from sparktide.spark.columns import (
 )
 from sparktide.spark.context import Context
 from sparktide.spark.lookup import event_tables_met_rows, reference_table, with_keys
-from sparktide.spark.outputs.matches import join_condition, join_projection, join_where
+from sparktide.spark.outputs.jointables import ROW_PLACES, tables_met
+from sparktide.spark.outputs.matches import Tables, join_condition, join_projection, join_where
 from sparktide.spark.outputs.text import ordered, state_schema, write_state, write_text
 from sparktide.spark.scopes import release_ready, scope_watermarks, written_from_start
 from sparktide.spark.sql import NEG, iso, lit_us, sql_string
@@ -46,7 +47,7 @@ __all__ = [
 
 MATCHES_SCHEMA = state_schema(
     f"{SYSTEM_TIME} long, la long, lfile string, lline long, ra long, rfile string, "
-    "rline long, value string"
+    f"rline long, {ROW_PLACES} string, value string"
 )
 
 
@@ -128,17 +129,20 @@ def _meeting_condition(context: Context, met: DataFrame) -> DataFrame:
     )
 
 
-def _match_record(context: Context, matches: DataFrame) -> tuple[DataFrame, str]:
+def _match_record(
+    context: Context, matches: DataFrame, tables: Tables = ()
+) -> tuple[DataFrame, str]:
     """SQL of the event record a join writes for each match (columns ``lraw`` and
     ``rraw``, both records' JSON text, the right one null when a left join met no
-    row; ``s``, the match's timestamp): ``[select]``'s columns then ``timestamp``
-    (:func:`join_projection`), else ``{left: ..., right: ..., "timestamp": ...}``.
-    Returns the frame (with what the projection needs) and the SQL."""
+    row; ``s``, the match's timestamp; ``tables``, the rows a join of two streams met,
+    semantics §11.26): ``[select]``'s columns then ``timestamp``
+    (:func:`join_projection`), else ``{left: ..., right: ..., <table>: ...,
+    "timestamp": ...}``. Returns the frame (with what the projection needs) and the SQL."""
     job = context.job
     join = job.join
     assert join is not None
     if job.select or job.select_star is not None:
-        return join_projection(matches, job, ("lraw", "rraw"), SYSTEM_TIME)
+        return join_projection(matches, job, ("lraw", "rraw"), SYSTEM_TIME, tables)
     if context.matches is not None:  # (the window's event: both records, §7.11)
         members = [
             sql_string("{" + json.dumps(join.left) + ":"),
@@ -153,6 +157,11 @@ def _match_record(context: Context, matches: DataFrame) -> tuple[DataFrame, str]
         "lraw",
         sql_string("," + json.dumps(join.right) + ":"),
         "coalesce(rraw, 'null')",
+        *(
+            member
+            for name, column in tables
+            for member in (sql_string("," + json.dumps(name) + ":"), f"coalesce({column}, 'null')")
+        ),
         sql_string(',"timestamp":"'),
         iso(SYSTEM_TIME),
         "'\"'",
@@ -254,10 +263,18 @@ def _pairs(context: Context, every: DataFrame, keys: list[str]) -> DataFrame:
 
 def _records(context: Context, pairs: DataFrame) -> DataFrame:
     """The records of ``pairs`` (a left join's unmatched events: the right side null)
-    that ``[join] where`` keeps, as ``MATCHES_SCHEMA`` rows."""
-    if context.job.join is not None and context.job.join.where is not None:
-        pairs = join_where(pairs, context.job, ("lraw", "rraw"), SYSTEM_TIME)
-    matches, value = _match_record(context, pairs)
+    that ``[join] where`` keeps, as ``MATCHES_SCHEMA`` rows; of a join of two streams
+    that meets reference data, one per combination of the rows it meets (semantics
+    §11.26)."""
+    join = context.job.join
+    tables: Tables = ()
+    if join is not None and join.then:
+        pairs, tables = tables_met(context, pairs)
+    else:
+        pairs = pairs.withColumn(ROW_PLACES, F.lit(None).cast("string"))
+    if join is not None and join.where is not None:
+        pairs = join_where(pairs, context.job, ("lraw", "rraw"), SYSTEM_TIME, tables)
+    matches, value = _match_record(context, pairs, tables)
     return matches.selectExpr(*(f.name for f in MATCHES_SCHEMA.fields[:-1]), f"{value} AS value")
 
 
@@ -324,7 +341,8 @@ def _write_matches(
             into(rows.filter("ready"))
         else:
             out = rows.filter(f"ready AND {written_from_start(context)}").select(
-                *ordered(SYSTEM_TIME, "la", "lfile", "lline", "ra", "rfile", "rline"), "value"
+                *ordered(SYSTEM_TIME, "la", "lfile", "lline", "ra", "rfile", "rline", ROW_PLACES),
+                "value",
             )
             write_text(batch, out, context.job.output.path, "released")
         waiting = rows.filter("NOT ready").select(*MATCHES_SCHEMA.names)

@@ -17,11 +17,15 @@ from sparktide.spark.projections import projected_event, record_fields
 from sparktide.spark.sql import field as variant_field
 from sparktide.spark.sql import iso
 
-__all__ = ["join_condition", "join_projection", "join_where"]
+__all__ = ["Tables", "join_condition", "join_projection", "join_where"]
+
+#: The tables a join of two streams met (semantics §11.26): each table's name and the
+#: column holding the JSON text of the row met.
+Tables = tuple[tuple[str, str], ...]
 
 
 def join_projection(
-    matches: DataFrame, job: Job, records: tuple[str, str], timestamp: str
+    matches: DataFrame, job: Job, records: tuple[str, str], timestamp: str, tables: Tables = ()
 ) -> tuple[DataFrame, str]:
     """``[select]`` over a join's matches.
 
@@ -35,6 +39,9 @@ def join_projection(
         The columns holding the left and the right record's JSON text.
     timestamp
         The column holding the match's timestamp (microseconds).
+    tables
+        Of a join of two streams that meets reference data (semantics §11.26): each
+        table's name and the column holding the JSON text of the row met (null: none).
 
     Returns
     -------
@@ -44,7 +51,7 @@ def join_projection(
     exprs = [p.parsed for p in job.select]
     when = iso(timestamp)
     frame, compiled, variant = _match_values(
-        matches, job, records, exprs, {"timestamp": Value(s=when)}
+        matches, job, records, exprs, {"timestamp": Value(s=when)}, tables
     )
     outputs = []
     for i, projection in enumerate(job.select):
@@ -98,28 +105,35 @@ def join_condition(
     return met.drop("_jm")
 
 
-def join_where(matches: DataFrame, job: Job, records: tuple[str, str], timestamp: str) -> DataFrame:
+def join_where(
+    matches: DataFrame, job: Job, records: tuple[str, str], timestamp: str, tables: Tables = ()
+) -> DataFrame:
     """The released records of a join with reference data (one row each, the right
     record null when the event met no row) that meet ``[join] where`` (semantics §11.8):
     all of them when there is none; false or null is not written. The parameters are
-    :func:`join_condition`'s."""
+    :func:`join_condition`'s, and ``tables`` :func:`join_projection`'s."""
     join = job.join
     assert join is not None
     if join.where is None:
         return matches
-    met = _pair_meets(matches, job, join.where_expression, records, timestamp)
+    met = _pair_meets(matches, job, join.where_expression, records, timestamp, tables)
     return met.filter("_jm").drop("_jm")
 
 
 def _pair_meets(
-    matches: DataFrame, job: Job, condition: Any, records: tuple[str, str], timestamp: str
+    matches: DataFrame,
+    job: Job,
+    condition: Any,
+    records: tuple[str, str],
+    timestamp: str,
+    tables: Tables = (),
 ) -> DataFrame:
-    """``matches`` with ``_jm``: whether ``condition`` over both records (and the
-    match's ``timestamp``) is true (true when it is ``None``)."""
+    """``matches`` with ``_jm``: whether ``condition`` over both records (the rows met,
+    ``tables``, and the match's ``timestamp``) is true (true when it is ``None``)."""
     if condition is None:
         return matches.selectExpr("*", "true AS _jm")
     leaves = {"timestamp": Value(s=iso(timestamp))}
-    frame, compiled, _ = _match_values(matches, job, records, [condition], leaves)
+    frame, compiled, _ = _match_values(matches, job, records, [condition], leaves, tables)
     meets = f"coalesce({of_kind(compiled.value(condition), 'b')}, false) AS _jm"
     frame = compiled.apply(frame).selectExpr("*", meets)
     return frame.drop(*(c for c in frame.columns if c.startswith("_j") and c != "_jm"))
@@ -131,15 +145,20 @@ def _match_values(
     records: tuple[str, str],
     exprs: list[Any],
     extra: dict[str, Value] | None = None,
+    tables: Tables = (),
 ) -> tuple[DataFrame, Compiled, Any]:
     """``matches`` with the variants of both records' fields ``exprs`` read (``input.field``
-    names), the compiler of expressions over them (and the ``extra`` leaves), and the
-    variant of a name."""
+    names; and of the rows met, ``tables``), the compiler of expressions over them (and
+    the ``extra`` leaves), and the variant of a name."""
     join = job.join
     assert join is not None
     variants = {join.left: "_jl", join.right: "_jr"}
+    variants.update({name: f"_jt{k}" for k, (name, _) in enumerate(tables)})
     frame = matches.selectExpr(
-        "*", f"try_parse_json({records[0]}) AS _jl", f"try_parse_json({records[1]}) AS _jr"
+        "*",
+        f"try_parse_json({records[0]}) AS _jl",
+        f"try_parse_json({records[1]}) AS _jr",
+        *(f"try_parse_json({column}) AS _jt{k}" for k, (_, column) in enumerate(tables)),
     )
 
     def variant(key: str) -> str:

@@ -151,7 +151,7 @@ def diagnostics(
                 now=now,
                 started=clock["started"],
                 late_arrival=lambda pid: context.of_partition(pid).late_arrival,
-                can_partition=job.join is None or bool(job.references),
+                can_partition=job.join is None or job.references_joined,
             )
         )
     if this_batch is not None:

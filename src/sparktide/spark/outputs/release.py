@@ -64,7 +64,7 @@ def release(context: Context, batch: Batch, decided: DataFrame) -> None:
     try:
         ready = rows.filter("ready")
         written = written_from_start(context)  # (no result before the output start, §12)
-        if job.references:
+        if job.references_joined:
             out = meet(context, ready.filter(written))
         elif job.match is not None:  # the matches decided now (semantics §11.25)
             found = match_release(context, batch, ready, scope_w, table)
@@ -88,7 +88,7 @@ def _event_record(context: Context) -> str:
     with its system ``timestamp`` (and an interval's ``end_timestamp``, semantics §7);
     ``[select]``'s columns; or, for a join with reference data, the record as it came."""
     job = context.job
-    if job.references or job.match:  # the record, met on release or matched
+    if job.references_joined or job.match:  # the record, met on release or matched
         return RAW
     reserved = RESERVED_FIELDS
     end = ""

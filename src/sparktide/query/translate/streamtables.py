@@ -1,0 +1,145 @@
+"""JOINs of reference data after a JOIN of two streams: ``FROM Entry e JOIN Exit x ON
+... AND DATEDIFF(...) BETWEEN 0 AND 15 JOIN Registration r ON x.Plate = r.Plate``
+(semantics §11.26).
+
+Each later JOIN is a ``[[join.then]]`` entry whose ``left`` is the stream its ``ON``
+compares with the table: each match meets the table by that event's fields, once per
+row, as SQL's chain of joins makes one row per combination. :func:`stream_tables` takes
+those JOINs off the SELECT, so the rest of the translation sees one JOIN of two streams;
+the columns of a table (``r.Owner``) read the row met (``Registration.Owner``), and a
+WHERE term that reads one is ``[join] where``, over what the join writes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from sparktide import expr as E
+from sparktide.query.ast import Column, FromSource, Join, Select
+from sparktide.query.exprs import convert
+from sparktide.query.refusal import Refuse, check_column
+from sparktide.query.translate.context import describe, inside, source_names, unsupported_call
+from sparktide.query.translate.inline import columns_in
+from sparktide.query.translate.joinon import JoinCondition
+
+__all__ = ["stream_tables"]
+
+#: A table met by a JOIN of two streams and its ``[[join.then]]`` entry.
+Tables = tuple[tuple[FromSource, dict[str, Any]], ...]
+
+
+def stream_tables(select: Select, refuse: Refuse, is_reference: Any) -> tuple[Select, Tables]:
+    """``select`` with its first JOIN only, and its later JOINs of reference data when
+    the first joins two streams (``is_reference(name)`` says whether an input is
+    reference data): each table and its ``[[join.then]]`` entry. A later JOIN of a
+    stream, or whose ``ON`` reads both streams or none, is refused; a select whose
+    first JOIN is not of two streams is left as it is."""
+    if len(select.joins) < 2:
+        return select, ()
+    streams = (select.source, select.joins[0].source)
+    if any(is_reference(s.name) for s in streams):
+        return select, ()
+    tables: list[tuple[FromSource, dict[str, Any]]] = []
+    for join in select.joins[1:]:
+        _check_table(join, streams, [t for t, _ in tables], refuse, is_reference)
+        tables.append((join.source, _entry(join, streams, refuse)))
+    return replace(select, joins=select.joins[:1]), tuple(tables)
+
+
+def _check_table(
+    join: Join,
+    streams: tuple[FromSource, FromSource],
+    held: list[FromSource],
+    refuse: Refuse,
+    is_reference: Any,
+) -> None:
+    """Refuse a later JOIN that is not an inner or left JOIN of another table."""
+    table = join.source
+    if not is_reference(table.name):
+        raise refuse(
+            join.pos,
+            f"a JOIN of a third stream ({table.name}) is not supported yet: a job joins two "
+            "streams, then reference data (reference = true in the job file)",
+        )
+    if join.kind not in ("INNER", "LEFT", "LEFT OUTER"):
+        raise refuse(
+            join.pos,
+            f"{join.kind} JOIN with reference data is not supported: Stream Analytics joins "
+            "reference data by JOIN (inner) or LEFT OUTER JOIN",
+        )
+    if table.timestamp_by is not None or table.partition_by is not None:
+        raise refuse(
+            table.pos,
+            f"TIMESTAMP BY or PARTITION BY on the reference data {table.name}: reference data "
+            "has neither time nor partitions",
+        )
+    taken = set().union(*(source_names(s) for s in (*streams, *held)))
+    if source_names(table) & taken:
+        raise refuse(
+            table.pos,
+            f"{table.alias or table.name} names two inputs of the JOINs; give them different "
+            "aliases",
+        )
+
+
+def _entry(join: Join, streams: tuple[FromSource, FromSource], refuse: Refuse) -> dict[str, Any]:
+    """The ``[[join.then]]`` entry of a later JOIN: the stream its ``ON`` compares with
+    the table, the columns, and the terms over the table's own columns."""
+    table = join.source
+    known = {name: s for s in (*streams, table) for name in source_names(s)}
+    side: FromSource | None = None
+    for column in columns_in(join.condition):
+        source = known.get(column.parts[0].casefold()) if len(column.parts) > 1 else None
+        if source is None:
+            raise refuse(
+                column.pos,
+                f"{column.name} in the ON of the JOIN with the reference data {table.name}: "
+                "qualify it (alias.column of "
+                + ", ".join(s.alias or s.name for s in (*streams, table))
+                + "; an earlier table's columns are not compared yet)",
+            )
+        if source is table:
+            continue
+        if side is not None and source is not side:
+            raise refuse(
+                column.pos,
+                f"the ON of the JOIN with {table.name} reads both streams: a table meets "
+                "each match by the fields of one of its two events",
+            )
+        side = source
+    if side is None:
+        raise refuse(
+            join.pos,
+            f"the ON of the JOIN with {table.name} reads no column of "
+            f"{streams[0].alias or streams[0].name} or {streams[1].alias or streams[1].name}",
+        )
+    on, _, others = JoinCondition(refuse).join_condition(join, side, table, reference=True)
+    entry: dict[str, Any] = {
+        "left": side.name,
+        "right": table.name,
+        "on": [e if isinstance(e, str) else list(e) for e in on],
+    }
+    if join.kind != "INNER":
+        entry["type"] = "left"
+    if others:
+
+        def leaf(node: Column | Any) -> E.Expr:
+            if not isinstance(node, Column) or known.get(node.parts[0].casefold()) is not table:
+                raise (
+                    unsupported_call(node, refuse, "in ON is not supported")
+                    if not isinstance(node, Column)
+                    else refuse(
+                        node.pos,
+                        f"{describe(node)} in the ON of the JOIN with {table.name}: a table "
+                        "met by a JOIN of two streams takes conditions on its own columns "
+                        "only (for now); compare the others in WHERE",
+                    )
+                )
+            field = E.Ref(check_column(node.parts[1], node.pos, refuse), table.name)
+            return inside(field, node.parts[2:])
+
+        entry["condition"] = E.to_text(
+            E.conjunction([convert(term, leaf, refuse, "ON") for term in others])
+        )
+    return entry

@@ -1,0 +1,101 @@
+"""Reference data met by a join of two streams (semantics §11.26): the rows a match
+meets (:func:`sparktide.core.jointables.tables_met`) and what the job model refuses."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sparktide.core.jointables import tables_met
+from sparktide.errors import ConfigError
+from sparktide.job import Job, TableJoin
+
+
+def _tables(*steps: tuple[TableJoin, dict]) -> list:
+    return list(steps)
+
+
+_CARS = (
+    TableJoin("Exit", "Cars", ("plate",)),
+    {("A",): [{"owner": "ann"}, {"owner": "al"}], ("B",): [{"owner": "bo"}]},
+)
+_BOOTHS = (
+    TableJoin("Entry", "Booths", (("booth", "id"),), "left"),
+    {(1,): [{"name": "north"}]},
+)
+
+
+def test_one_entry_per_combination_in_the_tables_order() -> None:
+    met = tables_met(_tables(_CARS, _BOOTHS), "Entry", {"booth": 1}, {"plate": "A"})
+    assert met == [
+        {"Cars": {"owner": "ann"}, "Booths": {"name": "north"}},
+        {"Cars": {"owner": "al"}, "Booths": {"name": "north"}},
+    ]
+
+
+def test_a_left_table_that_meets_none_is_null_an_inner_one_drops_the_match() -> None:
+    tables = _tables(_CARS, _BOOTHS)
+    assert tables_met(tables, "Entry", {"booth": 2}, {"plate": "B"}) == [
+        {"Cars": {"owner": "bo"}, "Booths": None}
+    ]
+    assert tables_met(tables, "Entry", {"booth": 1}, {"plate": "C"}) == []
+    # (a left join's lone left event: the right event's fields meet nothing)
+    assert tables_met(tables, "Entry", {"booth": 1}, None) == []
+    assert tables_met(_tables(_BOOTHS), "Entry", {}, None) == [{"Booths": None}]
+
+
+def _data(tmp_path: Path, **join: Any) -> dict[str, Any]:
+    return {
+        "inputs": {
+            "Entry": {"path": str(tmp_path / "e"), "timestamp_by": "t"},
+            "Exit": {"path": str(tmp_path / "x"), "timestamp_by": "t"},
+            "Cars": {"path": str(tmp_path / "cars.jsonl"), "reference": True},
+        },
+        "join": {"left": "Entry", "right": "Exit", "on": ["plate"], "between": ["0s", "1m"]} | join,
+        "output": {"path": str(tmp_path / "out")},
+    }
+
+
+_THEN = [{"left": "Exit", "right": "Cars", "on": ["plate"]}]
+
+
+@pytest.mark.parametrize(
+    ("changes", "key", "message"),
+    [
+        ({"then": [{"left": "Cars", "right": "Cars", "on": ["plate"]}]}, "join.then[0].right", ""),
+        (
+            {"then": [{"left": "Nope", "right": "Cars", "on": ["plate"]}]},
+            "join.then[0].left",
+            "Entry or Exit",
+        ),
+        (
+            {"then": [{**_THEN[0], "condition": "Exit.v > 1"}]},
+            "join.then[0].condition",
+            "own fields",
+        ),
+        ({}, "inputs.Cars.reference", "add a [[join.then]]"),
+        ({"then": _THEN, "condition": "Cars.x = 1"}, "join.condition", "'Cars' is not an input"),
+        ({"then": _THEN, "window": True}, "window", "not supported yet"),
+    ],
+)
+def test_what_the_job_model_refuses(tmp_path, changes, key, message) -> None:
+    data = _data(tmp_path, **{k: v for k, v in changes.items() if k != "window"})
+    if changes.get("window"):
+        data["window"] = {"type": "tumbling", "size": "1m", "aggregates": {"n": "count(*)"}}
+    with pytest.raises(ConfigError) as info:
+        Job.from_dict(data, base_dir=tmp_path)
+    assert info.value.key == key and message in str(info.value), info.value
+
+
+def test_where_and_select_read_the_rows(tmp_path) -> None:
+    data = _data(tmp_path, then=_THEN, where="Cars.expired = 1")
+    data["select"] = {"owner": "Cars.owner", "plate": "Entry.plate"}
+    job = Job.from_dict(data, base_dir=tmp_path)
+    assert job.join is not None and job.join.stream_tables == ("Cars",)
+    assert not job.references_joined and not job.windows_matches
+    data["select"] = {"owner": "Booths.owner"}
+    with pytest.raises(ConfigError) as info:
+        Job.from_dict(data, base_dir=tmp_path)
+    assert info.value.key == "select.owner" and "Entry, Exit or Cars" in str(info.value)
