@@ -187,6 +187,9 @@ event_tables_met: further tables an event meets by its own fields, a member of i
 tables_met: a join of two streams: the rows each match meets, a record per combination (§11.26)
     python core.jointables:tables_met
     sql    spark.outputs.jointables:tables_met
+windows_met: a window's records meet reference data, one per row met (§13.5)
+    python core.windowtable:WindowTable.windows_met
+    sql    spark.outputs.windowtable:windows_met
 unmatched_left: a left join's left event no match reached, written alone at its latest time (§7.9)
     python core.join:TemporalJoin.unmatched_left
     sql    spark.outputs.join:unmatched_left

@@ -920,6 +920,37 @@ CASES = {
             "AND DATEDIFF(second, readings.t, timestamp) < 8",
         },
     },
+    "window-records-meet-table": {  # a window's records meet reference data (§13.5):
+        # d1's records twice (two rows, in the table's order), d3's once with no row
+        "inputs": {
+            "readings": {"partition": "partition", "partitions": 3},
+            "devices": {"reference": True, "format": "csv"},
+        },
+        "ordering": {"late_arrival": "20s", "out_of_order": "3s", "action": "drop"},
+        "window": {
+            "type": "hopping",
+            "size": "20s",
+            "hop": "10s",
+            "name": "w",
+            "group_by": ["device"],
+            "aggregates": {"n": "count(*)", "hi": "max(value)"},
+            "having": "n > 1",
+        },
+        "join": {
+            "left": "w",
+            "right": "devices",
+            "on": ["device"],
+            "type": "left",
+            "where": "devices.rank IS NULL OR w.hi > devices.rank",
+        },
+        "select": {
+            "device": "w.device",
+            "n": "w.n",
+            "model": "devices.model",
+            "gap": "w.hi - devices.rank",
+            "end": "w.window_end",
+        },
+    },
     "reference-window-left": {  # a window over a join with reference data (§11.23)
         "inputs": {
             "readings": {"partition": "partition", "partitions": 3},

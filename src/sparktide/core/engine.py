@@ -52,6 +52,7 @@ from sparktide.core.result import (
 from sparktide.core.sink import Admitted, Sink
 from sparktide.core.watermark import PartitionClock, Timeline
 from sparktide.core.windows import WindowOperator
+from sparktide.core.windowtable import WindowTable
 from sparktide.errors import ConfigError
 from sparktide.expr import EVENT_INPUT, passes, ref_nodes
 from sparktide.job import Job
@@ -103,6 +104,7 @@ class ReferenceEngine:
         #: Which named columns the input records hold (``missing_column``)
         self.presence = ColumnPresence(job)
         self.having = job.window.having_expression if job.window is not None else None
+        self.window_table = WindowTable(job) if job.window_meets_table else None
         self.windows_filtered = 0
         self.events_filtered = 0  # stopped by [filter] at release (analytic columns)
         self.analytics = AnalyticColumns(job) if job.analytics else None
@@ -361,6 +363,12 @@ class ReferenceEngine:
 
     def _emit_window(self, record: dict[str, Any]) -> None:
         if self._before_start(record[self.job.window_fields["window_end"]]):
+            return
+        if self.window_table is not None:  # (its records meet reference data, §13.5)
+            if window_result(self.job, record, self.having, projected=False) is None:
+                self.windows_filtered += 1
+                return
+            self.result.windows += self.window_table.windows_met(record)
             return
         if self.having is not None or self.job.select:
             shown = window_result(self.job, record, self.having)

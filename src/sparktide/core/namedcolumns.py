@@ -87,6 +87,8 @@ def _join_columns(job: Any, add: Any) -> None:
     in its rows, not an input's), and those by which an event meets a further table."""
     join = job.join
     assert join is not None
+    if job.window_meets_table:  # (its on columns are the window's, §13.5)
+        return
     for column in dict.fromkeys(join.left_on + (() if job.references_joined else join.right_on)):
         add(column.split(".", 1)[0], "join.on")  # (a value inside: its record's field)
     streams = (join.left,) if job.references_joined else (join.left, join.right)

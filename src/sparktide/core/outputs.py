@@ -169,12 +169,15 @@ def _match_value(record: dict[str, Any], key: str) -> Any:
     return fields.get(name) if fields is not None else None
 
 
-def window_result(job: Job, record: dict[str, Any], having: Expr | None) -> dict[str, Any] | None:
+def window_result(
+    job: Job, record: dict[str, Any], having: Expr | None, projected: bool = True
+) -> dict[str, Any] | None:
     """A window record after ``having`` (``None`` when the window fails it) and
-    ``[select]`` (``window_start``, ``window_end``, the selected columns, ``emitted_at``)."""
+    ``[select]`` (``window_start``, ``window_end``, the selected columns, ``emitted_at``;
+    not with ``projected`` false)."""
     if having is not None and evaluate(having, lambda name: value_of(record.get(name))) is not True:
         return None
-    if not job.select:
+    if not job.select or not projected:
         return record
     assert job.window is not None
     result, written = job.window.own_fields, job.window_fields

@@ -197,11 +197,23 @@ class Job:
         return self.join is not None and self.join.right in dict(self.references)
 
     @property
+    def window_meets_table(self) -> bool:
+        """True for a window whose records meet reference data (``[join] left`` the
+        window's ``name``, ``right`` a table): Stream Analytics' JOIN of a windowed step
+        with reference data (semantics §13.5)."""
+        return (
+            self.references_joined
+            and self.window is not None
+            and self.join is not None
+            and self.window.name == self.join.left
+        )
+
+    @property
     def looks_up_in_window(self) -> bool:
         """True for a window over a join with reference data: each admitted event becomes
         one event per table row it meets, before ``[filter]`` and the window (semantics
         §11.23)."""
-        return self.references_joined and self.window is not None
+        return self.references_joined and self.window is not None and not self.window_meets_table
 
     @property
     def expands_events(self) -> bool:

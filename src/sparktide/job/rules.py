@@ -19,8 +19,8 @@ from sparktide.job.expressions import (
     input_field_refused,
     no_input_fields,
 )
-from sparktide.job.join import Join, check_table_joins
-from sparktide.job.streamtables import check_stream_tables
+from sparktide.job.join import Join
+from sparktide.job.lookups import check_lookup, check_stream_tables, check_window_table
 from sparktide.job.tuplekey import groups_by_key, key_label
 from sparktide.job.values import (
     COLUMN_NAME,
@@ -112,6 +112,8 @@ def check_join(job: Job) -> None:
     join = job.join
     set_field(job, "references", tuple((name, ref) for name, ref in job.references))
     _check_window_fields(job)
+    if job.window_meets_table:  # (a window's records meet reference data, §13.5)
+        return check_window_table(job)
     named = job.window.name if job.window is not None else None
     if named is not None and (join is None or join.right != named or job.references):
         raise ConfigError(
@@ -130,7 +132,7 @@ def check_join(job: Job) -> None:
             )
         return
     if job.references and (join.right in dict(job.references) or join.left in dict(job.references)):
-        _check_lookup(job, join)
+        check_lookup(job, join)
         return
     if job.references or join.then:  # (a join of two streams meets tables: §11.26)
         check_stream_tables(job, join)
@@ -257,46 +259,6 @@ def _check_window_fields(job: Job) -> None:
             raise input_field_refused(qualified, key)
 
 
-def _check_lookup(job: Job, join: Join) -> None:
-    """A join with reference data: one stream input (``left``) and one table (``right``)."""
-    names = [name for name, _ in job.inputs]
-    tables = [name for name, _ in job.references]
-    if names != [join.left] or join.right not in tables:
-        raise ConfigError(
-            "join",
-            f"a join with reference data reads one stream and one table: the job must have "
-            f"[inputs.{join.left}] and [inputs.{join.right}] with reference = true, got "
-            f"streams {names} and reference data {tables}",
-        )
-    check_table_joins(join, tables)
-    if join.where is not None:  # (a further table's row is a member of join.right's)
-        for ref in ref_nodes(join.where_expression):  # type: ignore[arg-type]
-            if ref.input in join.stream_tables:
-                raise ConfigError(
-                    "join.where",
-                    f"{ref.key!r}: a table an event meets by its own fields is a member "
-                    f"of {join.right}'s row here: read it as "
-                    f"GETRECORDPROPERTYVALUE({join.right}.{ref.input}, {ref.name!r})",
-                )
-    if join.between is not None:
-        raise ConfigError(
-            "join.between",
-            f"{join.right!r} is reference data, which has no time: leave between out",
-        )
-    if job.window is not None and join.where is not None:
-        raise ConfigError(
-            "join.where",
-            "filters the records a join with reference data releases; with a [window] the "
-            "events meet the table before [filter], which reads each match: write the "
-            "condition in [filter] where (the row's fields as GetRecordPropertyValue("
-            f"{join.right}, 'field'))",
-        )
-    if job.source.intervals:
-        raise ConfigError(
-            "join", "joins point events (no source.end_time or source.duration) for now"
-        )
-
-
 def check_input_filters(job: Job) -> None:
     """An input's ``where`` (semantics §11.20): ``[source] where`` of a one-input job runs
     before its analytic columns or ``[match]`` (``[filter]`` after), so it needs one."""
@@ -397,6 +359,8 @@ def check_select(job: Job) -> None:
         claim_name(projection.name, key, seen, reserved, twice="is named twice")
         if projection.by_input:
             _check_by_input(job, projection, key)
+        if job.window_meets_table:  # (check_window_table reads it)
+            continue
         if job.join is not None and (job.window is None or job.joins_windows):
             tables = job.join.stream_tables if not job.references_joined else ()
             check_join_references(projection.parsed, job.join, key, tables)

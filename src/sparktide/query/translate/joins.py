@@ -75,6 +75,8 @@ class JoinPlanner:
                 windowed = len(step.body.selects) == 1 and WindowStep.windowed(step.body.selects[0])
                 if side is right and windowed:  # (semantics §7.12)
                     return self.window_join_plan(join, left, right, step)
+                if windowed and self.bindings.is_reference(right.name):  # (§13.5)
+                    return self.window_table_plan(join, left, right, step)
                 if windowed:
                     raise self.refuse(
                         side.pos,
@@ -118,6 +120,38 @@ class JoinPlanner:
         window = replace(windowed.window_select(), source=reading)
         plan = JoinPlan(left, records, on, between, join.pos, kind, condition=condition)
         return Plan((left, reading), join=replace(plan, window=window))
+
+    def window_table_plan(
+        self, join: Join, left: FromSource, right: FromSource, step: Step
+    ) -> Plan:
+        """``FROM windowed_step JOIN table ON step.k = table.k``: the step's window's
+        records meet the reference data (semantics §13.5): ``[join] left`` the window's
+        name, ``on`` the equal columns; the rest of an inner JOIN's ``ON`` is its
+        ``where``, with the statement's ``WHERE``."""
+        windowed = WindowStep(self.refuse, step.name, step.body.selects[0])
+        windowed.check(left, set(self.steps))
+        if join.kind not in ("INNER", "LEFT", "LEFT OUTER"):
+            raise self.refuse(
+                join.pos,
+                f"{join.kind} JOIN with reference data is not supported: Stream Analytics "
+                "joins reference data by JOIN (inner) or LEFT OUTER JOIN",
+            )
+        self.check_table(right)
+        records = windowed.records(left)
+        self.distinct_names(records, right)
+        on, _, condition = self.on.join_condition(join, records, right, reference=True)
+        kind = "inner" if join.kind == "INNER" else "left"
+        if condition and kind == "left":
+            raise self.refuse(
+                condition[0].pos,
+                f"{describe(condition[0])} in the ON of a LEFT OUTER JOIN of the windowed "
+                f"step {step.name} is not supported yet: compare columns only",
+            )
+        plan = JoinPlan(records, right, on, None, join.pos, kind, True, where_after=condition)
+        window = windowed.window_select()
+        reading = windowed.reading(records, {step.name.casefold()})
+        plan = replace(plan, table_window=replace(window, source=reading))
+        return Plan((reading, right), join=plan)
 
     def lookup_plan(self, join: Join, left: FromSource, right: FromSource) -> Plan:
         """A JOIN with reference data (Stream Analytics' reference-data JOIN; the job file
@@ -304,6 +338,31 @@ class JoinPlanner:
                 where_after=(*join.where_after, *after),
             ),
         )
+
+    def where_over_window_table(
+        self, select: Select, plan: Plan, fields: Fields
+    ) -> tuple[Plan, Select]:
+        """The WHEREs of a windowed step joined with reference data (semantics §13.5):
+        the step's filters the events its window reads (that input's own ``where``);
+        the statement's reads the window's records and the rows they met: ``[join]
+        where``. A window over such a JOIN is refused."""
+        join = plan.join
+        assert join is not None and join.table_window is not None
+        if select.group_by:
+            raise self.refuse(
+                select.group_by[0].pos,
+                f"GROUP BY over the JOIN of the windowed step {join.left.name} with "
+                f"{join.right.name} is not supported yet: a job has one window",
+            )
+        reading = join.table_window.source
+        if reading.where is not None:
+            text = E.to_text(fields.condition(reading.where, reading))
+            plan = replace(plan, input_wheres=with_where(plan.input_wheres, reading.name, text))
+        if select.where is not None:
+            after = (*join.where_after, *conjuncts(select.where.expr))
+            plan = replace(plan, join=replace(join, where_after=after))
+            select = replace(select, where=None)
+        return plan, select
 
     def where_over_lookup(self, select: Select, plan: Plan) -> tuple[Plan, Clause | None]:
         """The WHERE of a JOIN with reference data (semantics §11.8): a term that reads

@@ -128,7 +128,7 @@ class Matches:
             data["join"]["then"] = [dict(entry) for _, entry in join.then]
         if plan.window is not None:
             self.window_note(plan)
-        else:
+        elif join.table_window is None:  # (a window's records: statement.table_window)
             self.release_note(plan)
         if join.then:
             self.tables_note(join)
@@ -282,8 +282,9 @@ class Matches:
     def match_leaf(self, node: Column | Call, join: JoinPlan) -> E.Expr:
         """A column of a JOIN's match: ``a.k`` (either input, by name or alias), or
         ``System.Timestamp()`` (the match's timestamp)."""
-        if is_timestamp(node):
-            return E.Ref("timestamp")
+        if is_timestamp(node):  # (a window's records: its end, semantics §13.5)
+            table_window = join.table_window is not None
+            return E.Ref("window_end", join.left.name) if table_window else E.Ref("timestamp")
         if isinstance(node, Call):
             raise unsupported_call(
                 node,

@@ -134,8 +134,11 @@ class Planner:
         if then:  # (later JOINs of reference data: [[join.then]], semantics §11.8, §11.26)
             assert inner.join is not None
             inner = replace(inner, join=replace(inner.join, then=then))
-        if inner.join is not None and inner.join.window is not None:  # (§7.12)
-            reading = inner.join.window.source
+        joined = inner.join
+        if joined is not None and joined.table_window is not None:  # (§13.5)
+            inner, select = self.joins.where_over_window_table(select, inner, self.fields)
+        elif joined is not None and joined.window is not None:  # (§7.12)
+            reading = joined.window.source
             if reading.where is not None:
                 text = E.to_text(self.fields.condition(reading.where, reading))
                 inner = replace(

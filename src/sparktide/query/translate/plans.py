@@ -42,6 +42,9 @@ class JoinPlan:
     window: Select | None = None
     #: with reference data, the later JOINs: each table and its ``[[join.then]]`` entry
     then: tuple[tuple[FromSource, dict[str, Any]], ...] = ()
+    #: ``left`` is a windowed step's records that meet the reference data ``right``
+    #: (semantics §13.5): the step's SELECT, over the input its window reads
+    table_window: Select | None = None
 
 
 @dataclass(frozen=True)

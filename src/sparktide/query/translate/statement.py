@@ -176,6 +176,8 @@ class StatementTranslator:
         notes = self.context.notes
         if plan.join is not None and plan.join.window is not None:  # (semantics §7.12)
             self.joined_window(plan, data)
+        elif plan.join is not None and plan.join.table_window is not None:  # (§13.5)
+            self.table_window(plan, data)
         elif plan.window is not None:
             windows = self.windows
             if plan.join is not None and not plan.join.reference:  # (the matches, §7.11)
@@ -205,6 +207,39 @@ class StatementTranslator:
                 "SELECT *: the job releases every admitted event, in timestamp order, "
                 "with its system timestamp as the field timestamp"
             )
+
+    def table_window(self, plan: Plan, data: dict[str, Any]) -> None:
+        """``[window]`` of a windowed step joined with reference data, named by the
+        step, and the ``[select]`` over its records and the rows met (semantics §13.5)."""
+        join = plan.join
+        assert join is not None and join.table_window is not None
+        step = join.table_window
+        window, columns = self.windows.window(step, step.source)
+        if columns.select is not None:
+            raise self.context.refuse(
+                step.pos,
+                f"the windowed step {join.left.name} computes columns over its aggregates: "
+                "a JOIN reads a window's grouping columns, aggregates and end; compute "
+                "them in the statement",
+            )
+        window["name"] = join.left.name
+        if columns.having is not None:
+            window["having"] = columns.having
+        data["window"] = window
+        if plan.projection is not None:
+            data["select"] = self.matches.join_projection(plan.projection, join)
+        self.context.notes.append(
+            f"JOIN of the windowed step {join.left.name} with the reference data "
+            f"{join.right.name}: each record the window writes (after its HAVING) meets the "
+            f"rows of {join.right.name} with equal {', '.join(map(str, join.on))} and is "
+            f"written once per row met (semantics §13.5)"
+            + (
+                f", once with {join.right.name} null if none (LEFT OUTER JOIN)"
+                if join.type == "left"
+                else ", not at all if none"
+            )
+            + f"; [select] reads {join.left.name}.<column> and {join.right.name}.<field>"
+        )
 
     def joined_window(self, plan: Plan, data: dict[str, Any]) -> None:
         """``[window]`` of a windowed step a JOIN reads, named by the step, and the

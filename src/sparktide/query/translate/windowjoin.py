@@ -105,11 +105,11 @@ def window_times(select: Select, steps: dict[str, Select]) -> Select:
     step's ``window_end``; ``steps``: the windowed steps its JOIN reads, by case-folded
     name or alias."""
     ends: dict[tuple[str, str], str] = {}
-    for join in select.joins:
-        step = steps.get(join.source.name.casefold())
+    for source in (select.source, *(j.source for j in select.joins)):  # (§7.12, §13.5)
+        step = steps.get(source.name.casefold())
         if step is None:
             continue
-        names = source_names(join.source)
+        names = source_names(source)
         for item in step.items:
             if is_timestamp(item.expr) and item.alias is not None:
                 for name in names:

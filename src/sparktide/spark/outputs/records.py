@@ -42,9 +42,10 @@ from sparktide.spark.batch import Batch
 from sparktide.spark.context import Context
 from sparktide.spark.onepass import telling_keys
 from sparktide.spark.outputs.text import ordered, write_text
+from sparktide.spark.outputs.windowtable import ROW_PLACE, record_text, windows_met
 from sparktide.spark.projections import window_projection
 from sparktide.spark.scopes import written_from_start
-from sparktide.spark.sql import iso, lit_us, sql_string
+from sparktide.spark.sql import iso, lit_us
 from sparktide.time import format_instant
 
 __all__ = [
@@ -239,7 +240,7 @@ def write_windows(context: Context, batch: Batch, closed: DataFrame, groups: lis
         fields.append((aggregate.name, f"coalesce({plan.final}, 'null')"))
     kept = None
     job = context.job
-    if job.joins_windows:  # ([select] is the join's: semantics §7.12)
+    if job.joins_windows or job.window_meets_table:  # ([select] reads the join: §7.12, §13.5)
         job = dataclasses.replace(job, select=(), select_star=None)
     if w.having is not None or job.select:  # see sparktide.spark.projections
         closed, having, selected = window_projection(closed, job, dict(fields), ("start", "end"))
@@ -259,7 +260,12 @@ def write_windows(context: Context, batch: Batch, closed: DataFrame, groups: lis
         return
     emitted_at = context.job.window_fields["emitted_at"]
     fields.append((emitted_at, f"concat('\"', {iso(lit_us(batch.now))}, '\"')"))
-    out = closed.select(*ordered("end", "start", "scope", *groups), _record(fields))
+    places = []
+    if job.window_meets_table:  # (each record meets reference data, semantics §13.5)
+        closed = closed.withColumn("_wrec", F.expr(record_text(fields[:-1])))
+        closed, fields = windows_met(context, closed, fields, "_wrec")
+        places.append(ROW_PLACE)
+    out = closed.select(*ordered("end", "start", "scope", *groups, *places), _record(fields))
     write_text(batch, out, context.job.output.path, "windows_emitted")
     if kept is not None:
         kept.unpersist()
@@ -267,7 +273,4 @@ def write_windows(context: Context, batch: Batch, closed: DataFrame, groups: lis
 
 def _record(fields: list[tuple[str, Any]]) -> Column:
     """A window's JSON record from its fields' JSON text."""
-    members = ", ',', ".join(
-        f"{sql_string(json.dumps(name) + ':')}, {text}" for name, text in fields
-    )
-    return F.expr(f"concat('{{', {members}, '}}')").alias("value")
+    return F.expr(record_text(fields)).alias("value")
