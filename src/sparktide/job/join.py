@@ -15,7 +15,7 @@ from sparktide.job.values import (
     set_field,
 )
 
-__all__ = ["JOIN_TYPES", "Join", "TableJoin", "check_table_joins"]
+__all__ = ["JOIN_TYPES", "Join", "TableJoin", "check_table_joins", "claim_table"]
 
 #: The kinds of join: ``left`` (every left event, matched or not; semantics §7.9, §11.8).
 JOIN_TYPES = ("inner", "left")
@@ -233,14 +233,7 @@ def check_table_joins(join: Join, tables: list[str]) -> None:
                 f"must be a table the rows already hold ({', '.join(held)}), or the stream "
                 f"{join.left!r}, got {step.left!r}",
             )
-        if step.right not in tables or step.right in held:
-            unused = [t for t in tables if t not in held]
-            raise ConfigError(
-                f"{step.key}.right",
-                f"must be reference data not joined yet ({', '.join(unused) or 'none left'}), "
-                f"got {step.right!r}",
-            )
-        held.append(step.right)
+        claim_table(step, tables, held)
         readable = [step.right] if step.left == join.left else held
         if step.left == join.left:
             by_event.append(step.right)
@@ -259,6 +252,19 @@ def check_table_joins(join: Join, tables: list[str]) -> None:
             f"reference data is joined: add a [[join.then]] with right = {unjoined[0]!r} "
             f"(a job meets one table, {join.right!r}, and the tables its rows meet)",
         )
+
+
+def claim_table(step: TableJoin, tables: list[str], held: list[str]) -> None:
+    """Hold ``step.right`` among the tables joined so far (``held``); refuse it unless it
+    is one of the job's ``tables`` not joined yet."""
+    if step.right not in tables or step.right in held:
+        unused = [t for t in tables if t not in held]
+        raise ConfigError(
+            f"{step.key}.right",
+            f"must be reference data not joined yet ({', '.join(unused) or 'none left'}), "
+            f"got {step.right!r}",
+        )
+    held.append(step.right)
 
 
 def _table_joins(entries: object) -> tuple[TableJoin, ...]:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from sparktide.errors import ConfigError
 from sparktide.expr import ref_nodes
-from sparktide.job.join import check_table_joins
+from sparktide.job.join import check_table_joins, claim_table
 
 if TYPE_CHECKING:
     from sparktide.job.join import Join
@@ -78,14 +78,7 @@ def check_stream_tables(job: Job, join: Join) -> None:
                 f"fields meet the table: got {step.left!r} (a table met by another "
                 "table's rows is not joined to a join of two streams yet)",
             )
-        if step.right not in tables or step.right in held:
-            unused = [t for t in tables if t not in held]
-            raise ConfigError(
-                f"{step.key}.right",
-                f"must be reference data not joined yet ({', '.join(unused) or 'none left'}), "
-                f"got {step.right!r}",
-            )
-        held.append(step.right)
+        claim_table(step, tables, held)
         expr = step.condition_expression
         for ref in ref_nodes(expr) if expr is not None else ():
             if ref.input != step.right:

@@ -22,6 +22,7 @@ from sparktide.query.refusal import Refuse, check_column
 from sparktide.query.translate.context import describe, inside, source_names, unsupported_call
 from sparktide.query.translate.inline import columns_in
 from sparktide.query.translate.joinon import JoinCondition
+from sparktide.query.translate.tablejoins import check_later_table
 
 __all__ = ["stream_tables"]
 
@@ -62,25 +63,7 @@ def _check_table(
             f"a JOIN of a third stream ({table.name}) is not supported yet: a job joins two "
             "streams, then reference data (reference = true in the job file)",
         )
-    if join.kind not in ("INNER", "LEFT", "LEFT OUTER"):
-        raise refuse(
-            join.pos,
-            f"{join.kind} JOIN with reference data is not supported: Stream Analytics joins "
-            "reference data by JOIN (inner) or LEFT OUTER JOIN",
-        )
-    if table.timestamp_by is not None or table.partition_by is not None:
-        raise refuse(
-            table.pos,
-            f"TIMESTAMP BY or PARTITION BY on the reference data {table.name}: reference data "
-            "has neither time nor partitions",
-        )
-    taken = set().union(*(source_names(s) for s in (*streams, *held)))
-    if source_names(table) & taken:
-        raise refuse(
-            table.pos,
-            f"{table.alias or table.name} names two inputs of the JOINs; give them different "
-            "aliases",
-        )
+    check_later_table(join, [streams[1], *held], streams[0], refuse, is_reference)
 
 
 def _entry(join: Join, streams: tuple[FromSource, FromSource], refuse: Refuse) -> dict[str, Any]:

@@ -35,7 +35,7 @@ from sparktide.query.translate.context import (
 from sparktide.query.translate.inline import columns_in, map_columns
 from sparktide.query.translate.joinon import JoinCondition
 
-__all__ = ["chained_tables"]
+__all__ = ["chained_tables", "check_later_table"]
 
 
 def chained_tables(
@@ -61,7 +61,7 @@ def chained_tables(
     lefts: dict[str, str] = {}
     for join in select.joins[1:]:
         table = join.source
-        _check_later(join, held, select.source, refuse, is_reference)
+        check_later_table(join, held, select.source, refuse, is_reference)
         left, entry = _table_join(join, held, select.source, refuse)
         then.append(entry)
         held.append(table)
@@ -82,10 +82,12 @@ def chained_tables(
     return rewritten, tuple(zip(held[1:], then, strict=True))
 
 
-def _check_later(
+def check_later_table(
     join: Join, held: list[FromSource], stream: FromSource, refuse: Refuse, is_reference: Any
 ) -> None:
-    """Refuse a later JOIN that is not a JOIN of another table of reference data."""
+    """Refuse a later JOIN that is not a JOIN of another table of reference data (or not
+    inner or left, or with a time or partitions), or whose alias another input has;
+    ``stream`` and ``held``: the inputs before it."""
     table = join.source
     if not is_reference(table.name):
         raise refuse(
