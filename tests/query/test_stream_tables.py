@@ -64,6 +64,23 @@ def test_each_later_join_of_a_table_is_a_then_entry(b: Bindings) -> None:
     assert not j.references_joined and Job.from_dict(tomllib.loads(job_to_toml(j))) == j
 
 
+def test_a_self_join_meets_a_table_by_one_alias(b: Bindings) -> None:
+    """A JOIN of an input with itself reads it once per alias (the inputs ``a`` and
+    ``b``): the table is met by the alias its ``ON`` names."""
+    j = job(
+        "SELECT a.plate, c.owner INTO out FROM Entry a TIMESTAMP BY t JOIN Entry z "
+        "TIMESTAMP BY t ON a.plate = z.plate AND DATEDIFF(minute, a, z) BETWEEN 1 AND 5 "
+        "JOIN Cars c ON z.plate = c.plate",
+        b,
+    )
+    assert j.join is not None and (j.join.left, j.join.right) == ("a", "z")
+    assert [(s.left, s.right) for s in j.join.then] == [("z", "Cars")]
+    assert [(p.name, p.expression) for p in j.select] == [
+        ("plate", "a.plate"),
+        ("owner", "Cars.owner"),
+    ]
+
+
 def _record(seq: int, name: str, t: str, **fields: object) -> InputRecord:
     at = parse_instant(t)
     return InputRecord(
@@ -121,3 +138,21 @@ def test_refusals_name_construct_and_position(
         job("SELECT e.plate INTO out " + _TRIPS + tail, b)
     text = str(info.value)
     assert f"q.asaql:{where}: " in text and message in text, text
+
+
+def test_a_step_that_joins_names_the_columns_a_later_select_reads(b: Bindings) -> None:
+    """The step's columns are composed (semantics §13.2): the later WHERE over a table's
+    column is ``[join] where``."""
+    j = job(
+        "WITH trips AS (SELECT e.plate AS plate, c.owner AS owner "
+        + _TRIPS
+        + "JOIN Cars c ON x.plate = c.plate) "
+        "SELECT plate, owner INTO out FROM trips WHERE owner <> 'ann'",
+        b,
+    )
+    assert j.join is not None and j.join.where == "Cars.owner <> 'ann'"
+    assert [(s.left, s.right) for s in j.join.then] == [("Exit", "Cars")]
+    assert [(p.name, p.expression) for p in j.select] == [
+        ("plate", "Entry.plate"),
+        ("owner", "Cars.owner"),
+    ]

@@ -98,8 +98,9 @@ def _entry(join: Join, streams: tuple[FromSource, FromSource], refuse: Refuse) -
             f"{streams[0].alias or streams[0].name} or {streams[1].alias or streams[1].name}",
         )
     on, _, others = JoinCondition(refuse).join_condition(join, side, table, reference=True)
+    itself = streams[0].name.casefold() == streams[1].name.casefold()  # (inputs by alias)
     entry: dict[str, Any] = {
-        "left": side.name,
+        "left": (side.alias or side.name) if itself else side.name,
         "right": table.name,
         "on": [e if isinstance(e, str) else list(e) for e in on],
     }
