@@ -116,6 +116,33 @@ def window(key: str = "$device", **accumulators: Any) -> dict[str, Any]:
     return {"$tumblingWindow": {"interval": {"size": 1, "unit": "second"}, "pipeline": [group]}}
 
 
+def test_a_lookup_after_the_window_meets_its_records(bindings: Bindings) -> None:
+    """Semantics §13.5: the window named, [join] left that name; $_id is the grouping
+    field; $match after $unwind is [join] where over the record and its row."""
+    j = job(
+        bindings,
+        window(top={"$max": "$temp"}),
+        {**LOOKUP, "$lookup": {**LOOKUP["$lookup"], "localField": "_id"}},
+        {"$unwind": {"path": "$info", "preserveNullAndEmptyArrays": True}},
+        {"$match": {"$expr": {"$gt": ["$top", "$info.max_temp"]}}},
+        {"$project": {"device": "$_id", "n": 1, "model": "$info.model"}},
+    )
+    assert j.window_meets_table and j.window is not None and j.window.name == "window"
+    assert j.join is not None
+    assert (j.join.left, j.join.right, j.join.on, j.join.type) == (
+        "window",
+        "info",
+        ("device",),
+        "left",
+    )
+    assert j.join.where == "window.top > info.max_temp"
+    assert [(p.name, p.expression) for p in j.select] == [
+        ("device", "window.device"),
+        ("n", "window.n"),
+        ("model", "info.model"),
+    ]
+
+
 def test_a_window_after_lookup_reads_each_match(bindings: Bindings) -> None:
     """Semantics §11.23: a window stage after $lookup and $unwind is a window over the
     join with reference data: $info.x is the row each match holds, a field computed
@@ -168,7 +195,17 @@ def test_a_match_between_lookup_and_the_window_filters_each_match(bindings: Bind
             "30:3",
             "a window after $lookup reads the documents $unwind writes",
         ),
-        ([window(), LOOKUP], "28:3", "$lookup after the window is not supported yet"),
+        ([window(), LOOKUP], "40:3", '$lookup (at 28:3) needs $unwind of "$info"'),
+        (
+            [LOOKUP, UNWIND, window(), {**LOOKUP}],
+            "43:3",
+            "$lookup after the window is supported once",
+        ),
+        (
+            [window(), {"$lookup": {**LOOKUP["$lookup"], "localField": "nope"}}],
+            "34:18",
+            "$nope is not a field of the window's records",
+        ),
         ([LOOKUP, UNWIND, LOOKUP], "25:3", "a second $lookup as 'info': name it otherwise"),
         ([LOOKUP, UNWIND, {"$project": {"i": "$info"}}], "26:9", "$info: the whole looked-up"),
         (

@@ -116,6 +116,21 @@ class LookupStage(Documents):
         on: str | list[str] = local if local == foreign else [local, foreign]
         return Lookup(endpoint, dict(found[1]), on, name, pos, keyed_by=keyed_by)
 
+    def window_lookup(self, node: Node, pos: Pos, shape: Shape) -> Lookup:
+        """A ``$lookup`` after the window: ``localField`` one of the window's fields
+        (``_id``: its grouping field) over the window's records ``shape``."""
+        doc = self.mapping(node, "$lookup")
+        local = doc.get("localField")
+        column = None
+        if local is not None and isinstance(local.value, str):
+            column = shape.resolve(local.value, local.pos, self.refuse)
+            if not isinstance(column, E.Ref) or column.input is not None:
+                raise self.refuse(local.pos, "localField after the window names one of its fields")
+            node = dataclasses.replace(
+                node, value={**doc, "localField": dataclasses.replace(local, value=column.name)}
+            )
+        return self.lookup(node, pos, Shape({column.name: column} if column else {}))
+
     def unwind(self, node: Node, lookup: Lookup) -> None:
         """``$unwind: "$as"`` (an inner join) or ``{path: "$as",
         preserveNullAndEmptyArrays: true}`` (a left join) of ``lookup``."""

@@ -43,6 +43,8 @@ ATLAS_ORDERING = {
     "on_out_of_order": "accept",
 }
 _WINDOW_STAGES = {"$tumblingWindow": "tumbling", "$hoppingWindow": "hopping"}
+#: The window's name when a $lookup after it meets its records (semantics §13.5)
+WINDOW_NAME = "window"
 _SINKS = ("$emit", "$merge")
 _SHAPE_STAGES = ("$project", "$addFields", "$set", "$unset")
 _KNOWN_STAGES = (
@@ -71,10 +73,16 @@ class _Stages:
     select: dict[str, str] | None = None  # the written document, when a stage reshaped it
     lookup: Lookup | None = None
     more: list[Lookup] = field(default_factory=list)  # later $lookups, each with $unwind
+    #: a $lookup after the window: its records meet the table (semantics §13.5)
+    window_lookup: Lookup | None = None
+    #: $match after that $lookup's $unwind: [join] where over each record and its row
+    table_where: list[E.Expr] = field(default_factory=list)
 
     @property
     def latest(self) -> Lookup | None:
         """The last ``$lookup`` read (the one an ``$unwind`` must follow)."""
+        if self.window_lookup is not None:
+            return self.window_lookup
         return self.more[-1] if self.more else self.lookup
 
     #: $match between $lookup and the window, read over each match once the window
@@ -119,6 +127,8 @@ class Pipeline(Documents):
             self.join(read.lookup, data, windowed=read.window is not None, more=read.more)
         self.filter(read.matches, data)
         self.window(read.window, read.having, data)
+        if read.window_lookup is not None:
+            self.window_join(read, data)
         if read.select is not None:
             data["select"] = read.select
             self.notes.append(
@@ -171,7 +181,10 @@ class Pipeline(Documents):
                 read.after_lookup.append((body, pos))  # (read over each match: window_stage)
             elif name == "$match":
                 condition = self.matches.match(body)
-                (read.matches if read.window is None else read.having).append(condition)
+                if read.window_lookup is not None:  # (over each record and its row)
+                    read.table_where.append(condition)
+                else:
+                    (read.matches if read.window is None else read.having).append(condition)
             elif name in _SHAPE_STAGES:
                 self.operators.shape = self.shapes.stage(name, body, self.operators.shape, pos)
             elif name in ("$lookup", "$unwind"):
@@ -235,6 +248,9 @@ class Pipeline(Documents):
                     pos, "the stage $unwind is not supported yet (only right after $lookup)"
                 )
             self.lookups.unwind(body, lookup)
+            if lookup is read.window_lookup:  # (the window's records meet it: §13.5)
+                self.operators.shape = self.window_joined(lookup, pos)
+                return
             if lookup is not read.lookup:  # (a later table: a member of the first's row)
                 shape = self.operators.shape
                 members = (*shape.members, lookup.name)
@@ -256,8 +272,15 @@ class Pipeline(Documents):
             joined.stream, joined.table = stream, lookup.name
             self.operators.shape = lookup.joined = joined
             return
-        if read.window is not None:
-            raise self.refuse(pos, "$lookup after the window is not supported yet")
+        if read.window is not None:  # (the window's records meet the table: §13.5)
+            if read.window_lookup is not None or read.lookup is not None:
+                raise self.refuse(
+                    pos,
+                    "$lookup after the window is supported once, in a pipeline without "
+                    "$lookup before it",
+                )
+            read.window_lookup = self.lookups.window_lookup(body, pos, self.operators.shape)
+            return
         if read.lookup is not None:  # (a later table: [[join.then]], semantics §11.8)
             later = self.lookups.lookup(body, pos, self.operators.shape, read.lookup)
             if later.name in (read.lookup.name, *(m.name for m in read.more)):
@@ -265,6 +288,47 @@ class Pipeline(Documents):
             read.more.append(later)
             return
         read.lookup = self.lookups.lookup(body, pos, self.operators.shape)
+
+    def window_joined(self, lookup: Lookup, pos: Pos) -> Shape:
+        """The document after ``$unwind`` of a ``$lookup`` after the window: the
+        window's fields, read as ``<window>.<field>``, and the table's as
+        ``<as>.<field>``; written only as a later ``$project`` names them."""
+        shape = self.operators.shape
+        name = WINDOW_NAME if lookup.name != WINDOW_NAME else f"{WINDOW_NAME}s"
+        lookup.stream = name
+        joined = Shape(
+            {k: qualified(v, name) for k, v in shape.fields.items()},
+            True,
+            dict(shape.removed),
+            None,
+            "the window's records and the rows of the $lookup",
+        )
+        joined.aliases = {k: qualified(v, name) for k, v in shape.aliases.items()}
+        joined.stream, joined.table = name, lookup.name
+        return joined
+
+    def window_join(self, read: _Stages, data: dict[str, Any]) -> None:
+        """``[inputs]`` (the stream and the table), the window's ``name`` and the
+        ``[join]`` of its records with the table (semantics §13.5)."""
+        lookup = read.window_lookup
+        assert lookup is not None and "window" in data
+        stream = self.endpoints.source_name
+        if not is_column_name(stream) or stream in (lookup.name, lookup.stream):
+            stream = "stream"
+        data["inputs"] = {stream: data.pop("source"), lookup.name: lookup.table}
+        data["window"]["name"] = lookup.stream
+        data["join"] = {"left": lookup.stream, "right": lookup.name, "on": [lookup.on]}
+        if lookup.left:
+            data["join"]["type"] = "left"
+        if read.table_where:
+            data["join"]["where"] = E.to_text(E.conjunction(read.table_where))
+        self.notes.append(
+            f"$lookup after the window: each record the window writes meets the rows of "
+            f"{lookup.endpoint} ([join] left = {lookup.stream!r}, the window's name; "
+            "semantics §13.5), once per row"
+            + (" (once with the row null if none)" if lookup.left else " (not if none)")
+            + "; $match after it is [join] where"
+        )
 
     def filter(self, matches: list[E.Expr], data: dict[str, Any]) -> None:
         """``[filter] where``: the ``$match`` conditions joined by AND."""
