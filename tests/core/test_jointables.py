@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from sparktide.core.jointables import tables_met
+from sparktide.core.namedcolumns import named_columns
 from sparktide.errors import ConfigError
 from sparktide.job import Job, TableJoin
 
@@ -77,13 +78,22 @@ _THEN = [{"left": "Exit", "right": "Cars", "on": ["plate"]}]
         ),
         ({}, "inputs.Cars.reference", "add a [[join.then]]"),
         ({"then": _THEN, "condition": "Cars.x = 1"}, "join.condition", "'Cars' is not an input"),
-        ({"then": _THEN, "window": True}, "window", "not supported yet"),
+        (
+            {"then": [{**_THEN[0], "left": "Entry"}], "right": "W", "window": True},
+            "join.then",
+            "a window's records meets no",
+        ),
     ],
 )
 def test_what_the_job_model_refuses(tmp_path, changes, key, message) -> None:
     data = _data(tmp_path, **{k: v for k, v in changes.items() if k != "window"})
-    if changes.get("window"):
-        data["window"] = {"type": "tumbling", "size": "1m", "aggregates": {"n": "count(*)"}}
+    if changes.get("window"):  # (a join of the window's records, §7.12)
+        data["window"] = {
+            "type": "tumbling",
+            "size": "1m",
+            "name": "W",
+            "aggregates": {"n": "count(*)"},
+        }
     with pytest.raises(ConfigError) as info:
         Job.from_dict(data, base_dir=tmp_path)
     assert info.value.key == key and message in str(info.value), info.value
@@ -99,3 +109,18 @@ def test_where_and_select_read_the_rows(tmp_path) -> None:
     with pytest.raises(ConfigError) as info:
         Job.from_dict(data, base_dir=tmp_path)
     assert info.value.key == "select.owner" and "Entry, Exit or Cars" in str(info.value)
+
+
+def test_a_window_over_the_matches_reads_the_rows(tmp_path) -> None:
+    """A window over the join's matches (semantics §7.11) reads each match's rows as
+    ``<table>.<field>``; a table's field is no input column (``missing_column``)."""
+    data = _data(tmp_path, then=_THEN)
+    data["window"] = {
+        "type": "tumbling",
+        "size": "1m",
+        "group_by": [{"owner": "Cars.owner"}],
+        "aggregates": {"n": "count(*)", "top": "max(Cars.rank)"},
+    }
+    job = Job.from_dict(data, base_dir=tmp_path)
+    assert job.windows_matches
+    assert not [c.column for c in named_columns(job) if "owner" in c.column or "rank" in c.column]

@@ -156,3 +156,18 @@ def test_a_step_that_joins_names_the_columns_a_later_select_reads(b: Bindings) -
         ("plate", "Entry.plate"),
         ("owner", "Cars.owner"),
     ]
+
+
+def test_a_window_over_the_matches_reads_the_rows(b: Bindings) -> None:
+    """GROUP BY over the JOINs: a window over the matches (semantics §7.11, §11.26)."""
+    j = job(
+        "SELECT c.owner, COUNT(*) AS trips, COLLECT(c.model) AS models INTO out "
+        + _TRIPS
+        + "LEFT OUTER JOIN Cars c ON x.plate = c.plate "
+        "GROUP BY c.owner, TumblingWindow(minute, 10)",
+        b,
+    )
+    assert j.windows_matches and j.window is not None and j.join is not None
+    assert [(s.left, s.right, s.type) for s in j.join.then] == [("Exit", "Cars", "left")]
+    assert j.window.group_by == ("owner",)
+    assert [str(a) for a in j.window.aggregates] == ["count(*)", "collect(Cars.model)"]

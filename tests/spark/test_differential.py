@@ -607,6 +607,7 @@ CASES = {
         "inputs": {
             "left": {"partition": "partition", "partitions": 3, "where": "id % 3 <> 0"},
             "right": {"partition": "partition", "partitions": 3},
+            "devices": {"reference": True, "format": "csv"},
         },
         "ordering": {"late_arrival": "30s", "out_of_order": "3s"},
         "join": {
@@ -615,6 +616,9 @@ CASES = {
             "on": ["device"],
             "between": ["-20s", "20s"],
             "condition": "left.value <= right.value OR right.id % 4 = 0",
+            # (each match meets the right event's device, §11.26: d1's twice, in the
+            # table's order, d3's once with no row; the window reads the rows)
+            "then": [{"left": "right", "right": "devices", "on": ["device"], "type": "left"}],
         },
         "window": {
             "type": "hopping",
@@ -622,6 +626,8 @@ CASES = {
             "hop": "15s",
             "group_by": [{"dev": "left.device"}],
             "aggregates": {
+                "models": "collect(devices.model)",  # (a match's rows in table order)
+                "top_rank": "max(devices.rank)",
                 "n": "count(*)",
                 "s": "sum(right.value)",
                 "ids": "collect(right.id)",

@@ -206,9 +206,10 @@ class TemporalJoin(Windowless):
             return
         from sparktide.core.jointables import tables_met
 
-        for rows in tables_met(self._tables, join.left, fields, other):  # (§11.26)
+        combinations = tables_met(self._tables, join.left, fields, other)  # (§11.26)
+        for place, rows in enumerate(combinations):
             if pair_meets(join, join.where_expression, fields, other, timestamp, rows):
-                self._write(timestamp, left, right, now, rows)
+                self._write(timestamp, left, right, now, rows, place)
 
     def _write(
         self,
@@ -217,11 +218,12 @@ class TemporalJoin(Windowless):
         right: Admitted | None,
         now: int,
         rows: dict[str, dict[str, Any] | None] | None = None,
+        place: int = 0,
     ) -> None:
         """Write the released match of ``left`` and ``right`` (``None``: a left join's
         lone left event) at ``timestamp``, with the table ``rows`` it met (semantics
-        §11.26); a window over the matches takes it instead
-        (:class:`sparktide.core.joinwindow.JoinedWindows`)."""
+        §11.26; ``place``: the combination's among the match's); a window over the
+        matches takes it instead (:class:`sparktide.core.joinwindow.JoinedWindows`)."""
         join = self._join
         fields = left.record.fields or {}
         other = None if right is None else (right.record.fields or {})

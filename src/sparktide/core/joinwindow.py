@@ -26,15 +26,20 @@ __all__ = ["JoinedWindows", "match_place", "match_record"]
 
 
 def match_record(
-    left: str, right: str, left_fields: dict[str, Any], right_fields: dict[str, Any] | None
+    left: str,
+    right: str,
+    left_fields: dict[str, Any],
+    right_fields: dict[str, Any] | None,
+    rows: dict[str, dict[str, Any] | None] | None = None,
 ) -> dict[str, Any]:
     """The record a window reads of a match: each input's record under its name (``null``
     for a left join's unmatched right side), and each of its fields as
-    ``<input>.<field>``, which ``a.k`` in an expression reads."""
-    record: dict[str, Any] = {left: jsonable(left_fields)}
-    record[right] = None if right_fields is None else jsonable(right_fields)
-    for name, fields in ((left, left_fields), (right, right_fields or {})):
-        for field, value in fields.items():
+    ``<input>.<field>``, which ``a.k`` in an expression reads; so too each table's row
+    the match met (``rows``, semantics §11.26)."""
+    records = {left: left_fields, right: right_fields, **(rows or {})}
+    record: dict[str, Any] = {name: jsonable(fields) for name, fields in records.items()}
+    for name, fields in records.items():
+        for field, value in (fields or {}).items():
             record[f"{name}.{field}"] = jsonable(value)
     return record
 
@@ -92,18 +97,28 @@ class JoinedWindows(TemporalJoin):
         """The windows open now."""
         return self.windows.open_windows()
 
-    def _write(self, timestamp: int, left: Admitted, right: Admitted | None, now: int) -> None:
-        """The match of ``left`` and ``right`` at ``timestamp`` joins its windows."""
+    def _write(
+        self,
+        timestamp: int,
+        left: Admitted,
+        right: Admitted | None,
+        now: int,
+        rows: dict[str, dict[str, Any] | None] | None = None,
+        place: int = 0,
+    ) -> None:
+        """The match of ``left`` and ``right`` at ``timestamp`` (with the table ``rows``
+        it met, the combination's ``place``, semantics §11.26) joins its windows."""
         join = self._join
         fields = left.record.fields or {}
         other = None if right is None else (right.record.fields or {})
-        place, part = match_place(left, right)
+        at, part = match_place(left, right)
+        part = (part, place) if rows is not None else part
         record = InputRecord(
-            place.seq,
-            match_record(join.left, join.right, fields, other),
+            at.seq,
+            match_record(join.left, join.right, fields, other, rows),
             partition=None,
-            arrival_time=place.arrival_time,
-            file=place.file,
-            line=place.line,
+            arrival_time=at.arrival_time,
+            file=at.file,
+            line=at.line,
         )
         self.windows.admit(Admitted(record, timestamp, None, part), self._closed_by, now)

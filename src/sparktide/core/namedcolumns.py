@@ -76,7 +76,8 @@ def _input_field(job: Any, column: str) -> str | None:
     if not job.windows_matches:
         return column
     inputs = {name for name, _ in job.inputs}
-    if column in inputs:
+    tables = set(job.join.stream_tables)  # (a table's fields are its rows', §11.26)
+    if column in inputs or column.partition(".")[0] in tables:
         return None
     side, _, field = column.partition(".")
     return field if side in inputs and field else column

@@ -111,12 +111,15 @@ def input_field_refused(ref: Ref, key: str) -> ConfigError:
     )
 
 
-def check_match_references(expr: Expr, join: Join, key: str, timed: bool = False) -> None:
+def check_match_references(
+    expr: Expr, join: Join, key: str, timed: bool = False, tables: tuple[str, ...] = ()
+) -> None:
     """A window over a join of two streams reads each match (semantics §7.11):
     ``<input>.<field>`` of either input, or an input's record whole by its name; any
     other unqualified name is refused (no match has it). An aggregate (``timed``) may
-    read ``System.Timestamp()``, the match's timestamp (§6.12)."""
-    inputs = (join.left, join.right)
+    read ``System.Timestamp()``, the match's timestamp (§6.12); ``tables``: those each
+    match meets, read as the inputs (§11.26)."""
+    inputs = (join.left, join.right, *tables)
     for ref in ref_nodes(expr):
         if ref == EVENT_INPUT:
             continue

@@ -61,7 +61,7 @@ def check_stream_tables(job: Job, join: Join) -> None:
     """Refuse ``[[join.then]]`` entries of a join of two streams that do not each meet
     one more table by the fields of one of the two streams, every table once, each
     ``condition`` reading its own table's fields; and what such a join cannot do yet
-    (a window over its matches or joined with them).
+    (a join of a window's records).
 
     Raises
     ------
@@ -94,11 +94,11 @@ def check_stream_tables(job: Job, join: Join) -> None:
             f"reference data is joined: add a [[join.then]] with right = {unjoined[0]!r} and "
             f"left = {join.left!r} or {join.right!r} (the stream whose fields meet it)",
         )
-    if job.window is not None:
+    if job.joins_windows:
         raise ConfigError(
-            "window",
-            "a window over a join of two streams that meets reference data is not "
-            "supported yet ([[join.then]]): aggregate the join's matches without tables",
+            "join.then",
+            "a join of an input with a window's records meets no reference data yet "
+            "(a window over a join's matches does, semantics §11.26)",
         )
 
 

@@ -115,7 +115,7 @@ def check_join(job: Job) -> None:
     if job.window_meets_table:  # (a window's records meet reference data, §13.5)
         return check_window_table(job)
     named = job.window.name if job.window is not None else None
-    if named is not None and (join is None or join.right != named or job.references):
+    if named is not None and (join is None or join.right != named or job.references_joined):
         raise ConfigError(
             "window.name",
             f"names the window's records as the right input of a [join] of two streams "
@@ -233,8 +233,9 @@ def _check_window_fields(job: Job) -> None:
         plain += [
             (f"window.aggregates.{a.name}", c) for a in job.window.aggregates for c in a.columns
         ]
+        tables = join.stream_tables  # (those each match meets, §11.26)
         for key, column in plain:
-            check_match_references(Ref(column), join, key)
+            check_match_references(Ref(column), join, key, tables=tables)
         whole = next((a for a in job.window.aggregates if a.whole_record), None)
         if whole is not None:
             raise ConfigError(
@@ -245,7 +246,8 @@ def _check_window_fields(job: Job) -> None:
             )
     for key, expr in job.window.keyed_expressions():
         if join is not None:
-            check_match_references(expr, join, key, key.startswith("window.aggregates."))
+            timed = key.startswith("window.aggregates.")
+            check_match_references(expr, join, key, timed, join.stream_tables)
             continue
         qualified = next(
             (

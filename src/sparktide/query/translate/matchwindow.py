@@ -118,8 +118,9 @@ class MatchFields(Fields):
     def match_field(self, node: Column) -> E.Expr:
         """``a.k`` (``<input>.k``), ``a.k.x`` (a value inside it), or ``a`` (the record)."""
         left, right = self.join.left, self.join.right
+        tables = [t for t, _ in self.join.then]  # (the rows each match meets, §11.26)
         parts = node.parts
-        sides = [s for s in (left, right) if parts[0].casefold() in source_names(s)]
+        sides = [s for s in (left, right, *tables) if parts[0].casefold() in source_names(s)]
         if not sides:
             raise qualify_over_join(self.refuse, node, left)
         side = sides[0].name

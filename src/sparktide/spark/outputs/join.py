@@ -143,12 +143,18 @@ def _match_record(
     assert join is not None
     if job.select or job.select_star is not None:
         return join_projection(matches, job, ("lraw", "rraw"), SYSTEM_TIME, tables)
+    tabled = [  # (the rows a join of two streams met, semantics §11.26)
+        member
+        for name, column in tables
+        for member in (sql_string("," + json.dumps(name) + ":"), f"coalesce({column}, 'null')")
+    ]
     if context.matches is not None:  # (the window's event: both records, §7.11)
         members = [
             sql_string("{" + json.dumps(join.left) + ":"),
             "lraw",
             sql_string("," + json.dumps(join.right) + ":"),
             "coalesce(rraw, 'null')",
+            *tabled,
             "'}'",
         ]
         return matches, f"concat({', '.join(members)})"
@@ -157,11 +163,7 @@ def _match_record(
         "lraw",
         sql_string("," + json.dumps(join.right) + ":"),
         "coalesce(rraw, 'null')",
-        *(
-            member
-            for name, column in tables
-            for member in (sql_string("," + json.dumps(name) + ":"), f"coalesce({column}, 'null')")
-        ),
+        *tabled,
         sql_string(',"timestamp":"'),
         iso(SYSTEM_TIME),
         "'\"'",

@@ -31,6 +31,7 @@ from sparktide.spark.columns import (
 )
 from sparktide.spark.context import Context
 from sparktide.spark.judging import row_inputs
+from sparktide.spark.outputs.jointables import ROW_PLACES
 from sparktide.spark.projections import add_record_columns, row_values, with_timed_inputs
 from sparktide.spark.sql import NEG, sql_string
 from sparktide.spark.windows.assign import assign_windows
@@ -68,18 +69,24 @@ def match_place() -> str:
     the left event's arrival time, in the window's :data:`~.FILE` column (the right
     event's line in :data:`~.LINE`): the left event's file and line, then the right
     event's arrival time and file; a left join's unmatched event (no right event) before
-    any match of it, as :func:`sparktide.core.joinwindow.match_place` orders them."""
+    any match of it, as :func:`sparktide.core.joinwindow.match_place` orders them; then
+    the places of the table rows it met (``ro``, semantics §11.26)."""
     left = f"coalesce(lfile, ''), {_ordered_long('lline')}"
     right = f"{_ordered_long('ra')}, coalesce(rfile, '')"
     matched = f"concat_ws(chr(0), {left}, {right})"
-    return f"CASE WHEN ra IS NULL THEN concat_ws(chr(0), {left}) ELSE {matched} END"
+    place = f"CASE WHEN ra IS NULL THEN concat_ws(chr(0), {left}) ELSE {matched} END"
+    # (the rows a match met, in the tables' order, after it: semantics §11.26)
+    return f"concat_ws(chr(1), {place}, coalesce({ROW_PLACES}, ''))"
 
 
 def match_rows(context: Context, ready: DataFrame) -> DataFrame:
     """The window's rows of the matches ``ready`` (``MATCHES_SCHEMA`` rows, ``value``
     holding both records), under ``context`` (the window stage's,
     :attr:`Context.matches`)."""
-    inputs = [name for name, _ in context.job.inputs]
+    join = context.job.join
+    assert join is not None
+    inputs = [name for name, _ in context.job.inputs if name not in join.stream_tables]
+    inputs += join.stream_tables  # (the rows each match met, semantics §11.26)
     rows = ready.selectExpr(
         SYSTEM_TIME,
         "la AS _la",  # (not the arrival time until the record's columns are made)
