@@ -39,6 +39,14 @@ def _on_text(on: tuple[str | tuple[str, str], ...]) -> str:
     return ", ".join(e if isinstance(e, str) else f"{e[0]} = {e[1]}" for e in on)
 
 
+def _meets(entry: dict[str, Any]) -> str:
+    """How a ``[[join.then]]`` entry's rows are met, for its note: its ``on`` columns and
+    its condition."""
+    on = _on_text(tuple(map(_pair, entry["on"])))
+    text = f"with equal {on} ({entry['left']}'s and {entry['right']}'s)"
+    return text + (f" and where {entry['condition']} is true" if "condition" in entry else "")
+
+
 def _pair(entry: str | list[str]) -> str | tuple[str, str]:
     """An ``on`` entry as the job file writes it (a pair as a list) as a plan holds it."""
     return entry if isinstance(entry, str) else (entry[0], entry[1])
@@ -144,13 +152,11 @@ class Matches:
     def stream_tables_note(self, join: JoinPlan) -> None:
         """The note on the JOINs of reference data after a JOIN of two streams."""
         for _, entry in join.then:
-            right, on = entry["right"], _on_text(tuple(map(_pair, entry["on"])))
+            right = entry["right"]
             self.notes.append(
                 f"JOIN {right} is [[join.then]]: each match meets the rows of {right} "
-                f"(read whole when the run starts) with equal {on} ({entry['left']}'s and "
-                f"{right}'s)"
-                + (f" and where {entry['condition']} is true" if "condition" in entry else "")
-                + f", and is written once per row met, the row read as {right}.<field>; "
+                f"(read whole when the run starts) {_meets(entry)}, and is written once per "
+                f"row met, the row read as {right}.<field>; "
                 + (
                     f"a match that meets none is written once, {right} null (LEFT OUTER JOIN)"
                     if entry.get("type") == "left"
@@ -163,12 +169,10 @@ class Matches:
         """The note on the later JOINs of reference data (``[[join.then]]``)."""
         table = join.right.name
         for _, entry in join.then:
-            right, on = entry["right"], _on_text(tuple(map(_pair, entry["on"])))
+            right = entry["right"]
             self.notes.append(
                 f"JOIN {right} is [[join.then]]: when the run reads the tables, each row of "
-                f"{table} meets the rows of {right} with equal {on} ({entry['left']}'s and "
-                f"{right}'s)"
-                + (f" and where {entry['condition']} is true" if "condition" in entry else "")
+                f"{table} meets the rows of {right} {_meets(entry)}"
                 + f", which becomes its member {right} ({table}.{right}; {right}'s x is "
                 f"GetRecordPropertyValue({table}.{right}, 'x')), one row per row met; "
                 + (

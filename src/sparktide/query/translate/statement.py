@@ -208,24 +208,29 @@ class StatementTranslator:
                 "with its system timestamp as the field timestamp"
             )
 
+    def step_window(self, step: Select, name: str) -> dict[str, Any]:
+        """``[window]`` of the windowed step ``name`` a JOIN reads (semantics §7.12,
+        §13.5), named by it; a step computing columns over its aggregates is refused."""
+        window, columns = self.windows.window(step, step.source)
+        if columns.select is not None:
+            raise self.context.refuse(
+                step.pos,
+                f"the windowed step {name} computes columns over its aggregates: a JOIN "
+                "reads a window's grouping columns, aggregates and System.Timestamp() "
+                "only; compute the rest in the statement",
+            )
+        window["name"] = name
+        if columns.having is not None:
+            window["having"] = columns.having
+        return window
+
     def table_window(self, plan: Plan, data: dict[str, Any]) -> None:
         """``[window]`` of a windowed step joined with reference data, named by the
         step, and the ``[select]`` over its records and the rows met (semantics §13.5)."""
         join = plan.join
         assert join is not None and join.table_window is not None
         step = join.table_window
-        window, columns = self.windows.window(step, step.source)
-        if columns.select is not None:
-            raise self.context.refuse(
-                step.pos,
-                f"the windowed step {join.left.name} computes columns over its aggregates: "
-                "a JOIN reads a window's grouping columns, aggregates and end; compute "
-                "them in the statement",
-            )
-        window["name"] = join.left.name
-        if columns.having is not None:
-            window["having"] = columns.having
-        data["window"] = window
+        data["window"] = self.step_window(step, join.left.name)
         if plan.projection is not None:
             data["select"] = self.matches.join_projection(plan.projection, join)
         self.context.notes.append(
@@ -246,18 +251,7 @@ class StatementTranslator:
         ``[select]`` over the JOIN's matches (semantics §7.12)."""
         assert plan.join is not None and plan.join.window is not None
         step = plan.join.window
-        window, columns = self.windows.window(step, step.source)
-        if columns.select is not None:
-            raise self.context.refuse(
-                step.pos,
-                f"the windowed step {plan.join.right.name} computes columns over its "
-                "aggregates: a JOIN reads a window's grouping columns, aggregates and "
-                "System.Timestamp() only; compute the rest in the statement",
-            )
-        window["name"] = plan.join.right.name
-        if columns.having is not None:
-            window["having"] = columns.having
-        data["window"] = window
+        data["window"] = self.step_window(step, plan.join.right.name)
         if plan.projection is not None:
             self.matches.select(plan, data)
 
