@@ -103,6 +103,7 @@ timeline_watermark: watermark of a timeline (§4.1)
     sql    spark.policy:timeline_watermark_floor spark.policy:timeline_watermark
     sql    spark.clocks:PartitionClock.timeline_watermark
     arrow  spark.onepass.policy:timeline_watermark_floor spark.onepass.policy:timeline_watermark
+    arrow  spark.onepass.release:timeline_watermark_after
 idle_estimate: idle estimate (§4.3)
     python core.watermark:idle_estimate
     sql    spark.clocks:PartitionClock.idle_estimate spark.clocks:idle_estimates
@@ -112,6 +113,7 @@ governing_watermark: which watermark governs (merged, partitioned, substreams) (
 release_ready: ordered release: t ≤ W, or t < W where CTIs make it (§4.8, §7.1)
     python core.release:release_ready
     sql    spark.scopes:release_ready
+    arrow  spark.onepass.release:release_ready
 assign_windows: window assignment: tumbling, hopping, snapshot (§6.1, §6.4)
     python core.windows.spec:assign_windows
     sql    spark.windows.assign:assign_windows
@@ -211,9 +213,11 @@ computed_key: a computed substream key (over an expression), judged as a key col
 analytic_value: analytic columns: LAG, LAST, ISFIRST (§11.19)
     python core.analytic:analytic_value
     sql    spark.analytic_rules:analytic_value
+    arrow  spark.onepass.release:analytic_value
 analytic_expired: analytic columns: a kept event the watermark left behind (§11.19)
     python core.analytic:analytic_expired
     sql    spark.analytic_rules:analytic_expired
+    arrow  spark.onepass.release:analytic_expired
 analytic_aggregate: analytic columns: SUM, COUNT, AVG, MIN, MAX over LIMIT DURATION (§11.19)
     python core.analytic:analytic_aggregate
     sql    spark.analytic_aggregates:analytic_aggregate_columns

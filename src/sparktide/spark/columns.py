@@ -160,6 +160,7 @@ KERNEL_TASK = "t"  # one per task, the lines it could not judge, partials writte
 KERNEL_LINE = "l"  # the lines a task could not vouch for
 KERNEL_ABORT = "x"  # the task gave up, the batch takes the general plan
 KERNEL_KEY = "k"  # substreams, one per key of the batch
+KERNEL_KEPT = "e"  # analytic columns' kept events (a windowless job's tasks)
 
 #: The verdicts of events that go on to windows, release or joins.
 ADMITTED_KINDS = ("accepted", "adjusted")

@@ -6,7 +6,7 @@ Each micro-batch (``foreachBatch``) runs these stages; ``docs/design.md`` says w
    is chosen and journaled); the clock state of the last committed batch is loaded.
 2. **Plan** (:mod:`.plans`). Which route judges the batch, and why.
 3. **Judge** (:mod:`.routes`). One pass per task (:mod:`.taskpass`: parse, judge and
-   fold into window partials), or the general plan (:mod:`.judging`: parse, the
+   fold into window partials, or release a windowless job's events), or the general plan (:mod:`.judging`: parse, the
    policy of :mod:`.policy` with the CTIs of :mod:`.punctuation`, windows assigned).
    Partitions that delivered nothing get their idle estimate.
 4. **Outputs** (:mod:`.outputs`, :mod:`.windows`). Dead letters; admitted rows folded
@@ -44,6 +44,7 @@ from sparktide.spark.outputs.metrics import (
     write_metrics,
 )
 from sparktide.spark.outputs.release import release
+from sparktide.spark.outputs.released import write_released
 from sparktide.spark.outputs.sinks import hand_over
 from sparktide.spark.routes import Judgement, judge_batch
 from sparktide.spark.taskpass import TaskMemory
@@ -244,6 +245,9 @@ class SparkEngine:
             join(context, batch, decided, into_windows)  # type: ignore[arg-type]
         elif job.join is not None and not job.references_joined:
             join(context, batch, decided)  # type: ignore[arg-type]
+        elif judgement.kept is not None:  # (released by the tasks: onepass.release)
+            assert judgement.partial is not None
+            write_released(context, batch, judgement.partial, judgement.kept, judgement.summary)
         else:  # (a join with reference data is a release that meets the table)
             release(context, batch, decided)  # type: ignore[arg-type]
         if batch.keys_next is not None:

@@ -6,7 +6,9 @@ routes judge a batch, with the same answers:
 
 ``one_pass``
     Each task parses, judges and folds its own partitions into window partials in one
-    ``mapInArrow`` (:mod:`sparktide.spark.onepass`); nothing but partials leaves it.
+    ``mapInArrow`` (:mod:`sparktide.spark.onepass`); nothing but partials leaves it. A
+    windowless job's tasks release their events and write their records instead
+    (:mod:`sparktide.spark.onepass.release`).
 ``general``
     Spark SQL parses and judges the batch (:mod:`sparktide.spark.judging`), then
     assigns and folds windows, releases or joins.

@@ -40,7 +40,8 @@ class Judgement:
     decided: DataFrame | None  # the judged rows (general route)
     malformed_from: DataFrame | None  # where the malformed records are read
     keys_next: DataFrame | pa.Table | None = None  # substreams: the keys' next state
-    partial: Spilled | None = None  # the one-pass route's window partials
+    partial: Spilled | None = None  # the one-pass route's window partials (or records)
+    kept: Spilled | None = None  # the one-pass route's analytic kept events (no window)
     partial_rows: int = 0
     read_by: str | None = None  # who read whole files' contents: arrow or spark
     #: per named column (``missing_column``): the input records holding a value
@@ -133,6 +134,7 @@ def _one_pass_judgement(
         partial=fused.partial,
         partial_rows=fused.partial_rows,
         present=fused.present,
+        kept=fused.kept,
     )
 
 

@@ -38,6 +38,8 @@ from sparktide.spark.lineshapes import json_files, parquet_files, typed_names
 from sparktide.spark.onepass import (
     ABORT,
     FILE_TEXT,
+    KEPT,
+    KEPT_SCHEMA,
     KEY,
     KEY_SCHEMA,
     LINE,
@@ -115,6 +117,9 @@ class OnePass:
     read_by: str = "spark"
     #: per named column (``missing_column``): the input records holding a value
     present: list[int] | None = None
+    #: A windowless job's: the analytic columns' kept events (``partial`` holds the
+    #: released records, :mod:`sparktide.spark.onepass.release`).
+    kept: Spilled | None = None
 
 
 @dataclass(frozen=True)
@@ -181,6 +186,8 @@ def no_input(context: Context, batch: Batch) -> OnePass | Declined:
     nothing = OnePass(
         Spilled([], partial_schema(plan)), 0, [], None, 0, present=[0] * len(plan.present)
     )
+    if plan.release is not None:
+        nothing.kept = Spilled([], KEPT_SCHEMA)
     if context.timeline.by_key:
         nothing.keys = KEY_SCHEMA.empty_table()
         nothing.input_clock = input_clock(plan, [])
@@ -224,6 +231,9 @@ def _attempt(
         read_by=read_by,
         present=present,
     )
+    if plan.release is not None:
+        kept = [row[f"{KEPT}_file"] for row in tasks if row[f"{KEPT}_file"]]
+        result.kept = Spilled(kept, KEPT_SCHEMA)
     if context.timeline.by_key:
         assumed = ran.plan.assumed
         result.keys = ran.keys
@@ -290,6 +300,11 @@ def _task_plan(
             ),
             keys=tuple(str(path) for path in store.table_files(batch.previous, "keys")),
         )
+    if plan.release is not None:  # (the tasks read the kept events of their scopes)
+        if store.table_rows(batch.previous, "held"):  # (the general plan held them)
+            return Declined("events held from an earlier batch wait for release")
+        files = tuple(str(path) for path in store.table_files(batch.previous, "analytic"))
+        plan = dataclasses.replace(plan, release=dataclasses.replace(plan.release, state=files))
     return dataclasses.replace(
         plan, spill=str(store.spill_directory()), file_bytes=KERNEL_FILE_BYTES
     )

@@ -30,6 +30,9 @@ The modules, in the order a task's data flows through them:
 - :mod:`.clocks`: each timeline's clocks at the start of the batch.
 - :mod:`.policy`: the ordering policy's verdicts and the watermark (numpy).
 - :mod:`.windows`: window assignment and folding into partials.
+- :mod:`.releaseplan`, :mod:`.release`: a windowless job's analytic columns instead —
+  its events released in order, their columns and records (the driver's side:
+  :mod:`sparktide.spark.outputs.released`).
 - :mod:`.tally`: per partition and per key, what the driver learns of the timelines.
 - :mod:`.judge`: the steps above for the task's pieces of timelines
   (:mod:`.parallel`).

@@ -21,7 +21,13 @@ from sparktide.spark.columns import (
 from sparktide.spark.inputs.arrowjson import Vouched
 from sparktide.spark.inputs.arrowvalues import TOKEN, field_column
 from sparktide.spark.onepass.plan import FusedPlan
-from sparktide.spark.onepass.values import aggregate_inputs, group_text, integers, typed_inputs
+from sparktide.spark.onepass.values import (
+    aggregate_inputs,
+    field_text,
+    group_text,
+    integers,
+    typed_inputs,
+)
 
 __all__ = ["RowCollector", "TaskRows", "file_codes"]
 
@@ -39,6 +45,7 @@ class TaskRows:
     key: pa.Array  # substream keys (null without substreams)
     groups: list[pa.Array]
     inputs: list[dict[str, np.ndarray]]  # per aggregate
+    texts: list[pa.Array]  # per field a released event reads (``ReleasePlan.fields``)
 
     def take(self, where: np.ndarray) -> TaskRows:
         """The rows at ``where`` (positions), with the same files."""
@@ -53,6 +60,7 @@ class TaskRows:
             key=self.key.take(at),
             groups=[group.take(at) for group in self.groups],
             inputs=[{name: v[where] for name, v in given.items()} for given in self.inputs],
+            texts=[text.take(at) for text in self.texts],
         )
 
 
@@ -66,6 +74,8 @@ class RowCollector:
         }
         self.groups: list[list[pa.Array]] = [[] for _ in plan.group_by]
         self.inputs: list[list[dict[str, np.ndarray]]] = [[] for _ in plan.aggregates]
+        fields = plan.release.fields if plan.release is not None else ()
+        self.texts: list[list[pa.Array]] = [[] for _ in fields]
 
     def code(self, name: str) -> int:
         """The code of file ``name`` (its order of first appearance)."""
@@ -105,6 +115,7 @@ class RowCollector:
                 )
                 for function, column, _ in plan.aggregates
             ],
+            _field_texts(plan, table, texts, values),
         )
 
     def add_typed(self, plan: FusedPlan, batch: pa.RecordBatch) -> None:
@@ -128,9 +139,10 @@ class RowCollector:
         values: tuple[pa.Array, pa.Array, pa.Array, pa.Array],
         groups: list[pa.Array],
         inputs: list[dict[str, np.ndarray]],
+        texts: list[pa.Array] | None = None,
     ) -> None:
         """Rows' file codes, line numbers, (event time, arrival time, partition id, key),
-        group-by texts and aggregate inputs."""
+        group-by texts, aggregate inputs and released events' field texts."""
         event_time, arrival, pid, key = values
         self.parts["file"].append(file)
         self.parts["line"].append(line)
@@ -142,6 +154,8 @@ class RowCollector:
             self.groups[g].append(text)
         for k, given in enumerate(inputs):
             self.inputs[k].append(given)
+        for i, text in enumerate(texts or ()):
+            self.texts[i].append(text)
 
     def result(self, plan: FusedPlan) -> TaskRows | None:
         """The rows collected (event times shifted by the source's ``shift``), files
@@ -164,7 +178,28 @@ class RowCollector:
                 {name: np.concatenate([c[name] for c in chunks]) for name in chunks[0]}
                 for chunks in self.inputs
             ],
+            texts=[pa.concat_arrays(texts) for texts in self.texts],
         )
+
+
+def _field_texts(
+    plan: FusedPlan, table: pa.Table, lines: pa.Array, values: dict[str, pa.Array]
+) -> list[pa.Array]:
+    """The JSON texts of the fields a windowless job's released events read
+    (:attr:`~sparktide.spark.onepass.releaseplan.ReleasePlan.fields`): a partition key's
+    as a group-by value's (:func:`group_text`), the others' as :func:`field_text` reads
+    them."""
+    release = plan.release
+    if release is None:
+        return []
+    texts = []
+    for i, name in enumerate(release.fields):
+        column = field_column(table, name)
+        if i in release.key_fields:
+            texts.append(group_text(column))
+        else:
+            texts.append(field_text(column, values.get(TOKEN + name), lines, name))
+    return texts
 
 
 def file_codes(rows: RowCollector, files: pa.Array) -> np.ndarray:

@@ -25,6 +25,7 @@ from sparktide.spark.onepass.plan import FusedPlan
 from sparktide.spark.onepass.schema import (
     ABORT,
     FILE_TEXT,
+    KEPT,
     KEY,
     LINE,
     LINE_SCHEMA,
@@ -89,8 +90,9 @@ def _one_pass(
         partials, keys, summary = judge(plan, schema, task, rows)
         out["parts"] = pa.array([partials.num_rows], pa.int64())
         out[f"{PARTIAL}_file"] = spill(plan, f"{PARTIAL}-{name}", partials)
-        if keys is not None:
-            out[f"{KEY}_file"] = spill(plan, f"{KEY}-{name}", keys)
+        if keys is not None:  # (a windowless job's: the analytic columns' kept events)
+            kind = KEY if plan.release is None else KEPT
+            out[f"{kind}_file"] = spill(plan, f"{kind}-{name}", keys)
         yield summary
     if slow:
         lines = pa.Table.from_batches([record_batch(LINE_SCHEMA, _columns(b)) for b in slow])

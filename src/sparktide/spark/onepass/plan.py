@@ -16,6 +16,7 @@ from sparktide.job import Job
 from sparktide.job.source import SPARK_STREAMS
 from sparktide.spark.aggregates import plan_aggregates
 from sparktide.spark.inputs.arrowvalues import KernelPlan, kernel_plan
+from sparktide.spark.onepass.releaseplan import ReleasePlan, releasable, release_plan
 
 __all__ = ["TYPED", "TYPED_TEXT", "FusedPlan", "fusable", "fused_plan", "typed_columns"]
 
@@ -30,14 +31,17 @@ def fusable(job: Job) -> bool:
     JSONL files, Parquet rows, broker lines or a typed stream; one timeline per
     partition, or per key (substreams); no union, no imports; the ordering policy with
     ``adjust`` or ``drop`` (nothing it decides is dead-lettered); no CTIs, intervals,
-    edges or computed time or key; tumbling or hopping windows whose aggregates are ``count``,
-    ``sum`` or ``avg`` of a column, without ``over (distinct ...)`` (the kernel folds
-    numbers, not sets of combinations), grouped by columns (none computed); no ``[filter]``,
-    ``[select]``, ``having`` or join. The engine also requires that the policy need no
-    other partition's clock (``SparkEngine._fused``), except for substreams, whose input
-    arrival clock the tasks compute (or guess, and the engine checks)."""
-    source, window = job.source, job.window
-    return (
+    edges or computed time or key; no ``[filter]`` or join. Then either tumbling or
+    hopping windows whose aggregates are ``count``, ``sum`` or ``avg`` of a column,
+    without ``over (distinct ...)`` (the kernel folds numbers, not sets of
+    combinations), grouped by columns (none computed), with no ``[select]`` or
+    ``having``; or no window and analytic columns the tasks release themselves
+    (:func:`~sparktide.spark.onepass.releaseplan.releasable`: JSONL input). The engine
+    also requires that the policy need no other partition's clock
+    (``SparkEngine._fused``), except for substreams, whose input arrival clock the
+    tasks compute (or guess, and the engine checks)."""
+    source = job.source
+    input_fits = (
         source.format in ("jsonl", "parquet", *SPARK_STREAMS)
         and not source.intervals
         and not source.computes_fields
@@ -47,10 +51,22 @@ def fusable(job: Job) -> bool:
         and job.join is None
         and not job.references
         and job.filter is None
-        and not job.select
         and job.punctuation is None
         and job.ordering.out_of_order_action in ("adjust", "drop")
-        and window is not None
+    )
+    if not input_fits:
+        return False
+    if job.window is None:
+        return source.format == "jsonl" and releasable(job)
+    return _window_fits(job)
+
+
+def _window_fits(job: Job) -> bool:
+    """:func:`fusable`'s conditions on a windowed job's window."""
+    window = job.window
+    assert window is not None
+    return (
+        not job.select
         and window.type in ("tumbling", "hopping")
         and window.having is None
         and not window.group_expressions
@@ -129,8 +145,11 @@ class FusedPlan:
     file_bytes: int = 0
     #: Per named column (``missing_column``), where a vouched row's value is: ``("all",
     #: 0)`` a time, partition or key column (every vouched row holds one), ``("g", i)``
-    #: group-by ``i``, ``("a", k)`` the input of aggregate ``k``.
+    #: group-by ``i``, ``("a", k)`` the input of aggregate ``k``, ``("f", i)`` the
+    #: released events' field ``i`` (:attr:`ReleasePlan.fields`).
     present: tuple[tuple[str, int], ...] = ()
+    #: A windowless job's release (``None``: window partials are folded).
+    release: ReleasePlan | None = None
 
     @property
     def per_timeline(self) -> bool:
@@ -151,11 +170,21 @@ def fused_plan(
     (and the column of the input lines holding the partition, if the stream has it:
     then records need not name it, as the SQL route reads it)."""
     window, ordering = job.window, job.ordering
-    assert window is not None
-    plans = plan_aggregates(window.aggregates)
     parse = dataclasses.replace(kernel_plan(job), carried=())  # (no ``mj``: unread)
     if stream_partition is not None:
         parse = dataclasses.replace(parse, partition=None)
+    shape: dict[str, object] = {"size": 0, "period": 0, "offset": 0, "closed_end": False}
+    shape.update(lateness=0, group_by=(), aggregates=())
+    if window is not None:
+        plans = plan_aggregates(window.aggregates)
+        shape.update(size=window.size, period=window.period, offset=window.offset)
+        shape.update(closed_end=window.boundary == "end", lateness=window.allowed_lateness)
+        shape["group_by"] = tuple(window.group_by)
+        shape["aggregates"] = tuple(
+            (a.function, a.column, tuple(name for name, _ in plan.partial))
+            for a, plan in zip(window.aggregates, plans, strict=True)
+        )
+    release = release_plan(job) if window is None else None
     return FusedPlan(
         parse=parse,
         event_mode=job.event_time_mode,
@@ -165,35 +194,28 @@ def fused_plan(
         late_drop=ordering.action == "drop",
         out_of_order_drop=ordering.out_of_order_action == "drop",
         shift=job.source.shift,
-        size=window.size,
-        period=window.period,
-        offset=window.offset,
-        closed_end=window.boundary == "end",
-        lateness=window.allowed_lateness,
         partitioned=ordering.partitioned,
         substreams=job.source.over is not None,
-        group_by=tuple(window.group_by),
-        aggregates=tuple(
-            (a.function, a.column, tuple(name for name, _ in plan.partial))
-            for a, plan in zip(window.aggregates, plans, strict=True)
-        ),
         clocks=tuple((pid, p["arrival"], p["watermark"], p["newest"]) for pid, p in clocks.items()),
         stream_partition=stream_partition,
-        present=_present_sources(job),
+        present=_present_sources(job, release),
+        release=release,
+        **shape,  # type: ignore[arg-type]
     )
 
 
-def _present_sources(job: Job) -> tuple[tuple[str, int], ...]:
-    """:attr:`FusedPlan.present` of ``job``."""
+def _present_sources(job: Job, release: ReleasePlan | None) -> tuple[tuple[str, int], ...]:
+    """:attr:`FusedPlan.present` of ``job`` (``release``: its plan without a window)."""
     window = job.window
-    assert window is not None
     out = []
     for named in named_columns(job):
         if any(role.startswith("source.") for role in named.roles):
             out.append(("all", 0))
-        elif named.column in window.group_by:
-            out.append(("g", window.group_by.index(named.column)))
+        elif release is not None:
+            out.append(("f", release.fields.index(named.column)))
+        elif named.column in window.group_by:  # type: ignore[union-attr]
+            out.append(("g", window.group_by.index(named.column)))  # type: ignore[union-attr]
         else:
-            columns = [a.column for a in window.aggregates]
+            columns = [a.column for a in window.aggregates]  # type: ignore[union-attr]
             out.append(("a", columns.index(named.column)))
     return tuple(out)

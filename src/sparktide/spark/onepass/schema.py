@@ -15,6 +15,7 @@ from pyspark.sql.pandas.types import from_arrow_type
 from sparktide.core.counts import VERDICT_COUNTERS
 from sparktide.spark.columns import (
     KERNEL_ABORT,
+    KERNEL_KEPT,
     KERNEL_KEY,
     KERNEL_LINE,
     KERNEL_PARTIAL,
@@ -28,11 +29,14 @@ __all__ = [
     "ABORT",
     "COUNTED",
     "FILE_TEXT",
+    "KEPT",
+    "KEPT_SCHEMA",
     "KEY",
     "KEY_SCHEMA",
     "LINE",
     "LINE_SCHEMA",
     "PARTIAL",
+    "RELEASED_SCHEMA",
     "SUMMARY",
     "TASK",
     "counter_column",
@@ -47,6 +51,9 @@ __all__ = [
 #: those lines, "give up", and (substreams) one row per key of the batch.
 PARTIAL, SUMMARY, TASK = KERNEL_PARTIAL, KERNEL_SUMMARY, KERNEL_TASK
 LINE, ABORT, KEY = KERNEL_LINE, KERNEL_ABORT, KERNEL_KEY
+#: A windowless job's tasks write their released records where partials go
+#: (:data:`PARTIAL`) and the analytic columns' kept events here.
+KEPT = KERNEL_KEPT
 #: The row of a task that could not read a JSONL file by its path (not a local file, or
 #: compressed): the engine gives the kernel the files' text instead.
 FILE_TEXT = "r"
@@ -86,7 +93,7 @@ def kernel_schema(plan: FusedPlan) -> pa.Schema:
             *(pa.field(counter_column(name), pa.int64()) for name in COUNTED),
             *_fields("slow int64, parts int64"),
             *(pa.field(f"_nc{i}", pa.int64()) for i in range(len(plan.present))),
-            *(pa.field(f"{kind}_file", pa.string()) for kind in (PARTIAL, KEY, LINE)),
+            *(pa.field(f"{kind}_file", pa.string()) for kind in (PARTIAL, KEY, LINE, KEPT)),
         ]
     )
 
@@ -114,7 +121,10 @@ def _partial_fields(plan: FusedPlan) -> list[pa.Field]:
 
 def partial_schema(plan: FusedPlan) -> pa.Schema:
     """The window partials a task writes (:data:`PARTIAL`): one row per (scope, group,
-    start), the partial aggregates' columns."""
+    start), the partial aggregates' columns; a windowless job's released records
+    (:data:`RELEASED_SCHEMA`)."""
+    if plan.release is not None:
+        return RELEASED_SCHEMA
     return pa.schema(
         [
             pa.field("scope", pa.string()),
@@ -125,6 +135,15 @@ def partial_schema(plan: FusedPlan) -> pa.Schema:
     )
 
 
+#: A task's released records: their release order and their JSON text.
+RELEASED_SCHEMA = pa.schema(_fields("s int64, a int64, file string, line int64, value string"))
+#: The kept events of the analytic columns a task writes (:data:`KEPT`): the state
+#: table ``analytic``'s columns.
+KEPT_SCHEMA = pa.schema(
+    _fields(
+        "idx int64, scope string, key string, s int64, a int64, file string, line int64, v string"
+    )
+)
 #: The rows a task writes for substreams (:data:`KEY`): each key's largest ``h`` and events.
 KEY_SCHEMA = pa.schema(_fields("scope string, max_h int64, kn int64"))
 #: The lines a task did not vouch for (:data:`LINE`), for the SQL route.

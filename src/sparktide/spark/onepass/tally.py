@@ -50,17 +50,18 @@ def key_rows(timeline: np.ndarray, offered: np.ndarray, keys: pa.Array) -> pa.Ta
 def column_present_counts(plan: FusedPlan, rows: TaskRows | None) -> list[int]:
     """Per named column (:attr:`FusedPlan.present`), the task's vouched rows holding a
     value in it; the Arrow copy of ``column_present`` (``sparktide.rules``). A vouched
-    row holds its time, partition and key columns; a group-by value's text is
-    ``null`` where it holds none; an aggregate's input is counted or flagged where it
-    holds one (a malformed line is the SQL route's)."""
+    row holds its time, partition and key columns; a group-by value's text (or a
+    released event's field's) is ``null`` where it holds none; an aggregate's input is
+    counted or flagged where it holds one (a malformed line is the SQL route's)."""
     if rows is None:
         return [0] * len(plan.present)
     out = []
     for where, i in plan.present:
         if where == "all":
             out.append(len(rows.event_time))
-        elif where == "g":
-            out.append(len(rows.groups[i]) - pc.sum(pc.equal(rows.groups[i], "null")).as_py())
+        elif where in ("g", "f"):
+            texts = rows.groups[i] if where == "g" else rows.texts[i]
+            out.append(len(texts) - (pc.sum(pc.equal(texts, "null")).as_py() or 0))
         else:
             given = rows.inputs[i]
             held = given["count"] if "count" in given else given["is_integer"] | given["is_double"]

@@ -17,9 +17,28 @@ from sparktide.spark.inputs.arrays import filled
 from sparktide.spark.inputs.arrowvalues import field_column, printable, raw_token
 from sparktide.spark.onepass.signals import Abort
 
-__all__ = ["aggregate_inputs", "all_true", "group_text", "integers", "typed_inputs"]
+__all__ = [
+    "aggregate_inputs",
+    "all_true",
+    "field_text",
+    "group_text",
+    "integers",
+    "typed_inputs",
+]
 
 _INTEGER_TOKEN = "^-?[0-9]+$"
+#: The tokens of a column Arrow reads as floats whose JSON text the general plan writes
+#: as they are (``sparktide.spark.aggregates.json_text``): an integer (a variant's
+#: ``BIGINT``), a decimal without trailing zeros (a variant's decimal), or an integral
+#: float of up to seven digits and ``.0`` (``3.0``), which it writes as Java writes the
+#: double.
+_FLOAT_AS_WRITTEN = "|".join(
+    [
+        r"^-?[1-9][0-9]{0,17}$|^0$",
+        r"^-?(0|[1-9][0-9]{0,17})\.[0-9]{0,17}[1-9]$",
+        r"^-?[1-9][0-9]{0,6}\.0$|^0\.0$",
+    ]
+)
 
 
 def all_true(mask: pa.Array) -> bool:
@@ -51,6 +70,23 @@ def group_text(column: pa.Array) -> pa.Array:
     else:
         raise Abort("a group-by value is neither text, integer nor boolean")
     return pc.fill_null(text, "null")
+
+
+def field_text(column: pa.Array, token: pa.Array | None, lines: pa.Array, name: str) -> pa.Array:
+    """Field ``name``'s JSON text as the general plan writes a released event's field
+    (``coalesce(json_text(...), 'null')``): a string, integer or boolean as
+    :func:`group_text` writes it, ``null`` when missing; a float as written when its
+    token is :data:`_FLOAT_AS_WRITTEN` (``token``: the column's raw tokens when the parse
+    found them already, else read from ``lines``). Any other value leaves the batch to
+    the general plan."""
+    if not pa.types.is_floating(column.type):
+        return group_text(column)
+    raw = token if token is not None else raw_token(lines, name)
+    valid = pc.is_valid(column)
+    fits = pc.match_substring_regex(pc.fill_null(raw, ""), _FLOAT_AS_WRITTEN)
+    if not all_true(pc.or_(pc.invert(valid), fits)):
+        raise Abort("a float is not written as the general plan writes it")
+    return pc.if_else(valid, raw, pa.scalar("null"))
 
 
 def aggregate_inputs(

@@ -21,6 +21,7 @@ __all__ = [
     "NO_RECORDS",
     "collect_sorted",
     "empty_directory",
+    "hand_lines",
     "newline_ended",
     "ordered",
     "state_schema",
@@ -77,13 +78,7 @@ def write_text(
     order = sorted((c for c in frame.columns if c.startswith("_o")), key=lambda c: int(c[2:]))
     if batch.sink is not None or batch.writes_on_driver:
         lines = collect_sorted(frame, order).column("value").combine_chunks()
-        if batch.sink is not None:
-            batch.sink("results", directory, lines, None)
-        else:
-            assert directory is not None
-            write_lines(newline_ended(lines), f"{local_path(directory)}/{batch.label}")
-        if counter is not None:
-            batch.count(counter, len(lines))
+        hand_lines(batch, lines, directory, counter)
         return
     assert directory is not None
     observation = Observation() if counter is not None else None
@@ -99,6 +94,23 @@ def write_text(
     _name_jsonl(frame.sparkSession, f"{directory}/{batch.label}")
     if observation is not None and counter is not None:
         batch.count(counter, _observed_count(observation))
+
+
+def hand_lines(
+    batch: Batch, lines: pa.Array, directory: str | None, counter: str | None = None
+) -> None:
+    """Write records collected on the driver (``lines``, in order) as :func:`write_text`
+    writes them: to the batch's sink when it has one (a typed format, a callback), else
+    as the one file of ``directory``/the batch's label; with ``counter``, count them."""
+    if directory is None and not batch.callback:
+        return
+    if batch.sink is not None:
+        batch.sink("results", directory, lines, None)
+    else:
+        assert directory is not None
+        write_lines(newline_ended(lines), f"{local_path(directory)}/{batch.label}")
+    if counter is not None:
+        batch.count(counter, len(lines))
 
 
 def collect_sorted(frame: DataFrame, order: list[str]) -> pa.Table:
