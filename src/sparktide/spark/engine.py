@@ -6,8 +6,9 @@ Each micro-batch (``foreachBatch``) runs these stages; ``docs/design.md`` says w
    is chosen and journaled); the clock state of the last committed batch is loaded.
 2. **Plan** (:mod:`.plans`). Which route judges the batch, and why.
 3. **Judge** (:mod:`.routes`). One pass per task (:mod:`.taskpass`: parse, judge and
-   fold into window partials, or release a windowless job's events), or the general plan (:mod:`.judging`: parse, the
-   policy of :mod:`.policy` with the CTIs of :mod:`.punctuation`, windows assigned).
+   fold into window partials, or release a windowless job's events), or the general
+   plan (:mod:`.judging`: parse, the policy of :mod:`.policy` with the CTIs of
+   :mod:`.punctuation`, windows assigned).
    Partitions that delivered nothing get their idle estimate.
 4. **Outputs** (:mod:`.outputs`, :mod:`.windows`). Dead letters; admitted rows folded
    into the open windows and the closed ones written, or events released (or joined).
