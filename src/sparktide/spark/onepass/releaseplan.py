@@ -91,7 +91,9 @@ def releasable(job: Job) -> bool:
     or ``ISFIRST`` over bare fields, without ``when`` or ``default``; a ``[select]`` of
     bare fields and analytic columns (no ``*``); no window, pattern, ``[apply]``,
     ``[filter]`` or ``[source] where``; one timeline per partition, or one partition
-    (nothing waits for another partition's watermark); no named column outside those."""
+    (nothing waits for another partition's watermark); no out-of-order tolerance
+    (Stream Analytics' default: each admitted event is at or below its timeline's
+    watermark as soon as it is judged, so none is held); no named column outside those."""
     names = {a.name for a in job.analytics}
     if not job.analytics or not job.select or job.select_star is not None:
         return False
@@ -100,6 +102,8 @@ def releasable(job: Job) -> bool:
     if job.filter is not None or job.input_conditions or job.source.over is not None:
         return False
     if not (job.ordering.partitioned or job.source.partition is None):
+        return False
+    if job.ordering.out_of_order != 0:  # (else most batches hold events: the general plan's)
         return False
     if not all(_column_fits(a, names) for a in job.analytics):
         return False
