@@ -111,6 +111,16 @@ def test_accept_in_the_job_file_is_refused(tmp_path: Path) -> None:
         job(load_bindings(tmp_path / "job.toml"), LOOKUP, UNWIND, PROJECT)
 
 
+def _sites(local: str, unwind: Any = "$site") -> list[dict[str, Any]]:
+    lookup = {
+        "from": {"connectionName": "atlas", "db": "ref", "coll": "sites"},
+        "localField": local,
+        "foreignField": "code",
+        "as": "site",
+    }
+    return [{"$lookup": lookup}, {"$unwind": unwind}]
+
+
 def window(key: str = "$device", **accumulators: Any) -> dict[str, Any]:
     group = {"$group": {"_id": key, "n": {"$sum": 1}, **accumulators}}
     return {"$tumblingWindow": {"interval": {"size": 1, "unit": "second"}, "pipeline": [group]}}
@@ -163,9 +173,27 @@ def test_a_window_after_lookup_reads_each_match(bindings: Bindings) -> None:
     assert j.ordering.out_of_order_action == "accept"
 
 
+def test_a_match_after_lookup_without_a_window_is_the_join_s_where(bindings: Bindings) -> None:
+    """$match after $lookup and $unwind with no window after them reads each document
+    $unwind writes: [join] where, over the event's fields and the row's; a $match
+    before the $lookup stays [filter]."""
+    j = job(
+        bindings,
+        {"$match": {"temp": {"$gt": 0}}},
+        LOOKUP,
+        UNWIND,
+        {"$match": {"info.max_temp": {"$lt": 35}}},
+        {"$match": {"device": "d1"}},
+        PROJECT,
+    )
+    assert j.filter is not None and j.filter.where == "temp > 0"
+    assert j.join is not None
+    assert j.join.where == "info.max_temp < 35 AND readings.device = 'd1'"
+
+
 def test_a_match_between_lookup_and_the_window_filters_each_match(bindings: Bindings) -> None:
-    """$match after $lookup (refused without a window: [filter] would read the events
-    before they meet the table) is [filter] over each match when a window follows."""
+    """$match after $lookup (without a window: [join] where) is [filter] over each match
+    when a window follows."""
     j = job(
         bindings,
         {"$match": {"temp": {"$gt": 0}}},
@@ -189,7 +217,11 @@ def test_a_match_between_lookup_and_the_window_filters_each_match(bindings: Bind
         ([LOOKUP, UNWIND], "22:3", "this stage keeps every other field of the documents of"),
         ([LOOKUP, {"$unwind": "$other"}], "22:14", "$unwind of '$other' is not supported yet"),
         ([UNWIND], "10:3", "the stage $unwind is not supported yet (only right after $lookup)"),
-        ([LOOKUP, UNWIND, {"$match": {"a": 1}}, PROJECT], "25:3", "$match after $lookup"),
+        (
+            [LOOKUP, UNWIND, *_sites("info.site"), {"$match": {"a": 1}}, PROJECT],
+            "40:3",
+            "$match after $lookup in a pipeline with a second $lookup and no window",
+        ),
         (
             [LOOKUP, UNWIND, {"$addFields": {"f": 1}}, window()],
             "30:3",
@@ -252,16 +284,6 @@ def test_lookup_fields_of_other_names_or_inside_a_record_are_a_pair(bindings: Bi
     assert j.join is not None and j.join.on == (("meta.device", "id"),)
     with pytest.raises(QueryError, match=r"localField 'meta\.device' is computed by an earlier"):
         job(bindings, {"$addFields": {"meta": 1}}, {"$lookup": nested}, UNWIND, PROJECT)
-
-
-def _sites(local: str, unwind: Any = "$site") -> list[dict[str, Any]]:
-    lookup = {
-        "from": {"connectionName": "atlas", "db": "ref", "coll": "sites"},
-        "localField": local,
-        "foreignField": "code",
-        "as": "site",
-    }
-    return [{"$lookup": lookup}, {"$unwind": unwind}]
 
 
 def test_a_later_lookup_is_a_further_table(bindings: Bindings) -> None:

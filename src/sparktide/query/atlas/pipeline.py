@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sparktide import expr as E
-from sparktide.errors import ConfigError
+from sparktide.errors import ConfigError, QueryError
 from sparktide.job.window import group_by_names
 from sparktide.query.ast import Pos
 from sparktide.query.atlas.documents import Documents
@@ -88,6 +88,9 @@ class _Stages:
     #: $match between $lookup and the window, read over each match once the window
     #: stage comes (semantics §11.23): the documents and where they were written
     after_lookup: list[tuple[Node, Pos]] = field(default_factory=list)
+    #: the same read over the documents $unwind writes (each match and its row), or why
+    #: not: with no window after them, they are [join] where
+    lookup_where: list[E.Expr | QueryError] = field(default_factory=list)
 
 
 class Pipeline(Documents):
@@ -125,6 +128,8 @@ class Pipeline(Documents):
         }
         if read.lookup is not None:
             self.join(read.lookup, data, windowed=read.window is not None, more=read.more)
+            if read.window is None and read.lookup_where:
+                self.lookup_where(read.lookup, read.lookup_where, data)  # type: ignore[arg-type]
         self.filter(read.matches, data)
         self.window(read.window, read.having, data)
         if read.window_lookup is not None:
@@ -179,6 +184,10 @@ class Pipeline(Documents):
                 self.window_stage(read, name, body, pos)
             elif name == "$match" and lookup is not None and read.window is None:
                 read.after_lookup.append((body, pos))  # (read over each match: window_stage)
+                try:  # (or, with no window after it, over the documents $unwind writes)
+                    read.lookup_where.append(self.matches.match(body))
+                except QueryError as error:
+                    read.lookup_where.append(error)
             elif name == "$match":
                 condition = self.matches.match(body)
                 if read.window_lookup is not None:  # (over each record and its row)
@@ -200,13 +209,15 @@ class Pipeline(Documents):
             raise self.refuse(
                 pending.pos, f'$lookup needs $unwind of "${pending.name}" right after it'
             )
-        if read.after_lookup:
+        if read.after_lookup and read.more:
             raise self.refuse(
                 read.after_lookup[0][1],
-                "$match after $lookup without a window after it is not supported yet: "
-                "[filter] reads the stream's events before they meet the table; put it "
-                "before $lookup",
+                "$match after $lookup in a pipeline with a second $lookup and no window is "
+                "not supported yet: put it before the $lookups",
             )
+        for condition in read.lookup_where:
+            if isinstance(condition, QueryError):
+                raise condition
         read.select = self.operators.shape.select(self.refuse)
         return read
 
@@ -231,6 +242,7 @@ class Pipeline(Documents):
             )
             read.matches += [self.matches.match(body) for body, _ in read.after_lookup]
             read.after_lookup.clear()
+            read.lookup_where.clear()
         read.window = self.windows.window_stage(_WINDOW_STAGES[name], name, body)
         read.window_pos = pos
         self.operators.shape = Shape.of_window(
@@ -328,6 +340,18 @@ class Pipeline(Documents):
             "semantics §13.5), once per row"
             + (" (once with the row null if none)" if lookup.left else " (not if none)")
             + "; $match after it is [join] where"
+        )
+
+    def lookup_where(self, lookup: Lookup, matches: list[E.Expr], data: dict[str, Any]) -> None:
+        """``[join] where``: the ``$match`` stages after a ``$lookup`` and its ``$unwind``
+        with no window after them, over each document ``$unwind`` writes (the event's
+        fields and the row's, ``$<as>.<field>``)."""
+        data["join"]["where"] = E.to_text(E.conjunction(matches))
+        self.notes.append(
+            f"$match after $lookup and $unwind is [join] where: each event meets the rows "
+            f"of {lookup.endpoint} first, then a record that fails it is not written "
+            "(an event that meets no row under preserveNullAndEmptyArrays has the row's "
+            "fields null there)"
         )
 
     def filter(self, matches: list[E.Expr], data: dict[str, Any]) -> None:
