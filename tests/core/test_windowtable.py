@@ -92,12 +92,28 @@ def test_where_and_select_read_the_window_and_the_row(tmp_path) -> None:
     ]
 
 
+def test_the_condition_decides_the_rows_a_record_meets(tmp_path) -> None:
+    """``[join] condition`` over the window's columns and the row's fields: a pair that
+    fails it is no match; under ``type = "left"`` a record none of whose rows meets it
+    is written once, its row null (d1's average 20 is above 15, not above 25)."""
+    data = _data(tmp_path, join__condition="w.avg > limits.max")
+    windows = simulate(Job.from_dict(data, base_dir=tmp_path), _records()).windows
+    rows = [(w["device"], w["limits"] and w["limits"]["site"]) for w in windows]
+    assert rows == [("d1", "north"), ("d3", None)]
+    data = _data(tmp_path, join__condition="w.avg > limits.max + 100")
+    windows = simulate(Job.from_dict(data, base_dir=tmp_path), _records()).windows
+    assert [(w["device"], w["limits"]) for w in windows] == [("d1", None), ("d3", None)]
+    data = _data(tmp_path, join__condition="w.avg > limits.max", join__type="inner")
+    windows = simulate(Job.from_dict(data, base_dir=tmp_path), _records()).windows
+    assert [(w["device"], w["limits"]["site"]) for w in windows] == [("d1", "north")]
+
+
 @pytest.mark.parametrize(
     ("changes", "key", "message"),
     [
         ({"join__on": ["site"]}, "join.on", "'site' is not a column of the window w's"),
         ({"join__between": ["0s", "1m"]}, "join.between", "a table has no time"),
-        ({"join__condition": "limits.max > 1"}, "join.condition", "write it in join.where"),
+        ({"join__condition": "w.nope > 1"}, "join.condition", "'nope' is not a column"),
         ({"join__where": "w.nope > 1"}, "join.where", "'nope' is not a column of the window"),
         ({"join__where": "temp > 1"}, "join.where", "qualify it with its input (w.temp"),
     ],

@@ -58,15 +58,25 @@ def test_the_step_s_window_meets_the_table(b: Bindings) -> None:
     assert Job.from_dict(tomllib.loads(job_to_toml(j))) == j
 
 
+def test_the_rest_of_a_left_outer_join_s_on_is_the_condition(b: Bindings) -> None:
+    """Under LEFT OUTER JOIN the rest of ON decides which rows a record meets (one that
+    meets none is written once, the row null): [join] condition; the WHERE stays
+    [join] where, over what the join writes."""
+    j = job(
+        _STEP + "SELECT a.DeviceId, l.MaxTemp INTO out FROM a LEFT OUTER JOIN Limits l "
+        "ON a.DeviceId = l.DeviceId AND l.Active = 1 AND a.AvgTemp > l.MinTemp "
+        "WHERE l.MaxTemp IS NULL OR a.AvgTemp > l.MaxTemp",
+        b,
+    )
+    assert j.join is not None and j.join.type == "left"
+    assert j.join.condition == "Limits.Active = 1 AND a.AvgTemp > Limits.MinTemp"
+    assert j.join.where == "Limits.MaxTemp IS NULL OR a.AvgTemp > Limits.MaxTemp"
+    assert Job.from_dict(tomllib.loads(job_to_toml(j))) == j
+
+
 @pytest.mark.parametrize(
     ("text", "where", "message"),
     [
-        (
-            "SELECT a.DeviceId INTO out FROM a LEFT OUTER JOIN Limits l "
-            "ON a.DeviceId = l.DeviceId AND l.Active = 1",
-            "1:258",
-            "in the ON of a LEFT OUTER JOIN of the windowed step a is not supported yet",
-        ),
         (
             "SELECT a.DeviceId, COUNT(*) AS n INTO out FROM a JOIN Limits l "
             "ON a.DeviceId = l.DeviceId GROUP BY a.DeviceId, TumblingWindow(minute, 5)",

@@ -927,7 +927,9 @@ CASES = {
         },
     },
     "window-records-meet-table": {  # a window's records meet reference data (§13.5):
-        # d1's records twice (two rows, in the table's order), d3's once with no row
+        # d1's records twice (two rows, in the table's order), d3's once with no row; the
+        # condition drops pairs: d2's row always (its record once, the row null), d0's and
+        # d1's first row where a window counts two events or fewer
         "inputs": {
             "readings": {"partition": "partition", "partitions": 3},
             "devices": {"reference": True, "format": "csv"},
@@ -947,6 +949,7 @@ CASES = {
             "right": "devices",
             "on": ["device"],
             "type": "left",
+            "condition": "devices.rank > 0 AND (w.n > 2 OR devices.rank = 3)",
             "where": "devices.rank IS NULL OR w.hi > devices.rank",
         },
         "select": {

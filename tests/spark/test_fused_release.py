@@ -178,9 +178,7 @@ def test_kept_events_cross_routes_and_restarts(spark, tmp_path, monkeypatch):
     assert _metrics(job, "plan") == ["one_pass", "general", "one_pass", "general"]
 
 
-def test_a_batch_that_would_hold_an_event_takes_the_general_plan(
-    spark, tmp_path, monkeypatch
-):
+def test_a_batch_that_would_hold_an_event_takes_the_general_plan(spark, tmp_path, monkeypatch):
     """With an out-of-order tolerance the watermark trails the newest timestamp, and most
     batches hold events: such a job takes the general plan. Were its tasks to try (the
     tolerance check left out here), a batch whose events are not all released would be

@@ -105,9 +105,9 @@ def check_stream_tables(job: Job, join: Join) -> None:
 def check_window_table(job: Job) -> None:
     """A window whose records meet reference data (``[join] left`` the window's name,
     semantics §13.5): one table, met by the window's result columns (``on``'s left
-    names), without a time bound; ``where`` and ``[select]`` read ``<window>.<column>``
-    and ``<table>.<field>``. Not yet: further tables, ``condition`` (an inner join's is
-    ``where``), a join of the window's records with a stream."""
+    names), without a time bound; ``condition``, ``where`` and ``[select]`` read
+    ``<window>.<column>`` and ``<table>.<field>``. Not yet: further tables, a join of
+    the window's records with a stream."""
     join, window = job.join, job.window
     assert join is not None and window is not None
     tables = [name for name, _ in job.references]
@@ -120,7 +120,6 @@ def check_window_table(job: Job) -> None:
     for key, value, why in (
         ("join.between", join.between, "a table has no time"),
         ("join.then", join.then, "further tables are not met by a window's records yet"),
-        ("join.condition", join.condition, "write it in join.where (an inner join)"),
     ):
         if value:
             raise ConfigError(key, f"not with a window's records meeting a table: {why}")
@@ -133,6 +132,8 @@ def check_window_table(job: Job) -> None:
                 f"({', '.join(columns)})",
             )
     reads = [("join.where", join.where_expression)] if join.where is not None else []
+    if join.condition is not None:
+        reads.append(("join.condition", join.condition_expression))
     reads += [(f"select.{p.name}", p.parsed) for p in job.select]
     for key, expr in reads:
         for ref in ref_nodes(expr):  # type: ignore[arg-type]

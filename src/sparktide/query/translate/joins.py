@@ -127,7 +127,9 @@ class JoinPlanner:
         """``FROM windowed_step JOIN table ON step.k = table.k``: the step's window's
         records meet the reference data (semantics §13.5): ``[join] left`` the window's
         name, ``on`` the equal columns; the rest of an inner JOIN's ``ON`` is its
-        ``where``, with the statement's ``WHERE``."""
+        ``where``, with the statement's ``WHERE``, and of a ``LEFT OUTER JOIN``'s its
+        ``condition`` (a record none of whose rows meets it is written once, the row
+        null)."""
         windowed = WindowStep(self.refuse, step.name, step.body.selects[0])
         windowed.check(left, set(self.steps))
         if join.kind not in ("INNER", "LEFT", "LEFT OUTER"):
@@ -141,13 +143,11 @@ class JoinPlanner:
         self.distinct_names(records, right)
         on, _, condition = self.on.join_condition(join, records, right, reference=True)
         kind = "inner" if join.kind == "INNER" else "left"
-        if condition and kind == "left":
-            raise self.refuse(
-                condition[0].pos,
-                f"{describe(condition[0])} in the ON of a LEFT OUTER JOIN of the windowed "
-                f"step {step.name} is not supported yet: compare columns only",
-            )
-        plan = JoinPlan(records, right, on, None, join.pos, kind, True, where_after=condition)
+        plan = JoinPlan(records, right, on, None, join.pos, kind, True)
+        if kind == "left":  # (a pair that fails it is no match: the record once, row null)
+            plan = replace(plan, condition=tuple(condition))
+        else:
+            plan = replace(plan, where_after=tuple(condition))
         window = windowed.window_select()
         reading = windowed.reading(records, {step.name.casefold()})
         plan = replace(plan, table_window=replace(window, source=reading))

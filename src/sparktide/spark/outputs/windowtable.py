@@ -3,7 +3,8 @@
 
 The closed windows that pass ``having`` meet the broadcast table by their ``on``
 columns, read from each window's JSON record with the same key SQL as the table's
-(:func:`sparktide.spark.lookup.record_key`); ``[join] where`` and ``[select]`` then read
+(:func:`sparktide.spark.lookup.record_key`), and the pairs ``[join] condition``;
+``[join] where`` and ``[select]`` then read
 ``<window>.<column>`` from that record and ``<table>.<field>`` from the row met, as over
 a join's matches (:mod:`sparktide.spark.outputs.matches`). No Python runs per window.
 """
@@ -12,13 +13,13 @@ from __future__ import annotations
 
 import json
 
-from pyspark.sql import DataFrame
+from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
 from sparktide.spark.columns import RECORD
 from sparktide.spark.context import Context
 from sparktide.spark.lookup import record_key, reference_table
-from sparktide.spark.outputs.matches import join_projection, join_where
+from sparktide.spark.outputs.matches import join_condition, join_projection, join_where
 from sparktide.spark.sql import iso, sql_string
 
 __all__ = ["ROW_PLACE", "windows_met"]
@@ -54,6 +55,9 @@ def windows_met(
         F.col("t.text").alias("_wrow"),
     )
     records = (record, "_wrow")
+    if join.condition is not None:  # (a pair that fails it is no match, semantics §13.5)
+        window = [c for c in ("scope", "start", "end", record) if c in closed.columns]
+        frame = _meeting_condition(frame, context, window, records)
     if join.where is not None:
         frame = join_where(frame, job, records, "end")
     if not job.select:
@@ -68,6 +72,28 @@ def windows_met(
     ]
     selected += [(p.name, f"e{i}") for i, p in enumerate(job.select)]
     return frame, selected + fields[-1:]
+
+
+def _meeting_condition(
+    frame: DataFrame, context: Context, window: list[str], records: tuple[str, str]
+) -> DataFrame:
+    """The windows' pairs with the table's rows that meet ``[join] condition`` (over
+    ``<window>.<column>`` and ``<table>.<field>``); under ``type = "left"`` a window none
+    of whose rows meets it once, its row null. ``window``: the columns that tell the
+    windows apart (the scope, the bounds and the record, which holds the groups)."""
+    met = join_condition(frame, context.job, records, "end")
+    paired = "_jc AND _wrow IS NOT NULL"
+    if context.job.join.type != "left":  # type: ignore[union-attr]
+        return met.filter(paired).drop("_jc")
+    each = Window.partitionBy(*(F.col(f"`{c}`") for c in window))
+    met = met.withColumn("_jm", F.max(F.expr(paired)).over(each))
+    met = met.withColumn("_jn", F.row_number().over(each.orderBy(ROW_PLACE)))
+    kept = met.filter(f"({paired}) OR (NOT _jm AND _jn = 1)")
+    return kept.selectExpr(  # (a window no row met: its row null)
+        *(f"`{c}`" for c in frame.columns if c not in (ROW_PLACE, "_wrow")),
+        f"CASE WHEN _jm THEN {ROW_PLACE} END AS {ROW_PLACE}",
+        "CASE WHEN _jm THEN _wrow END AS _wrow",
+    )
 
 
 def record_text(fields: list[tuple[str, str]]) -> str:
