@@ -47,6 +47,43 @@ def test_a_left_table_that_meets_none_is_null_an_inner_one_drops_the_match() -> 
     assert tables_met(_tables(_BOOTHS), "Entry", {}, None) == [{"Booths": None}]
 
 
+_HOMES = (
+    TableJoin("Cars", "Homes", (("home", "id"),)),
+    {(1,): [{"city": "Oslo"}], (2,): [{"city": "Rome"}, {"city": "Bari"}]},
+)
+
+
+def test_a_table_met_by_an_earlier_table_s_row_meets_each_combination_s_own() -> None:
+    """A table whose ``left`` is an earlier table meets each combination by that table's
+    row: Ann's home 1 (one row), Al's home 2 (two rows), Bo's home 3 none (an inner
+    table: that combination only is dropped); under ``left`` it is null once, and a
+    null row of the earlier table meets none."""
+    cars = (
+        _CARS[0],
+        {
+            ("A",): [
+                {"owner": "ann", "home": 1},
+                {"owner": "al", "home": 2},
+                {"owner": "bo", "home": 3},
+            ]
+        },
+    )
+    met = tables_met(_tables(cars, _HOMES), "Entry", {}, {"plate": "A"})
+    assert [(c["Cars"]["owner"], c["Homes"]["city"]) for c in met] == [
+        ("ann", "Oslo"),
+        ("al", "Rome"),
+        ("al", "Bari"),
+    ]
+    left_homes = (TableJoin("Cars", "Homes", (("home", "id"),), "left"), _HOMES[1])
+    met = tables_met(_tables(cars, left_homes), "Entry", {}, {"plate": "A"})
+    assert [(c["Cars"]["owner"], c["Homes"]) for c in met][-1] == ("bo", None)
+    left_cars = (TableJoin("Exit", "Cars", ("plate",), "left"), cars[1])
+    assert tables_met(_tables(left_cars, left_homes), "Entry", {}, {"plate": "Z"}) == [
+        {"Cars": None, "Homes": None}
+    ]
+    assert tables_met(_tables(left_cars, _HOMES), "Entry", {}, {"plate": "Z"}) == []
+
+
 def _data(tmp_path: Path, **join: Any) -> dict[str, Any]:
     return {
         "inputs": {
@@ -69,7 +106,7 @@ _THEN = [{"left": "Exit", "right": "Cars", "on": ["plate"]}]
         (
             {"then": [{"left": "Nope", "right": "Cars", "on": ["plate"]}]},
             "join.then[0].left",
-            "Entry or Exit",
+            "Entry or Exit) or a table met before it (none yet)",
         ),
         (
             {"then": [{**_THEN[0], "condition": "Exit.v > 1"}]},

@@ -550,7 +550,7 @@ def test_each_event_meets_its_rows_in_the_table_s_order(tmp_path: Path) -> None:
             "SELECT * FROM Telemetry s JOIN Other o ON s.k = o.k AND DATEDIFF(s, s, o) "
             "BETWEEN 0 AND 1 JOIN SiteRef x ON o.Site = x.Site AND s.k = x.k",
             "1:129",
-            "the ON of the JOIN with SiteRef reads both streams",
+            "the ON of the JOIN with SiteRef reads two inputs",
         ),
         (
             "SELECT x.* FROM Telemetry s JOIN DeviceRef r ON s.k = r.k "

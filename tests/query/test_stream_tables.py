@@ -81,6 +81,43 @@ def test_a_self_join_meets_a_table_by_one_alias(b: Bindings) -> None:
     ]
 
 
+def test_a_later_table_meets_the_rows_of_an_earlier_one(b: Bindings, tmp_path: Path) -> None:
+    """``JOIN Booths o ON c.home = o.id`` after ``JOIN Cars c``: [[join.then]] with left =
+    Cars; each combination meets the table by its row of Cars (one per car row met, a
+    left table none once with null); an inner one that meets none drops only that
+    combination."""
+    (tmp_path / "cars.jsonl").write_text(
+        '{"plate": "A", "owner": "ann", "home": 1}\n{"plate": "B", "owner": "bo", "home": 9}\n'
+        '{"plate": "A", "owner": "al", "home": 2}\n'
+    )
+    (tmp_path / "booths.jsonl").write_text(
+        '{"id": 1, "name": "north"}\n{"id": 2, "name": "south"}\n'
+    )
+    text = (
+        "SELECT e.plate, c.owner, o.name AS home INTO out "
+        + _TRIPS
+        + "JOIN Cars c ON x.plate = c.plate {} JOIN Booths o ON c.home = o.id"
+    )
+    j = job(text.format("LEFT OUTER"), b)
+    assert j.join is not None
+    assert [(s.left, s.right, s.on, s.type) for s in j.join.then] == [
+        ("Exit", "Cars", ("plate",), "inner"),
+        ("Cars", "Booths", (("home", "id"),), "left"),
+    ]
+    assert Job.from_dict(tomllib.loads(job_to_toml(j))) == j
+    records = [
+        _record(0, "Entry", "2026-03-01T09:00:00Z", plate="A"),
+        _record(1, "Entry", "2026-03-01T09:01:00Z", plate="B"),
+        _record(2, "Exit", "2026-03-01T09:03:00Z", plate="A"),
+        _record(3, "Exit", "2026-03-01T09:04:00Z", plate="B"),
+    ]
+    events = [(e["plate"], e["owner"], e["home"]) for e in simulate(j, records).events]
+    assert events == [("A", "ann", "north"), ("A", "al", "south"), ("B", "bo", None)]
+    inner = job(text.format(""), b)
+    events = [(e["plate"], e["owner"], e["home"]) for e in simulate(inner, records).events]
+    assert events == [("A", "ann", "north"), ("A", "al", "south")]
+
+
 def _record(seq: int, name: str, t: str, **fields: object) -> InputRecord:
     at = parse_instant(t)
     return InputRecord(
@@ -119,9 +156,14 @@ def test_each_match_is_written_once_per_row_it_meets(b: Bindings, tmp_path: Path
         (
             "JOIN Cars c ON x.plate = c.plate AND e.booth = c.booth",
             "1:182",
-            "the ON of the JOIN with Cars reads both streams",
+            "the ON of the JOIN with Cars reads two inputs",
         ),
-        ("JOIN Cars c ON c.plate = 'A'", "1:145", "reads no column of e or x"),
+        (
+            "JOIN Cars c ON x.plate = c.plate JOIN Booths o ON o.id = c.booth AND o.x = e.x",
+            "1:220",
+            "the ON of the JOIN with Booths reads two inputs",
+        ),
+        ("JOIN Cars c ON c.plate = 'A'", "1:145", "reads no column of e, x or a table met"),
         (
             "JOIN Cars c ON x.plate = c.plate AND x.speed > c.limit",
             "1:182",

@@ -577,6 +577,7 @@ CASES = {
             "logins": {"partition": "partition", "partitions": 3},
             "devices": {"reference": True, "format": "csv"},
             "bands": {"reference": True, "format": "jsonl", "stream": {"table": "bands"}},
+            "grades": {"reference": True, "format": "jsonl", "stream": {"table": "bands"}},
         },
         "ordering": {"late_arrival": "20s", "out_of_order": "2s"},
         "join": {
@@ -587,9 +588,11 @@ CASES = {
             "between": ["-5s", "4s"],  # (a login up to 5 s before matches too)
             # (each record meets reference data, semantics §11.26: the reboot's device,
             # d1 two rows, d3 none; the login's partition, a lone reboot's none; where
-            # reads the rows: d1's rank-3 row is not written)
+            # reads the rows: d1's rank-3 row is not written; grades meets each devices
+            # row by its rank: d0's 1 one row, d1's rows none, d3's null row none)
             "then": [
                 {"left": "reboots", "right": "devices", "on": ["device"], "type": "left"},
+                {"left": "devices", "right": "grades", "on": [["rank", "part"]], "type": "left"},
                 {
                     "left": "logins",
                     "right": "bands",

@@ -25,7 +25,7 @@ def stream_tables(job: Job) -> StreamTables:
     with its rows that meet the entry's ``condition``, by key."""
     join = job.join
     assert join is not None
-    tables = event_tables(job, (join.left, join.right))
+    tables = event_tables(job, (join.left, join.right, *join.stream_tables))
     return [(step, keyed_rows(step, rows)) for step, rows in tables]
 
 
@@ -37,17 +37,23 @@ def tables_met(
 ) -> list[dict[str, dict[str, Any] | None]]:
     """The rows a match meets (``fields``: its ``left`` input's event's, ``other`` its
     right one's, ``None`` for a left join's lone event): one entry per combination, each
-    table's row under its name, in the tables' order and each table's; a table that
-    meets none under ``type = "left"`` gives its name ``None``, under ``inner`` no
-    entry at all (the match is not written). A missing or null key meets no row."""
+    table's row under its name, in the tables' order and each table's. A table met by
+    an earlier table's row meets each combination's row of it. A table that meets none
+    under ``type = "left"`` gives its name ``None``; under ``inner`` the combination is
+    not written (nor the match, when none is left). A missing or null key meets no
+    row."""
     combinations: list[dict[str, dict[str, Any] | None]] = [{}]
     for step, by_key in tables:
-        own = fields if step.left == left else other
-        key = None if own is None else join_key(own, step.left_on)
-        rows: list[dict[str, Any] | None] = list(by_key.get(key, ())) if key is not None else []
-        if not rows:
-            if step.type != "left":
-                return []
-            rows = [None]
-        combinations = [{**c, step.right: row} for c in combinations for row in rows]
+        grown = []
+        for combination in combinations:
+            if step.left in combination:  # (an earlier table's row, or None)
+                own = combination[step.left]
+            else:
+                own = fields if step.left == left else other
+            key = None if own is None else join_key(own, step.left_on)
+            rows: list[Any] = list(by_key.get(key, ())) if key is not None else []
+            if not rows and step.type == "left":
+                rows = [None]
+            grown += [{**combination, step.right: row} for row in rows]
+        combinations = grown
     return combinations

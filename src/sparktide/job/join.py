@@ -124,10 +124,15 @@ class Join(_OnColumns):
 
     @property
     def stream_tables(self) -> tuple[str, ...]:
-        """The tables of ``[[join.then]]`` met by the fields of ``left`` or ``right``:
-        of a join with reference data, those each event meets by its own fields; of a
-        join of two streams, every one (semantics §11.26)."""
-        return tuple(s.right for s in self.then if s.left in (self.left, self.right))
+        """The tables of ``[[join.then]]`` met by the fields of ``left`` or ``right``, or
+        by the rows of such a table: of a join with reference data, those each event
+        meets by its own fields; of a join of two streams, every one (semantics
+        §11.26)."""
+        met: list[str] = []
+        for step in self.then:
+            if step.left in (self.left, self.right) or step.left in met:
+                met.append(step.right)
+        return tuple(met)
 
     def on_of(self, side: str) -> tuple[str, ...]:
         """The columns input ``side`` (``left`` or ``right``, by name) joins on."""

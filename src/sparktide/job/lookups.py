@@ -59,9 +59,9 @@ def check_lookup(job: Job, join: Join) -> None:
 
 def check_stream_tables(job: Job, join: Join) -> None:
     """Refuse ``[[join.then]]`` entries of a join of two streams that do not each meet
-    one more table by the fields of one of the two streams, every table once, each
-    ``condition`` reading its own table's fields; and what such a join cannot do yet
-    (a join of a window's records).
+    one more table by the fields of one of the two streams or of an earlier entry's
+    table, every table once, each ``condition`` reading its own table's fields; and
+    what such a join cannot do yet (a join of a window's records).
 
     Raises
     ------
@@ -71,12 +71,12 @@ def check_stream_tables(job: Job, join: Join) -> None:
     tables = [name for name, _ in job.references]
     held: list[str] = []
     for step in join.then:
-        if step.left not in (join.left, join.right):
+        if step.left not in (join.left, join.right, *held):
             raise ConfigError(
                 f"{step.key}.left",
-                f"must be one of the joined streams ({join.left} or {join.right}), whose "
-                f"fields meet the table: got {step.left!r} (a table met by another "
-                "table's rows is not joined to a join of two streams yet)",
+                f"must be one of the joined streams ({join.left} or {join.right}) or a "
+                f"table met before it ({', '.join(held) or 'none yet'}), whose fields meet "
+                f"the table: got {step.left!r}",
             )
         claim_table(step, tables, held)
         expr = step.condition_expression
@@ -92,7 +92,8 @@ def check_stream_tables(job: Job, join: Join) -> None:
         raise ConfigError(
             f"inputs.{unjoined[0]}.reference",
             f"reference data is joined: add a [[join.then]] with right = {unjoined[0]!r} and "
-            f"left = {join.left!r} or {join.right!r} (the stream whose fields meet it)",
+            f"left = {join.left!r} or {join.right!r} (the stream whose fields meet it) or a "
+            "table met before it",
         )
     if job.joins_windows:
         raise ConfigError(

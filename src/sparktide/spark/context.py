@@ -239,7 +239,7 @@ def _read_event_tables(job: Job) -> list[tuple[Any, list[tuple[int, str]]]]:
 
     join = job.join
     assert join is not None
-    sides = None if job.references_joined else (join.left, join.right)
+    sides = None if job.references_joined else (join.left, join.right, *join.stream_tables)
     return [
         (step, [(i, json.dumps(jsonable(row), ensure_ascii=False)) for i, row in enumerate(rows)])
         for step, rows in event_tables(job, sides)

@@ -151,16 +151,18 @@ class Matches:
 
     def stream_tables_note(self, join: JoinPlan) -> None:
         """The note on the JOINs of reference data after a JOIN of two streams."""
+        tables = {entry["right"] for _, entry in join.then}
         for _, entry in join.then:
             right = entry["right"]
+            who = "a match" if entry["left"] not in tables else f"a match's row of {entry['left']}"
             self.notes.append(
-                f"JOIN {right} is [[join.then]]: each match meets the rows of {right} "
+                f"JOIN {right} is [[join.then]]: {who} meets the rows of {right} "
                 f"(read whole when the run starts) {_meets(entry)}, and is written once per "
                 f"row met, the row read as {right}.<field>; "
                 + (
-                    f"a match that meets none is written once, {right} null (LEFT OUTER JOIN)"
+                    f"{who} that meets none is written once, {right} null (LEFT OUTER JOIN)"
                     if entry.get("type") == "left"
-                    else "a match that meets none is not written (an inner JOIN)"
+                    else f"{who} that meets none is not written (an inner JOIN)"
                 )
                 + " (semantics §11.26)"
             )

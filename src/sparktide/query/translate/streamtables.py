@@ -3,8 +3,9 @@
 (semantics §11.26).
 
 Each later JOIN is a ``[[join.then]]`` entry whose ``left`` is the stream its ``ON``
-compares with the table: each match meets the table by that event's fields, once per
-row, as SQL's chain of joins makes one row per combination. :func:`stream_tables` takes
+compares with the table, or an earlier table (``JOIN Owners o ON r.OwnerId = o.Id``):
+each match meets the table by that event's fields or that table's row, once per row,
+as SQL's chain of joins makes one row per combination. :func:`stream_tables` takes
 those JOINs off the SELECT, so the rest of the translation sees one JOIN of two streams;
 the columns of a table (``r.Owner``) read the row met (``Registration.Owner``), and a
 WHERE term that reads one is ``[join] where``, over what the join writes.
@@ -44,7 +45,8 @@ def stream_tables(select: Select, refuse: Refuse, is_reference: Any) -> tuple[Se
     tables: list[tuple[FromSource, dict[str, Any]]] = []
     for join in select.joins[1:]:
         _check_table(join, streams, [t for t, _ in tables], refuse, is_reference)
-        tables.append((join.source, _entry(join, streams, refuse)))
+        held = tuple(t for t, _ in tables)
+        tables.append((join.source, _entry(join, streams, held, refuse)))
     return replace(select, joins=select.joins[:1]), tuple(tables)
 
 
@@ -66,11 +68,17 @@ def _check_table(
     check_later_table(join, [streams[1], *held], streams[0], refuse, is_reference)
 
 
-def _entry(join: Join, streams: tuple[FromSource, FromSource], refuse: Refuse) -> dict[str, Any]:
-    """The ``[[join.then]]`` entry of a later JOIN: the stream its ``ON`` compares with
-    the table, the columns, and the terms over the table's own columns."""
+def _entry(
+    join: Join,
+    streams: tuple[FromSource, FromSource],
+    held: tuple[FromSource, ...],
+    refuse: Refuse,
+) -> dict[str, Any]:
+    """The ``[[join.then]]`` entry of a later JOIN: the stream (or the earlier table,
+    of ``held``) its ``ON`` compares with the table, the columns, and the terms over the
+    table's own columns."""
     table = join.source
-    known = {name: s for s in (*streams, table) for name in source_names(s)}
+    known = {name: s for s in (*streams, *held, table) for name in source_names(s)}
     side: FromSource | None = None
     for column in columns_in(join.condition):
         source = known.get(column.parts[0].casefold()) if len(column.parts) > 1 else None
@@ -79,28 +87,31 @@ def _entry(join: Join, streams: tuple[FromSource, FromSource], refuse: Refuse) -
                 column.pos,
                 f"{column.name} in the ON of the JOIN with the reference data {table.name}: "
                 "qualify it (alias.column of "
-                + ", ".join(s.alias or s.name for s in (*streams, table))
-                + "; an earlier table's columns are not compared yet)",
+                + ", ".join(s.alias or s.name for s in (*streams, *held, table))
+                + ")",
             )
         if source is table:
             continue
         if side is not None and source is not side:
             raise refuse(
                 column.pos,
-                f"the ON of the JOIN with {table.name} reads both streams: a table meets "
-                "each match by the fields of one of its two events",
+                f"the ON of the JOIN with {table.name} reads two inputs: a table meets "
+                "each match by the fields of one of its two events, or by the row of one "
+                "table met before it",
             )
         side = source
     if side is None:
         raise refuse(
             join.pos,
             f"the ON of the JOIN with {table.name} reads no column of "
-            f"{streams[0].alias or streams[0].name} or {streams[1].alias or streams[1].name}",
+            f"{streams[0].alias or streams[0].name}, {streams[1].alias or streams[1].name} "
+            "or a table met before it",
         )
     on, _, others = JoinCondition(refuse).join_condition(join, side, table, reference=True)
     itself = streams[0].name.casefold() == streams[1].name.casefold()  # (inputs by alias)
+    by_alias = itself and side in streams
     entry: dict[str, Any] = {
-        "left": (side.alias or side.name) if itself else side.name,
+        "left": (side.alias or side.name) if by_alias else side.name,
         "right": table.name,
         "on": [e if isinstance(e, str) else list(e) for e in on],
     }

@@ -4,9 +4,10 @@
 Each new pair (and a left join's lone left event) meets the tables of ``[[join.then]]``
 as it is made, before ``[join] where`` and the projection: the tables are broadcast with
 their keys (:func:`sparktide.spark.lookup.event_tables`, the same SQL as the events'
-keys), one join per table by the fields of the pair's event ``left`` names. The rows
-met go into the match's record, so a match held for later batches needs no table;
-their places in the tables order a pair's records (``ro``). No Python runs per event.
+keys), one join per table by the fields of the pair's event ``left`` names, or of the
+row of the earlier table it names. The rows met go into the match's record, so a match
+held for later batches needs no table; their places in the tables order a pair's
+records (``ro``). No Python runs per event.
 """
 
 from __future__ import annotations
@@ -36,8 +37,9 @@ def tables_met(context: Context, pairs: DataFrame) -> tuple[DataFrame, Tables]:
     tables: list[tuple[str, str]] = []
     places = []
     frame = pairs
+    texts = {join.left: "lraw", join.right: "rraw"}  # (then each table met: its row)
     for k, (step, table) in enumerate(event_tables(context)):
-        side = "lraw" if step.left == join.left else "rraw"
+        side = texts[step.left]
         names = [f"_tk{k}_{i}" for i in range(len(step.left_on))]
         keyed = frame.withColumn(RECORD, F.expr(f"try_parse_json({side})"))
         keyed = keyed.selectExpr(
@@ -53,6 +55,7 @@ def tables_met(context: Context, pairs: DataFrame) -> tuple[DataFrame, Tables]:
             F.col("t.text").alias(f"_tx{k}"),
         )
         tables.append((step.right, f"_tx{k}"))
+        texts[step.right] = f"_tx{k}"
         places.append(f"coalesce(lpad(CAST(_to{k} AS STRING), 19, '0'), '')")
     frame = frame.withColumn(ROW_PLACES, F.expr(f"concat_ws(',', {', '.join(places)})"))
     return frame.drop(*(f"_to{k}" for k in range(len(tables)))), tuple(tables)
