@@ -209,12 +209,6 @@ class Pipeline(Documents):
             raise self.refuse(
                 pending.pos, f'$lookup needs $unwind of "${pending.name}" right after it'
             )
-        if read.after_lookup and read.more:
-            raise self.refuse(
-                read.after_lookup[0][1],
-                "$match after $lookup in a pipeline with a second $lookup and no window is "
-                "not supported yet: put it before the $lookups",
-            )
         for condition in read.lookup_where:
             if isinstance(condition, QueryError):
                 raise condition
