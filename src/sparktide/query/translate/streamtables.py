@@ -23,7 +23,7 @@ from sparktide.query.refusal import Refuse, check_column
 from sparktide.query.translate.context import describe, inside, source_names, unsupported_call
 from sparktide.query.translate.inline import columns_in
 from sparktide.query.translate.joinon import JoinCondition
-from sparktide.query.translate.tablejoins import check_later_table
+from sparktide.query.translate.tablejoins import check_later_table, then_entry
 
 __all__ = ["stream_tables"]
 
@@ -110,13 +110,7 @@ def _entry(
     on, _, others = JoinCondition(refuse).join_condition(join, side, table, reference=True)
     itself = streams[0].name.casefold() == streams[1].name.casefold()  # (inputs by alias)
     by_alias = itself and side in streams
-    entry: dict[str, Any] = {
-        "left": (side.alias or side.name) if by_alias else side.name,
-        "right": table.name,
-        "on": [e if isinstance(e, str) else list(e) for e in on],
-    }
-    if join.kind != "INNER":
-        entry["type"] = "left"
+    entry = then_entry((side.alias or side.name) if by_alias else side.name, join, on)
     if others:
 
         def leaf(node: Column | Any) -> E.Expr:

@@ -35,7 +35,7 @@ from sparktide.query.translate.context import (
 from sparktide.query.translate.inline import columns_in, map_columns
 from sparktide.query.translate.joinon import JoinCondition
 
-__all__ = ["chained_tables", "check_later_table"]
+__all__ = ["chained_tables", "check_later_table", "then_entry"]
 
 
 def chained_tables(
@@ -80,6 +80,19 @@ def chained_tables(
         first = replace(first, kind="INNER")
     rewritten = _read_members(replace(select, joins=(first,)), first.source, held[1:], refuse)
     return rewritten, tuple(zip(held[1:], then, strict=True))
+
+
+def then_entry(left: str, join: Join, on: Any) -> dict[str, Any]:
+    """The ``[[join.then]]`` entry of the later JOIN ``join`` of a table: ``left``, the
+    table, the ``on`` columns (a pair as a list) and, for a LEFT OUTER JOIN, its type."""
+    entry: dict[str, Any] = {
+        "left": left,
+        "right": join.source.name,
+        "on": [e if isinstance(e, str) else list(e) for e in on],
+    }
+    if join.kind != "INNER":
+        entry["type"] = "left"
+    return entry
 
 
 def check_later_table(
@@ -160,13 +173,7 @@ def _table_join(
                     "by the event's fields takes conditions on its own columns only (for "
                     "now); compare the stream's in WHERE",
                 )
-    entry: dict[str, Any] = {
-        "left": left.name,
-        "right": table.name,
-        "on": [e if isinstance(e, str) else list(e) for e in on],
-    }
-    if join.kind != "INNER":
-        entry["type"] = "left"
+    entry = then_entry(left.name, join, on)
     if others:
 
         def leaf(node: Column | Call) -> E.Expr:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from sparktide.spark.onepass.clocks import ARRIVAL, NEWEST, WATERMARK, known_keys, timelines
 from sparktide.spark.onepass.collect import TaskRows
@@ -42,13 +43,16 @@ def judge(
     code = encoded.indices.to_numpy().astype(np.int64)
     known = known_keys(plan) if plan.substreams else None
     parts = timeline_pieces(plan, known, rows, code, len(pids))
-    piece = _release_piece if plan.release is not None else _judge_piece
-    judged = list(in_threads(plan, lambda part: piece(plan, pids, *part), parts))
     if plan.release is not None:
+        before = known_kept(plan.release)  # (once: each piece takes its scopes' rows)
+        judged = list(
+            in_threads(plan, lambda part: _release_piece(plan, pids, before, *part), parts)
+        )
         records = pa.concat_tables([records for records, _, _ in judged])
         kept = pa.concat_tables([kept for _, kept, _ in judged])
         tallies = [piece_tally for _, _, piece_tally in judged]
         return records, kept, summary(schema, task, pids, rows.files, tallies)
+    judged = list(in_threads(plan, lambda part: _judge_piece(plan, pids, *part), parts))
     partials = pa.concat_tables([partial for partial, _, _ in judged])
     if len(judged) > 1 and not plan.per_timeline:
         # (pieces of partitions share the merged job's windows: one row per window)
@@ -95,18 +99,25 @@ def _judge_piece(
 
 
 def _release_piece(
-    plan: FusedPlan, pids: list[str], known: pa.Table | None, rows: TaskRows, code: np.ndarray
+    plan: FusedPlan,
+    pids: list[str],
+    before: pa.Table,
+    known: pa.Table | None,
+    rows: TaskRows,
+    code: np.ndarray,
 ) -> tuple[pa.Table, pa.Table, Tally]:
     """:func:`judge` of whole timelines of a windowless job's task: their released
-    records, the analytic columns' kept events of their scopes, and the tally."""
+    records, the analytic columns' kept events of their scopes (``before``: the task's
+    kept events before the batch, every scope), and the tally."""
     release = plan.release
     assert release is not None
     _, _, start, order, timeline, verdicts = _judged(plan, pids, known, rows, code)
     scopes = [""] * len(pids) if release.merged else pids
     newest = start[timeline, NEWEST]
     released = released_rows(plan, rows, order, timeline, verdicts, scopes, newest)
-    mine = sorted({scopes[i] for i in np.unique(code)})
-    columns, kept = analytic_texts(release, released, known_kept(release, mine))
+    mine = pa.array(sorted({scopes[i] for i in np.unique(code)}), pa.string())
+    ours = before.filter(pc.is_in(before.column("scope"), mine))
+    columns, kept = analytic_texts(release, released, ours)
     records = pa.table(
         [
             released.s,

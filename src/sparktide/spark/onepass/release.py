@@ -120,13 +120,12 @@ def timeline_watermark_after(
     return after[segment]
 
 
-def known_kept(release: ReleasePlan, scopes: list[str]) -> pa.Table:
-    """The kept events before the batch (``release.state``) of the task's ``scopes``."""
+def known_kept(release: ReleasePlan) -> pa.Table:
+    """The kept events before the batch (``release.state``), read once per task."""
     tables = [pq.read_table(path).select(KEPT_SCHEMA.names) for path in release.state]
     if not tables:
         return KEPT_SCHEMA.empty_table()
-    known = pa.concat_tables(tables).cast(KEPT_SCHEMA)
-    return known.filter(pc.is_in(known.column("scope"), pa.array(scopes, pa.string())))
+    return pa.concat_tables(tables).cast(KEPT_SCHEMA)
 
 
 def _keys(column: ColumnPlan, rows: Released) -> pa.Array:
